@@ -1,0 +1,58 @@
+# sandpipe — one entry point. Non-recursive: each folder adds its targets in module.mk.
+#   make            build everything (MODE=debug|release|asan, default release)
+#   make test       unit + fuzz replay + integration tests
+#   make run        install what is missing, build, start the stack on loopback
+#   make bench      benchmarks (results: docs/benchmarks.md)
+#   make lint       clang-format check + cppcheck
+MODE ?= release
+BUILD := build/$(MODE)
+CC ?= cc
+
+PKGS := json-c
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+        -Wvla -fno-common
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE $(WARN) -I. -Icommon $(PKG_CFLAGS) -MMD -MP
+ifeq ($(MODE),asan)
+  CFLAGS_MODE := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+  LDFLAGS_MODE := -fsanitize=address,undefined
+else ifeq ($(MODE),debug)
+  CFLAGS_MODE := -O0 -g
+else
+  CFLAGS_MODE := -O2 -g
+endif
+ALL_CFLAGS := $(CFLAGS_BASE) $(CFLAGS_MODE) $(CFLAGS)
+ALL_LDFLAGS := $(LDFLAGS_MODE) $(LDFLAGS)
+
+BINS :=
+TESTS_UNIT :=
+
+.PHONY: all test unit integration fuzz-replay bench run lint clean deps
+all:
+
+include common/module.mk
+include executor/module.mk
+include tests/module.mk
+include bench/module.mk
+
+all: $(BINS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+deps:
+	@scripts/install-deps.sh
+
+test: all
+	@scripts/run-tests.sh $(MODE)
+
+clean:
+	rm -rf build
+
+lint:
+	@scripts/lint.sh
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,46 @@
+/* err.c — error object helpers. */
+#include "err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int
+err_set(err_t *err, int code, const char *fmt, ...)
+{
+    if (code < 0)
+        code = -code;
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return -code;
+}
+
+const char *
+err_name(int code)
+{
+    if (code < 0)
+        code = -code;
+    switch (code) {
+    case ERR_PROTO: return "protocol_error";
+    case ERR_TOO_BIG: return "too_large";
+    case ERR_BAD_REQ: return "bad_request";
+    case ERR_ESCAPE: return "path_escape";
+    case ERR_NOT_FOUND: return "not_found";
+    case ERR_BUSY: return "busy";
+    case ENOENT: return "not_found";
+    case EEXIST: return "exists";
+    case EACCES: case EPERM: return "permission_denied";
+    case EISDIR: return "is_directory";
+    case ENOTDIR: return "not_directory";
+    case ENOTEMPTY: return "not_empty";
+    case EINVAL: return "invalid";
+    case ENOSPC: return "no_space";
+    case EFBIG: return "too_large";
+    default: return "internal";
+    }
+}

@@ -1,0 +1,33 @@
+/* err.h — the error object threaded through calls that need words (crun style).
+ * Functions return int: >= 0 success (may carry a value), < 0 failure (-errno or -ERR_*).
+ * err_t holds the message; nothing to free. */
+#ifndef SP_ERR_H
+#define SP_ERR_H
+
+#include <errno.h>
+
+#define ERR_MSG_MAX 256
+
+typedef struct {
+    int code;               /* errno value or ERR_* */
+    char msg[ERR_MSG_MAX];
+} err_t;
+
+/* Project error codes, beyond errno's range. */
+enum {
+    ERR_BASE = 1000,
+    ERR_PROTO,      /* malformed frame or message */
+    ERR_TOO_BIG,    /* frame or payload over its limit */
+    ERR_BAD_REQ,    /* request understood but invalid (missing/wrong field) */
+    ERR_ESCAPE,     /* path leaves the sandbox roots */
+    ERR_NOT_FOUND,  /* named thing (session, process, channel) does not exist */
+    ERR_BUSY,       /* resource in use */
+};
+
+/* Sets err (if not NULL) and returns -code. printf-style message. */
+int err_set(err_t *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Short stable name for a code, used as the "code" field of JSON errors. */
+const char *err_name(int code);
+
+#endif

@@ -1,0 +1,144 @@
+/* json_util.c — json-c helpers. */
+#include "json_util.h"
+
+#include <string.h>
+
+#define JSON_MAX_DEPTH 64
+
+json_object *
+json_parse(const char *p, size_t n, err_t *err)
+{
+    if (n > INT32_MAX) {
+        err_set(err, ERR_TOO_BIG, "JSON text too large");
+        return NULL;
+    }
+    if (memchr(p, '\0', n)) {
+        err_set(err, ERR_PROTO, "JSON text contains a NUL byte");
+        return NULL;
+    }
+    json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
+    json_object *obj = json_tokener_parse_ex(tok, p, (int)n);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    if (jerr == json_tokener_continue) {
+        /* The text ended before the value did: flush with a terminating NUL. */
+        json_object_put(obj);
+        obj = json_tokener_parse_ex(tok, "", 1);
+        jerr = json_tokener_get_error(tok);
+    }
+    if (jerr != json_tokener_success || !obj) {
+        err_set(err, ERR_PROTO, "invalid JSON: %s", json_tokener_error_desc(jerr));
+        json_object_put(obj);
+        obj = NULL;
+    } else {
+        size_t used = tok->char_offset;
+        while (used < n && strchr(" \t\r\n", p[used]))
+            used++;
+        if (used < n) {
+            err_set(err, ERR_PROTO, "invalid JSON: trailing bytes after the value");
+            json_object_put(obj);
+            obj = NULL;
+        }
+    }
+    json_tokener_free(tok);
+    return obj;
+}
+
+json_object *
+json_get(json_object *obj, const char *key)
+{
+    json_object *v = NULL;
+    if (!obj || !json_object_is_type(obj, json_type_object))
+        return NULL;
+    if (!json_object_object_get_ex(obj, key, &v))
+        return NULL;
+    return v;
+}
+
+const char *
+json_get_str(json_object *obj, const char *key, const char *def)
+{
+    json_object *v = json_get(obj, key);
+    if (!v || !json_object_is_type(v, json_type_string))
+        return def;
+    return json_object_get_string(v);
+}
+
+int64_t
+json_get_int(json_object *obj, const char *key, int64_t def)
+{
+    json_object *v = json_get(obj, key);
+    if (!v)
+        return def;
+    if (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
+        return json_object_get_int64(v);
+    return def;
+}
+
+double
+json_get_double(json_object *obj, const char *key, double def)
+{
+    json_object *v = json_get(obj, key);
+    if (!v)
+        return def;
+    if (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
+        return json_object_get_double(v);
+    return def;
+}
+
+bool
+json_get_bool(json_object *obj, const char *key, bool def)
+{
+    json_object *v = json_get(obj, key);
+    if (!v || !json_object_is_type(v, json_type_boolean))
+        return def;
+    return json_object_get_boolean(v);
+}
+
+void
+json_set(json_object *obj, const char *key, json_object *val)
+{
+    json_object_object_add(obj, key, val);
+}
+
+void
+json_set_str(json_object *obj, const char *key, const char *s)
+{
+    json_object_object_add(obj, key, s ? json_object_new_string(s) : NULL);
+}
+
+void
+json_set_strn(json_object *obj, const char *key, const char *s, size_t n)
+{
+    json_object_object_add(obj, key, json_object_new_string_len(s, (int)n));
+}
+
+void
+json_set_int(json_object *obj, const char *key, int64_t v)
+{
+    json_object_object_add(obj, key, json_object_new_int64(v));
+}
+
+void
+json_set_bool(json_object *obj, const char *key, bool v)
+{
+    json_object_object_add(obj, key, json_object_new_boolean(v));
+}
+
+json_object *
+json_error_new(int code, const char *msg)
+{
+    json_object *e = json_object_new_object();
+    json_set_str(e, "code", err_name(code));
+    json_set_str(e, "message", msg);
+    json_object *o = json_object_new_object();
+    json_set(o, "error", e);
+    return o;
+}
+
+const char *
+json_text(json_object *obj, size_t *len)
+{
+    const char *s = json_object_to_json_string_length(
+        obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len);
+    return s;
+}

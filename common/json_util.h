@@ -1,0 +1,37 @@
+/* json_util.h — small json-c helpers: typed getters with defaults, safe parsing with limits. */
+#ifndef SP_JSON_UTIL_H
+#define SP_JSON_UTIL_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* Parses exactly one JSON value from p[0..n) (NUL bytes refused, nesting limited).
+ * Returns a new object or NULL with err set. */
+json_object *json_parse(const char *p, size_t n, err_t *err);
+
+/* Getters: the value when the key exists with a usable type, else def.
+ * json_get_str returns a pointer borrowed from obj. */
+const char *json_get_str(json_object *obj, const char *key, const char *def);
+int64_t json_get_int(json_object *obj, const char *key, int64_t def);
+double json_get_double(json_object *obj, const char *key, double def);
+bool json_get_bool(json_object *obj, const char *key, bool def);
+json_object *json_get(json_object *obj, const char *key); /* borrowed or NULL */
+
+/* Adds key/value (takes ownership of val). Shorthands for the common types. */
+void json_set(json_object *obj, const char *key, json_object *val);
+void json_set_str(json_object *obj, const char *key, const char *s);
+void json_set_strn(json_object *obj, const char *key, const char *s, size_t n);
+void json_set_int(json_object *obj, const char *key, int64_t v);
+void json_set_bool(json_object *obj, const char *key, bool v);
+
+/* {"error": {"code": err_name(code), "message": msg}} */
+json_object *json_error_new(int code, const char *msg);
+
+/* Compact serialisation, borrowed from obj until it changes or is freed. */
+const char *json_text(json_object *obj, size_t *len);
+
+#endif

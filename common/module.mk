@@ -1,0 +1,7 @@
+COMMON_SRCS := common/err.c common/xalloc.c common/buf.c common/frame.c common/json_util.c common/path_confine.c
+COMMON_OBJS := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
+COMMON_LIB := $(BUILD)/libspcommon.a
+
+$(COMMON_LIB): $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	ar rcs $@ $^

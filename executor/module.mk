@@ -1,0 +1,19 @@
+# sandpipe-executor and its debug client sandpipe-exec.
+# Every executor/*.c except the two mains goes into libspexec.a, which unit tests link too.
+EXECUTOR_MAINS := executor/main.c executor/exec_cli.c
+EXECUTOR_SRCS := $(filter-out $(EXECUTOR_MAINS),$(wildcard executor/*.c))
+EXECUTOR_OBJS := $(EXECUTOR_SRCS:%.c=$(BUILD)/%.o)
+EXECUTOR_LIB := $(BUILD)/libspexec.a
+EXECUTOR_LIBS := -lutil $(PKG_LIBS)
+
+$(EXECUTOR_LIB): $(EXECUTOR_OBJS)
+	@mkdir -p $(dir $@)
+	ar rcs $@ $^
+
+$(BUILD)/sandpipe-executor: $(BUILD)/executor/main.o $(EXECUTOR_LIB) $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(EXECUTOR_LIBS)
+
+$(BUILD)/sandpipe-exec: $(BUILD)/executor/exec_cli.o $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+BINS += $(BUILD)/sandpipe-executor $(BUILD)/sandpipe-exec

@@ -13,7 +13,11 @@ $(EXECUTOR_LIB): $(EXECUTOR_OBJS)
 $(BUILD)/sandpipe-executor: $(BUILD)/executor/main.o $(EXECUTOR_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(EXECUTOR_LIBS)
 
-$(BUILD)/sandpipe-exec: $(BUILD)/executor/exec_cli.o $(COMMON_LIB)
+# The debug client's own files live in executor/cli/ (not part of libspexec.a).
+EXEC_CLI_SRCS := executor/exec_cli.c $(wildcard executor/cli/*.c)
+EXEC_CLI_OBJS := $(EXEC_CLI_SRCS:%.c=$(BUILD)/%.o)
+
+$(BUILD)/sandpipe-exec: $(EXEC_CLI_OBJS) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 BINS += $(BUILD)/sandpipe-executor $(BUILD)/sandpipe-exec

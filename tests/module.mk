@@ -16,11 +16,32 @@ $(BUILD)/tests/fuzz/replay_main.o: tests/fuzz/replay_main.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# libFuzzer builds (clang): one binary per target, compiled from source with the sanitizers.
+# `make fuzz` builds them; `make fuzz-run FUZZ_TIME=60` runs each for FUZZ_TIME seconds, new
+# inputs going to build/fuzz/corpus/<target> (copy the interesting ones into tests/fuzz/corpus).
+# `make fuzz-replay` runs every replay binary over tests/fuzz/corpus/<target>.
+FUZZ_TIME ?= 60
 FUZZ_LIBFUZZER_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
 build/fuzz/%: tests/fuzz/%.c $(COMMON_SRCS) $(EXECUTOR_SRCS)
 	@mkdir -p $(dir $@)
-	clang $(CFLAGS_BASE) -MF /dev/null -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $^ $(EXECUTOR_LIBS)
+	clang $(filter-out -MMD -MP,$(CFLAGS_BASE)) -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $^ $(EXECUTOR_LIBS)
 
 tests: $(UNIT_BINS) $(FUZZ_REPLAY_BINS)
 all: tests
 fuzz: $(FUZZ_LIBFUZZER_BINS)
+
+fuzz-replay: $(FUZZ_REPLAY_BINS)
+	@set -e; for b in $(FUZZ_REPLAY_BINS); do \
+	    t=$$(basename $$b _replay); \
+	    if [ -d tests/fuzz/corpus/$$t ]; then $$b tests/fuzz/corpus/$$t; \
+	    else echo "$$t: no corpus in tests/fuzz/corpus/$$t"; fi; \
+	done
+
+fuzz-run: $(FUZZ_LIBFUZZER_BINS)
+	@set -e; for b in $(FUZZ_LIBFUZZER_BINS); do \
+	    t=$$(basename $$b); mkdir -p build/fuzz/corpus/$$t; \
+	    $$b -max_total_time=$(FUZZ_TIME) -rss_limit_mb=2048 build/fuzz/corpus/$$t \
+	        $$(test -d tests/fuzz/corpus/$$t && echo tests/fuzz/corpus/$$t); \
+	done
+
+.PHONY: fuzz fuzz-replay fuzz-run

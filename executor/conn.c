@@ -1,0 +1,454 @@
+/* conn.c — client connections: frame I/O, channel table, credits, op dispatch.
+ * Reads are decoded in place from `in`; writes go straight to the socket when nothing is
+ * queued (the hot path for streamed output) and otherwise queue in `out` until EPOLLOUT. */
+#include "conn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "executor.h"
+#include "frame.h"
+#include "json_util.h"
+#include "xalloc.h"
+
+#define READ_CHUNK (256 * 1024)
+#define MAX_CHANNELS 1024
+
+struct conn {
+    watch_t w;
+    buf_t in;
+    buf_t out;
+    size_t out_off;       /* bytes of out already written */
+    uint64_t skip;        /* payload bytes of a refused frame still to discard */
+    channel_t *channels;
+    int nchannels;
+    bool need_token;
+    char *token;
+    bool closing;
+};
+
+static void conn_close(conn_t *c);
+
+size_t
+conn_pending(const conn_t *c)
+{
+    return c->out.len - c->out_off;
+}
+
+static void
+flush_out(conn_t *c)
+{
+    while (conn_pending(c) > 0) {
+        ssize_t n = write(c->w.fd, c->out.data + c->out_off, conn_pending(c));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN)
+                break;
+            conn_close(c);
+            return;
+        }
+        c->out_off += (size_t)n;
+    }
+    if (conn_pending(c) == 0) {
+        buf_clear(&c->out);
+        c->out_off = 0;
+        loop_watch_set(g_exec.loop, &c->w, EPOLLIN);
+    } else {
+        if (c->out_off > (1u << 20)) {
+            buf_consume(&c->out, c->out_off);
+            c->out_off = 0;
+        }
+        loop_watch_set(g_exec.loop, &c->w, EPOLLIN | EPOLLOUT);
+    }
+}
+
+/* Queues or writes one frame. */
+static void
+send_frame(conn_t *c, uint8_t type, uint8_t flags, uint32_t channel, const void *p, size_t n)
+{
+    if (c->closing)
+        return;
+    uint8_t hdr[FRAME_HEADER_LEN];
+    frame_encode_header(hdr, type, flags, channel, (uint32_t)n);
+    size_t done = 0, total = sizeof hdr + n;
+    if (conn_pending(c) == 0) {
+        struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)p, n}};
+        ssize_t w;
+        do
+            w = writev(c->w.fd, iov, n ? 2 : 1);
+        while (w < 0 && errno == EINTR);
+        if (w > 0)
+            done = (size_t)w;
+        if (done == total)
+            return;
+    }
+    if (done < sizeof hdr) {
+        buf_append(&c->out, hdr + done, sizeof hdr - done);
+        buf_append(&c->out, p, n);
+    } else {
+        buf_append(&c->out, (const uint8_t *)p + (done - sizeof hdr), total - done);
+    }
+    loop_watch_set(g_exec.loop, &c->w, EPOLLIN | EPOLLOUT);
+}
+
+static void
+send_json_frame(conn_t *c, uint8_t type, uint32_t channel, json_object *obj)
+{
+    size_t len;
+    const char *s = json_text(obj, &len);
+    send_frame(c, type, 0, channel, s, len);
+}
+
+static void
+send_error(conn_t *c, uint32_t channel, int code, const char *msg)
+{
+    json_object *e = json_error_new(code, msg);
+    send_json_frame(c, FRAME_ERROR, channel, e);
+    json_object_put(e);
+}
+
+/* ---- channels ---- */
+
+static channel_t *
+chan_find(conn_t *c, uint32_t id)
+{
+    for (channel_t *ch = c->channels; ch; ch = ch->next)
+        if (ch->id == id)
+            return ch;
+    return NULL;
+}
+
+static void
+chan_unlink(channel_t *ch)
+{
+    conn_t *c = ch->conn;
+    for (channel_t **pp = &c->channels; *pp; pp = &(*pp)->next)
+        if (*pp == ch) {
+            *pp = ch->next;
+            c->nchannels--;
+            break;
+        }
+}
+
+int64_t
+chan_credit(const channel_t *ch)
+{
+    return ch->send_credit;
+}
+
+void
+chan_send_data(channel_t *ch, uint8_t flags, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    ch->send_credit -= (int64_t)n;
+    while (n > 0) {
+        size_t k = n > FRAME_DATA_CHUNK ? FRAME_DATA_CHUNK : n;
+        send_frame(ch->conn, FRAME_DATA, flags, ch->id, b, k);
+        b += k;
+        n -= k;
+    }
+}
+
+void
+chan_send_json(channel_t *ch, json_object *msg)
+{
+    send_json_frame(ch->conn, FRAME_JSON, ch->id, msg);
+}
+
+void
+chan_send_eof(channel_t *ch)
+{
+    send_frame(ch->conn, FRAME_EOF, 0, ch->id, NULL, 0);
+}
+
+void
+chan_grant(channel_t *ch, size_t n)
+{
+    uint8_t b[4];
+    frame_put_u32(b, (uint32_t)n);
+    ch->recv_credit += (int64_t)n;
+    send_frame(ch->conn, FRAME_CREDIT, 0, ch->id, b, 4);
+}
+
+void
+chan_close(channel_t *ch, json_object *result)
+{
+    if (ch->conn->closing) { /* conn_close frees its channels */
+        json_object_put(result);
+        return;
+    }
+    if (!result)
+        result = json_object_new_object();
+    send_json_frame(ch->conn, FRAME_CLOSE, ch->id, result);
+    json_object_put(result);
+    chan_unlink(ch);
+    free(ch);
+}
+
+void
+chan_close_error(channel_t *ch, int code, const char *msg)
+{
+    chan_close(ch, json_error_new(code, msg));
+}
+
+/* ---- frame handling ---- */
+
+static void
+on_open(conn_t *c, const frame_t *f)
+{
+    err_t err = {0};
+    if (f->channel == 0 || chan_find(c, f->channel)) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "channel %u is %s", f->channel,
+                 f->channel ? "already open" : "reserved for the connection");
+        json_object *e = json_error_new(ERR_PROTO, msg);
+        send_json_frame(c, FRAME_CLOSE, f->channel, e);
+        json_object_put(e);
+        return;
+    }
+    channel_t *ch = xcalloc(1, sizeof *ch);
+    ch->conn = c;
+    ch->id = f->channel;
+    ch->send_credit = FRAME_DEFAULT_WINDOW;
+    ch->recv_credit = FRAME_DEFAULT_WINDOW;
+    ch->next = c->channels;
+    c->channels = ch;
+    c->nchannels++;
+    if (c->nchannels > MAX_CHANNELS) {
+        chan_close_error(ch, ERR_BUSY, "too many open channels on this connection");
+        return;
+    }
+    json_object *req = json_parse((const char *)f->payload, f->len, &err);
+    if (!req) {
+        chan_close_error(ch, ERR_PROTO, err.msg);
+        return;
+    }
+    const char *op = json_get_str(req, "op", NULL);
+    op_handler_t h = op ? ops_lookup(op) : NULL;
+    if (!json_object_is_type(req, json_type_object) || !op) {
+        chan_close_error(ch, ERR_BAD_REQ, "OPEN needs a JSON object with a string \"op\"");
+    } else if (!h) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "unknown op \"%.100s\"", op);
+        chan_close_error(ch, ERR_BAD_REQ, msg);
+    } else {
+        h(ch, req);
+    }
+    json_object_put(req);
+}
+
+static void
+on_channel_frame(conn_t *c, const frame_t *f)
+{
+    channel_t *ch = chan_find(c, f->channel);
+    if (!ch) {
+        /* A late CREDIT/CLOSE for a channel we just closed is normal; answer the rest. */
+        if (f->type != FRAME_CREDIT && f->type != FRAME_CLOSE) {
+            char msg[64];
+            snprintf(msg, sizeof msg, "channel %u is not open", f->channel);
+            send_error(c, f->channel, ERR_NOT_FOUND, msg);
+        }
+        return;
+    }
+    switch (f->type) {
+    case FRAME_DATA:
+        if ((int64_t)f->len > ch->recv_credit) {
+            send_error(c, f->channel, ERR_PROTO, "DATA beyond the granted credit; dropped");
+            return;
+        }
+        ch->recv_credit -= f->len;
+        if (ch->ops && ch->ops->data)
+            ch->ops->data(ch, f->payload, f->len);
+        else
+            send_error(c, f->channel, ERR_PROTO, "this channel takes no DATA");
+        break;
+    case FRAME_EOF:
+        if (ch->ops && ch->ops->eof)
+            ch->ops->eof(ch);
+        break;
+    case FRAME_JSON: {
+        err_t err = {0};
+        json_object *msg = json_parse((const char *)f->payload, f->len, &err);
+        if (!msg) {
+            send_error(c, f->channel, ERR_PROTO, err.msg);
+        } else if (ch->ops && ch->ops->json) {
+            ch->ops->json(ch, msg);
+        } else {
+            send_error(c, f->channel, ERR_BAD_REQ, "this channel takes no JSON messages");
+        }
+        json_object_put(msg);
+        break;
+    }
+    case FRAME_CREDIT:
+        ch->send_credit += frame_get_u32(f->payload);
+        if (ch->ops && ch->ops->resume)
+            ch->ops->resume(ch);
+        break;
+    case FRAME_CLOSE:
+        if (ch->ops && ch->ops->detach)
+            ch->ops->detach(ch);
+        /* detach may already have closed it */
+        if (chan_find(c, f->channel) == ch)
+            chan_close(ch, NULL);
+        break;
+    default:
+        send_error(c, f->channel, ERR_PROTO, "frame type not valid on a channel");
+    }
+}
+
+static void
+send_hello(conn_t *c)
+{
+    json_object *h = json_object_new_object();
+    json_set_int(h, "protocol", 1);
+    json_set_str(h, "version", SANDPIPE_VERSION);
+    json_set_int(h, "max_frame", FRAME_MAX_PAYLOAD);
+    json_set_int(h, "window", FRAME_DEFAULT_WINDOW);
+    json_set_int(h, "pid", getpid());
+    send_json_frame(c, FRAME_HELLO, 0, h);
+    json_object_put(h);
+}
+
+static void
+on_frame(conn_t *c, const frame_t *f)
+{
+    if (c->need_token) {
+        err_t err = {0};
+        json_object *h = f->type == FRAME_HELLO ? json_parse((const char *)f->payload, f->len, &err)
+                                                : NULL;
+        const char *tok = json_get_str(h, "token", "");
+        size_t a = strlen(tok), b = strlen(c->token);
+        unsigned diff = (unsigned)(a ^ b);
+        for (size_t i = 0; i < a && i < b; i++)
+            diff |= (unsigned)(tok[i] ^ c->token[i]);
+        json_object_put(h);
+        if (diff || a != b) {
+            send_error(c, 0, EACCES, "the first frame must be HELLO with a valid token");
+            flush_out(c);
+            conn_close(c);
+            return;
+        }
+        c->need_token = false;
+        send_hello(c);
+        return;
+    }
+    switch (f->type) {
+    case FRAME_OPEN:
+        on_open(c, f);
+        break;
+    case FRAME_PING:
+        send_frame(c, FRAME_PONG, 0, 0, f->payload, f->len > 64 ? 64 : f->len);
+        break;
+    case FRAME_HELLO:
+        break; /* nothing to negotiate on unix sockets */
+    default:
+        if (f->channel == 0)
+            send_error(c, 0, ERR_PROTO, "frame type not valid on channel 0");
+        else
+            on_channel_frame(c, f);
+    }
+}
+
+static void
+process_input(conn_t *c)
+{
+    size_t off = 0;
+    while (!c->closing) {
+        if (c->skip) {
+            size_t k = c->in.len - off < c->skip ? c->in.len - off : c->skip;
+            off += k;
+            c->skip -= k;
+            if (c->skip)
+                break;
+        }
+        frame_t f;
+        err_t err = {0};
+        int n = frame_decode((const uint8_t *)c->in.data + off, c->in.len - off, FRAME_MAX_PAYLOAD,
+                             &f, &err);
+        if (n == 0)
+            break;
+        if (n < 0) {
+            send_error(c, f.channel, -n, err.msg);
+            off += FRAME_HEADER_LEN;
+            c->skip = f.len;
+            continue;
+        }
+        off += (size_t)n;
+        on_frame(c, &f);
+    }
+    if (!c->closing)
+        buf_consume(&c->in, off);
+}
+
+static void
+on_io(watch_t *w, uint32_t events)
+{
+    conn_t *c = w->data;
+    if (events & EPOLLOUT)
+        flush_out(c);
+    if (c->closing)
+        return;
+    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+        ssize_t n;
+        do
+            n = read(w->fd, buf_reserve(&c->in, READ_CHUNK), READ_CHUNK);
+        while (n < 0 && errno == EINTR);
+        if (n > 0) {
+            buf_advance(&c->in, (size_t)n);
+            process_input(c);
+        } else if (n == 0 || errno != EAGAIN) {
+            conn_close(c);
+        }
+    }
+}
+
+static void
+conn_free(void *p)
+{
+    conn_t *c = p;
+    buf_free(&c->in);
+    buf_free(&c->out);
+    free(c->token);
+    free(c);
+}
+
+static void
+conn_close(conn_t *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    while (c->channels) {
+        channel_t *ch = c->channels;
+        c->channels = ch->next;
+        if (ch->ops && ch->ops->detach)
+            ch->ops->detach(ch);
+        free(ch);
+    }
+    loop_watch_del(g_exec.loop, &c->w);
+    close(c->w.fd);
+    loop_defer_free(g_exec.loop, c, conn_free);
+}
+
+void
+conn_start(int fd, bool need_token, const char *token)
+{
+    conn_t *c = xcalloc(1, sizeof *c);
+    c->need_token = need_token;
+    c->token = xstrdup(token ? token : "");
+    int sz = 1 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+    if (loop_watch_add(g_exec.loop, &c->w, fd, EPOLLIN, on_io, c) < 0) {
+        close(fd);
+        conn_free(c);
+        return;
+    }
+    if (!need_token)
+        send_hello(c);
+}

@@ -1,0 +1,906 @@
+/* file_actions.c — OpenHands' read, write and edit actions (action_execution_server.py of
+ * OpenHands 0.62.0) turned into the observation JSON the server sends, plus the helpers the
+ * editor shares: binary detection (binaryornot), atomic writes, get_diff().
+ *
+ * Observations are serialised as event_to_dict() does: top-level message, observation, content,
+ * extras, with extras holding exactly the dataclass fields (FileReadObservation: path,
+ * impl_source; FileWriteObservation: path; FileEditObservation: path, prev_exist, old_content,
+ * new_content, impl_source, diff, _diff_cache; ErrorObservation: error_id).
+ *
+ * Paths: every path goes through path_resolve() against ctx->roots. One that leaves them gets an
+ * ErrorObservation worded as OpenHands' own workspace check in runtime/utils/files.py:
+ *   "You're not allowed to access this path: {path}. You can only access paths inside the
+ *    workspace."
+ * Texts show the path as upstream does (pathlib's str of cwd/path); I/O uses the resolved path.
+ * Strings put into JSON are made valid UTF-8 (a stray byte becomes the latin-1 character). */
+#include "file_actions.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "json_util.h"
+#include "xalloc.h"
+
+int
+fa_write_atomic(const char *abs_path, const void *p, size_t n, int new_mode)
+{
+    struct stat st;
+    int exists = stat(abs_path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
+        return -EISDIR;
+    if (exists && access(abs_path, W_OK) < 0)
+        return -errno;
+    char dir[PATH_MAX], base[PATH_MAX], tmp[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", abs_path);
+    snprintf(base, sizeof base, "%s", abs_path);
+    if (snprintf(tmp, sizeof tmp, "%s/.%s.sp-XXXXXX", dirname(dir), basename(base)) >= (int)sizeof tmp)
+        return -ENAMETOOLONG;
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    const char *q = p;
+    size_t left = n;
+    while (left > 0) {
+        ssize_t w = write(fd, q, left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0) {
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            return -e;
+        }
+        q += w;
+        left -= (size_t)w;
+    }
+    int owner_lost = 0;
+    mode_t mode;
+    if (exists) {
+        mode = st.st_mode & 07777;
+        if ((st.st_uid != geteuid() || st.st_gid != getegid()) && fchown(fd, st.st_uid, st.st_gid) < 0)
+            owner_lost = 1;
+    } else if (new_mode >= 0) {
+        mode = (mode_t)new_mode;
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    fchmod(fd, mode);
+    if (close(fd) < 0 || rename(tmp, abs_path) < 0) {
+        int e = errno;
+        unlink(tmp);
+        return -e;
+    }
+    return owner_lost;
+}
+
+/* Valid UTF-8 with enough multi-byte characters for chardet to be confident (>0.9). */
+static int
+chunk_decodable(const unsigned char *b, size_t n)
+{
+    if ((n >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF) ||
+        (n >= 2 && ((b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF))))
+        return 1;
+    size_t multi = 0;
+    for (size_t i = 0; i < n;) {
+        int len = b[i] < 0x80 ? 1 : (b[i] & 0xE0) == 0xC0 ? 2 : (b[i] & 0xF0) == 0xE0 ? 3
+                                : (b[i] & 0xF8) == 0xF0 ? 4 : 0;
+        if (!len || i + (size_t)len > n || (len == 2 && b[i] < 0xC2))
+            return 0;
+        for (int k = 1; k < len; k++)
+            if ((b[i + k] & 0xC0) != 0x80)
+                return 0;
+        multi += len > 1;
+        i += (size_t)len;
+    }
+    return multi >= 4;
+}
+
+int
+fa_is_binary(const char *abs_path)
+{
+    size_t pl = strlen(abs_path);
+    if (pl >= 4 && strcmp(abs_path + pl - 4, ".pyc") == 0)
+        return 1;
+    int fd = open(abs_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    unsigned char b[1024];
+    ssize_t n = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        ssize_t r;
+        while (n < (ssize_t)sizeof b && (r = read(fd, b + n, sizeof b - (size_t)n)) > 0)
+            n += r;
+    }
+    close(fd);
+    if (n <= 0)
+        return 0;
+    size_t nontext = 0, low = 0; /* not printable ASCII; below 127 */
+    for (ssize_t i = 0; i < n; i++) {
+        unsigned c = b[i];
+        if (!((c >= 32 && c < 127) || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '\b'))
+            nontext++;
+        if (c < 127)
+            low++;
+    }
+    double r1 = (double)nontext / (double)n, r2 = (double)low / (double)n;
+    if (r1 > 0.90 && r2 > 0.90)
+        return 1;
+    int likely = (r1 > 0.3 && r2 < 0.05) || (r1 > 0.8 && r2 > 0.8);
+    int decodable = chunk_decodable(b, (size_t)n);
+    if (likely)
+        return !decodable;
+    if (decodable)
+        return 0;
+    return memchr(b, 0, (size_t)n) || memchr(b, 0xFF, (size_t)n);
+}
+
+/* ---- get_diff(): difflib.SequenceMatcher (autojunk on, no junk function) + unified_diff(n=0) */
+
+typedef struct {
+    const char *p;
+    size_t n;
+} line_t;
+
+typedef struct {
+    int i, j, k;
+} match_t;
+
+typedef struct {
+    int *a, *b;                 /* line ids */
+    int na, nb;
+    int *b2j_start, *b2j;       /* indices of each id in b, ascending; popular ids have none */
+    int *cur, *prev, *touched_cur, *touched_prev;
+} matcher_t;
+
+static size_t
+split_lines(const char *s, size_t n, line_t **out)
+{
+    size_t cnt = 1;
+    for (size_t i = 0; i < n; i++)
+        cnt += s[i] == '\n';
+    line_t *v = xmalloc(cnt * sizeof *v);
+    size_t k = 0, start = 0;
+    for (size_t i = 0; i <= n; i++)
+        if (i == n || s[i] == '\n') {
+            v[k].p = s + start;
+            v[k++].n = i - start;
+            start = i + 1;
+        }
+    *out = v;
+    return cnt;
+}
+
+static uint64_t
+line_hash(const line_t *l)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < l->n; i++)
+        h = (h ^ (unsigned char)l->p[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* Gives equal lines equal ids (open addressing over both texts). Returns the id count. */
+static int
+intern_lines(const line_t *la, int na, const line_t *lb, int nb, int *ida, int *idb)
+{
+    size_t cap = 16;
+    while (cap < 2 * (size_t)(na + nb))
+        cap *= 2;
+    const line_t **slot = xcalloc(cap, sizeof *slot);
+    int *slot_id = xcalloc(cap, sizeof *slot_id);
+    int next = 0;
+    for (int t = 0; t < na + nb; t++) {
+        const line_t *l = t < na ? &la[t] : &lb[t - na];
+        size_t h = (size_t)line_hash(l) & (cap - 1);
+        while (slot[h] && !(slot[h]->n == l->n && memcmp(slot[h]->p, l->p, l->n) == 0))
+            h = (h + 1) & (cap - 1);
+        if (!slot[h]) {
+            slot[h] = l;
+            slot_id[h] = next++;
+        }
+        if (t < na)
+            ida[t] = slot_id[h];
+        else
+            idb[t - na] = slot_id[h];
+    }
+    free(slot);
+    free(slot_id);
+    return next;
+}
+
+static match_t
+find_longest_match(matcher_t *m, int alo, int ahi, int blo, int bhi)
+{
+    int besti = alo, bestj = blo, bestsize = 0, ncur = 0, nprev = 0;
+    for (int i = alo; i < ahi; i++) {
+        int id = m->a[i];
+        for (int x = m->b2j_start[id]; x < m->b2j_start[id + 1]; x++) {
+            int j = m->b2j[x];
+            if (j < blo)
+                continue;
+            if (j >= bhi)
+                break;
+            int k = (j > 0 ? m->prev[j - 1] : 0) + 1;
+            m->cur[j] = k;
+            m->touched_cur[ncur++] = j;
+            if (k > bestsize) {
+                besti = i - k + 1;
+                bestj = j - k + 1;
+                bestsize = k;
+            }
+        }
+        for (int t = 0; t < nprev; t++)
+            m->prev[m->touched_prev[t]] = 0;
+        int *sw = m->prev; m->prev = m->cur; m->cur = sw;
+        sw = m->touched_prev; m->touched_prev = m->touched_cur; m->touched_cur = sw;
+        nprev = ncur;
+        ncur = 0;
+    }
+    for (int t = 0; t < nprev; t++)
+        m->prev[m->touched_prev[t]] = 0;
+    /* Extend over popular lines, which b2j leaves out (no junk function, so nothing is junk). */
+    while (besti > alo && bestj > blo && m->a[besti - 1] == m->b[bestj - 1]) {
+        besti--;
+        bestj--;
+        bestsize++;
+    }
+    while (besti + bestsize < ahi && bestj + bestsize < bhi && m->a[besti + bestsize] == m->b[bestj + bestsize])
+        bestsize++;
+    return (match_t){besti, bestj, bestsize};
+}
+
+static int
+match_cmp(const void *x, const void *y)
+{
+    const match_t *p = x, *q = y;
+    return p->i != q->i ? (p->i > q->i) - (p->i < q->i) : (p->j > q->j) - (p->j < q->j);
+}
+
+static void
+format_range(buf_t *b, int start, int stop)
+{
+    int beginning = start + 1, length = stop - start;
+    if (length == 1)
+        buf_printf(b, "%d", beginning);
+    else
+        buf_printf(b, "%d,%d", length ? beginning : beginning - 1, length);
+}
+
+static void
+diff_line(buf_t *out, char tag, const line_t *l)
+{
+    size_t off, len;
+    buf_printf(out, "\n%c", tag);
+    /* x.rstrip() of "<tag><line>": only the right end of the line can change. */
+    fa_py_strip(l->p, l->n, &off, &len);
+    buf_append(out, l->p, len ? off + len : 0);
+}
+
+char *
+fa_unified_diff(const char *a, size_t an, const char *b, size_t bn, const char *path)
+{
+    line_t *la, *lb;
+    matcher_t m = {0};
+    m.na = (int)split_lines(a, an, &la);
+    m.nb = (int)split_lines(b, bn, &lb);
+    m.a = xmalloc((size_t)m.na * sizeof(int));
+    m.b = xmalloc((size_t)m.nb * sizeof(int));
+    int nids = intern_lines(la, m.na, lb, m.nb, m.a, m.b);
+
+    int *cnt = xcalloc((size_t)nids + 1, sizeof(int));
+    for (int j = 0; j < m.nb; j++)
+        cnt[m.b[j]]++;
+    if (m.nb >= 200) /* autojunk: lines in more than 1% of b are "popular" */
+        for (int id = 0; id < nids; id++)
+            if (cnt[id] > m.nb / 100 + 1)
+                cnt[id] = -1;
+    m.b2j_start = xcalloc((size_t)nids + 1, sizeof(int));
+    for (int id = 0; id < nids; id++)
+        m.b2j_start[id + 1] = m.b2j_start[id] + (cnt[id] > 0 ? cnt[id] : 0);
+    m.b2j = xmalloc(((size_t)m.b2j_start[nids] + 1) * sizeof(int));
+    int *fill = xcalloc((size_t)nids + 1, sizeof(int));
+    for (int j = 0; j < m.nb; j++)
+        if (cnt[m.b[j]] > 0)
+            m.b2j[m.b2j_start[m.b[j]] + fill[m.b[j]]++] = j;
+    m.cur = xcalloc((size_t)m.nb + 1, sizeof(int));
+    m.prev = xcalloc((size_t)m.nb + 1, sizeof(int));
+    m.touched_cur = xmalloc(((size_t)m.nb + 1) * sizeof(int));
+    m.touched_prev = xmalloc(((size_t)m.nb + 1) * sizeof(int));
+
+    /* get_matching_blocks() */
+    size_t cap = 16, nq = 0, nb_blocks = 0;
+    int(*queue)[4] = xmalloc(cap * sizeof *queue);
+    match_t *blocks = xmalloc(cap * sizeof *blocks);
+    size_t bcap = cap;
+    queue[nq][0] = 0, queue[nq][1] = m.na, queue[nq][2] = 0, queue[nq++][3] = m.nb;
+    while (nq) {
+        int *q = queue[--nq], alo = q[0], ahi = q[1], blo = q[2], bhi = q[3];
+        match_t x = find_longest_match(&m, alo, ahi, blo, bhi);
+        if (!x.k)
+            continue;
+        if (nb_blocks == bcap)
+            blocks = xrealloc(blocks, (bcap *= 2) * sizeof *blocks);
+        blocks[nb_blocks++] = x;
+        if (nq + 2 > cap)
+            queue = xrealloc(queue, (cap *= 2) * sizeof *queue);
+        if (alo < x.i && blo < x.j)
+            queue[nq][0] = alo, queue[nq][1] = x.i, queue[nq][2] = blo, queue[nq++][3] = x.j;
+        if (x.i + x.k < ahi && x.j + x.k < bhi)
+            queue[nq][0] = x.i + x.k, queue[nq][1] = ahi, queue[nq][2] = x.j + x.k, queue[nq++][3] = bhi;
+    }
+    qsort(blocks, nb_blocks, sizeof *blocks, match_cmp);
+
+    /* Collapse adjacent blocks, add the (la, lb, 0) sentinel, then walk the opcodes: with n=0
+     * every change is its own hunk and equal runs are never shown. */
+    size_t nblk = 0;
+    match_t run = {0, 0, 0};
+    for (size_t t = 0; t < nb_blocks; t++) {
+        if (run.i + run.k == blocks[t].i && run.j + run.k == blocks[t].j) {
+            run.k += blocks[t].k;
+        } else {
+            if (run.k)
+                blocks[nblk++] = run;
+            run = blocks[t];
+        }
+    }
+    if (run.k)
+        blocks[nblk++] = run;
+    if (nblk == bcap)
+        blocks = xrealloc(blocks, (bcap + 1) * sizeof *blocks);
+    blocks[nblk++] = (match_t){m.na, m.nb, 0};
+
+    buf_t out = BUF_INIT;
+    int i = 0, j = 0;
+    for (size_t t = 0; t < nblk; t++) {
+        match_t blk = blocks[t];
+        if (i < blk.i || j < blk.j) {
+            if (!out.len)
+                buf_printf(&out, "--- %s\n+++ %s", path, path);
+            buf_puts(&out, "\n@@ -");
+            format_range(&out, i, blk.i);
+            buf_puts(&out, " +");
+            format_range(&out, j, blk.j);
+            buf_puts(&out, " @@");
+            for (int k = i; k < blk.i; k++)
+                diff_line(&out, '-', &la[k]);
+            for (int k = j; k < blk.j; k++)
+                diff_line(&out, '+', &lb[k]);
+        }
+        i = blk.i + blk.k;
+        j = blk.j + blk.k;
+    }
+    free(queue);
+    free(blocks);
+    free(cnt);
+    free(fill);
+    free(m.a);
+    free(m.b);
+    free(m.b2j_start);
+    free(m.b2j);
+    free(m.cur);
+    free(m.prev);
+    free(m.touched_cur);
+    free(m.touched_prev);
+    free(la);
+    free(lb);
+    return buf_steal(&out);
+}
+
+/* ---- observation JSON ---- */
+
+/* Valid UTF-8 for JSON: invalid bytes become the latin-1 character of the same value. */
+static json_object *
+json_text_new(const char *s, size_t n)
+{
+    buf_t b = BUF_INIT;
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        int len = u[i] < 0x80 ? 1 : (u[i] & 0xE0) == 0xC0 && u[i] >= 0xC2 ? 2 : (u[i] & 0xF0) == 0xE0 ? 3
+                                : (u[i] & 0xF8) == 0xF0 && u[i] <= 0xF4 ? 4 : 0;
+        int ok = len > 0 && i + (size_t)len <= n;
+        for (int k = 1; ok && k < len; k++)
+            ok = (u[i + k] & 0xC0) == 0x80;
+        if (ok && len == 3)
+            ok = !(u[i] == 0xE0 && u[i + 1] < 0xA0) && !(u[i] == 0xED && u[i + 1] >= 0xA0);
+        if (ok && len == 4)
+            ok = !(u[i] == 0xF0 && u[i + 1] < 0x90) && !(u[i] == 0xF4 && u[i + 1] >= 0x90);
+        if (ok) {
+            buf_append(&b, s + i, (size_t)len);
+            i += (size_t)len;
+        } else {
+            char two[2] = {(char)(0xC0 | (u[i] >> 6)), (char)(0x80 | (u[i] & 0x3F))};
+            buf_append(&b, two, 2);
+            i++;
+        }
+    }
+    json_object *o = json_object_new_string_len(b.data ? b.data : "", (int)b.len);
+    buf_free(&b);
+    return o;
+}
+
+static json_object *
+json_str_new(const char *s)
+{
+    return s ? json_text_new(s, strlen(s)) : NULL;
+}
+
+/* {"message", "observation", "content", "extras": {}} in event_to_dict()'s order. */
+static json_object *
+obs_new(const char *type, const char *content, size_t len, char *message /* freed */)
+{
+    json_object *o = json_object_new_object();
+    json_set(o, "message", json_text_new(message, strlen(message)));
+    json_set_str(o, "observation", type);
+    json_set(o, "content", json_text_new(content, len));
+    json_set(o, "extras", json_object_new_object());
+    free(message);
+    return o;
+}
+
+static json_object *
+obs_error(const char *content)
+{
+    json_object *o = obs_new("error", content, strlen(content), xstrdup(content));
+    json_set_str(json_get(o, "extras"), "error_id", "");
+    return o;
+}
+
+static json_object *
+obs_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static json_object *
+obs_errorf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = NULL;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        abort();
+    va_end(ap);
+    json_object *o = obs_error(msg);
+    free(msg);
+    return o;
+}
+
+static json_object *
+obs_read(const char *path, const char *content, size_t len, const char *impl_source)
+{
+    json_object *o = obs_new("read", content, len, xasprintf("I read the file %s.", path));
+    json_object *ex = json_get(o, "extras");
+    json_set(ex, "path", json_str_new(path));
+    json_set_str(ex, "impl_source", impl_source);
+    return o;
+}
+
+/* The observation text of an editor call, as _execute_file_editor() builds it. */
+static void
+editor_content(const ed_result_t *res, buf_t *out)
+{
+    if (res->error) {
+        buf_puts(out, "ERROR:\n");
+        buf_append(out, res->error, res->error_len);
+    } else if (res->output) {
+        buf_append(out, res->output, res->output_len);
+    }
+}
+
+/* Resolves a read/write path: *display is str(Path(cwd) / path), real the confined path. */
+static json_object *
+resolve(const fa_ctx_t *ctx, const char *path, char **display, char real[PATH_MAX])
+{
+    const char *cwd = ctx->cwd ? ctx->cwd : "/";
+    char *joined = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", cwd, path);
+    *display = fa_py_path(joined);
+    free(joined);
+    err_t err;
+    if (path_resolve(ctx->roots, cwd, path, PATH_FOLLOW, real, &err) < 0) {
+        json_object *o = err.code == ERR_ESCAPE
+                             ? obs_errorf("You're not allowed to access this path: %s. You can only "
+                                          "access paths inside the workspace.",
+                                          path)
+                             : obs_errorf("%s: %s", path, err.msg);
+        free(*display);
+        *display = NULL;
+        return o;
+    }
+    return NULL;
+}
+
+static int
+utf8_valid(const char *s, size_t n)
+{
+    json_object *o = json_text_new(s, n);
+    int same = (size_t)json_object_get_string_len(o) == n && memcmp(json_object_get_string(o), s, n) == 0;
+    json_object_put(o);
+    return same;
+}
+
+static void
+base64_append(buf_t *b, const unsigned char *p, size_t n)
+{
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *o = buf_reserve(b, (n + 2) / 3 * 4);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+        o[k++] = tab[v >> 18 & 63];
+        o[k++] = tab[v >> 12 & 63];
+        o[k++] = i + 1 < n ? tab[v >> 6 & 63] : '=';
+        o[k++] = i + 2 < n ? tab[v & 63] : '=';
+    }
+    buf_advance(b, k);
+}
+
+static int
+ends_with_ci(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+/* Media the server returns as data: URLs (mimetypes.guess_type's answers). */
+static const struct {
+    const char *ext, *mime;
+} MEDIA[] = {
+    {".png", "image/png"},  {".jpg", "image/jpeg"},       {".jpeg", "image/jpeg"},
+    {".bmp", "image/bmp"},  {".gif", "image/gif"},        {".pdf", "application/pdf"},
+    {".mp4", "video/mp4"},  {".webm", "video/webm"},      {".ogg", "audio/ogg"},
+};
+
+/* Python's list slice bound: negative counts from the end, then clamped to [0, n]. */
+static long
+py_index(long i, long n)
+{
+    if (i < 0)
+        i += n;
+    return i < 0 ? 0 : i > n ? n : i;
+}
+
+/* Splits text into lines that keep their "\n" (file.readlines()); offsets in starts[0..n]. */
+static long
+line_starts(const char *s, size_t n, size_t **starts)
+{
+    long cnt = 0;
+    for (size_t i = 0; i < n; i++)
+        cnt += s[i] == '\n';
+    cnt += n && s[n - 1] != '\n';
+    size_t *v = xmalloc(((size_t)cnt + 1) * sizeof *v);
+    long k = 0;
+    v[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '\n')
+            v[++k] = i + 1;
+    v[cnt] = n;
+    *starts = v;
+    return cnt;
+}
+
+/* Reads a whole file as Python's text mode would (universal newlines). -errno on failure. */
+static int
+slurp(const char *real, buf_t *out, int newlines)
+{
+    int fd = open(real, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd);
+        return -EISDIR;
+    }
+    ssize_t r;
+    while ((r = read(fd, buf_reserve(out, 65536), 65536)) > 0)
+        buf_advance(out, (size_t)r);
+    int e = r < 0 ? errno : 0;
+    close(fd);
+    if (e)
+        return -e;
+    if (newlines && out->len) {
+        size_t w = 0;
+        for (size_t i = 0; i < out->len; i++) {
+            out->data[w++] = out->data[i] == '\r' ? '\n' : out->data[i];
+            if (out->data[i] == '\r' && i + 1 < out->len && out->data[i + 1] == '\n')
+                i++;
+        }
+        out->len = w;
+        out->data[w] = '\0';
+    }
+    return 0;
+}
+
+static json_object *
+read_plain(const fa_ctx_t *ctx, const char *display, const char *real, long start, long end)
+{
+    for (size_t m = 0; m < sizeof MEDIA / sizeof *MEDIA; m++) {
+        if (!ends_with_ci(display, MEDIA[m].ext))
+            continue;
+        buf_t raw = BUF_INIT, url = BUF_INIT;
+        int rc = slurp(real, &raw, 0);
+        if (rc < 0) {
+            buf_free(&raw);
+            goto fail_rc;
+        fail_rc:
+            if (rc == -ENOENT)
+                return obs_errorf("File not found: %s. Your current working directory is %s.", display,
+                                  ctx->cwd ? ctx->cwd : "/");
+            if (rc == -EISDIR)
+                return obs_errorf("Path is a directory: %s. You can only read files", display);
+            return obs_errorf("[Errno %d] %s: '%s'", -rc, strerror(-rc), display);
+        }
+        buf_printf(&url, "data:%s;base64,", MEDIA[m].mime);
+        base64_append(&url, (const unsigned char *)raw.data, raw.len);
+        json_object *o = obs_read(display, url.data, url.len, "default");
+        buf_free(&raw);
+        buf_free(&url);
+        return o;
+    }
+    buf_t text = BUF_INIT;
+    int rc = slurp(real, &text, 1);
+    if (rc < 0) {
+        buf_free(&text);
+        if (rc == -ENOENT)
+            return obs_errorf("File not found: %s. Your current working directory is %s.", display,
+                              ctx->cwd ? ctx->cwd : "/");
+        if (rc == -EISDIR)
+            return obs_errorf("Path is a directory: %s. You can only read files", display);
+        return obs_errorf("[Errno %d] %s: '%s'", -rc, strerror(-rc), display);
+    }
+    if (!utf8_valid(text.data ? text.data : "", text.len)) {
+        buf_free(&text);
+        return obs_errorf("File could not be decoded as utf-8: %s.", display);
+    }
+    /* read_lines(all_lines, start, end) from openhands/runtime/utils/files.py */
+    size_t *st;
+    long n = line_starts(text.data, text.len, &st), from, to;
+    start = start < 0 ? 0 : start > n ? n : start;
+    if (end != -1)
+        end = end < 0 ? 0 : end > n ? n : end;
+    if (end == -1) {
+        from = start;
+        to = n;
+    } else {
+        long begin = start < n - 2 ? start : n - 2;
+        from = begin < 0 ? 0 : begin;
+        to = from + 1 > end ? from + 1 : end;
+        to = to > n ? n : to;
+    }
+    json_object *o = obs_read(display, text.data ? text.data + st[from] : "",
+                              from < to ? st[to] - st[from] : 0, "default");
+    free(st);
+    buf_free(&text);
+    return o;
+}
+
+json_object *
+fa_read(editor_t *ed, const fa_ctx_t *ctx, json_object *args)
+{
+    const char *path = json_get_str(args, "path", "");
+    char *display, real[PATH_MAX];
+    json_object *fail = resolve(ctx, path, &display, real);
+    if (fail)
+        return fail;
+    json_object *o;
+    if (fa_is_binary(real)) {
+        o = obs_error("ERROR_BINARY_FILE");
+    } else if (strcmp(json_get_str(args, "impl_source", "default"), "oh_aci") == 0) {
+        ed_args_t a = {.command = "view", .path = path, .view_range = json_get(args, "view_range")};
+        ed_result_t res;
+        buf_t content = BUF_INIT;
+        if (editor_run(ed, ctx, &a, &res) < 0) {
+            o = obs_error(res.error);
+        } else {
+            editor_content(&res, &content);
+            o = obs_read(path, content.data ? content.data : "", content.len, "oh_aci");
+        }
+        buf_free(&content);
+        ed_result_clear(&res);
+    } else {
+        o = read_plain(ctx, display, real, (long)json_get_int(args, "start", 0),
+                       (long)json_get_int(args, "end", -1));
+    }
+    free(display);
+    return o;
+}
+
+/* mkdir -p for the parent of a confined path. */
+static int
+make_parents(const char *real)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", real);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    struct stat st;
+    if (stat(dir, &st) == 0)
+        return 0;
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        int rc = mkdir(dir, 0777);
+        *p = '/';
+        if (rc < 0 && errno != EEXIST)
+            return -errno;
+    }
+    return mkdir(dir, 0777) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+json_object *
+fa_write(editor_t *ed, const fa_ctx_t *ctx, json_object *args)
+{
+    (void)ed;
+    const char *path = json_get_str(args, "path", "");
+    json_object *cv = json_get(args, "content");
+    const char *content = cv && json_object_is_type(cv, json_type_string) ? json_object_get_string(cv) : "";
+    size_t clen = cv && json_object_is_type(cv, json_type_string) ? (size_t)json_object_get_string_len(cv) : 0;
+    long start = (long)json_get_int(args, "start", 0), end = (long)json_get_int(args, "end", -1);
+    char *display, real[PATH_MAX];
+    json_object *fail = resolve(ctx, path, &display, real);
+    if (fail)
+        return fail;
+    json_object *o = NULL;
+    buf_t old = BUF_INIT, out = BUF_INIT;
+    size_t *st = NULL;
+    int rc = make_parents(real);
+    if (rc < 0) {
+        o = obs_errorf("[Errno %d] %s: '%s'", -rc, strerror(-rc), display);
+        goto done;
+    }
+    struct stat sb;
+    int exists = stat(real, &sb) == 0;
+    if (exists && S_ISDIR(sb.st_mode)) {
+        o = obs_errorf("Path is a directory: %s. You can only write to files", display);
+        goto done;
+    }
+    long n = 0, head = 0, tail = 0;
+    if (exists) {
+        /* insert_lines(content.split('\n'), file.readlines(), start, end) */
+        if ((rc = slurp(real, &old, 1)) < 0) {
+            o = obs_errorf("[Errno %d] %s: '%s'", -rc, strerror(-rc), display);
+            goto done;
+        }
+        if (!utf8_valid(old.data ? old.data : "", old.len)) {
+            o = obs_errorf("File could not be decoded as utf-8: %s", display);
+            goto done;
+        }
+        n = line_starts(old.data, old.len, &st);
+        head = start == 0 ? 0 : py_index(start, n);
+        tail = end == -1 ? n : py_index(end, n);
+        buf_append(&out, old.data, st[head]);
+    }
+    for (size_t i = 0, s0 = 0; i <= clen; i++)
+        if (i == clen || content[i] == '\n') {
+            buf_append(&out, content + s0, i - s0);
+            buf_puts(&out, "\n");
+            s0 = i + 1;
+        }
+    if (exists)
+        buf_append(&out, old.data + st[tail], st[n] - st[tail]);
+    rc = fa_write_atomic(real, out.data, out.len, exists ? -1 : 0664);
+    if (rc == 1)
+        o = obs_errorf("File %s written, but failed to change ownership and permissions: [Errno 1] "
+                       "Operation not permitted: '%s'",
+                       display, display);
+    else if (rc == -ENOENT)
+        o = obs_errorf("File not found: %s", display);
+    else if (rc == -EISDIR)
+        o = obs_errorf("Path is a directory: %s. You can only write to files", display);
+    else if (rc < 0)
+        o = obs_errorf("[Errno %d] %s: '%s'", -rc, strerror(-rc), display);
+    else {
+        o = obs_new("write", "", 0, xasprintf("I wrote to the file %s.", display));
+        json_set(json_get(o, "extras"), "path", json_str_new(display));
+    }
+done:
+    free(st);
+    buf_free(&old);
+    buf_free(&out);
+    free(display);
+    return o;
+}
+
+/* Python int(str): optional whitespace and sign, digits with single "_" between them. */
+static int
+py_int(const char *s, long long *out)
+{
+    while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+        s++;
+    int neg = *s == '-';
+    if (*s == '-' || *s == '+')
+        s++;
+    if (!(*s >= '0' && *s <= '9'))
+        return -1;
+    long long v = 0;
+    for (; (*s >= '0' && *s <= '9') || (*s == '_' && s[1] >= '0' && s[1] <= '9'); s++)
+        if (*s != '_')
+            v = v * 10 + (*s - '0');
+    while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+        s++;
+    if (*s)
+        return -1;
+    *out = neg ? -v : v;
+    return 0;
+}
+
+static const char *
+arg_str(json_object *args, const char *key, size_t *len)
+{
+    json_object *v = json_get(args, key);
+    if (!v || !json_object_is_type(v, json_type_string)) {
+        *len = 0;
+        return NULL;
+    }
+    *len = (size_t)json_object_get_string_len(v);
+    return json_object_get_string(v);
+}
+
+json_object *
+fa_edit(editor_t *ed, const fa_ctx_t *ctx, json_object *args)
+{
+    const char *impl = json_get_str(args, "impl_source", "oh_aci");
+    if (strcmp(impl, "oh_aci") != 0)
+        /* Upstream asserts here (HTTP 500): LLM-based edits are applied by the client. */
+        return obs_errorf("FileEditAction with impl_source '%s' is not supported by the "
+                          "runtime; use impl_source 'oh_aci'.",
+                          impl);
+    ed_args_t a = {0};
+    a.command = json_get_str(args, "command", "");
+    a.path = json_get_str(args, "path", "");
+    a.file_text = arg_str(args, "file_text", &a.file_text_len);
+    a.old_str = arg_str(args, "old_str", &a.old_len);
+    a.new_str = arg_str(args, "new_str", &a.new_len);
+    /* FileEditAction has no view_range: upstream's edit() never passes one to the editor. */
+    buf_t content = BUF_INIT;
+    ed_result_t res = {0};
+    int ran = 0;
+    json_object *il = json_get(args, "insert_line");
+    if (il && json_object_is_type(il, json_type_string)) {
+        if (py_int(json_object_get_string(il), &a.insert_line) < 0)
+            buf_printf(&content, "ERROR:\nInvalid insert_line value: '%s'. Expected an integer.",
+                       json_object_get_string(il));
+        else
+            a.has_insert_line = 1;
+    } else if (il && !json_object_is_type(il, json_type_null)) {
+        a.has_insert_line = 1;
+        a.insert_line = json_object_get_int64(il);
+    }
+    if (!content.len) {
+        if (editor_run(ed, ctx, &a, &res) < 0) {
+            json_object *o = obs_error(res.error);
+            ed_result_clear(&res);
+            return o;
+        }
+        editor_content(&res, &content);
+        ran = !res.error;
+    }
+    char *diff = fa_unified_diff(ran && res.old_content ? res.old_content : "", ran ? res.old_len : 0,
+                                 ran && res.new_content ? res.new_content : "", ran ? res.new_len : 0,
+                                 a.path);
+    json_object *o = obs_new("edit", content.data ? content.data : "", content.len,
+                             xasprintf("I edited the file %s.", a.path));
+    json_object *ex = json_get(o, "extras");
+    json_set(ex, "path", json_str_new(a.path));
+    json_set_bool(ex, "prev_exist", false);
+    json_set(ex, "old_content", a.old_str ? json_text_new(a.old_str, a.old_len) : NULL);
+    json_set(ex, "new_content", a.new_str ? json_text_new(a.new_str, a.new_len) : NULL);
+    json_set_str(ex, "impl_source", "oh_aci");
+    json_set(ex, "diff", json_str_new(diff));
+    json_set(ex, "_diff_cache", NULL);
+    free(diff);
+    buf_free(&content);
+    ed_result_clear(&res);
+    return o;
+}

@@ -1,0 +1,613 @@
+/* files.c — the executor's file.* operations (docs/protocol-files.md) and OpenHands' /list_files.
+ * Synchronous and stateless: each call borrows the request and returns a new result object (the
+ * caller owns it) or NULL with err set. Paths go through path_resolve() against ctx->roots, so
+ * everything below works on canonical absolute paths. This file: request fields, stat, list,
+ * mkdir, move, remove, oh_list; files_rw.c: read, write and atomic_file_*. Needs _GNU_SOURCE
+ * (the build defines it) for renameat2 and newlocale. */
+#include "files.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <wctype.h>
+
+#include "files_int.h"
+#include "json_util.h"
+#include "xalloc.h"
+
+#define FILES_LIST_MAX 10000 /* file.list entries per reply */
+
+/* ---- request fields ---- */
+
+int
+files_req_check(json_object *req, err_t *err)
+{
+    if (!req || !json_object_is_type(req, json_type_object))
+        return err_set(err, ERR_BAD_REQ, "request must be a JSON object");
+    return 0;
+}
+
+int
+files_req_str(json_object *req, const char *key, const char **out, size_t *len, err_t *err)
+{
+    json_object *v = json_get(req, key);
+    *out = NULL;
+    if (!v)
+        return 0;
+    if (!json_object_is_type(v, json_type_string))
+        return err_set(err, ERR_BAD_REQ, "\"%s\" must be a string", key);
+    *out = json_object_get_string(v);
+    size_t n = (size_t)json_object_get_string_len(v);
+    if (len)
+        *len = n;
+    else if (strlen(*out) != n)
+        return err_set(err, ERR_BAD_REQ, "\"%s\" contains a NUL byte", key);
+    return 0;
+}
+
+int
+files_req_bool(json_object *req, const char *key, bool def, bool *out, err_t *err)
+{
+    json_object *v = json_get(req, key);
+    *out = def;
+    if (!v)
+        return 0;
+    if (!json_object_is_type(v, json_type_boolean))
+        return err_set(err, ERR_BAD_REQ, "\"%s\" must be true or false", key);
+    *out = json_object_get_boolean(v);
+    return 0;
+}
+
+int
+files_req_int(json_object *req, const char *key, int64_t def, int64_t *out, err_t *err)
+{
+    json_object *v = json_get(req, key);
+    *out = def;
+    if (!v)
+        return 0;
+    if (!json_object_is_type(v, json_type_int))
+        return err_set(err, ERR_BAD_REQ, "\"%s\" must be an integer", key);
+    *out = json_object_get_int64(v);
+    return 0;
+}
+
+/* "mode": an octal string ("0644", "755"), at most 07777. */
+int
+files_req_mode(json_object *req, mode_t *mode, err_t *err)
+{
+    const char *s;
+    if (files_req_str(req, "mode", &s, NULL, err) < 0)
+        return -ERR_BAD_REQ;
+    if (!s)
+        return 0;
+    size_t n = strlen(s);
+    if (n == 0 || n > 5 || strspn(s, "01234567") != n)
+        return err_set(err, ERR_BAD_REQ, "\"mode\" must be an octal string such as \"0644\"");
+    unsigned long v = strtoul(s, NULL, 8);
+    if (v > 07777)
+        return err_set(err, ERR_BAD_REQ, "\"mode\" %s is larger than 07777", s);
+    *mode = (mode_t)v;
+    return 1;
+}
+
+int
+files_req_path(const files_ctx_t *c, json_object *req, const char *key, int flags,
+               char out[PATH_MAX],
+         err_t *err)
+{
+    const char *s;
+    if (files_req_str(req, key, &s, NULL, err) < 0)
+        return -ERR_BAD_REQ;
+    if (!s)
+        return err_set(err, ERR_BAD_REQ, "\"%s\" is required", key);
+    return path_resolve(c->roots, c->cwd, s, flags, out, err);
+}
+
+/* True if abs is a root or holds one: removing or moving it would take a root away. */
+static bool
+holds_root(const files_ctx_t *c, const char *abs)
+{
+    for (int i = 0; i < c->roots->n; i++)
+        if (path_is_within(c->roots->root[i], abs))
+            return true;
+    return false;
+}
+
+int
+files_sys_err(err_t *err, int e, const char *what, const char *path)
+{
+    return err_set(err, e, "%s %s: %s", what, path, strerror(e));
+}
+
+/* ---- stat ---- */
+
+const char *
+files_type_name(mode_t m)
+{
+    return S_ISREG(m) ? "file" : S_ISDIR(m) ? "directory" : S_ISLNK(m) ? "symlink" : "other";
+}
+
+/* Adds type, size, mode, mtime (and target for a symlink) of st to o; at/name locate it. */
+static void
+stat_fields(json_object *o, const struct stat *st, int at, const char *name)
+{
+    char mode[8];
+    snprintf(mode, sizeof mode, "%04o", (unsigned)(st->st_mode & 07777));
+    json_set_str(o, "type", files_type_name(st->st_mode));
+    json_set_int(o, "size", st->st_size);
+    json_set_str(o, "mode", mode);
+    json_set(o, "mtime",
+             json_object_new_double((double)st->st_mtim.tv_sec + st->st_mtim.tv_nsec / 1e9));
+    if (S_ISLNK(st->st_mode)) {
+        char target[PATH_MAX];
+        ssize_t n = readlinkat(at, name, target, sizeof target - 1);
+        json_set_strn(o, "target", target, n > 0 ? (size_t)n : 0);
+    }
+}
+
+json_object *
+files_stat(const files_ctx_t *c, json_object *req, err_t *err)
+{
+    char abs[PATH_MAX];
+    struct stat st;
+    if (files_req_check(req, err) < 0 ||
+        files_req_path(c, req, "path", PATH_NOFOLLOW, abs, err) < 0)
+        return NULL;
+    if (lstat(abs, &st) < 0) {
+        files_sys_err(err, errno, "stat", abs);
+        return NULL;
+    }
+    json_object *o = json_object_new_object();
+    json_set_str(o, "path", abs);
+    stat_fields(o, &st, AT_FDCWD, abs);
+    json_set_int(o, "uid", st.st_uid);
+    json_set_int(o, "gid", st.st_gid);
+    return o;
+}
+
+/* ---- list ---- */
+
+typedef struct {
+    char **names;
+    size_t n, cap;
+} names_t;
+
+static void
+names_add(names_t *v, const char *s)
+{
+    if (v->n == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 64;
+        v->names = xrealloc(v->names, v->cap * sizeof *v->names);
+    }
+    v->names[v->n++] = xstrdup(s);
+}
+
+static void
+names_free(names_t *v)
+{
+    for (size_t i = 0; i < v->n; i++)
+        free(v->names[i]);
+    free(v->names);
+}
+
+static int
+cmp_bytes(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Keeps the max smallest names: sorted, the rest freed. */
+static void
+names_trim(names_t *v, size_t max)
+{
+    if (v->n > 1)
+        qsort(v->names, v->n, sizeof *v->names, cmp_bytes);
+    while (v->n > max)
+        free(v->names[--v->n]);
+}
+
+json_object *
+files_list(const files_ctx_t *c, json_object *req, err_t *err)
+{
+    char abs[PATH_MAX];
+    bool hidden;
+    if (files_req_check(req, err) < 0 ||
+        files_req_path(c, req, "path", PATH_FOLLOW, abs, err) < 0 ||
+        files_req_bool(req, "hidden", true, &hidden, err) < 0)
+        return NULL;
+    DIR *d = opendir(abs);
+    if (!d) {
+        files_sys_err(err, errno, "list", abs);
+        return NULL;
+    }
+    /* Sorting then cutting keeps the reply deterministic; trimming at twice the cap keeps
+     * memory bounded however large the directory is. */
+    names_t v = {0};
+    size_t total = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (!hidden && e->d_name[0] == '.')
+            continue;
+        total++;
+        names_add(&v, e->d_name);
+        if (v.n >= 2 * FILES_LIST_MAX)
+            names_trim(&v, FILES_LIST_MAX);
+    }
+    names_trim(&v, FILES_LIST_MAX);
+    json_object *entries = json_object_new_array();
+    for (size_t i = 0; i < v.n; i++) {
+        struct stat st;
+        if (fstatat(dirfd(d), v.names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue; /* removed since readdir */
+        json_object *en = json_object_new_object();
+        json_set_str(en, "name", v.names[i]);
+        stat_fields(en, &st, dirfd(d), v.names[i]);
+        json_object_array_add(entries, en);
+    }
+    closedir(d);
+    names_free(&v);
+    json_object *o = json_object_new_object();
+    json_set_str(o, "path", abs);
+    json_set(o, "entries", entries);
+    json_set_int(o, "total", (int64_t)total);
+    json_set_bool(o, "truncated", total > FILES_LIST_MAX);
+    return o;
+}
+
+/* ---- mkdir ---- */
+
+int
+files_mkdir_parents(const char *abs, mode_t mode, bool set_mode, bool *created, err_t *err)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s", abs);
+    *created = false;
+    for (char *s = p + 1;; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char saved = *s;
+        bool last = saved == '\0';
+        struct stat st;
+        *s = '\0';
+        if (stat(p, &st) < 0) {
+            if (errno != ENOENT)
+                return files_sys_err(err, errno, "mkdir", p);
+            if (mkdir(p, last ? mode : FILES_DIR_MODE) < 0 && errno != EEXIST)
+                return files_sys_err(err, errno, "mkdir", p);
+            if (last && set_mode && chmod(p, mode) < 0)
+                return files_sys_err(err, errno, "chmod", p);
+            *created = last;
+        } else if (!S_ISDIR(st.st_mode)) {
+            return err_set(err, EEXIST, "mkdir %s: exists and is not a directory", p);
+        }
+        if (last)
+            return 0;
+        *s = saved;
+    }
+}
+
+json_object *
+files_mkdir(const files_ctx_t *c, json_object *req, err_t *err)
+{
+    char abs[PATH_MAX];
+    bool parents, created = false;
+    mode_t mode = FILES_DIR_MODE;
+    int has_mode;
+    if (files_req_check(req, err) < 0 ||
+        files_req_path(c, req, "path", PATH_FOLLOW, abs, err) < 0 ||
+        files_req_bool(req, "parents", true, &parents, err) < 0 ||
+        (has_mode = files_req_mode(req, &mode, err)) < 0)
+        return NULL;
+    if (parents) {
+        if (files_mkdir_parents(abs, mode, has_mode, &created, err) < 0)
+            return NULL;
+    } else {
+        if (mkdir(abs, mode) < 0) {
+            files_sys_err(err, errno, "mkdir", abs);
+            return NULL;
+        }
+        created = true;
+        if (has_mode && chmod(abs, mode) < 0) {
+            files_sys_err(err, errno, "chmod", abs);
+            return NULL;
+        }
+    }
+    json_object *o = json_object_new_object();
+    json_set_str(o, "path", abs);
+    json_set_bool(o, "created", created);
+    return o;
+}
+
+/* ---- move ---- */
+
+/* Copies a regular file onto to through atomic_file (mode kept), for moves across filesystems. */
+static int
+copy_file(const char *from, const char *to, err_t *err)
+{
+    char chunk[65536];
+    atomic_file_t af;
+    int fd = open(from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return files_sys_err(err, e, "move: open", from);
+    }
+    if (atomic_file_open(&af, to, st.st_mode & 07777, err) < 0) {
+        close(fd);
+        return -err->code;
+    }
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            atomic_file_abort(&af);
+            close(fd);
+            return files_sys_err(err, e, "move: read", from);
+        }
+        if (n == 0)
+            break;
+        if (atomic_file_write(&af, chunk, (size_t)n, err) < 0) {
+            atomic_file_abort(&af);
+            close(fd);
+            return -err->code;
+        }
+    }
+    close(fd);
+    /* A fresh target gets the source's mode, not the default. */
+    if (fchmod(af.fd, st.st_mode & 07777) < 0) { /* best effort */ }
+    return atomic_file_commit(&af, err);
+}
+
+json_object *
+files_move(const files_ctx_t *c, json_object *req, err_t *err)
+{
+    char from[PATH_MAX], to[PATH_MAX];
+    bool overwrite;
+    struct stat st, tst;
+    if (files_req_check(req, err) < 0 ||
+        files_req_path(c, req, "from", PATH_NOFOLLOW, from, err) < 0 ||
+        files_req_path(c, req, "to", PATH_NOFOLLOW, to, err) < 0 ||
+        files_req_bool(req, "overwrite", false, &overwrite, err) < 0)
+        return NULL;
+    if (holds_root(c, from) || holds_root(c, to)) {
+        err_set(err, EPERM, "move %s to %s: refusing to move or replace a sandbox root", from, to);
+        return NULL;
+    }
+    if (lstat(from, &st) < 0) {
+        files_sys_err(err, errno, "move", from);
+        return NULL;
+    }
+    int rc = overwrite ? rename(from, to)
+                       : renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+    if (rc < 0 && !overwrite && (errno == EINVAL || errno == ENOSYS)) {
+        /* The filesystem has no RENAME_NOREPLACE: check, then rename (racy, but only then). */
+        if (lstat(to, &tst) == 0)
+            errno = EEXIST;
+        else
+            rc = rename(from, to);
+    }
+    if (rc < 0 && errno == EXDEV && S_ISREG(st.st_mode)) {
+        if (!overwrite && lstat(to, &tst) == 0) {
+            errno = EEXIST;
+        } else {
+            if (copy_file(from, to, err) < 0)
+                return NULL;
+            if (unlink(from) < 0) {
+                files_sys_err(err, errno, "move: copied, but cannot remove", from);
+                return NULL;
+            }
+            rc = 0;
+        }
+    }
+    if (rc < 0) {
+        int e = errno;
+        if (e == EEXIST)
+            err_set(err, e, "move %s: %s already exists (set \"overwrite\")", from, to);
+        else if (e == EXDEV)
+            err_set(err, e, "move %s to %s: a %s cannot be moved across filesystems", from, to,
+                    files_type_name(st.st_mode));
+        else
+            err_set(err, e, "move %s to %s: %s", from, to, strerror(e));
+        return NULL;
+    }
+    json_object *o = json_object_new_object();
+    json_set_str(o, "from", from);
+    json_set_str(o, "to", to);
+    return o;
+}
+
+/* ---- remove ---- */
+
+/* Removes name (relative to dirfd) and, for a directory, everything below it. Symlinks are
+ * removed, never followed: a directory is entered only by openat(O_NOFOLLOW | O_DIRECTORY). */
+static int
+remove_tree(int parent, const char *name, const char *top, err_t *err)
+{
+    struct stat st;
+    if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? 0 : files_sys_err(err, errno, "remove: stat", name);
+    if (!S_ISDIR(st.st_mode)) {
+        if (unlinkat(parent, name, 0) < 0 && errno != ENOENT)
+            return err_set(err, errno, "remove %s: %s: %s", top, name, strerror(errno));
+        return 0;
+    }
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return err_set(err, e, "remove %s: open %s: %s", top, name, strerror(e));
+    }
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            rc = remove_tree(dirfd(d), e->d_name, top, err);
+    }
+    closedir(d);
+    if (rc == 0 && unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+        rc = err_set(err, errno, "remove %s: %s: %s", top, name, strerror(errno));
+    return rc;
+}
+
+json_object *
+files_remove(const files_ctx_t *c, json_object *req, err_t *err)
+{
+    char abs[PATH_MAX];
+    bool recursive;
+    struct stat st;
+    if (files_req_check(req, err) < 0 ||
+        files_req_path(c, req, "path", PATH_NOFOLLOW, abs, err) < 0 ||
+        files_req_bool(req, "recursive", false, &recursive, err) < 0)
+        return NULL;
+    if (holds_root(c, abs)) {
+        err_set(err, EPERM, "remove %s: refusing to remove a sandbox root", abs);
+        return NULL;
+    }
+    if (lstat(abs, &st) < 0) {
+        files_sys_err(err, errno, "remove", abs);
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode) && recursive) {
+        if (remove_tree(AT_FDCWD, abs, abs, err) < 0)
+            return NULL;
+    } else if (S_ISDIR(st.st_mode)) {
+        if (rmdir(abs) < 0) {
+            if (errno == ENOTEMPTY || errno == EEXIST)
+                err_set(err, ENOTEMPTY, "remove %s: directory not empty (set \"recursive\")", abs);
+            else
+                files_sys_err(err, errno, "remove", abs);
+            return NULL;
+        }
+    } else if (unlink(abs) < 0) {
+        files_sys_err(err, errno, "remove", abs);
+        return NULL;
+    }
+    json_object *o = json_object_new_object();
+    json_set_str(o, "path", abs);
+    return o;
+}
+
+/* ---- OpenHands /list_files ---- */
+
+/* Next code point of a UTF-8 name; an invalid byte b stands for U+DC00 + b, as Python's
+ * surrogateescape decodes file names. */
+static uint32_t
+next_cp(const unsigned char **ps)
+{
+    const unsigned char *s = *ps;
+    unsigned char b = s[0];
+    size_t len = b < 0x80             ? 1
+                 : (b & 0xE0) == 0xC0 ? 2
+                 : (b & 0xF0) == 0xE0 ? 3
+                 : (b & 0xF8) == 0xF0 ? 4
+                                      : 0;
+    uint32_t cp = len == 1 ? b : len == 2 ? b & 0x1Fu : len == 3 ? b & 0x0Fu : b & 0x07u;
+    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    for (size_t k = 1; k < len; k++) {
+        if ((s[k] & 0xC0) != 0x80) {
+            len = 0;
+            break;
+        }
+        cp = cp << 6 | (s[k] & 0x3Fu);
+    }
+    if (len == 0 || cp < min[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+        *ps = s + 1;
+        return 0xDC00u + b;
+    }
+    *ps = s + len;
+    return cp;
+}
+
+/* Python's sorted(key=str.lower): code points compared after lowering (C.UTF-8 tables; ASCII
+ * only if that locale is missing). Ties, which Python leaves in listdir order, go by bytes. */
+static int
+cmp_lower(const void *pa, const void *pb)
+{
+    static locale_t utf8;
+    static bool tried;
+    if (!tried) {
+        utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+        tried = true;
+    }
+    const char *a0 = *(char *const *)pa, *b0 = *(char *const *)pb;
+    const unsigned char *a = (const unsigned char *)a0, *b = (const unsigned char *)b0;
+    while (*a && *b) {
+        uint32_t ca = next_cp(&a), cb = next_cp(&b);
+        if (utf8) {
+            ca = (uint32_t)towlower_l((wint_t)ca, utf8);
+            cb = (uint32_t)towlower_l((wint_t)cb, utf8);
+        } else {
+            ca = ca < 0x80 ? (uint32_t)tolower((int)ca) : ca;
+            cb = cb < 0x80 ? (uint32_t)tolower((int)cb) : cb;
+        }
+        if (ca != cb)
+            return ca < cb ? -1 : 1;
+    }
+    if (*a || *b)
+        return *a ? 1 : -1;
+    return strcmp(a0, b0);
+}
+
+json_object *
+files_oh_list(const files_ctx_t *c, json_object *req, err_t *err)
+{
+    char abs[PATH_MAX];
+    const char *path;
+    if (files_req_check(req, err) < 0 || files_req_str(req, "path", &path, NULL, err) < 0)
+        return NULL;
+    json_object *files = json_object_new_array();
+    json_object *o = json_object_new_object();
+    json_set(o, "files", files);
+    /* Upstream answers [] whenever the path cannot be listed; only an escape is an error. */
+    int rc = path_resolve(c->roots, c->cwd, path && *path ? path : c->cwd, PATH_FOLLOW, abs, err);
+    if (rc == -ERR_ESCAPE || rc == -ERR_BAD_REQ) {
+        json_object_put(o);
+        return NULL;
+    }
+    DIR *d = rc < 0 ? NULL : opendir(abs);
+    if (!d)
+        return o;
+    names_t dirs = {0}, others = {0};
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        struct stat st;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        /* os.path.exists / isdir follow symlinks: a dangling link is left out. */
+        if (fstatat(dirfd(d), e->d_name, &st, 0) < 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            char *name = xasprintf("%s/", e->d_name);
+            names_add(&dirs, name);
+            free(name);
+        } else {
+            names_add(&others, e->d_name);
+        }
+    }
+    closedir(d);
+    if (dirs.n > 1)
+        qsort(dirs.names, dirs.n, sizeof *dirs.names, cmp_lower);
+    if (others.n > 1)
+        qsort(others.names, others.n, sizeof *others.names, cmp_lower);
+    for (size_t i = 0; i < dirs.n; i++)
+        json_object_array_add(files, json_object_new_string(dirs.names[i]));
+    for (size_t i = 0; i < others.n; i++)
+        json_object_array_add(files, json_object_new_string(others.names[i]));
+    names_free(&dirs);
+    names_free(&others);
+    return o;
+}

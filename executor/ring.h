@@ -1,0 +1,24 @@
+/* ring.h — a byte ring that remembers absolute offsets: the last `cap` bytes of a stream stay
+ * readable by offset, so a client can re-attach and continue from where it was. */
+#ifndef SP_RING_H
+#define SP_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    char *data;
+    size_t cap;
+    uint64_t start; /* absolute offset of the oldest retained byte */
+    uint64_t end;   /* absolute offset one past the newest byte */
+} ring_t;
+
+void ring_init(ring_t *r, size_t cap);
+void ring_free(ring_t *r);
+/* Appends, dropping the oldest bytes when full. */
+void ring_write(ring_t *r, const void *p, size_t n);
+/* Contiguous bytes available at absolute offset off (off clamped to start by the caller):
+ * returns a pointer and sets *n (0 when off == end). */
+const char *ring_peek(const ring_t *r, uint64_t off, size_t *n);
+
+#endif

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what building, running and testing sandpipe need (Debian 12). Idempotent: installs
+# only what is missing. Needs root (or sudo).
+set -euo pipefail
+PKGS=(build-essential pkg-config git clang libclang-rt-14-dev
+      libjson-c-dev libcmocka-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv
+      libhiredis-dev libfcgi-dev libssl-dev
+      bash procps python3 bubblewrap redis-server nginx)
+missing=()
+for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

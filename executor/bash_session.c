@@ -1,108 +1,20 @@
-/* bash_session.c — persistent bash sessions on PTYs. See bash_session.h for the design.
- *
- * Byte path: PTY master -> `scan` (held while it may hold a partial echo or prompt marker)
- * -> `pending` (output not yet delivered) -> DATA frames on the action's channel (within
- * credit) and the observation text. The PTY is read only while pending+scan stay under
- * PENDING_MAX and no completed prompt awaits delivery. */
-#include "bash_session.h"
-
-#include <fcntl.h>
-#include <pty.h>
+/* bash_session.c — persistent bash sessions with OpenHands `run` semantics: the action
+ * lifecycle (timeouts, delivery of output within the channel's credit, the observation) and the
+ * public API. The shell itself (PTY, marker, typing) is bash_shell.c; see bash_session.h. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/random.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "bash_obs.h"
-#include "buf.h"
+#include "bash_session_int.h"
 #include "cmd_split.h"
 #include "env.h"
 #include "executor.h"
 #include "json_util.h"
 #include "xalloc.h"
-
-#define PENDING_MAX (1u << 20) /* output held for a reader before the PTY is paused */
-#define OBS_MAX (4u << 20)     /* output kept for one observation (the tail wins) */
-#define MARKER_MAX 16384       /* a prompt marker longer than this is not ours */
-#define READ_CHUNK 65536
-#define NONE ((size_t)-1)
-#define PTY_COLS 1000 /* as upstream's tmux window: no wrapping of long lines */
-#define PTY_ROWS 1000
-
-typedef enum { BS_STARTING, BS_IDLE, BS_RUNNING, BS_DEAD } bash_state_t;
-typedef enum { ACT_RUN, ACT_ENV } act_kind_t;
-
-typedef struct {
-    int exit_code;
-    int bg_pid;
-    char *user, *host, *path, *cwd;
-} prompt_t;
-
-typedef struct {
-    bool active;
-    act_kind_t kind;
-    channel_t *ch;       /* NULL when the client went away */
-    char *command;       /* the action's command text */
-    char *to_type;       /* command to start once the shell is idle (NULL: none) */
-    double timeout;
-    int no_change;       /* seconds; 0 = off (blocking) */
-    bool hidden, continuation, interrupted;
-    buf_t obs;
-    bool obs_dropped;
-    ltimer_t hard, nochange;
-} action_t;
-
-struct bash_session {
-    bash_session_t *next;
-    char *name;
-    pid_t pid;
-    int master;
-    watch_t w;
-    bash_state_t state;
-    bool dead_pending; /* bash exited; finish once pending output is delivered */
-    int exit_status;
-    char marker[48];
-    size_t marker_len;
-    buf_t scan, pending, typein;
-    size_t done_at;  /* NONE, or bytes of pending before the last prompt marker */
-    prompt_t prompt; /* as of the last delivered prompt */
-    prompt_t marked; /* parsed from the marker at done_at */
-    char *echo;      /* the line we typed, whose tty echo is stripped */
-    size_t echo_len, echo_off;
-    char *running;   /* command running in the shell */
-    char cmdfile[PATH_MAX];
-    action_t act;
-};
-
-static void drain(bash_session_t *s);
-static void process_scan(bash_session_t *s);
-static void update_io(bash_session_t *s);
-
-/* ---- small helpers ---- */
-
-static void
-prompt_clear(prompt_t *p)
-{
-    free(p->user);
-    free(p->host);
-    free(p->path);
-    free(p->cwd);
-    memset(p, 0, sizeof *p);
-}
-
-static void
-prompt_move(prompt_t *dst, prompt_t *src)
-{
-    prompt_clear(dst);
-    *dst = *src;
-    memset(src, 0, sizeof *src);
-}
 
 static bool
 valid_name(const char *n)
@@ -115,141 +27,6 @@ valid_name(const char *n)
               *p == '_' || *p == '-' || *p == '.'))
             return false;
     return true;
-}
-
-/* Appends s to b as a single-quoted shell word. */
-static void
-shell_quote(buf_t *b, const char *s)
-{
-    buf_puts(b, "'");
-    for (; *s; s++) {
-        if (*s == '\'')
-            buf_puts(b, "'\\''");
-        else
-            buf_append(b, s, 1);
-    }
-    buf_puts(b, "'");
-}
-
-/* Resolves `python` in PATH like `which python`. */
-static char *
-find_python(const char *path)
-{
-    if (!path)
-        return xstrdup("");
-    char *copy = xstrdup(path), *save = NULL;
-    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-        char *cand = xasprintf("%s/python", *dir ? dir : ".");
-        struct stat st;
-        if (access(cand, X_OK) == 0 && stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
-            free(copy);
-            return cand;
-        }
-        free(cand);
-    }
-    free(copy);
-    return xstrdup("");
-}
-
-/* ---- spawning ---- */
-
-static int
-write_rcfile(bash_session_t *s, const char *rc, err_t *err)
-{
-    buf_t b = BUF_INIT;
-    buf_puts(&b, "[ -r ~/.bashrc ] && . ~/.bashrc\n");
-    /* The marker: OSC "sp" with nonce, $?, $!, user, host, PATH, PWD; BEL ends it. */
-    buf_printf(&b, "PS1='%s$?\x1f$!\x1f\\u\x1f\\h\x1f$PATH\x1f$PWD\a'\n", s->marker);
-    buf_puts(&b, "PS2=''\nPROMPT_COMMAND=''\nunset HISTFILE\nset +o history\n"
-                 "__sp_ret() { return $1; }\n");
-    int fd = open(rc, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0 || write(fd, b.data, b.len) != (ssize_t)b.len) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        buf_free(&b);
-        return err_set(err, e, "cannot write %s: %s", rc, strerror(e));
-    }
-    close(fd);
-    buf_free(&b);
-    return 0;
-}
-
-static void
-on_pty(watch_t *w, uint32_t events);
-
-static int
-session_spawn(bash_session_t *s, json_object *env, const char *cwd, err_t *err)
-{
-    uint8_t rnd[8];
-    if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd)
-        memset(rnd, 0x5a, sizeof rnd);
-    int n = snprintf(s->marker, sizeof s->marker, "\x1b]sp\x1f");
-    for (size_t i = 0; i < sizeof rnd; i++)
-        n += snprintf(s->marker + n, sizeof s->marker - (size_t)n, "%02x", rnd[i]);
-    n += snprintf(s->marker + n, sizeof s->marker - (size_t)n, "\x1f");
-    s->marker_len = (size_t)n;
-
-    char rc[PATH_MAX];
-    snprintf(rc, sizeof rc, "%s/bashrc.%s", g_exec.rundir, s->name);
-    snprintf(s->cmdfile, sizeof s->cmdfile, "%s/cmd.%s", g_exec.rundir, s->name);
-    if (write_rcfile(s, rc, err) < 0)
-        return -1;
-
-    char **envp = env_copy(g_exec.base_env);
-    env_set(&envp, "TERM", "xterm-256color");
-    if (env && json_object_is_type(env, json_type_object)) {
-        json_object_object_foreach(env, k, v) env_set(&envp, k, json_object_get_string(v));
-    }
-    const char *dir = cwd && *cwd ? cwd : g_exec.workspace;
-
-    struct termios tio;
-    memset(&tio, 0, sizeof tio);
-    cfmakeraw(&tio);
-    /* Cooked input with echo (so is_input text shows, as in upstream's tmux), but no output
-     * post-processing: the stream carries exactly the bytes programs write. */
-    tio.c_iflag = ICRNL | IXON | IUTF8;
-    tio.c_oflag = 0;
-    tio.c_lflag = ISIG | ICANON | ECHO | ECHOE | ECHOK | ECHOCTL | ECHOKE | IEXTEN;
-    tio.c_cflag = CS8 | CREAD;
-    tio.c_cc[VINTR] = 3;
-    tio.c_cc[VQUIT] = 28;
-    tio.c_cc[VERASE] = 127;
-    tio.c_cc[VKILL] = 21;
-    tio.c_cc[VEOF] = 4;
-    tio.c_cc[VSUSP] = 26;
-    tio.c_cc[VMIN] = 1;
-    cfsetispeed(&tio, B38400);
-    cfsetospeed(&tio, B38400);
-    struct winsize ws = {.ws_row = PTY_ROWS, .ws_col = PTY_COLS};
-
-    int master;
-    pid_t pid = forkpty(&master, NULL, &tio, &ws);
-    if (pid < 0) {
-        env_free(envp);
-        return err_set(err, errno, "forkpty: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        sigset_t all;
-        sigemptyset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL);
-        signal(SIGPIPE, SIG_DFL);
-        if (chdir(dir) < 0 && chdir(g_exec.workspace) < 0 && chdir("/") < 0)
-            _exit(127);
-        char *argv[] = {g_exec.shell, "--noediting", "--noprofile", "--rcfile", rc, "-i", NULL};
-        execve(g_exec.shell, argv, envp);
-        _exit(127);
-    }
-    env_free(envp);
-    fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
-    fcntl(master, F_SETFD, FD_CLOEXEC);
-    s->pid = pid;
-    s->master = master;
-    s->state = BS_STARTING;
-    s->dead_pending = false;
-    s->done_at = NONE;
-    loop_watch_add(g_exec.loop, &s->w, master, EPOLLIN, on_pty, s);
-    return 0;
 }
 
 /* ---- the action lifecycle ---- */
@@ -279,7 +56,7 @@ finish_action(bash_session_t *s, bash_end_t end)
         act_reset(s);
         return;
     }
-    char *py = find_python(s->prompt.path);
+    char *py = shell_find_python(s->prompt.path);
     bash_obs_in_t in = {
         .command = a->command,
         .output = a->obs.data ? a->obs.data : "",
@@ -310,7 +87,7 @@ on_hard_timeout(ltimer_t *t)
 {
     bash_session_t *s = t->data;
     finish_action(s, BASH_END_HARD_TIMEOUT);
-    update_io(s);
+    shell_update_io(s);
 }
 
 static void
@@ -318,57 +95,31 @@ on_nochange_timeout(ltimer_t *t)
 {
     bash_session_t *s = t->data;
     finish_action(s, BASH_END_NO_CHANGE_TIMEOUT);
-    update_io(s);
+    shell_update_io(s);
 }
 
-static void
-arm_nochange(bash_session_t *s)
+void
+session_arm_nochange(bash_session_t *s)
 {
     if (s->act.active && s->act.no_change > 0 && s->act.kind == ACT_RUN)
         loop_timer_start(g_exec.loop, &s->act.nochange, (uint64_t)s->act.no_change * 1000,
                          on_nochange_timeout, s);
 }
 
-static void
-type_bytes(bash_session_t *s, const void *p, size_t n)
+void
+session_start_queued(bash_session_t *s)
 {
-    buf_append(&s->typein, p, n);
-    update_io(s);
-}
-
-/* Starts a command in the idle shell. */
-static void
-start_command(bash_session_t *s, const char *text)
-{
-    int fd = open(s->cmdfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    size_t len = strlen(text);
-    if (fd < 0 || write(fd, text, len) != (ssize_t)len) {
-        if (fd >= 0)
-            close(fd);
-        /* Nothing was typed: report it as the command's output. */
-        const char *msg = "sandpipe: cannot write the command file\n";
-        buf_append(&s->pending, msg, strlen(msg));
-        return;
+    if (s->queued && s->state == BS_IDLE && !s->act.active) {
+        char *t = s->queued;
+        s->queued = NULL;
+        shell_start_command(s, t);
+        free(t);
     }
-    close(fd);
-    buf_t line = BUF_INIT;
-    buf_puts(&line, "__sp_s=$?;IFS= read -r -d '' __sp_c <");
-    shell_quote(&line, s->cmdfile);
-    buf_puts(&line, ";__sp_ret $__sp_s;eval \"$__sp_c\"\n");
-    free(s->echo);
-    s->echo_len = line.len;
-    s->echo_off = 0;
-    s->echo = buf_steal(&line);
-    free(s->running);
-    s->running = xstrdup(text);
-    s->state = BS_RUNNING;
-    type_bytes(s, s->echo, s->echo_len);
-    arm_nochange(s);
 }
 
 /* Delivers pending output to the waiting action and moves the state machine on. */
-static void
-drain(bash_session_t *s)
+void
+session_drain(bash_session_t *s)
 {
     for (;;) {
         action_t *a = &s->act;
@@ -399,7 +150,7 @@ drain(bash_session_t *s)
             buf_consume(&s->pending, n);
             if (s->done_at != NONE)
                 s->done_at -= n;
-            arm_nochange(s);
+            session_arm_nochange(s);
             continue;
         }
         if (s->done_at == 0) {
@@ -412,13 +163,13 @@ drain(bash_session_t *s)
             if (a->to_type) {
                 char *t = a->to_type;
                 a->to_type = NULL;
-                start_command(s, t);
+                shell_start_command(s, t);
                 free(t);
-                process_scan(s);
+                shell_scan(s);
                 continue;
             }
             finish_action(s, a->interrupted ? BASH_END_INTERRUPTED : BASH_END_COMPLETED);
-            process_scan(s); /* bytes after the marker may hold more */
+            shell_scan(s); /* bytes after the marker may hold more */
             continue;
         }
         if (s->dead_pending && s->pending.len == 0) {
@@ -431,159 +182,7 @@ drain(bash_session_t *s)
         buf_clear(&s->pending);
         buf_clear(&s->scan);
     }
-    update_io(s);
-}
-
-/* ---- reading the PTY ---- */
-
-static void
-parse_marker(bash_session_t *s, const char *p, size_t n)
-{
-    /* exit \x1f bgpid \x1f user \x1f host \x1f PATH \x1f PWD */
-    char *copy = xstrndup(p, n), *f[6] = {0};
-    char *cur = copy;
-    for (int i = 0; i < 5 && cur; i++) {
-        f[i] = cur;
-        cur = strchr(cur, '\x1f');
-        if (cur)
-            *cur++ = '\0';
-    }
-    f[5] = cur;
-    prompt_clear(&s->marked);
-    s->marked.exit_code = f[0] && *f[0] ? atoi(f[0]) : -1;
-    s->marked.bg_pid = f[1] && *f[1] ? atoi(f[1]) : -1;
-    s->marked.user = xstrdup(f[2] ? f[2] : "");
-    s->marked.host = xstrdup(f[3] ? f[3] : "");
-    s->marked.path = xstrdup(f[4] ? f[4] : "");
-    s->marked.cwd = xstrdup(f[5] ? f[5] : "");
-    free(copy);
-}
-
-/* Moves bytes from scan to pending, stripping our typed line's echo and prompt markers. */
-static void
-process_scan(bash_session_t *s)
-{
-    while (s->scan.len > 0 && s->done_at == NONE) {
-        if (s->echo && s->echo_off < s->echo_len) {
-            size_t want = s->echo_len - s->echo_off;
-            size_t k = 0, lim = s->scan.len < want ? s->scan.len : want;
-            while (k < lim && s->scan.data[k] == s->echo[s->echo_off + k])
-                k++;
-            if (k == lim) {
-                buf_consume(&s->scan, k);
-                s->echo_off += k;
-                continue;
-            }
-            s->echo_off = s->echo_len; /* something else came first: stop stripping */
-        }
-        char *m = memmem(s->scan.data, s->scan.len, s->marker, s->marker_len);
-        if (!m) {
-            /* Hold back a tail that could start a marker. */
-            size_t keep = 0;
-            size_t maxk = s->scan.len < s->marker_len - 1 ? s->scan.len : s->marker_len - 1;
-            for (size_t k = maxk; k > 0; k--)
-                if (memcmp(s->scan.data + s->scan.len - k, s->marker, k) == 0) {
-                    keep = k;
-                    break;
-                }
-            buf_append(&s->pending, s->scan.data, s->scan.len - keep);
-            buf_consume(&s->scan, s->scan.len - keep);
-            break;
-        }
-        size_t at = (size_t)(m - s->scan.data);
-        const char *body = m + s->marker_len;
-        const char *end = memchr(body, '\a', s->scan.len - at - s->marker_len);
-        if (!end) {
-            if (s->scan.len - at > MARKER_MAX) { /* not ours after all */
-                buf_append(&s->pending, s->scan.data, s->scan.len);
-                buf_clear(&s->scan);
-            } else {
-                buf_append(&s->pending, s->scan.data, at);
-                buf_consume(&s->scan, at);
-            }
-            break;
-        }
-        buf_append(&s->pending, s->scan.data, at);
-        parse_marker(s, body, (size_t)(end - body));
-        buf_consume(&s->scan, (size_t)(end - s->scan.data) + 1);
-        if (s->state == BS_STARTING) {
-            /* First prompt: whatever bash printed while starting is noise. */
-            buf_clear(&s->pending);
-            prompt_move(&s->prompt, &s->marked);
-            s->state = BS_IDLE;
-            if (s->act.active && s->act.to_type) {
-                char *t = s->act.to_type;
-                s->act.to_type = NULL;
-                start_command(s, t);
-                free(t);
-            }
-            continue;
-        }
-        s->done_at = s->pending.len;
-    }
-}
-
-static void
-read_pty(bash_session_t *s)
-{
-    while (s->pending.len + s->scan.len < PENDING_MAX && s->done_at == NONE) {
-        ssize_t n = read(s->master, buf_reserve(&s->scan, READ_CHUNK), READ_CHUNK);
-        if (n > 0) {
-            buf_advance(&s->scan, (size_t)n);
-            process_scan(s);
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN)
-            break;
-        /* EIO: the shell and every holder of the terminal are gone; SIGCHLD finishes it. */
-        loop_watch_set(g_exec.loop, &s->w, 0);
-        s->w.events = 0;
-        break;
-    }
-}
-
-static void
-flush_typein(bash_session_t *s)
-{
-    while (s->typein.len) {
-        ssize_t n = write(s->master, s->typein.data, s->typein.len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno != EAGAIN)
-                buf_clear(&s->typein);
-            break;
-        }
-        buf_consume(&s->typein, (size_t)n);
-    }
-}
-
-static void
-update_io(bash_session_t *s)
-{
-    if (s->w.fd < 0 || s->state == BS_DEAD)
-        return;
-    uint32_t ev = 0;
-    if (s->pending.len + s->scan.len < PENDING_MAX && s->done_at == NONE)
-        ev |= EPOLLIN;
-    if (s->typein.len)
-        ev |= EPOLLOUT;
-    loop_watch_set(g_exec.loop, &s->w, ev);
-}
-
-static void
-on_pty(watch_t *w, uint32_t events)
-{
-    bash_session_t *s = w->data;
-    if (events & EPOLLOUT)
-        flush_typein(s);
-    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-        read_pty(s);
-        drain(s);
-    }
-    update_io(s);
+    shell_update_io(s);
 }
 
 /* ---- channel callbacks ---- */
@@ -593,7 +192,7 @@ act_resume(channel_t *ch)
 {
     bash_session_t *s = ch->owner;
     if (s)
-        drain(s);
+        session_drain(s);
 }
 
 static void
@@ -602,15 +201,16 @@ act_detach(channel_t *ch)
     bash_session_t *s = ch->owner;
     if (!s || s->act.ch != ch)
         return;
-    /* The client left: the command keeps running, its output waits for the next action. */
-    if (s->act.to_type && s->state == BS_IDLE) {
-        char *t = s->act.to_type;
+    /* The client left: the command still runs (or starts once the shell is ready); its output
+     * waits for the next action. */
+    if (s->act.to_type) {
+        free(s->queued);
+        s->queued = s->act.to_type;
         s->act.to_type = NULL;
-        start_command(s, t);
-        free(t);
     }
     act_reset(s);
-    update_io(s);
+    session_start_queued(s);
+    shell_update_io(s);
 }
 
 static const channel_ops_t act_ops = {
@@ -631,6 +231,7 @@ session_free(bash_session_t *s)
     buf_free(&s->typein);
     free(s->echo);
     free(s->running);
+    free(s->queued);
     free(s->name);
     free(s);
 }
@@ -650,7 +251,7 @@ bash_get(const char *name, bool create, json_object *env, const char *cwd, err_t
         buf_clear(&s->pending);
         buf_clear(&s->scan);
         buf_clear(&s->typein);
-        int rc = session_spawn(s, env, where, err);
+        int rc = shell_spawn(s, env, where, err);
         free(where);
         return rc < 0 ? NULL : s;
     }
@@ -667,7 +268,7 @@ bash_get(const char *name, bool create, json_object *env, const char *cwd, err_t
     s->name = xstrdup(name);
     s->w.fd = -1;
     s->master = -1;
-    if (session_spawn(s, env, cwd, err) < 0) {
+    if (shell_spawn(s, env, cwd, err) < 0) {
         session_free(s);
         return NULL;
     }
@@ -756,7 +357,7 @@ bash_run_action(bash_session_t *s, channel_t *ch, json_object *action)
         json_object *obs = bash_obs_error(BASH_ERR_PREVIOUS_STILL_RUNNING, &in);
         buf_consume(&s->pending, n);
         reply_now(ch, obs);
-        update_io(s);
+        shell_update_io(s);
         free(command);
         return;
     }
@@ -781,21 +382,21 @@ bash_run_action(bash_session_t *s, channel_t *ch, json_object *action)
             s->running = xstrdup(command);
             s->state = BS_RUNNING;
         }
-        type_bytes(s, &key, 1);
+        shell_type(s, &key, 1);
     } else if (is_input) {
-        type_bytes(s, command, strlen(command));
-        type_bytes(s, "\n", 1);
+        shell_type(s, command, strlen(command));
+        shell_type(s, "\n", 1);
     } else if (*command) {
         if (s->state == BS_IDLE)
-            start_command(s, command);
+            shell_start_command(s, command);
         else
             a->to_type = xstrdup(command); /* after startup / the previous prompt */
     }
     if (timeout > 0)
         loop_timer_start(g_exec.loop, &a->hard, (uint64_t)(timeout * 1000), on_hard_timeout, s);
     if (!a->to_type) /* else armed when the shell is ready and the command typed */
-        arm_nochange(s);
-    drain(s);
+        session_arm_nochange(s);
+    session_drain(s);
 }
 
 void
@@ -837,10 +438,10 @@ bash_add_env(bash_session_t *s, channel_t *ch, json_object *env)
     ch->ops = &act_ops;
     ch->owner = s;
     if (s->state == BS_IDLE)
-        start_command(s, a->command);
+        shell_start_command(s, a->command);
     else
         a->to_type = xstrdup(a->command);
-    drain(s);
+    session_drain(s);
 }
 
 int
@@ -883,7 +484,7 @@ bash_on_child_exit(pid_t pid, int status)
             break;
         buf_advance(&s->scan, (size_t)n);
     }
-    process_scan(s);
+    shell_scan(s);
     buf_append(&s->pending, s->scan.data, s->scan.len);
     buf_clear(&s->scan);
     s->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -894,7 +495,7 @@ bash_on_child_exit(pid_t pid, int status)
         free(s->act.to_type);
         s->act.to_type = NULL;
     }
-    drain(s);
+    session_drain(s);
 }
 
 json_object *
@@ -946,3 +547,4 @@ bash_count(void)
         n++;
     return n;
 }
+

@@ -56,6 +56,7 @@ typedef struct {
     heredoc_t hd[SPLIT_MAX_HEREDOCS];
     int nhd;
     esc_events_t *events; /* NULL when not recording */
+    bool redir_target;    /* lexing a redirection's target: digits are a word, not an fd */
     bool cached;          /* the token at cache_pos, so nested substitutions are lexed once */
     size_t cache_pos;
     tok_t cache;
@@ -153,6 +154,8 @@ scan_dollar(parser_t *p, size_t i, bool in_dq)
     if (i + 1 >= n)
         return i + 1;
     char c = s[i + 1];
+    if (c == '$')
+        return i + 2;
     if (c == '(') {
         if (i + 2 < n && s[i + 2] == '(')
             return 0; /* arithmetic expansion: NotImplementedError in bashlex 0.18 */
@@ -219,7 +222,10 @@ lex_word(parser_t *p, size_t i)
         } else if (is_meta(c)) {
             break;
         } else if (c == '\\') {
-            i = i + 2 > n ? n : i + 2;
+            /* a backslash (or backslash-newline) ending the text: bashlex "unexpected EOF" */
+            if (i + 1 >= n || (s[i + 1] == '\n' && i + 2 >= n))
+                return 0;
+            i += 2;
             continue;
         } else if (c == '\'') {
             const char *q = memchr(s + i + 1, '\'', n - i - 1);
@@ -260,6 +266,8 @@ peek(parser_t *p, tok_t *t)
         while (i < n && (s[i] == ' ' || s[i] == '\t'))
             i++;
         if (i + 1 < n && s[i] == '\\' && s[i + 1] == '\n') {
+            if (i + 2 >= n)
+                return fail(p); /* line continuation into the end of the text */
             i += 2;
             continue;
         }
@@ -284,7 +292,7 @@ peek(parser_t *p, tok_t *t)
     size_t d = i;
     while (d < n && s[d] >= '0' && s[d] <= '9')
         d++;
-    size_t o = (d > i && d < n && (s[d] == '<' || s[d] == '>') &&
+    size_t o = (d > i && d < n && !p->redir_target && (s[d] == '<' || s[d] == '>') &&
                 !(d + 1 < n && s[d + 1] == '(')) ? d : i;
     if (!((s[o] == '<' || s[o] == '>') && o + 1 < n && s[o + 1] == '(')) {
         for (int k = 0; OPS[k]; k++) {
@@ -416,7 +424,12 @@ static bool
 parse_redirect(parser_t *p, const tok_t *op)
 {
     tok_t w;
-    if (!consume(p, op) || !peek(p, &w) || w.type != T_WORD)
+    if (!consume(p, op))
+        return false;
+    p->redir_target = true;
+    bool ok = peek(p, &w);
+    p->redir_target = false;
+    if (!ok || w.type != T_WORD)
         return fail(p);
     if (is_heredoc_op(p, op)) {
         if (p->nhd == SPLIT_MAX_HEREDOCS)
@@ -592,7 +605,8 @@ parse_command(parser_t *p)
 {
     tok_t t, n;
     static const char *const compound[] = {"if", "while", "until", "for", "{", "function", NULL};
-    static const char *const unsupported[] = {"case", "select", "coproc", "time", "[[", NULL};
+    static const char *const unsupported[] = {"case", "select", "coproc", "time", "[[", "in",
+                                              NULL};
     if (++p->depth > SPLIT_MAX_DEPTH || !peek(p, &t))
         return fail(p);
     bool ok;
@@ -694,6 +708,8 @@ parse_unit(parser_t *p, size_t *start, size_t *end)
     *end = p->last_end;
     if (t.type == T_NEWLINE && !consume(p, &t))
         return -1;
+    if (p->nhd > 0)
+        return -1; /* heredoc operator on the last line: no body at all */
     return 1;
 }
 

@@ -431,8 +431,9 @@ conn_close(conn_t *c)
             ch->ops->detach(ch);
         free(ch);
     }
+    int fd = c->w.fd;
     loop_watch_del(g_exec.loop, &c->w);
-    close(c->w.fd);
+    close(fd);
     loop_defer_free(g_exec.loop, c, conn_free);
 }
 

@@ -92,6 +92,8 @@ loop_free(loop_t *l)
     free(l);
 }
 
+/* A paused watch (events == 0) is taken out of the epoll set: epoll reports EPOLLERR and
+ * EPOLLHUP even for an empty mask, which would spin on a dead pipe nobody wants to read. */
 int
 loop_watch_add(loop_t *l, watch_t *w, int fd, uint32_t events, watch_cb cb, void *data)
 {
@@ -99,6 +101,8 @@ loop_watch_add(loop_t *l, watch_t *w, int fd, uint32_t events, watch_cb cb, void
     w->events = events;
     w->cb = cb;
     w->data = data;
+    if (!events)
+        return 0;
     struct epoll_event ev = {.events = events, .data.ptr = w};
     if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
         w->fd = -1;
@@ -112,9 +116,10 @@ loop_watch_set(loop_t *l, watch_t *w, uint32_t events)
 {
     if (w->fd < 0 || w->events == events)
         return;
+    int op = !w->events ? EPOLL_CTL_ADD : !events ? EPOLL_CTL_DEL : EPOLL_CTL_MOD;
     w->events = events;
     struct epoll_event ev = {.events = events, .data.ptr = w};
-    epoll_ctl(l->epfd, EPOLL_CTL_MOD, w->fd, &ev);
+    epoll_ctl(l->epfd, op, w->fd, &ev);
 }
 
 void
@@ -122,8 +127,10 @@ loop_watch_del(loop_t *l, watch_t *w)
 {
     if (w->fd < 0)
         return;
-    epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+    if (w->events)
+        epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
     w->fd = -1;
+    w->events = 0;
 }
 
 void
@@ -212,7 +219,7 @@ loop_run(loop_t *l)
         int n = epoll_wait(l->epfd, evs, MAX_EVENTS, timeout);
         for (int i = 0; i < n; i++) {
             watch_t *w = evs[i].data.ptr;
-            if (w->fd >= 0)
+            if (w->fd >= 0 && w->events) /* may have been paused or removed in this batch */
                 w->cb(w, evs[i].events);
         }
         run_deferred(l);

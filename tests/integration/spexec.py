@@ -197,6 +197,8 @@ class Executor:
                     "--setenv", "HOME", "/workspace",
                     "/opt/sandpipe/sandpipe-executor", "--listen", "unix:/run/sandpipe/executor.sock",
                     "--workspace", "/workspace", "--socket-mode", "0666", *extra_args]
+        # The workspace as the sandbox sees it.
+        self.ws_inside = "/workspace" if bwrap else os.path.realpath(self.workspace)
         self.log = open(os.path.join(self.tmp, "executor.log"), "w+")
         if env is None:
             # A clean HOME: the host user's ~/.bashrc is not the sandbox's.

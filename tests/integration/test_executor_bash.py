@@ -43,7 +43,7 @@ class BashTest(unittest.TestCase):
         self.assertEqual(m["exit_code"], 0)
         self.assertEqual(m["pid"], -1)
         self.assertEqual(m["suffix"], "\n[The command completed with exit code 0.]")
-        self.assertEqual(m["working_dir"], os.path.realpath(self.ex.workspace))
+        self.assertEqual(m["working_dir"], self.ex.ws_inside)
 
     def test_exit_codes(self):
         _, obs = self.run_cmd("false")
@@ -61,7 +61,7 @@ class BashTest(unittest.TestCase):
     def test_cwd_persists(self):
         self.run_cmd("mkdir -p sub/dir && cd sub/dir")
         out, obs = self.run_cmd("pwd")
-        want = os.path.join(os.path.realpath(self.ex.workspace), "sub/dir")
+        want = os.path.join(self.ex.ws_inside, "sub/dir")
         self.assertEqual(obs["content"], want)
         self.assertEqual(self.meta(obs)["working_dir"], want)
 
@@ -208,10 +208,27 @@ class BashTest(unittest.TestCase):
     def test_sessions_are_independent(self):
         self.c.run("cd /tmp", session="s-one")
         _, obs = self.c.run("pwd", session="s-two")
-        self.assertEqual(obs["content"], os.path.realpath(self.ex.workspace))
+        self.assertEqual(obs["content"], self.ex.ws_inside)
         names = [s["name"] for s in self.c.call({"op": "bash.list"})["sessions"]]
         self.assertIn("s-one", names)
         self.assertIn("s-two", names)
+
+
+class BashUnderBwrapTest(BashTest):
+    """The same behaviours with the executor inside a bubblewrap sandbox (user, pid, net, ipc,
+    uts namespaces; uid 1000; workspace at /workspace)."""
+    bwrap = True
+
+    def test_sandbox_identity(self):
+        _, obs = self.run_cmd("id -u; hostname; ls /root 2>&1 | head -1")
+        lines = obs["content"].splitlines()
+        self.assertEqual(lines[0], "1000")
+        self.assertEqual(lines[1], "sandbox")
+        self.assertEqual(self.meta(obs)["hostname"], "sandbox")
+
+    def test_no_network(self):
+        _, obs = self.run_cmd("python3 -c 'import socket; print([n for _, n in socket.if_nameindex()])'")
+        self.assertEqual(obs["content"], "['lo']")
 
 
 if __name__ == "__main__":

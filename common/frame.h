@@ -18,7 +18,7 @@
 
 #define FRAME_HEADER_LEN 12
 #define FRAME_MAX_PAYLOAD (1u << 20) /* default limit; a bigger frame is refused and skipped */
-#define FRAME_DATA_CHUNK (64u * 1024) /* what senders put in one DATA frame */
+#define FRAME_DATA_CHUNK (256u * 1024) /* most a sender puts in one DATA frame */
 #define FRAME_DEFAULT_WINDOW (256u * 1024) /* initial credit per channel and direction */
 
 typedef enum {

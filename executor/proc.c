@@ -20,7 +20,6 @@
 #include "xalloc.h"
 
 #define PROC_KEEP_EXITED 256 /* exited processes remembered for status queries */
-#define READ_CHUNK 65536
 
 typedef struct attach attach_t;
 
@@ -319,7 +318,6 @@ on_pipe(watch_t *w, uint32_t events)
     proc_t *p = w->data;
     int i = w == &p->out[1].w;
     pstream_t *st = &p->out[i];
-    char tmp[READ_CHUNK];
     size_t room = st->ring.cap;
     for (const attach_t *a = p->attached; a; a = a->next)
         if (st->ring.cap - (size_t)(st->ring.end - a->off[i]) < room)
@@ -328,9 +326,10 @@ on_pipe(watch_t *w, uint32_t events)
         proc_pump(p);
         return;
     }
-    ssize_t n = read(st->fd, tmp, room < sizeof tmp ? room : sizeof tmp);
+    char *dst = ring_reserve(&st->ring, &room); /* read straight into the ring */
+    ssize_t n = read(st->fd, dst, room);
     if (n > 0) {
-        ring_write(&st->ring, tmp, (size_t)n);
+        ring_commit(&st->ring, (size_t)n);
     } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
         loop_watch_del(g_exec.loop, &st->w);
         close(st->fd);
@@ -525,6 +524,7 @@ proc_op_spawn(channel_t *ch, json_object *req)
     for (int i = 0; i < 2; i++) {
         p->out[i].fd = fds[i];
         fcntl(fds[i], F_SETFL, O_NONBLOCK);
+        fcntl(fds[i], F_SETPIPE_SZ, 1 << 20); /* fewer wake-ups for fast writers; best effort */
         ring_init(&p->out[i].ring, PROC_RING_BYTES);
         loop_watch_add(g_exec.loop, &p->out[i].w, fds[i], EPOLLIN, on_pipe, p);
     }

@@ -53,3 +53,22 @@ ring_peek(const ring_t *r, uint64_t off, size_t *n)
     *n = r->cap - pos < avail ? r->cap - pos : avail;
     return r->data + pos;
 }
+
+char *
+ring_reserve(ring_t *r, size_t *n)
+{
+    if (!r->data)
+        r->data = xmalloc(r->cap);
+    size_t pos = (size_t)(r->end % r->cap);
+    if (*n > r->cap - pos)
+        *n = r->cap - pos;
+    return r->data + pos;
+}
+
+void
+ring_commit(ring_t *r, size_t n)
+{
+    r->end += n;
+    if (r->end - r->start > r->cap)
+        r->start = r->end - r->cap;
+}

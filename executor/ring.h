@@ -17,6 +17,10 @@ void ring_init(ring_t *r, size_t cap);
 void ring_free(ring_t *r);
 /* Appends, dropping the oldest bytes when full. */
 void ring_write(ring_t *r, const void *p, size_t n);
+/* Zero-copy append: a pointer to the contiguous space at the end (up to *n bytes, possibly
+ * overwriting the oldest bytes), then ring_commit with what was written there. */
+char *ring_reserve(ring_t *r, size_t *n);
+void ring_commit(ring_t *r, size_t n);
 /* Contiguous bytes available at absolute offset off (off clamped to start by the caller):
  * returns a pointer and sets *n (0 when off == end). */
 const char *ring_peek(const ring_t *r, uint64_t off, size_t *n);

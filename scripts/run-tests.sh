@@ -11,7 +11,7 @@ ran=0
 step() { printf '\n== %s\n' "$*"; }
 
 step "unit tests ($MODE)"
-for t in "$BUILD"/tests/unit/test_*; do
+for t in "$BUILD"/tests/unit/test_* "$BUILD"/tests/unit/gw_test_*; do
     [ -x "$t" ] || continue
     case "$t" in *.o|*.d) continue ;; esac
     ran=$((ran + 1))

@@ -3,11 +3,18 @@
 # (runs the corpus in make test) and, with clang, as a libFuzzer binary (make fuzz).
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+# Gateway unit tests (tests/unit/gw_test_*.c) link the gateway library and its packages.
+GW_UNIT_SRCS := $(wildcard tests/unit/gw_test_*.c)
+GW_UNIT_BINS := $(GW_UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/tests/fuzz/%_replay)
 
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(EXECUTOR_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(EXECUTOR_LIBS)
+
+$(BUILD)/tests/unit/gw_test_%.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
+$(BUILD)/tests/unit/gw_test_%: $(BUILD)/tests/unit/gw_test_%.o $(GATEWAY_LIB) $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(GATEWAY_LIBS)
 
 $(BUILD)/tests/fuzz/%_replay: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay_main.o $(EXECUTOR_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(EXECUTOR_LIBS)
@@ -26,7 +33,7 @@ build/fuzz/%: tests/fuzz/%.c $(COMMON_SRCS) $(EXECUTOR_SRCS)
 	@mkdir -p $(dir $@)
 	clang $(filter-out -MMD -MP,$(CFLAGS_BASE)) -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $^ $(EXECUTOR_LIBS)
 
-tests: $(UNIT_BINS) $(FUZZ_REPLAY_BINS)
+tests: $(UNIT_BINS) $(GW_UNIT_BINS) $(FUZZ_REPLAY_BINS)
 all: tests
 fuzz: $(FUZZ_LIBFUZZER_BINS)
 

@@ -1,0 +1,22 @@
+# sandpipe-gateway (and, later, sandpipe-api). Every gateway/*.c except the mains goes into
+# libspgw.a, which the gateway's tests link too.
+GATEWAY_MAINS := gateway/main.c gateway/api_main.c
+GATEWAY_SRCS := $(filter-out $(GATEWAY_MAINS),$(wildcard gateway/*.c))
+GATEWAY_OBJS := $(GATEWAY_SRCS:%.c=$(BUILD)/%.o)
+GATEWAY_LIB := $(BUILD)/libspgw.a
+GATEWAY_PKGS := libuv libwebsockets hiredis openssl
+GATEWAY_CFLAGS := $(shell pkg-config --cflags $(GATEWAY_PKGS) 2>/dev/null)
+GATEWAY_LIBS := $(shell pkg-config --libs $(GATEWAY_PKGS) 2>/dev/null) $(PKG_LIBS)
+
+$(GATEWAY_OBJS): ALL_CFLAGS += $(GATEWAY_CFLAGS)
+
+$(GATEWAY_LIB): $(GATEWAY_OBJS)
+	@mkdir -p $(dir $@)
+	ar rcs $@ $^
+
+ifneq ($(wildcard gateway/main.c),)
+$(BUILD)/gateway/main.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
+$(BUILD)/sandpipe-gateway: $(BUILD)/gateway/main.o $(GATEWAY_LIB) $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(GATEWAY_LIBS)
+BINS += $(BUILD)/sandpipe-gateway
+endif

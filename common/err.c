@@ -32,6 +32,8 @@ err_name(int code)
     case ERR_ESCAPE: return "path_escape";
     case ERR_NOT_FOUND: return "not_found";
     case ERR_BUSY: return "busy";
+    case ERR_AUTH: return "unauthorized";
+    case ERR_AUTH_EXPIRED: return "token_expired";
     case ENOENT: return "not_found";
     case EEXIST: return "exists";
     case EACCES: case EPERM: return "permission_denied";

@@ -22,6 +22,8 @@ enum {
     ERR_ESCAPE,     /* path leaves the sandbox roots */
     ERR_NOT_FOUND,  /* named thing (session, process, channel) does not exist */
     ERR_BUSY,       /* resource in use */
+    ERR_AUTH,         /* credentials missing, malformed or not valid (bad signature, claims) */
+    ERR_AUTH_EXPIRED, /* a well-formed, correctly signed token whose exp has passed */
 };
 
 /* Sets err (if not NULL) and returns -code. printf-style message. */

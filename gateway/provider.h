@@ -34,10 +34,15 @@ typedef struct {
     char id[64];
     char provider[16];
     pid_t pid;                  /* host pid of the sandbox's top process (bwrap) */
+    uint64_t start_time;        /* pid's start time (/proc/<pid>/stat field 22), so a reused
+                                 * pid is not mistaken for the sandbox; 0 = unknown */
+    char dir[PATH_MAX];         /* host directory of the sandbox: <state_dir>/<id> */
     char socket_path[PATH_MAX]; /* host path of the executor's unix socket */
     char workspace[PATH_MAX];   /* host path of the workspace directory */
-    char cgroup[PATH_MAX];      /* cgroup path relative to the controllers' roots, "" if none */
+    char cgroup[PATH_MAX];      /* "sandpipe/<id>", relative to the controllers' roots (or to the
+                                 * gateway's own cgroup where those are not writable), "" if none */
     int cgroup_version;         /* 0 none, 1, 2 */
+    char warning[256];          /* set by create when isolation is degraded (log it); not stored */
 } sandbox_t;
 
 typedef struct provider provider_t;
@@ -59,7 +64,40 @@ extern const provider_t provider_local;
 
 const provider_t *provider_find(const char *name);
 
+/* Plain-data round trip (for Redis): every field except warning. to_json returns a new object;
+ * from_json validates types and lengths and returns 0 or -ERR_BAD_REQ with err set. */
 json_object *sandbox_to_json(const sandbox_t *sb);
 int sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err);
+
+/* Health readings: {"alive", "cgroup_version", "memory_bytes", "pids", "cpu_usage_usec", ...}
+ * (cgroup_usage's fields where there is a cgroup). New object. */
+json_object *sandbox_usage(const sandbox_t *sb);
+
+/* ---- shared by the provider implementations (provider.c) ---- */
+
+/* Validates spec (id, state_dir, executor_path) and creates <state_dir>/<id>/{workspace,run,etc}
+ * with the workspace owned by ws_uid:ws_gid; fills sb's id, dir, workspace, socket_path.
+ * Returns 0 or < 0 with err set. */
+int provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, uid_t ws_uid, gid_t ws_gid,
+                     err_t *err);
+
+/* Creates the sandbox's cgroup (degrading to none with sb->warning set), starts argv[0] with envp
+ * fully detached (own session, reparented to init), inside that cgroup, with cwd, stdin from
+ * /dev/null and stdout/stderr appended to <sb->dir>/executor.log. Fills pid, start_time, cgroup.
+ * Returns once the exec succeeded (0) or failed (< 0, err says which step). */
+int provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[],
+                   char *const envp[], const char *cwd, err_t *err);
+
+/* The environment for a sandbox: PATH, HOME=home, LANG=C.UTF-8, TERM, then spec->env (which may
+ * override them; keys must be non-empty without '='). NULL-terminated, caller frees with
+ * provider_env_free. Returns NULL with err set on a bad spec->env. */
+char **provider_env_new(const sandbox_spec_t *spec, const char *home, err_t *err);
+void provider_env_free(char **envp);
+
+/* The generic destroy / alive / pause / resume both providers use. */
+int provider_generic_destroy(const sandbox_t *sb, bool purge, err_t *err);
+int provider_generic_alive(const sandbox_t *sb);
+int provider_generic_pause(const sandbox_t *sb, err_t *err);
+int provider_generic_resume(const sandbox_t *sb, err_t *err);
 
 #endif

@@ -28,10 +28,21 @@ $(BUILD)/tests/fuzz/replay_main.o: tests/fuzz/replay_main.c
 # inputs going to build/fuzz/corpus/<target> (copy the interesting ones into tests/fuzz/corpus).
 # `make fuzz-replay` runs every replay binary over tests/fuzz/corpus/<target>.
 FUZZ_TIME ?= 60
+FUZZ_CFLAGS := $(CFLAGS_BASE) -O1 -g -fsanitize=fuzzer-no-link,address,undefined
 FUZZ_LIBFUZZER_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
-build/fuzz/%: tests/fuzz/%.c $(COMMON_SRCS) $(EXECUTOR_SRCS)
+FUZZ_DEPS_OBJS := $(COMMON_SRCS:%.c=build/fuzz/obj/%.o) $(EXECUTOR_SRCS:%.c=build/fuzz/obj/%.o)
+
+build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(filter-out -MMD -MP,$(CFLAGS_BASE)) -O1 -g -fsanitize=fuzzer,address,undefined -o $@ $^ $(EXECUTOR_LIBS)
+	clang $(FUZZ_CFLAGS) -c $< -o $@
+
+# An archive, so a target links only the modules it uses.
+build/fuzz/libfuzzdeps.a: $(FUZZ_DEPS_OBJS)
+	@mkdir -p $(dir $@)
+	ar rcs $@ $^
+
+$(FUZZ_LIBFUZZER_BINS): build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o build/fuzz/libfuzzdeps.a
+	clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(EXECUTOR_LIBS)
 
 tests: $(UNIT_BINS) $(GW_UNIT_BINS) $(FUZZ_REPLAY_BINS)
 all: tests

@@ -201,10 +201,11 @@ download_on_close(cli_t *c, json_object *res)
 {
     download_t *d = c->op;
     c->done = true;
-    if (cli_report_error("download", res)) {
+    bool failed = cli_report_error("download", res);
+    if (failed || c->sigints) { /* an error, or cut short by Ctrl-C: keep nothing */
         if (!d->to_stdout)
             unlink(d->part);
-        c->exit_code = CLI_EXIT_FAIL;
+        c->exit_code = failed ? CLI_EXIT_FAIL : 130;
         return;
     }
     if (!d->to_stdout) {

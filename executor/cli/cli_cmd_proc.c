@@ -71,6 +71,19 @@ proc_on_close(cli_t *c, json_object *res)
     }
 }
 
+/* Ctrl-C goes to the remote process group, as it would locally; a second one gives up (the
+ * process keeps running, re-attachable by id). */
+static void
+spawn_on_sigint(cli_t *c)
+{
+    if (++c->sigints > 1)
+        cli_die(130, "interrupted; the process keeps running (see: sandpipe-exec ps)");
+    json_object *msg = json_object_new_object();
+    json_set_str(msg, "signal", "INT");
+    exec_client_send_json(c->ec, c->ch, msg);
+    json_object_put(msg);
+}
+
 int
 cli_cmd_spawn(cli_t *c, int argc, char **argv)
 {
@@ -127,6 +140,7 @@ cli_cmd_spawn(cli_t *c, int argc, char **argv)
     c->op = &st;
     c->hooks.on_json = proc_on_json;
     c->hooks.on_close = proc_on_close;
+    c->hooks.on_sigint = spawn_on_sigint;
     if (!st.detach) {
         c->input_fd = STDIN_FILENO;
         c->input_started = true;

@@ -154,6 +154,10 @@ void
 cli_print_result(cli_t *c, json_object *res)
 {
     c->done = true;
+    if (c->sigints && !json_get(res, "error")) { /* detached by Ctrl-C: not a success */
+        c->exit_code = 130;
+        return;
+    }
     if (cli_report_error("error", res)) {
         c->exit_code = CLI_EXIT_FAIL;
         return;
@@ -239,6 +243,10 @@ on_error(void *ud, uint32_t ch, json_object *e)
     snprintf(what, sizeof(what), "executor error on channel %u", ch);
     if (!cli_report_error(what, e))
         cli_warn("%s: %s", what, json_object_to_json_string(e));
+    /* A refused token: nothing on this connection will be answered. */
+    const char *code = json_get_str(json_get(e, "error"), "code", "");
+    if (ch == 0 && !strcmp(code, "permission_denied"))
+        cli_die(CLI_EXIT_FAIL, "authentication failed");
 }
 
 static void
@@ -484,6 +492,10 @@ loop(cli_t *c)
             forward_input(c);
     }
     flush_output(c);
+    exec_client_free(c->ec);
+    c->ec = NULL;
+    close(c->sock);
+    c->sock = -1;
     return c->exit_code;
 }
 

@@ -1,0 +1,333 @@
+/* exec_link.c — gateway side of one executor connection. See exec_link.h. */
+#include "exec_link.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "gw.h"
+#include "xalloc.h"
+
+#define READ_BUF (256 * 1024)
+
+struct exec_link {
+    exec_link_cbs_t cbs;
+    void *ud;
+    exec_client_t *client;
+    uv_pipe_t pipe;
+    uv_connect_t connect_req;
+    uv_timer_t timer; /* connect retries, heartbeats */
+    char *path;
+    double deadline;
+    bool pipe_open, up, connecting, freeing;
+    int closing_handles;
+    size_t backlog;
+    double ping_sent, last_pong, rtt_ms;
+    char readbuf[READ_BUF];
+};
+
+typedef struct {
+    uv_write_t req;
+    exec_link_t *link;
+    size_t len;
+    char data[];
+} write_req_t;
+
+static void try_connect(exec_link_t *l);
+
+static void
+on_handle_closed(uv_handle_t *h)
+{
+    exec_link_t *l = h->data;
+    if (--l->closing_handles == 0 && l->freeing) {
+        exec_client_free(l->client);
+        free(l->path);
+        free(l);
+    }
+}
+
+static void
+on_pipe_closed(uv_handle_t *h)
+{
+    exec_link_t *l = h->data;
+    l->pipe_open = false;
+    on_handle_closed(h);
+}
+
+static void
+close_pipe(exec_link_t *l)
+{
+    if (l->pipe_open && !uv_is_closing((uv_handle_t *)&l->pipe)) {
+        l->closing_handles++;
+        uv_close((uv_handle_t *)&l->pipe, on_pipe_closed);
+    }
+}
+
+static void
+link_down(exec_link_t *l, const char *why)
+{
+    bool was = l->up || l->connecting;
+    l->up = false;
+    l->connecting = false;
+    uv_timer_stop(&l->timer);
+    close_pipe(l);
+    /* A fresh client for the next connection: channel state dies with the socket. */
+    exec_client_free(l->client);
+    l->client = NULL;
+    if (was && l->cbs.on_down)
+        l->cbs.on_down(l->ud, why);
+}
+
+/* ---- exec_client callbacks ---- */
+
+static void
+c_hello(void *ud, json_object *hello)
+{
+    (void)hello;
+    exec_link_t *l = ud;
+    l->up = true;
+    l->connecting = false;
+    l->last_pong = gw_now();
+    if (l->cbs.on_up)
+        l->cbs.on_up(l->ud);
+}
+
+static void
+c_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
+{
+    exec_link_t *l = ud;
+    if (l->cbs.on_data)
+        l->cbs.on_data(l->ud, ch, is_stderr, p, n);
+}
+
+static void
+c_json(void *ud, uint32_t ch, json_object *msg)
+{
+    exec_link_t *l = ud;
+    if (l->cbs.on_json)
+        l->cbs.on_json(l->ud, ch, msg);
+}
+
+static void
+c_close(void *ud, uint32_t ch, json_object *res)
+{
+    exec_link_t *l = ud;
+    if (l->cbs.on_close)
+        l->cbs.on_close(l->ud, ch, res);
+}
+
+static void
+c_writable(void *ud, uint32_t ch, size_t avail)
+{
+    exec_link_t *l = ud;
+    if (l->cbs.on_writable)
+        l->cbs.on_writable(l->ud, ch, avail);
+}
+
+static void
+c_pong(void *ud, const uint8_t *p, size_t n)
+{
+    (void)p;
+    (void)n;
+    exec_link_t *l = ud;
+    l->last_pong = gw_now();
+    l->rtt_ms = (l->last_pong - l->ping_sent) * 1000.0;
+}
+
+static void
+c_violation(void *ud, uint32_t ch, const char *what)
+{
+    (void)ud;
+    GW_LOG("executor protocol violation on channel %u: %s", ch, what);
+}
+
+static const exec_client_cbs_t client_cbs = {
+    .on_hello = c_hello, .on_data = c_data, .on_json = c_json, .on_close = c_close,
+    .on_writable = c_writable, .on_pong = c_pong, .on_violation = c_violation,
+};
+
+/* ---- I/O ---- */
+
+static void
+on_write_done(uv_write_t *req, int status)
+{
+    write_req_t *w = (write_req_t *)req;
+    exec_link_t *l = w->link;
+    l->backlog -= w->len;
+    free(w);
+    if (status < 0 && l->up)
+        link_down(l, "write to executor failed");
+}
+
+void
+exec_link_flush(exec_link_t *l)
+{
+    if (!l->client || !l->pipe_open)
+        return;
+    buf_t *out = exec_client_out(l->client);
+    if (!out->len)
+        return;
+    size_t off = 0;
+    if (l->backlog == 0) { /* nothing queued in libuv: write directly */
+        uv_buf_t b = uv_buf_init(out->data, (unsigned)out->len);
+        int n = uv_try_write((uv_stream_t *)&l->pipe, &b, 1);
+        if (n > 0)
+            off = (size_t)n;
+    }
+    if (off < out->len) {
+        size_t len = out->len - off;
+        write_req_t *w = xmalloc(sizeof *w + len);
+        w->link = l;
+        w->len = len;
+        memcpy(w->data, out->data + off, len);
+        uv_buf_t b = uv_buf_init(w->data, (unsigned)len);
+        l->backlog += len;
+        if (uv_write(&w->req, (uv_stream_t *)&l->pipe, &b, 1, on_write_done) < 0) {
+            l->backlog -= len;
+            free(w);
+            buf_clear(out);
+            link_down(l, "write to executor failed");
+            return;
+        }
+    }
+    buf_clear(out);
+}
+
+static void
+on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
+{
+    (void)suggested;
+    exec_link_t *l = h->data;
+    *b = uv_buf_init(l->readbuf, sizeof l->readbuf);
+}
+
+static void
+on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
+{
+    exec_link_t *l = s->data;
+    if (n < 0) {
+        link_down(l, n == UV_EOF ? "executor closed the connection" : uv_strerror((int)n));
+        return;
+    }
+    if (n == 0 || !l->client)
+        return;
+    err_t err = {0};
+    if (exec_client_feed(l->client, b->base, (size_t)n, &err) < 0) {
+        link_down(l, err.msg);
+        return;
+    }
+    exec_link_flush(l); /* auto-granted credit, replies */
+}
+
+static void
+on_timer(uv_timer_t *t)
+{
+    exec_link_t *l = t->data;
+    if (l->connecting && !l->pipe_open) {
+        try_connect(l);
+        return;
+    }
+    if (!l->up)
+        return;
+    double now = gw_now();
+    if ((now - l->last_pong) * 1000.0 > EXEC_LINK_DEAD_MS) {
+        link_down(l, "executor stopped answering heartbeats");
+        return;
+    }
+    l->ping_sent = now;
+    exec_client_ping(l->client, "hb", 2);
+    exec_link_flush(l);
+}
+
+static void
+on_connected(uv_connect_t *req, int status)
+{
+    exec_link_t *l = req->data;
+    if (l->freeing)
+        return;
+    if (status < 0) {
+        close_pipe(l);
+        if (gw_now() > l->deadline) {
+            l->connecting = true; /* so on_down fires */
+            link_down(l, "cannot connect to the executor socket");
+        }
+        /* else the timer retries once the pipe has closed */
+        return;
+    }
+    l->client = exec_client_new(&client_cbs, l);
+    uv_read_start((uv_stream_t *)&l->pipe, on_alloc, on_read);
+    uv_timer_start(&l->timer, on_timer, EXEC_LINK_PING_MS, EXEC_LINK_PING_MS);
+}
+
+static void
+try_connect(exec_link_t *l)
+{
+    if (l->pipe_open)
+        return;
+    uv_pipe_init(g_gw.loop, &l->pipe, 0);
+    l->pipe.data = l;
+    l->pipe_open = true;
+    l->connect_req.data = l;
+    uv_pipe_connect(&l->connect_req, &l->pipe, l->path, on_connected);
+}
+
+exec_link_t *
+exec_link_new(const exec_link_cbs_t *cbs, void *ud)
+{
+    exec_link_t *l = xcalloc(1, sizeof *l);
+    l->cbs = *cbs;
+    l->ud = ud;
+    l->rtt_ms = -1;
+    uv_timer_init(g_gw.loop, &l->timer);
+    l->timer.data = l;
+    return l;
+}
+
+void
+exec_link_connect(exec_link_t *l, const char *path, int timeout_ms)
+{
+    free(l->path);
+    l->path = xstrdup(path);
+    l->deadline = gw_now() + timeout_ms / 1000.0;
+    l->connecting = true;
+    l->up = false;
+    uv_timer_start(&l->timer, on_timer, 20, 20);
+    try_connect(l);
+}
+
+bool
+exec_link_up(const exec_link_t *l)
+{
+    return l && l->up;
+}
+
+exec_client_t *
+exec_link_client(exec_link_t *l)
+{
+    return l->up ? l->client : NULL;
+}
+
+size_t
+exec_link_backlog(const exec_link_t *l)
+{
+    return l->backlog;
+}
+
+double
+exec_link_rtt_ms(const exec_link_t *l)
+{
+    return l->rtt_ms;
+}
+
+void
+exec_link_free(exec_link_t *l)
+{
+    if (!l)
+        return;
+    l->freeing = true;
+    l->up = false;
+    close_pipe(l);
+    l->closing_handles++;
+    uv_close((uv_handle_t *)&l->timer, on_handle_closed);
+}

@@ -1,0 +1,45 @@
+/* exec_link.h — one gateway-to-executor connection: a uv pipe to the executor's unix socket
+ * driving an exec_client (common/exec_client.h), with connect retries, heartbeats (PING every
+ * EXEC_LINK_PING_MS; no PONG within EXEC_LINK_DEAD_MS means dead) and backpressure on writes.
+ *
+ * Ownership: the link owns its uv handles and the exec_client; exec_link_free closes them and
+ * frees the link in the last close callback. Callbacks never run after exec_link_free. */
+#ifndef SP_EXEC_LINK_H
+#define SP_EXEC_LINK_H
+
+#include <stdbool.h>
+
+#include "exec_client.h"
+
+#define EXEC_LINK_PING_MS 2000
+#define EXEC_LINK_DEAD_MS 6000
+
+typedef struct exec_link exec_link_t;
+
+typedef struct {
+    /* Connected and HELLO received: requests may be sent. */
+    void (*on_up)(void *ud);
+    /* The connection failed or was lost (why: a short reason). No callbacks follow until
+     * exec_link_connect is called again. */
+    void (*on_down)(void *ud, const char *why);
+    /* Channel events, as exec_client_cbs_t (hello/pong/output are handled by the link). */
+    void (*on_data)(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n);
+    void (*on_json)(void *ud, uint32_t ch, json_object *msg);
+    void (*on_close)(void *ud, uint32_t ch, json_object *result);
+    void (*on_writable)(void *ud, uint32_t ch, size_t avail);
+} exec_link_cbs_t;
+
+exec_link_t *exec_link_new(const exec_link_cbs_t *cbs, void *ud);
+/* Starts connecting to path, retrying every 20 ms for up to timeout_ms. */
+void exec_link_connect(exec_link_t *l, const char *path, int timeout_ms);
+bool exec_link_up(const exec_link_t *l);
+exec_client_t *exec_link_client(exec_link_t *l);
+/* Writes what the client queued (call after queuing requests). */
+void exec_link_flush(exec_link_t *l);
+/* Bytes handed to the socket but not yet written. */
+size_t exec_link_backlog(const exec_link_t *l);
+/* Milliseconds of the last heartbeat round trip (-1 before the first). */
+double exec_link_rtt_ms(const exec_link_t *l);
+void exec_link_free(exec_link_t *l);
+
+#endif

@@ -1,0 +1,54 @@
+/* gw.h — the gateway's process-wide state and configuration, owned by main.c.
+ * One uv loop; libwebsockets and hiredis attach to it. No threads. */
+#ifndef SP_GW_H
+#define SP_GW_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#define GW_VERSION "0.1.0"
+
+struct lws_context;
+typedef struct gw_session gw_session_t;
+
+typedef struct {
+    char id[64];                 /* gateway id (Redis keys, session ownership) */
+    const char *listen_host;     /* WebSocket listen address */
+    int listen_port;
+    const char *redis;           /* "unix:/path" or "host:port" */
+    const char *provider;        /* default provider name */
+    const char *state_dir;       /* sandboxes' directories */
+    const char *executor_path;   /* sandpipe-executor binary for providers */
+    const char *secret_file;     /* JWT secret (hex) */
+    int pool_size;               /* warm sandboxes per profile */
+    int idle_timeout;            /* seconds without activity before a session is reaped; 0 = off */
+    int max_lifetime;            /* seconds; 0 = off */
+    int64_t stream_max_events;   /* per-session event stream cap */
+    int64_t default_memory;      /* per-sandbox defaults */
+    int64_t default_pids;
+    int64_t default_cpu;
+} gw_config_t;
+
+typedef struct {
+    uv_loop_t *loop;
+    gw_config_t cfg;
+    struct lws_context *lws;
+    uint8_t secret[64];
+    size_t secret_len;
+    double started;
+    gw_session_t *sessions; /* sessions this gateway owns (linked list) */
+    bool stopping;
+} gw_t;
+
+extern gw_t g_gw;
+
+/* Monotonic seconds. */
+double gw_now(void);
+/* Wall clock seconds (for timestamps in events). */
+double gw_wall(void);
+
+#define GW_LOG(fmt, ...) fprintf(stderr, "sandpipe-gateway: " fmt "\n", ##__VA_ARGS__)
+
+#endif

@@ -1,0 +1,219 @@
+/* main.c — sandpipe-gateway: options, the uv loop, libwebsockets on that loop, Redis, the
+ * warm pool, re-attachment of surviving sessions, heartbeats, orderly shutdown. */
+#include <getopt.h>
+#include <libwebsockets.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "gw.h"
+#include "jwt.h"
+#include "pool.h"
+#include "redis_client.h"
+#include "session.h"
+#include "ws_server.h"
+
+gw_t g_gw;
+
+double
+gw_now(void)
+{
+    return (double)uv_hrtime() / 1e9;
+}
+
+double
+gw_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uv_signal_t sigint, sigterm;
+static uv_timer_t tick;
+
+static void
+usage(FILE *f)
+{
+    fprintf(f,
+            "usage: sandpipe-gateway [options]\n"
+            "  --listen HOST:PORT       WebSocket listen address (default 127.0.0.1:8081)\n"
+            "  --redis ADDR             unix:/path or host:port (default 127.0.0.1:6379)\n"
+            "  --id ID                  gateway id (default gw-<hostname>)\n"
+            "  --provider NAME          bwrap (default) or local\n"
+            "  --state-dir DIR          sandboxes' directories (default /var/lib/sandpipe)\n"
+            "  --executor PATH          sandpipe-executor binary (default: next to this binary)\n"
+            "  --secret-file FILE       JWT secret (hex); required\n"
+            "  --pool N                 warm sandboxes to keep ready (default 2)\n"
+            "  --idle-timeout SEC       reap sessions idle this long (default 1800, 0 = never)\n"
+            "  --max-lifetime SEC       stop sessions after this long (default 0 = never)\n"
+            "  --stream-cap N           events kept per session stream (default 100000)\n"
+            "  --memory BYTES --cpu MILLICORES --pids N   default sandbox limits\n");
+}
+
+static void
+on_stop(uv_signal_t *h, int signo)
+{
+    (void)h;
+    GW_LOG("signal %d: shutting down (sandboxes keep running)", signo);
+    g_gw.stopping = true;
+    uv_signal_stop(&sigint);
+    uv_signal_stop(&sigterm);
+    uv_timer_stop(&tick);
+    sessions_shutdown();
+    pool_stop();
+    rds_stop();
+    lws_context_destroy(g_gw.lws);
+    g_gw.lws = NULL;
+    uv_close((uv_handle_t *)&sigint, NULL);
+    uv_close((uv_handle_t *)&sigterm, NULL);
+    uv_close((uv_handle_t *)&tick, NULL);
+}
+
+static void
+heartbeat(void)
+{
+    char key[128], val[64];
+    snprintf(key, sizeof key, "sp:gateway:%s", g_gw.cfg.id);
+    snprintf(val, sizeof val, "%.3f", gw_wall());
+    rds_cmd(NULL, NULL, "SET %s %s EX 15", key, val);
+    rds_cmd(NULL, NULL, "SADD sp:gateways %s", g_gw.cfg.id);
+}
+
+static void
+on_tick(uv_timer_t *t)
+{
+    (void)t;
+    heartbeat();
+    sessions_tick();
+    pool_tick();
+}
+
+static void
+on_redis_ready(void)
+{
+    heartbeat();
+    for (gw_session_t *s = g_gw.sessions; s; s = session_next(s))
+        evlog_resync(session_log(s));
+    pool_start();
+}
+
+int
+main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"listen", required_argument, 0, 'l'},     {"redis", required_argument, 0, 'r'},
+        {"id", required_argument, 0, 'i'},         {"provider", required_argument, 0, 'p'},
+        {"state-dir", required_argument, 0, 's'},  {"executor", required_argument, 0, 'e'},
+        {"secret-file", required_argument, 0, 'k'}, {"pool", required_argument, 0, 'P'},
+        {"idle-timeout", required_argument, 0, 'I'}, {"max-lifetime", required_argument, 0, 'L'},
+        {"stream-cap", required_argument, 0, 'c'}, {"memory", required_argument, 0, 'M'},
+        {"cpu", required_argument, 0, 'C'},        {"pids", required_argument, 0, 'D'},
+        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+    gw_config_t *cfg = &g_gw.cfg;
+    const char *listen = "127.0.0.1:8081";
+    cfg->redis = "127.0.0.1:6379";
+    cfg->provider = "bwrap";
+    cfg->state_dir = "/var/lib/sandpipe";
+    cfg->pool_size = 2;
+    cfg->idle_timeout = 1800;
+    cfg->stream_max_events = 100000;
+    cfg->default_memory = 2LL << 30;
+    cfg->default_pids = 1024;
+    cfg->default_cpu = 0;
+    char host[64] = "local";
+    gethostname(host, sizeof host - 1);
+    snprintf(cfg->id, sizeof cfg->id, "gw-%s", host);
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l': listen = optarg; break;
+        case 'r': cfg->redis = optarg; break;
+        case 'i': snprintf(cfg->id, sizeof cfg->id, "%s", optarg); break;
+        case 'p': cfg->provider = optarg; break;
+        case 's': cfg->state_dir = optarg; break;
+        case 'e': cfg->executor_path = optarg; break;
+        case 'k': cfg->secret_file = optarg; break;
+        case 'P': cfg->pool_size = atoi(optarg); break;
+        case 'I': cfg->idle_timeout = atoi(optarg); break;
+        case 'L': cfg->max_lifetime = atoi(optarg); break;
+        case 'c': cfg->stream_max_events = atoll(optarg); break;
+        case 'M': cfg->default_memory = atoll(optarg); break;
+        case 'C': cfg->default_cpu = atoll(optarg); break;
+        case 'D': cfg->default_pids = atoll(optarg); break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    static char exe[PATH_MAX], listen_host[256];
+    if (!cfg->executor_path) {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 32);
+        if (n > 0) {
+            exe[n] = '\0';
+            char *slash = strrchr(exe, '/');
+            strcpy(slash + 1, "sandpipe-executor");
+        }
+        cfg->executor_path = exe;
+    }
+    snprintf(listen_host, sizeof listen_host, "%s", listen);
+    char *colon = strrchr(listen_host, ':');
+    if (!colon) {
+        fprintf(stderr, "sandpipe-gateway: --listen needs HOST:PORT\n");
+        return 2;
+    }
+    *colon = '\0';
+    cfg->listen_host = listen_host;
+    cfg->listen_port = atoi(colon + 1);
+    if (!provider_find(cfg->provider)) {
+        fprintf(stderr, "sandpipe-gateway: unknown provider %s\n", cfg->provider);
+        return 2;
+    }
+    if (!cfg->secret_file) {
+        fprintf(stderr, "sandpipe-gateway: --secret-file is required (make run creates one)\n");
+        return 2;
+    }
+    err_t err = {0};
+    if (jwt_secret_load(cfg->secret_file, g_gw.secret, sizeof g_gw.secret, &g_gw.secret_len, &err) < 0) {
+        fprintf(stderr, "sandpipe-gateway: %s\n", err.msg);
+        return 1;
+    }
+    mkdir(cfg->state_dir, 0755);
+    signal(SIGPIPE, SIG_IGN);
+
+    g_gw.loop = uv_default_loop();
+    g_gw.started = gw_now();
+    lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    void *foreign[] = {g_gw.loop};
+    info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
+    info.foreign_loops = foreign;
+    info.port = cfg->listen_port;
+    info.iface = cfg->listen_host;
+    info.protocols = ws_protocols();
+    info.ka_time = 0;
+    info.timeout_secs = 30;
+    g_gw.lws = lws_create_context(&info);
+    if (!g_gw.lws) {
+        fprintf(stderr, "sandpipe-gateway: cannot listen on %s\n", listen);
+        return 1;
+    }
+    sessions_restore();
+    rds_start(cfg->redis, on_redis_ready);
+    uv_signal_init(g_gw.loop, &sigint);
+    uv_signal_init(g_gw.loop, &sigterm);
+    uv_signal_start(&sigint, on_stop, SIGINT);
+    uv_signal_start(&sigterm, on_stop, SIGTERM);
+    uv_timer_init(g_gw.loop, &tick);
+    uv_timer_start(&tick, on_tick, 1000, 1000);
+    GW_LOG("%s listening on ws://%s (provider %s, pool %d, redis %s)", cfg->id, listen, cfg->provider,
+           cfg->pool_size, cfg->redis);
+    uv_run(g_gw.loop, UV_RUN_DEFAULT);
+    uv_loop_close(g_gw.loop);
+    return 0;
+}

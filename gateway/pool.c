@@ -1,0 +1,207 @@
+/* pool.c — warm sandboxes. See pool.h. */
+#include "pool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "exec_link.h"
+#include "gw.h"
+#include "json_util.h"
+#include "redis_client.h"
+#include "xalloc.h"
+
+#define POOL_PROFILE "default"
+
+typedef struct warming {
+    struct warming *next;
+    sandbox_t sb;
+    exec_link_t *link;
+} warming_t;
+
+static warming_t *warming;
+static int nwarming;
+static long long ready_count = -1; /* last known length of our list */
+static unsigned long long claims, misses;
+
+static void
+pool_key(char *out, size_t cap, const char *profile)
+{
+    snprintf(out, cap, "sp:pool:{%s}:%s", profile, g_gw.cfg.id);
+}
+
+int
+pool_create_sandbox(const char *profile, json_object *params, sandbox_t *out, err_t *err)
+{
+    uint8_t r[6];
+    if (getrandom(r, sizeof r, 0) != sizeof r)
+        memset(r, 0, sizeof r);
+    char id[64];
+    snprintf(id, sizeof id, "sb-%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4], r[5]);
+    sandbox_spec_t spec = {
+        .id = id,
+        .profile = profile,
+        .env = json_get(params, "env"),
+        .memory_bytes = json_get_int(params, "memory", g_gw.cfg.default_memory),
+        .cpu_millicores = json_get_int(params, "cpu", g_gw.cfg.default_cpu),
+        .pids_max = json_get_int(params, "pids", g_gw.cfg.default_pids),
+        .network = json_get_bool(params, "network", false),
+        .state_dir = g_gw.cfg.state_dir,
+        .executor_path = g_gw.cfg.executor_path,
+    };
+    const char *pname = json_get_str(params, "provider", g_gw.cfg.provider);
+    const provider_t *p = provider_find(pname);
+    if (!p)
+        return err_set(err, ERR_BAD_REQ, "unknown provider \"%s\"", pname);
+    return p->create(&spec, out, err);
+}
+
+static void
+warming_remove(warming_t *w)
+{
+    for (warming_t **pp = &warming; *pp; pp = &(*pp)->next)
+        if (*pp == w) {
+            *pp = w->next;
+            nwarming--;
+            break;
+        }
+    exec_link_free(w->link);
+    free(w);
+}
+
+static void
+on_warm_up(void *ud)
+{
+    warming_t *w = ud;
+    char key[160];
+    pool_key(key, sizeof key, POOL_PROFILE);
+    json_object *o = sandbox_to_json(&w->sb);
+    rds_cmd(NULL, NULL, "RPUSH %s %s", key, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+    json_object_put(o);
+    if (ready_count >= 0)
+        ready_count++;
+    warming_remove(w);
+}
+
+static void
+on_warm_down(void *ud, const char *why)
+{
+    warming_t *w = ud;
+    GW_LOG("pool: sandbox %s did not come up: %s", w->sb.id, why);
+    const provider_t *p = provider_find(w->sb.provider);
+    err_t err = {0};
+    if (p)
+        p->destroy(&w->sb, true, &err);
+    warming_remove(w);
+}
+
+static const exec_link_cbs_t warm_cbs = {.on_up = on_warm_up, .on_down = on_warm_down};
+
+static void
+warm_one(void)
+{
+    warming_t *w = xcalloc(1, sizeof *w);
+    err_t err = {0};
+    if (pool_create_sandbox(POOL_PROFILE, NULL, &w->sb, &err) < 0) {
+        GW_LOG("pool: cannot start a sandbox: %s", err.msg);
+        free(w);
+        return;
+    }
+    w->link = exec_link_new(&warm_cbs, w);
+    w->next = warming;
+    warming = w;
+    nwarming++;
+    exec_link_connect(w->link, w->sb.socket_path, 15000);
+}
+
+static void
+on_len(redisReply *r, void *ud)
+{
+    (void)ud;
+    if (!r || r->type != REDIS_REPLY_INTEGER)
+        return;
+    ready_count = r->integer;
+    for (long long have = ready_count + nwarming; have < g_gw.cfg.pool_size; have++)
+        warm_one();
+}
+
+void
+pool_tick(void)
+{
+    if (g_gw.cfg.pool_size <= 0 || g_gw.stopping)
+        return;
+    char key[160];
+    pool_key(key, sizeof key, POOL_PROFILE);
+    rds_cmd(on_len, NULL, "LLEN %s", key);
+}
+
+typedef struct {
+    pool_claim_cb cb;
+    void *ud;
+} claim_t;
+
+static void
+on_pop(redisReply *r, void *ud)
+{
+    claim_t *c = ud;
+    sandbox_t sb;
+    err_t err = {0};
+    bool got = false;
+    if (r && r->type == REDIS_REPLY_STRING) {
+        json_object *o = json_tokener_parse(r->str);
+        const provider_t *p;
+        got = o && sandbox_from_json(o, &sb, &err) == 0 && (p = provider_find(sb.provider)) &&
+              p->alive(&sb);
+        json_object_put(o);
+    }
+    claims++;
+    if (!got)
+        misses++;
+    if (ready_count > 0)
+        ready_count--;
+    c->cb(c->ud, got ? &sb : NULL);
+    free(c);
+    pool_tick();
+}
+
+void
+pool_claim(const char *profile, pool_claim_cb cb, void *ud)
+{
+    if (strcmp(profile, POOL_PROFILE) != 0 || g_gw.cfg.pool_size <= 0) {
+        cb(ud, NULL);
+        return;
+    }
+    claim_t *c = xmalloc(sizeof *c);
+    c->cb = cb;
+    c->ud = ud;
+    char key[160];
+    pool_key(key, sizeof key, profile);
+    rds_cmd(on_pop, c, "LPOP %s", key);
+}
+
+void
+pool_start(void)
+{
+    pool_tick();
+}
+
+json_object *
+pool_describe(void)
+{
+    json_object *o = json_object_new_object(), *p = json_object_new_object();
+    json_set_int(p, "target", g_gw.cfg.pool_size);
+    json_set_int(p, "ready", ready_count < 0 ? 0 : ready_count);
+    json_set_int(p, "warming", nwarming);
+    json_set_int(p, "claims", (int64_t)claims);
+    json_set_int(p, "misses", (int64_t)misses);
+    json_set(o, POOL_PROFILE, p);
+    return o;
+}
+
+void
+pool_stop(void)
+{
+    while (warming)
+        warming_remove(warming);
+}

@@ -1,0 +1,522 @@
+/* provider.c — what every provider shares: lookup by name, sandbox_t <-> JSON, the on-disk
+ * layout, the detached spawn (double fork, own session, cgroup joined before exec), and the
+ * generic destroy/alive/pause/resume built on cgroup.c and /proc.
+ *
+ * Sandboxes are never our children for long: the intermediate child exits at once, so the
+ * sandbox is reparented to init (or the nearest subreaper) and outlives the gateway. We only
+ * ever waitpid() the intermediate child, by its pid. */
+#include "provider.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "json_util.h"
+#include "xalloc.h"
+
+const provider_t *
+provider_find(const char *name)
+{
+    static const provider_t *const all[] = {&provider_bwrap, &provider_local};
+    for (size_t i = 0; name && i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(all[i]->name, name) == 0)
+            return all[i];
+    return NULL;
+}
+
+/* ---- JSON ---- */
+
+json_object *
+sandbox_to_json(const sandbox_t *sb)
+{
+    json_object *o = json_object_new_object();
+    json_set_str(o, "id", sb->id);
+    json_set_str(o, "provider", sb->provider);
+    json_set_int(o, "pid", sb->pid);
+    json_set_int(o, "start_time", (int64_t)sb->start_time);
+    json_set_str(o, "dir", sb->dir);
+    json_set_str(o, "socket_path", sb->socket_path);
+    json_set_str(o, "workspace", sb->workspace);
+    json_set_str(o, "cgroup", sb->cgroup);
+    json_set_int(o, "cgroup_version", sb->cgroup_version);
+    return o;
+}
+
+static int
+copy_str(json_object *o, const char *key, char *dst, size_t n, bool required, err_t *err)
+{
+    json_object *v = json_get(o, key);
+    if (!v && !required)
+        return 0;
+    if (!v || !json_object_is_type(v, json_type_string))
+        return err_set(err, ERR_BAD_REQ, "sandbox: '%s' must be a string", key);
+    if ((size_t)json_object_get_string_len(v) >= n)
+        return err_set(err, ERR_BAD_REQ, "sandbox: '%s' is too long", key);
+    memcpy(dst, json_object_get_string(v), (size_t)json_object_get_string_len(v) + 1);
+    return 0;
+}
+
+int
+sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
+{
+    memset(sb, 0, sizeof *sb);
+    if (!o || !json_object_is_type(o, json_type_object))
+        return err_set(err, ERR_BAD_REQ, "sandbox: not a JSON object");
+    if (copy_str(o, "id", sb->id, sizeof sb->id, true, err) < 0 ||
+        copy_str(o, "provider", sb->provider, sizeof sb->provider, true, err) < 0 ||
+        copy_str(o, "dir", sb->dir, sizeof sb->dir, false, err) < 0 ||
+        copy_str(o, "socket_path", sb->socket_path, sizeof sb->socket_path, false, err) < 0 ||
+        copy_str(o, "workspace", sb->workspace, sizeof sb->workspace, false, err) < 0 ||
+        copy_str(o, "cgroup", sb->cgroup, sizeof sb->cgroup, false, err) < 0)
+        return -ERR_BAD_REQ;
+    const char *ints[] = {"pid", "start_time", "cgroup_version"};
+    for (size_t i = 0; i < 3; i++) {
+        json_object *v = json_get(o, ints[i]);
+        if (v && !json_object_is_type(v, json_type_int))
+            return err_set(err, ERR_BAD_REQ, "sandbox: '%s' must be an integer", ints[i]);
+    }
+    int64_t pid = json_get_int(o, "pid", 0), ver = json_get_int(o, "cgroup_version", 0);
+    int64_t st = json_get_int(o, "start_time", 0);
+    if (pid < 0 || pid > INT32_MAX || ver < 0 || ver > 2 || st < 0)
+        return err_set(err, ERR_BAD_REQ, "sandbox: pid, start_time or cgroup_version out of range");
+    sb->pid = (pid_t)pid;
+    sb->start_time = (uint64_t)st;
+    sb->cgroup_version = (int)ver;
+    return 0;
+}
+
+/* ---- /proc ---- */
+
+/* State letter and start time of pid from /proc/<pid>/stat; -ENOENT when gone. */
+static int
+proc_stat(pid_t pid, char *state, uint64_t *start, pid_t *ppid)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -ENOENT;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -ENOENT;
+    buf[n] = '\0';
+    char *s = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+    if (!s || s[1] != ' ')
+        return -EIO;
+    /* Fields after comm start at 3 (state); starttime is field 22. */
+    char *save = NULL, *t = strtok_r(s + 2, " ", &save);
+    for (int field = 3; t; field++, t = strtok_r(NULL, " ", &save)) {
+        if (field == 3 && state)
+            *state = t[0];
+        else if (field == 4 && ppid)
+            *ppid = (pid_t)strtol(t, NULL, 10);
+        else if (field == 22) {
+            if (start)
+                *start = strtoull(t, NULL, 10);
+            return 0;
+        }
+    }
+    return -EIO;
+}
+
+int
+provider_generic_alive(const sandbox_t *sb)
+{
+    char state = 0;
+    uint64_t start = 0;
+    if (sb->pid <= 0 || proc_stat(sb->pid, &state, &start, NULL) < 0)
+        return 0;
+    if (state == 'Z' || state == 'X')
+        return 0;
+    return sb->start_time == 0 || start == sb->start_time;
+}
+
+/* Pids of every descendant of root (and root), from one scan of /proc. Caller frees. */
+static size_t
+proc_tree(pid_t root, pid_t **out)
+{
+    size_t n = 0, cap = 64;
+    pid_t *pids = xmalloc(cap * sizeof *pids), *parents = xmalloc(cap * sizeof *parents);
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        pid_t pid = (pid_t)strtol(de->d_name, NULL, 10), pp = 0;
+        if (pid <= 0 || proc_stat(pid, NULL, NULL, &pp) < 0)
+            continue;
+        if (n == cap) {
+            cap *= 2;
+            pids = xrealloc(pids, cap * sizeof *pids);
+            parents = xrealloc(parents, cap * sizeof *parents);
+        }
+        pids[n] = pid;
+        parents[n++] = pp;
+    }
+    if (d)
+        closedir(d);
+    /* Breadth-first over the parent links: tree[0..m) holds root and what we reached. */
+    pid_t *tree = xmalloc((n + 1) * sizeof *tree);
+    size_t m = 0;
+    tree[m++] = root;
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++)
+            if (parents[j] == tree[i] && pids[j] != root)
+                tree[m++] = pids[j];
+    free(pids);
+    free(parents);
+    *out = tree;
+    return m;
+}
+
+/* Without a cgroup: stop the whole tree (no more forks), collect it again, then SIGKILL it. */
+static void
+kill_tree(const sandbox_t *sb)
+{
+    for (int round = 0; round < 20 && provider_generic_alive(sb); round++) {
+        pid_t *tree;
+        size_t n = proc_tree(sb->pid, &tree);
+        for (size_t i = 0; i < n; i++)
+            kill(tree[i], SIGSTOP);
+        free(tree);
+        n = proc_tree(sb->pid, &tree);
+        for (size_t i = 0; i < n; i++)
+            kill(tree[i], SIGKILL);
+        free(tree);
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* ---- layout ---- */
+
+static bool
+valid_id(const char *id)
+{
+    size_t n = id ? strlen(id) : 0;
+    if (n == 0 || n > 48)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!(id[i] >= 'a' && id[i] <= 'z') && !(id[i] >= 'A' && id[i] <= 'Z') &&
+            !(id[i] >= '0' && id[i] <= '9') && id[i] != '-' && id[i] != '_')
+            return false;
+    return true;
+}
+
+static int
+mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid, err_t *err)
+{
+    if (mkdir(path, mode) < 0 && errno != EEXIST)
+        return err_set(err, errno, "mkdir %s: %s", path, strerror(errno));
+    if (chmod(path, mode) < 0 || chown(path, uid, gid) < 0)
+        return err_set(err, errno, "chown %s: %s", path, strerror(errno));
+    return 0;
+}
+
+int
+provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, uid_t ws_uid, gid_t ws_gid,
+                 err_t *err)
+{
+    if (!valid_id(spec->id))
+        return err_set(err, ERR_BAD_REQ, "sandbox id must be 1-48 of [A-Za-z0-9_-]");
+    if (!spec->state_dir || spec->state_dir[0] != '/')
+        return err_set(err, ERR_BAD_REQ, "state_dir must be an absolute path");
+    if (!spec->executor_path || access(spec->executor_path, X_OK) < 0)
+        return err_set(err, ENOENT, "executor %s: not executable",
+                       spec->executor_path ? spec->executor_path : "(none)");
+    if (mkdir(spec->state_dir, 0711) < 0 && errno != EEXIST)
+        return err_set(err, errno, "mkdir %s: %s", spec->state_dir, strerror(errno));
+    snprintf(sb->id, sizeof sb->id, "%s", spec->id);
+    char real[PATH_MAX];
+    if (!realpath(spec->state_dir, real))
+        return err_set(err, errno, "state_dir %s: %s", spec->state_dir, strerror(errno));
+    if (snprintf(sb->dir, sizeof sb->dir, "%s/%s", real, spec->id) >= (int)sizeof sb->dir ||
+        snprintf(sb->workspace, sizeof sb->workspace, "%s/workspace", sb->dir) >=
+            (int)sizeof sb->workspace ||
+        snprintf(sb->socket_path, sizeof sb->socket_path, "%s/run/executor.sock", sb->dir) >=
+            (int)sizeof sb->socket_path)
+        return err_set(err, ENAMETOOLONG, "state_dir path too long");
+    char run[PATH_MAX + 16];
+    snprintf(run, sizeof run, "%s/run", sb->dir);
+    int e;
+    if ((e = mkdir_owned(sb->dir, 0711, geteuid(), getegid(), err)) < 0 ||
+        (e = mkdir_owned(sb->workspace, 0755, ws_uid, ws_gid, err)) < 0 ||
+        (e = mkdir_owned(run, 0755, ws_uid, ws_gid, err)) < 0)
+        return e;
+    unlink(sb->socket_path); /* a stale socket from an earlier life would look ready */
+    return 0;
+}
+
+/* ---- environment ---- */
+
+static void
+env_put(char ***envp, size_t *n, const char *key, const char *val)
+{
+    size_t kl = strlen(key);
+    for (size_t i = 0; i < *n; i++) {
+        if (strncmp((*envp)[i], key, kl) == 0 && (*envp)[i][kl] == '=') {
+            free((*envp)[i]);
+            (*envp)[i] = xasprintf("%s=%s", key, val);
+            return;
+        }
+    }
+    *envp = xrealloc(*envp, (*n + 2) * sizeof **envp);
+    (*envp)[(*n)++] = xasprintf("%s=%s", key, val);
+    (*envp)[*n] = NULL;
+}
+
+char **
+provider_env_new(const sandbox_spec_t *spec, const char *home, err_t *err)
+{
+    char **envp = xcalloc(1, sizeof *envp);
+    size_t n = 0;
+    env_put(&envp, &n, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    env_put(&envp, &n, "HOME", home);
+    env_put(&envp, &n, "LANG", "C.UTF-8");
+    env_put(&envp, &n, "TERM", "xterm-256color");
+    if (spec->env && !json_object_is_type(spec->env, json_type_object)) {
+        provider_env_free(envp);
+        err_set(err, ERR_BAD_REQ, "env must be an object of strings");
+        return NULL;
+    }
+    if (spec->env) {
+        json_object_object_foreach(spec->env, key, val) {
+            if (!key[0] || strchr(key, '=') || !json_object_is_type(val, json_type_string) ||
+                strlen(json_object_get_string(val)) != (size_t)json_object_get_string_len(val)) {
+                provider_env_free(envp);
+                err_set(err, ERR_BAD_REQ, "env: bad variable '%s'", key);
+                return NULL;
+            }
+            env_put(&envp, &n, key, json_object_get_string(val));
+        }
+    }
+    return envp;
+}
+
+void
+provider_env_free(char **envp)
+{
+    for (size_t i = 0; envp && envp[i]; i++)
+        free(envp[i]);
+    free(envp);
+}
+
+/* ---- detached spawn ---- */
+
+enum { REC_PID = 1, REC_ERRNO_CGROUP, REC_ERRNO_EXEC, REC_ERRNO_FORK, REC_ERRNO_SETUP };
+typedef struct {
+    int32_t kind, value;
+} spawn_rec_t;
+
+static void
+send_rec(int fd, int kind, int value)
+{
+    spawn_rec_t r = {kind, value};
+    ssize_t w = write(fd, &r, sizeof r);
+    (void)w;
+}
+
+/* The grandchild: runs between fork() and exec(); async-signal-safe calls only. */
+static void __attribute__((noreturn))
+spawn_child(int status_fd, int log_fd, int null_fd, const cgroup_t *cg, char *const argv[],
+            char *const envp[], const char *cwd)
+{
+    setsid(); /* its own session and process group: kill(-pid) reaches what did not move */
+    int e = cgroup_enter(cg, 0);
+    if (e < 0) {
+        send_rec(status_fd, REC_ERRNO_CGROUP, -e);
+        _exit(127);
+    }
+    sigset_t all;
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    for (int s = 1; s < 32; s++)
+        if (s != SIGKILL && s != SIGSTOP)
+            signal(s, SIG_DFL);
+    if (dup2(null_fd, 0) < 0 || dup2(log_fd, 1) < 0 || dup2(log_fd, 2) < 0 || chdir(cwd) < 0) {
+        send_rec(status_fd, REC_ERRNO_SETUP, errno);
+        _exit(127);
+    }
+#ifdef SYS_close_range
+    /* Whatever the gateway holds (sockets, redis) must not leak into the sandbox. */
+    syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */);
+#endif
+    execve(argv[0], argv, envp);
+    send_rec(status_fd, REC_ERRNO_EXEC, errno);
+    _exit(127);
+}
+
+int
+provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[],
+               char *const envp[], const char *cwd, err_t *err)
+{
+    cgroup_t *cg = xmalloc(sizeof *cg);
+    cgroup_limits_t lim = {spec->memory_bytes, spec->cpu_millicores, spec->pids_max};
+    int e = cgroup_create(cg, NULL, spec->id, &lim, err);
+    int fds[2] = {-1, -1}, log_fd = -1, null_fd = -1;
+    if (e < 0)
+        goto out;
+    snprintf(sb->warning, sizeof sb->warning, "%s", cg->warning);
+    sb->cgroup_version = cg->version;
+    snprintf(sb->cgroup, sizeof sb->cgroup, "%s", cg->version ? cg->rel : "");
+
+    char log_path[PATH_MAX + 16];
+    snprintf(log_path, sizeof log_path, "%s/executor.log", sb->dir);
+    log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (log_fd < 0 || null_fd < 0 || pipe2(fds, O_CLOEXEC) < 0) {
+        e = err_set(err, errno, "spawn: %s: %s", log_path, strerror(errno));
+        goto out;
+    }
+    pid_t mid = fork();
+    if (mid < 0) {
+        e = err_set(err, errno, "fork: %s", strerror(errno));
+        goto out;
+    }
+    if (mid == 0) {
+        setsid(); /* leave the gateway's session and terminal */
+        pid_t pid = fork();
+        if (pid == 0)
+            spawn_child(fds[1], log_fd, null_fd, cg, argv, envp, cwd);
+        if (pid < 0)
+            send_rec(fds[1], REC_ERRNO_FORK, errno);
+        else
+            send_rec(fds[1], REC_PID, (int32_t)pid);
+        _exit(0);
+    }
+    close(fds[1]);
+    fds[1] = -1;
+    while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    /* Records until EOF, which comes when the grandchild's copy closes on exec (or exit). */
+    spawn_rec_t r;
+    pid_t pid = 0;
+    int fail_kind = 0, fail_errno = 0;
+    ssize_t n;
+    while ((n = read(fds[0], &r, sizeof r)) == (ssize_t)sizeof r || (n < 0 && errno == EINTR)) {
+        if (n < 0)
+            continue;
+        if (r.kind == REC_PID)
+            pid = r.value;
+        else
+            fail_kind = r.kind, fail_errno = r.value;
+    }
+    if (fail_kind || pid <= 0) {
+        static const char *const step[] = {"", "", "join cgroup", "exec", "fork", "set up stdio/cwd"};
+        e = err_set(err, fail_errno ? fail_errno : EIO, "spawn %s: %s failed: %s", argv[0],
+                    fail_kind ? step[fail_kind] : "start", strerror(fail_errno ? fail_errno : EIO));
+        if (pid > 0)
+            kill(pid, SIGKILL);
+        goto out;
+    }
+    sb->pid = pid;
+    proc_stat(pid, NULL, &sb->start_time, NULL);
+    e = 0;
+out:
+    if (e < 0 && cg->version) {
+        cgroup_kill(cg, NULL);
+        cgroup_remove(cg, NULL);
+        sb->cgroup_version = 0;
+        sb->cgroup[0] = '\0';
+    }
+    for (int i = 0; i < 2; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    if (log_fd >= 0)
+        close(log_fd);
+    if (null_fd >= 0)
+        close(null_fd);
+    free(cg);
+    return e;
+}
+
+/* ---- destroy, pause, resume, usage ---- */
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
+}
+
+int
+provider_generic_destroy(const sandbox_t *sb, bool purge, err_t *err)
+{
+    cgroup_t *cg = xmalloc(sizeof *cg);
+    int e = 0;
+    if (sb->cgroup_version && cgroup_open(cg, NULL, sb->cgroup_version, sb->cgroup) == 0) {
+        e = cgroup_kill(cg, err);
+        if (e >= 0)
+            e = cgroup_remove(cg, err);
+    }
+    if (provider_generic_alive(sb))
+        kill_tree(sb); /* no cgroup, or it failed: the process tree as /proc shows it */
+    if (e >= 0 && provider_generic_alive(sb))
+        e = err_set(err, EBUSY, "sandbox %s: pid %d survived SIGKILL", sb->id, (int)sb->pid);
+    free(cg);
+    if (e < 0)
+        return e;
+    if (purge && sb->dir[0] == '/' && strlen(sb->dir) > 1) {
+        /* FTW_PHYS: symlinks the sandbox left are removed, never followed. */
+        if (nftw(sb->dir, rm_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0 && errno != ENOENT)
+            return err_set(err, errno, "purge %s: %s", sb->dir, strerror(errno));
+        if (access(sb->dir, F_OK) == 0)
+            return err_set(err, ENOTEMPTY, "purge %s: could not remove everything", sb->dir);
+    }
+    return 0;
+}
+
+static int
+freeze(const sandbox_t *sb, bool on, err_t *err)
+{
+    cgroup_t *cg = xmalloc(sizeof *cg);
+    int e;
+    if (!sb->cgroup_version || cgroup_open(cg, NULL, sb->cgroup_version, sb->cgroup) < 0)
+        e = err_set(err, ENOTSUP, "sandbox %s has no cgroup freezer", sb->id);
+    else
+        e = on ? cgroup_freeze(cg, err) : cgroup_thaw(cg, err);
+    free(cg);
+    return e;
+}
+
+int
+provider_generic_pause(const sandbox_t *sb, err_t *err)
+{
+    return freeze(sb, true, err);
+}
+
+int
+provider_generic_resume(const sandbox_t *sb, err_t *err)
+{
+    return freeze(sb, false, err);
+}
+
+json_object *
+sandbox_usage(const sandbox_t *sb)
+{
+    cgroup_t *cg = xmalloc(sizeof *cg);
+    json_object *o;
+    if (sb->cgroup_version && cgroup_open(cg, NULL, sb->cgroup_version, sb->cgroup) == 0) {
+        o = cgroup_usage(cg);
+    } else {
+        o = json_object_new_object();
+        json_set_int(o, "cgroup_version", 0);
+    }
+    json_set_bool(o, "alive", provider_generic_alive(sb) == 1);
+    free(cg);
+    return o;
+}

@@ -1,0 +1,53 @@
+/* provider_local.c — the executor as a plain process of the current user: NO ISOLATION,
+ * development only. Same layout as bwrap (<dir>/workspace, <dir>/run/executor.sock,
+ * <dir>/executor.log) and the same cgroup (limits, pause, kill-all) when cgroups are
+ * writable, so destroy and pause behave alike. The executor's file roots are the workspace
+ * only; as root it runs with --user root (it would otherwise switch to uid 1000, which does
+ * not own the workspace). */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "provider.h"
+
+static int
+local_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
+{
+    static bool warned;
+    if (!warned) {
+        warned = true;
+        fprintf(stderr, "sandpipe: WARNING: local provider: NO ISOLATION, development only\n");
+    }
+    memset(out, 0, sizeof *out);
+    snprintf(out->provider, sizeof out->provider, "local");
+    char **envp = provider_env_new(spec, "/", err); /* validated before anything is made */
+    if (!envp)
+        return -ERR_BAD_REQ;
+    provider_env_free(envp);
+    int e = provider_prepare(spec, out, geteuid(), getegid(), err);
+    if (e < 0)
+        return e;
+    envp = provider_env_new(spec, out->workspace, err);
+    char listen[PATH_MAX + 8];
+    snprintf(listen, sizeof listen, "unix:%s", out->socket_path);
+    char *argv[] = {(char *)spec->executor_path, "--listen", listen, "--workspace", out->workspace,
+                    "--root", out->workspace, "--socket-mode", "0660",
+                    geteuid() == 0 ? "--user" : NULL, "root", NULL};
+    e = provider_spawn(spec, out, argv, envp, out->workspace, err);
+    provider_env_free(envp);
+    if (e == 0) {
+        size_t l = strlen(out->warning);
+        snprintf(out->warning + l, sizeof out->warning - l, "%slocal provider: NO ISOLATION",
+                 l ? "; " : "");
+    }
+    return e;
+}
+
+const provider_t provider_local = {
+    .name = "local",
+    .create = local_create,
+    .destroy = provider_generic_destroy,
+    .alive = provider_generic_alive,
+    .pause = provider_generic_pause,
+    .resume = provider_generic_resume,
+};

@@ -1,0 +1,30 @@
+/* redis_client.h — the gateway's asynchronous Redis connection (hiredis on the uv loop), with
+ * reconnection. Commands issued while disconnected fail at once (callback with NULL). hiredis
+ * frees each reply after the callback returns: copy what you keep. */
+#ifndef SP_REDIS_CLIENT_H
+#define SP_REDIS_CLIENT_H
+
+#include <hiredis/hiredis.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef void (*rds_cb)(redisReply *reply, void *ud); /* reply NULL: error or disconnected */
+
+/* addr: "unix:/path" or "host:port". on_ready runs after every (re)connection. */
+int rds_start(const char *addr, void (*on_ready)(void));
+void rds_stop(void);
+bool rds_connected(void);
+
+/* printf-style command (hiredis %s/%b/%lld). cb may be NULL. Returns 0, or -1 when not
+ * connected (cb is then called with NULL before returning). */
+int rds_cmd(rds_cb cb, void *ud, const char *fmt, ...);
+int rds_cmdv(rds_cb cb, void *ud, int argc, const char **argv, const size_t *lens);
+
+/* A blocking connection for start-up work (re-attaching sessions) before the loop runs.
+ * Caller frees with redisFree. NULL on failure. */
+redisContext *rds_sync_connect(const char *addr);
+
+/* Counters for health and metrics. */
+size_t rds_pending(void);
+
+#endif

@@ -1,0 +1,89 @@
+/* session.h — sessions this gateway owns: a sandbox (from the warm pool or a provider), the
+ * link to its executor, its event log, its runtime status (OpenHands values) and its clients.
+ *
+ * Actions are serialised per session: each becomes an "action" event, its output "output"
+ * events (coalesced: at most GW_OUTPUT_CHUNK bytes each, flushed within GW_OUTPUT_FLUSH_MS),
+ * and its result an "observation" event, all in the session's event log. Clients subscribe as
+ * cursors over that log (gw_sub_t) and are woken on every new event. */
+#ifndef SP_SESSION_H
+#define SP_SESSION_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "event_log.h"
+#include "provider.h"
+
+#define GW_OUTPUT_CHUNK (16 * 1024)
+#define GW_OUTPUT_FLUSH_MS 5
+#define GW_ACTION_QUEUE_MAX 64
+
+/* OpenHands runtime statuses, plus STOPPED and PAUSED. */
+#define ST_STARTING "STARTING_RUNTIME"
+#define ST_BUILDING "BUILDING_RUNTIME"
+#define ST_STARTED "RUNTIME_STARTED"
+#define ST_READY "READY"
+#define ST_ERROR "ERROR"
+#define ST_DISCONNECTED "ERROR_RUNTIME_DISCONNECTED"
+#define ST_STOPPED "STOPPED"
+#define ST_PAUSED "PAUSED"
+
+typedef struct gw_session gw_session_t;
+
+/* A subscriber to a session's events (a WebSocket client cursor). */
+typedef struct gw_sub gw_sub_t;
+struct gw_sub {
+    gw_sub_t *next;
+    void (*wake)(gw_sub_t *sub); /* a new event exists */
+    void (*gone)(gw_sub_t *sub); /* the session ended: drop your pointer */
+};
+
+/* A raw terminal attached to a session (the terminal WebSocket endpoint). */
+typedef struct gw_term gw_term_t;
+struct gw_term {
+    gw_session_t *s;
+    uint32_t ch;    /* executor channel, 0 until opened */
+    void (*on_data)(gw_term_t *t, const uint8_t *p, size_t n);
+    void (*on_close)(gw_term_t *t, json_object *result);
+    gw_term_t *next;
+};
+
+typedef void (*session_ready_cb)(void *ud, gw_session_t *s, int code, const char *msg);
+
+/* Creates a session from params {"profile","env","memory","cpu","pids","idle_timeout",
+ * "max_lifetime","plugins"} for owner; cb runs once it is READY (or failed: s NULL). */
+void session_create(json_object *params, const char *owner, session_ready_cb cb, void *ud);
+gw_session_t *session_find(const char *id);
+gw_session_t *session_next(const gw_session_t *s); /* iteration from g_gw.sessions */
+const char *session_id(const gw_session_t *s);
+const char *session_owner(const gw_session_t *s);
+const char *session_status(const gw_session_t *s);
+event_log_t *session_log(gw_session_t *s);
+json_object *session_describe(const gw_session_t *s);
+
+/* Queues an OpenHands action (borrowed); returns its event seq, or 0 with err. */
+uint64_t session_submit(gw_session_t *s, json_object *action, const char *origin, err_t *err);
+int session_signal(gw_session_t *s, const char *sig, err_t *err);
+/* Stops and destroys the session (status STOPPED). */
+void session_delete(gw_session_t *s, const char *reason);
+
+void session_subscribe(gw_session_t *s, gw_sub_t *sub);
+void session_unsubscribe(gw_session_t *s, gw_sub_t *sub);
+
+int session_term_open(gw_session_t *s, gw_term_t *t, int cols, int rows, err_t *err);
+void session_term_input(gw_term_t *t, const void *p, size_t n);
+void session_term_resize(gw_term_t *t, int cols, int rows);
+/* The terminal client consumed n bytes: let the PTY produce more. */
+void session_term_consumed(gw_term_t *t, size_t n);
+void session_term_close(gw_term_t *t);
+
+/* Re-attaches the sessions Redis says this gateway owns (after a restart). */
+void sessions_restore(void);
+/* Periodic: idle and lifetime reaping. */
+void sessions_tick(void);
+void sessions_shutdown(void);
+int sessions_count(void);
+
+#endif

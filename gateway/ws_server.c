@@ -1,0 +1,616 @@
+/* ws_server.c — the client WebSocket API (docs/api.md), one lws protocol callback:
+ *   /ws/control                      JSON requests: session.create/get/list/delete, pool, health
+ *   /ws/sessions/{id}?since=N        the session's events (a cursor over its event log) and
+ *                                    actions/signals from the client; viewers read only
+ *   /ws/sessions/{id}/terminal       raw PTY bytes as binary frames, {"resize":...} as text
+ * Tokens: Sec-WebSocket-Protocol "sandpipe.v1, bearer.<jwt>" or ?token=<jwt>.
+ *
+ * Writes happen only in SERVER_WRITEABLE, one lws_write each. A client is a cursor (next_seq)
+ * over the event log: it never owns a queue of events, so a slow client costs nothing and
+ * catches up from memory or Redis. Replies to its requests queue (bounded) ahead of events. */
+#include "ws_server.h"
+
+#include <inttypes.h>
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "gw.h"
+#include "json_util.h"
+#include "jwt.h"
+#include "session.h"
+#include "ws_control.h"
+#include "xalloc.h"
+
+#define WS_MSG_MAX (1u << 20)       /* largest client message */
+#define WS_REPLIES_MAX 64           /* queued replies before a client is cut off */
+#define WS_FETCH_BATCH 256          /* events per Redis read while catching up */
+#define WS_TERM_WRITE (64 * 1024)
+
+typedef enum { K_NONE, K_CONTROL, K_SESSION, K_TERMINAL } kind_t;
+
+typedef struct reply {
+    struct reply *next;
+    char *text;
+    size_t len;
+} reply_t;
+
+/* Heap part of a connection: outlives the lws pss while a Redis read is in flight. */
+typedef struct cursor {
+    gw_sub_t sub;
+    struct lws *wsi;       /* NULL once the connection closed */
+    gw_session_t *s;
+    uint64_t next_seq;
+    evlog_entry_t *batch;  /* events read from Redis, not yet sent */
+    int batch_n, batch_i;
+    bool fetching;
+} cursor_t;
+
+typedef struct {
+    kind_t kind;
+    jwt_claims_t claims;
+    bool authed;
+    char auth_error[ERR_MSG_MAX + 16];
+    char session[64];
+    cursor_t *cur;
+    gw_term_t term;
+    buf_t term_out;        /* PTY bytes waiting for the socket */
+    bool term_closed;
+    int term_exit;
+    buf_t msg;             /* a client message being reassembled */
+    reply_t *replies, *replies_tail;
+    int nreplies;
+    bool close_after_replies;
+    uint64_t conn_id;
+} pss_t;
+
+static uint64_t next_conn_id = 1;
+static size_t nconns;
+
+/* Live connections by id, so that replies to slow requests (session.create) find their
+ * connection only if it still exists. */
+typedef struct conn_ref {
+    struct conn_ref *next;
+    uint64_t id;
+    struct lws *wsi;
+} conn_ref_t;
+static conn_ref_t *conn_refs;
+
+struct lws *
+ws_lookup(uint64_t conn_id)
+{
+    for (conn_ref_t *r = conn_refs; r; r = r->next)
+        if (r->id == conn_id)
+            return r->wsi;
+    return NULL;
+}
+
+uint64_t
+ws_conn_id(struct lws *wsi)
+{
+    pss_t *p = lws_wsi_user(wsi);
+    return p->conn_id;
+}
+
+static void
+conn_ref_add(uint64_t id, struct lws *wsi)
+{
+    conn_ref_t *r = xmalloc(sizeof *r);
+    r->id = id;
+    r->wsi = wsi;
+    r->next = conn_refs;
+    conn_refs = r;
+}
+
+static void
+conn_ref_del(uint64_t id)
+{
+    for (conn_ref_t **pp = &conn_refs; *pp; pp = &(*pp)->next)
+        if ((*pp)->id == id) {
+            conn_ref_t *r = *pp;
+            *pp = r->next;
+            free(r);
+            return;
+        }
+}
+
+size_t
+ws_connections(void)
+{
+    return nconns;
+}
+
+/* ---- replies ---- */
+
+static void
+queue_reply(struct lws *wsi, pss_t *p, json_object *msg)
+{
+    if (p->nreplies >= WS_REPLIES_MAX) {
+        /* The client sends requests but does not read: it is cut off, visibly. */
+        p->close_after_replies = true;
+        json_object_put(msg);
+        return;
+    }
+    reply_t *r = xcalloc(1, sizeof *r);
+    size_t len;
+    const char *t = json_text(msg, &len);
+    r->text = xstrndup(t, len);
+    r->len = len;
+    json_object_put(msg);
+    if (p->replies_tail)
+        p->replies_tail->next = r;
+    else
+        p->replies = r;
+    p->replies_tail = r;
+    p->nreplies++;
+    lws_callback_on_writable(wsi);
+}
+
+static json_object *
+error_msg(const char *code, const char *message, json_object *id)
+{
+    json_object *o = json_object_new_object(), *e = json_object_new_object();
+    json_set_str(o, "type", "error");
+    if (id)
+        json_set(o, "id", json_object_get(id));
+    json_set_str(e, "code", code);
+    json_set_str(e, "message", message);
+    json_set(o, "error", e);
+    return o;
+}
+
+void
+ws_reply(struct lws *wsi, json_object *msg)
+{
+    pss_t *p = lws_wsi_user(wsi);
+    queue_reply(wsi, p, msg);
+}
+
+static int
+write_text(struct lws *wsi, const char *s, size_t n, enum lws_write_protocol proto)
+{
+    unsigned char *b = xmalloc(LWS_PRE + n);
+    memcpy(b + LWS_PRE, s, n);
+    int w = lws_write(wsi, b + LWS_PRE, n, proto);
+    free(b);
+    return w < (int)n ? -1 : 0;
+}
+
+/* ---- cursors ---- */
+
+static void
+cursor_wake(gw_sub_t *sub)
+{
+    cursor_t *c = (cursor_t *)sub;
+    if (c->wsi)
+        lws_callback_on_writable(c->wsi);
+}
+
+static void
+cursor_gone(gw_sub_t *sub)
+{
+    cursor_t *c = (cursor_t *)sub;
+    c->s = NULL;
+    if (c->wsi) {
+        pss_t *p = lws_wsi_user(c->wsi);
+        queue_reply(c->wsi, p, error_msg("session_ended", "the session was stopped", NULL));
+        p->close_after_replies = true;
+    }
+}
+
+static void
+cursor_free(cursor_t *c)
+{
+    for (int i = c->batch_i; i < c->batch_n; i++)
+        free(c->batch[i].text);
+    free(c->batch);
+    free(c);
+}
+
+static void
+on_fetched(void *ud, const evlog_entry_t *entries, int count)
+{
+    cursor_t *c = ud;
+    c->fetching = false;
+    if (!c->wsi) { /* the client left while we read */
+        cursor_free(c);
+        return;
+    }
+    if (count < 0) {
+        pss_t *p = lws_wsi_user(c->wsi);
+        queue_reply(c->wsi, p, error_msg("unavailable", "event history is unavailable (Redis)", NULL));
+        return;
+    }
+    c->batch = xcalloc((size_t)count + 1, sizeof *c->batch);
+    for (int i = 0; i < count; i++) {
+        c->batch[i] = entries[i];
+        c->batch[i].text = xstrndup(entries[i].text, entries[i].len);
+    }
+    c->batch_n = count;
+    c->batch_i = 0;
+    if (count == 0 && c->s) /* nothing older in Redis: skip to what memory has */
+        c->next_seq = evlog_first_in_memory(session_log(c->s));
+    lws_callback_on_writable(c->wsi);
+}
+
+/* Writes the next event for this cursor, if any. Returns -1 to close. */
+static int
+cursor_write(struct lws *wsi, cursor_t *c)
+{
+    if (c->batch_i < c->batch_n) {
+        evlog_entry_t *e = &c->batch[c->batch_i++];
+        int rc = write_text(wsi, e->text, e->len, LWS_WRITE_TEXT);
+        c->next_seq = e->seq + 1;
+        free(e->text);
+        e->text = NULL;
+        if (c->batch_i == c->batch_n) {
+            free(c->batch);
+            c->batch = NULL;
+            c->batch_n = c->batch_i = 0;
+        }
+        lws_callback_on_writable(wsi);
+        return rc;
+    }
+    if (!c->s || c->fetching)
+        return 0;
+    event_log_t *log = session_log(c->s);
+    const evlog_entry_t *e = evlog_get(log, c->next_seq);
+    if (e) {
+        int rc = write_text(wsi, e->text, e->len, LWS_WRITE_TEXT);
+        c->next_seq++;
+        if (c->next_seq < evlog_next_seq(log))
+            lws_callback_on_writable(wsi);
+        return rc;
+    }
+    if (c->next_seq < evlog_first_in_memory(log)) {
+        c->fetching = true;
+        evlog_fetch(session_id(c->s), c->next_seq, WS_FETCH_BATCH, on_fetched, c);
+    }
+    return 0;
+}
+
+/* ---- terminal ---- */
+
+static void
+term_on_data(gw_term_t *t, const uint8_t *d, size_t n)
+{
+    pss_t *p = (pss_t *)((char *)t - offsetof(pss_t, term));
+    buf_append(&p->term_out, d, n);
+    if (p->cur && p->cur->wsi)
+        lws_callback_on_writable(p->cur->wsi);
+}
+
+static void
+term_on_close(gw_term_t *t, json_object *res)
+{
+    pss_t *p = (pss_t *)((char *)t - offsetof(pss_t, term));
+    p->term_closed = true;
+    p->term_exit = (int)json_get_int(res, "exit_code", -1);
+    t->s = NULL;
+    if (p->cur && p->cur->wsi)
+        lws_callback_on_writable(p->cur->wsi);
+}
+
+/* ---- request handling ---- */
+
+static bool
+may_access(const pss_t *p, gw_session_t *s, bool write)
+{
+    if (!strcmp(p->claims.role, "admin"))
+        return true;
+    if (!strcmp(p->claims.role, "viewer"))
+        return !write && !strcmp(p->claims.session, session_id(s));
+    return !strcmp(session_owner(s), p->claims.sub);
+}
+
+static void
+handle_session_msg(struct lws *wsi, pss_t *p, json_object *msg)
+{
+    json_object *id = json_get(msg, "id");
+    const char *type = json_get_str(msg, "type", "");
+    gw_session_t *s = p->cur ? p->cur->s : NULL;
+    if (!strcmp(type, "ping")) {
+        json_object *r = json_object_new_object();
+        json_set_str(r, "type", "pong");
+        if (id)
+            json_set(r, "id", json_object_get(id));
+        queue_reply(wsi, p, r);
+        return;
+    }
+    if (!s) {
+        queue_reply(wsi, p, error_msg("session_ended", "the session is gone", id));
+        return;
+    }
+    if (!may_access(p, s, true)) {
+        queue_reply(wsi, p, error_msg("forbidden", "this token may only watch the session", id));
+        return;
+    }
+    err_t err = {0};
+    if (!strcmp(type, "action")) {
+        uint64_t seq = session_submit(s, json_get(msg, "action"), p->claims.sub, &err);
+        if (!seq) {
+            queue_reply(wsi, p, error_msg(err_name(err.code), err.msg, id));
+            return;
+        }
+        json_object *r = json_object_new_object();
+        json_set_str(r, "type", "ack");
+        if (id)
+            json_set(r, "id", json_object_get(id));
+        json_set_int(r, "seq", (int64_t)seq);
+        queue_reply(wsi, p, r);
+    } else if (!strcmp(type, "signal")) {
+        if (session_signal(s, json_get_str(msg, "signal", "INT"), &err) < 0)
+            queue_reply(wsi, p, error_msg(err_name(err.code), err.msg, id));
+        else {
+            json_object *r = json_object_new_object();
+            json_set_str(r, "type", "ack");
+            if (id)
+                json_set(r, "id", json_object_get(id));
+            queue_reply(wsi, p, r);
+        }
+    } else {
+        char m[160];
+        snprintf(m, sizeof m, "unknown message type \"%.60s\" (expected action, signal, ping)", type);
+        queue_reply(wsi, p, error_msg("bad_request", m, id));
+    }
+}
+
+static void
+handle_message(struct lws *wsi, pss_t *p, bool binary)
+{
+    if (p->kind == K_TERMINAL) {
+        if (binary) {
+            session_term_input(&p->term, p->msg.data, p->msg.len);
+            return;
+        }
+    }
+    err_t err = {0};
+    json_object *msg = json_parse(p->msg.data ? p->msg.data : "", p->msg.len, &err);
+    if (!msg || !json_object_is_type(msg, json_type_object)) {
+        queue_reply(wsi, p, error_msg("bad_request", msg ? "messages are JSON objects" : err.msg, NULL));
+        json_object_put(msg);
+        return;
+    }
+    if (p->kind == K_TERMINAL) {
+        json_object *rs = json_get(msg, "resize");
+        if (rs)
+            session_term_resize(&p->term, (int)json_get_int(rs, "cols", 80), (int)json_get_int(rs, "rows", 24));
+        else if (json_get(msg, "input"))
+            session_term_input(&p->term, json_get_str(msg, "input", ""), strlen(json_get_str(msg, "input", "")));
+    } else if (p->kind == K_SESSION) {
+        handle_session_msg(wsi, p, msg);
+    } else {
+        ws_control_handle(wsi, &p->claims, msg);
+    }
+    json_object_put(msg);
+}
+
+/* ---- connection setup ---- */
+
+static void
+authenticate(struct lws *wsi, pss_t *p)
+{
+    char tok[JWT_BUF_LEN] = "", hdr[JWT_BUF_LEN + 64] = "";
+    err_t err = {0};
+    const char *bearer = NULL;
+    /* Authorization: Bearer (programs; nginx moves a browser's subprotocol token here), the
+     * subprotocol offer itself (lws 4.1 caps that header at 128 bytes: short tokens only), or
+     * ?token= (browsers connecting directly). */
+    if (lws_hdr_copy(wsi, hdr, sizeof hdr, WSI_TOKEN_HTTP_AUTHORIZATION) > 0 &&
+        jwt_bearer_from_header(hdr, &bearer) == 0) {
+        snprintf(tok, sizeof tok, "%s", bearer);
+    } else if (lws_hdr_copy(wsi, hdr, sizeof hdr, WSI_TOKEN_PROTOCOL) > 0 &&
+               jwt_token_from_ws_protocol(hdr, tok, sizeof tok) == 0) {
+        /* found in the subprotocol offer */
+    } else {
+        char q[JWT_BUF_LEN + 8];
+        const char *v = lws_get_urlarg_by_name(wsi, "token=", q, sizeof q);
+        if (!v || !*v) {
+            snprintf(p->auth_error, sizeof p->auth_error,
+                     "a bearer token is required (Sec-WebSocket-Protocol bearer.<token> or ?token=)");
+            return;
+        }
+        snprintf(tok, sizeof tok, "%s", v);
+    }
+    if (jwt_verify(g_gw.secret, g_gw.secret_len, tok, (int64_t)gw_wall(), &p->claims, &err) < 0) {
+        snprintf(p->auth_error, sizeof p->auth_error, "%s", err.msg);
+        return;
+    }
+    p->authed = true;
+}
+
+static int
+setup(struct lws *wsi, pss_t *p)
+{
+    char uri[256] = "";
+    lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI);
+    p->conn_id = next_conn_id++;
+    conn_ref_add(p->conn_id, wsi);
+    authenticate(wsi, p);
+    if (!p->authed) {
+        queue_reply(wsi, p, error_msg("unauthorized", p->auth_error, NULL));
+        p->close_after_replies = true;
+        return 0;
+    }
+    const char *rest = NULL;
+    if (!strcmp(uri, "/ws/control")) {
+        p->kind = K_CONTROL;
+        return 0;
+    }
+    if (strncmp(uri, "/ws/sessions/", 13) != 0) {
+        queue_reply(wsi, p, error_msg("not_found", "unknown endpoint (use /ws/control, /ws/sessions/{id}, /ws/sessions/{id}/terminal)", NULL));
+        p->close_after_replies = true;
+        return 0;
+    }
+    rest = uri + 13;
+    const char *slash = strchr(rest, '/');
+    size_t idlen = slash ? (size_t)(slash - rest) : strlen(rest);
+    snprintf(p->session, sizeof p->session, "%.*s", (int)(idlen < 63 ? idlen : 63), rest);
+    bool terminal = slash && !strcmp(slash, "/terminal");
+    if (slash && !terminal) {
+        queue_reply(wsi, p, error_msg("not_found", "unknown session endpoint", NULL));
+        p->close_after_replies = true;
+        return 0;
+    }
+    gw_session_t *s = session_find(p->session);
+    if (!s || !may_access(p, s, false)) {
+        queue_reply(wsi, p, error_msg("not_found", "no such session on this gateway", NULL));
+        p->close_after_replies = true;
+        return 0;
+    }
+    cursor_t *c = xcalloc(1, sizeof *c);
+    c->wsi = wsi;
+    c->s = s;
+    c->sub.wake = cursor_wake;
+    c->sub.gone = cursor_gone;
+    p->cur = c;
+    if (terminal) {
+        p->kind = K_TERMINAL;
+        err_t err = {0};
+        if (!may_access(p, s, true)) {
+            queue_reply(wsi, p, error_msg("forbidden", "viewers cannot open a terminal", NULL));
+            p->close_after_replies = true;
+            return 0;
+        }
+        char v[32];
+        const char *cs = lws_get_urlarg_by_name(wsi, "cols=", v, sizeof v);
+        int cols = cs ? atoi(cs) : 80;
+        const char *rs = lws_get_urlarg_by_name(wsi, "rows=", v, sizeof v);
+        int rows = rs ? atoi(rs) : 24;
+        p->term.on_data = term_on_data;
+        p->term.on_close = term_on_close;
+        if (session_term_open(s, &p->term, cols > 0 ? cols : 80, rows > 0 ? rows : 24, &err) < 0) {
+            queue_reply(wsi, p, error_msg(err_name(err.code), err.msg, NULL));
+            p->close_after_replies = true;
+        }
+        return 0;
+    }
+    p->kind = K_SESSION;
+    char v[32];
+    uint64_t next = evlog_next_seq(session_log(s));
+    const char *since = lws_get_urlarg_by_name(wsi, "since=", v, sizeof v);
+    if (since)
+        next = strtoull(since, NULL, 10) + 1;
+    c->next_seq = next;
+    session_subscribe(s, &c->sub);
+    lws_callback_on_writable(wsi);
+    return 0;
+}
+
+static void
+teardown(pss_t *p)
+{
+    conn_ref_del(p->conn_id);
+    if (p->cur) {
+        cursor_t *c = p->cur;
+        if (c->s)
+            session_unsubscribe(c->s, &c->sub);
+        c->wsi = NULL;
+        if (p->kind == K_TERMINAL && p->term.s)
+            session_term_close(&p->term);
+        if (!c->fetching)
+            cursor_free(c); /* else freed when the read returns */
+        p->cur = NULL;
+    }
+    while (p->replies) {
+        reply_t *r = p->replies;
+        p->replies = r->next;
+        free(r->text);
+        free(r);
+    }
+    buf_free(&p->msg);
+    buf_free(&p->term_out);
+}
+
+static int
+on_writeable(struct lws *wsi, pss_t *p)
+{
+    if (p->replies) {
+        reply_t *r = p->replies;
+        p->replies = r->next;
+        if (!p->replies)
+            p->replies_tail = NULL;
+        p->nreplies--;
+        int rc = write_text(wsi, r->text, r->len, LWS_WRITE_TEXT);
+        free(r->text);
+        free(r);
+        if (rc < 0)
+            return -1;
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    if (p->close_after_replies) {
+        lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, NULL, 0);
+        return -1;
+    }
+    if (p->kind == K_TERMINAL) {
+        if (p->term_out.len) {
+            size_t n = p->term_out.len > WS_TERM_WRITE ? WS_TERM_WRITE : p->term_out.len;
+            if (write_text(wsi, p->term_out.data, n, LWS_WRITE_BINARY) < 0)
+                return -1;
+            buf_consume(&p->term_out, n);
+            session_term_consumed(&p->term, n);
+            lws_callback_on_writable(wsi);
+            return 0;
+        }
+        if (p->term_closed) {
+            char msg[64];
+            int len = snprintf(msg, sizeof msg, "{\"type\":\"exit\",\"exit_code\":%d}", p->term_exit);
+            write_text(wsi, msg, (size_t)len, LWS_WRITE_TEXT);
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+            return -1;
+        }
+        return 0;
+    }
+    if (p->kind == K_SESSION && p->cur)
+        return cursor_write(wsi, p->cur);
+    return 0;
+}
+
+static int
+callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
+{
+    pss_t *p = user;
+    switch (reason) {
+    case LWS_CALLBACK_ESTABLISHED:
+        nconns++;
+        return setup(wsi, p);
+    case LWS_CALLBACK_CLOSED:
+        nconns--;
+        teardown(p);
+        break;
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+        return on_writeable(wsi, p);
+    case LWS_CALLBACK_RECEIVE:
+        if (!p->authed || p->close_after_replies)
+            break;
+        if (p->msg.len + len > WS_MSG_MAX) {
+            buf_clear(&p->msg);
+            queue_reply(wsi, p, error_msg("too_large", "message over 1 MiB", NULL));
+            p->close_after_replies = true;
+            break;
+        }
+        buf_append(&p->msg, in, len);
+        if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi)) {
+            handle_message(wsi, p, lws_frame_is_binary(wsi));
+            buf_clear(&p->msg);
+        }
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static const struct lws_protocols protocols[] = {
+    {JWT_WS_PROTOCOL, callback, sizeof(pss_t), 0, 0, NULL, 0},
+    {NULL, NULL, 0, 0, 0, NULL, 0},
+};
+
+const struct lws_protocols *
+ws_protocols(void)
+{
+    return protocols;
+}

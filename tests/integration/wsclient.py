@@ -1,0 +1,142 @@
+"""A minimal RFC 6455 WebSocket client (standard library only: PyPI is not reachable here),
+enough to drive the gateway in tests: handshake with subprotocols, masked client frames,
+text/binary/close/ping, fragmented messages, and a raw mode for malformed input."""
+import base64
+import hashlib
+import json
+import os
+import socket
+import struct
+import time
+
+GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+TEXT, BINARY, CLOSE, PING, PONG = 1, 2, 8, 9, 10
+
+
+class HandshakeError(Exception):
+    pass
+
+
+class WS:
+    def __init__(self, host, port, path, protocols=None, timeout=10, read=True):
+        self.sock = socket.create_connection((host, port), timeout=timeout)
+        key = base64.b64encode(os.urandom(16)).decode()
+        lines = [f"GET {path} HTTP/1.1", f"Host: {host}:{port}", "Upgrade: websocket",
+                 "Connection: Upgrade", f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13"]
+        if protocols:
+            lines.append("Sec-WebSocket-Protocol: " + ", ".join(protocols))
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        self.buf = b""
+        while b"\r\n\r\n" not in self.buf:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise HandshakeError("connection closed during handshake")
+            self.buf += chunk
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        self.status = int(head.split(b" ")[1])
+        self.headers = {}
+        for line in head.split(b"\r\n")[1:]:
+            k, _, v = line.decode().partition(":")
+            self.headers[k.strip().lower()] = v.strip()
+        if self.status != 101:
+            raise HandshakeError(f"status {self.status}")
+        want = base64.b64encode(hashlib.sha1((key + GUID).encode()).digest()).decode()
+        if self.headers.get("sec-websocket-accept") != want:
+            raise HandshakeError("bad Sec-WebSocket-Accept")
+        self.closed = None
+
+    def send_frame(self, opcode, payload, fin=True, mask=True):
+        head = bytes([(0x80 if fin else 0) | opcode])
+        n = len(payload)
+        mbit = 0x80 if mask else 0
+        if n < 126:
+            head += bytes([mbit | n])
+        elif n < 65536:
+            head += bytes([mbit | 126]) + struct.pack(">H", n)
+        else:
+            head += bytes([mbit | 127]) + struct.pack(">Q", n)
+        if mask:
+            m = os.urandom(4)
+            head += m
+            payload = bytes(b ^ m[i % 4] for i, b in enumerate(payload)) if n < 65536 else _mask(payload, m)
+        self.sock.sendall(head + payload)
+
+    def send_json(self, obj):
+        self.send_frame(TEXT, json.dumps(obj).encode())
+
+    def send_binary(self, data):
+        self.send_frame(BINARY, data)
+
+    def _read(self, n, deadline):
+        while len(self.buf) < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no WebSocket data in time")
+            self.sock.settimeout(left)
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise ConnectionError("connection closed")
+            self.buf += chunk
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def recv_frame(self, timeout=10):
+        deadline = time.monotonic() + timeout
+        b0, b1 = self._read(2, deadline)
+        n = b1 & 0x7F
+        if n == 126:
+            n = struct.unpack(">H", self._read(2, deadline))[0]
+        elif n == 127:
+            n = struct.unpack(">Q", self._read(8, deadline))[0]
+        return b0 & 0x0F, bool(b0 & 0x80), self._read(n, deadline)
+
+    def recv(self, timeout=10):
+        """Next whole message: (opcode, bytes). Answers pings; CLOSE returns (CLOSE, payload)."""
+        data, op = b"", None
+        while True:
+            opcode, fin, payload = self.recv_frame(timeout)
+            if opcode == PING:
+                self.send_frame(PONG, payload)
+                continue
+            if opcode == CLOSE:
+                self.closed = payload
+                return CLOSE, payload
+            if opcode != 0:
+                op = opcode
+            data += payload
+            if fin:
+                return op, data
+
+    def recv_json(self, timeout=10):
+        op, data = self.recv(timeout)
+        if op == CLOSE:
+            raise ConnectionError(f"closed: {data[:2].hex()} {data[2:]!r}")
+        return json.loads(data)
+
+    def close(self):
+        try:
+            self.send_frame(CLOSE, struct.pack(">H", 1000))
+        except OSError:
+            pass
+        self.sock.close()
+
+
+def _mask(payload, m):
+    n = len(payload)
+    full = (m * (n // 4 + 1))[:n]
+    return (int.from_bytes(payload, "big") ^ int.from_bytes(full, "big")).to_bytes(n, "big")
+
+
+def jwt(secret_hex, sub="alice", role="user", session=None, exp_in=3600):
+    """Mints an HS256 token the way sandpipe's tokens look (for tests)."""
+    import hmac
+
+    def b64(b):
+        return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+    header = b64(json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode())
+    claims = {"sub": sub, "role": role, "exp": int(time.time()) + exp_in}
+    if session:
+        claims["session"] = session
+    payload = b64(json.dumps(claims, separators=(",", ":")).encode())
+    sig = hmac.new(bytes.fromhex(secret_hex), f"{header}.{payload}".encode(), hashlib.sha256).digest()
+    return f"{header}.{payload}.{b64(sig)}"

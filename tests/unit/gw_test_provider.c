@@ -1,0 +1,801 @@
+/* gw_test_provider.c — the bwrap and local providers and cgroup.c against the real kernel,
+ * real bubblewrap and the real sandpipe-executor (SANDPIPE_EXECUTOR, else
+ * <repo>/build/{release,$MODE}/sandpipe-executor found from this binary's path or the cwd).
+ * Commands run through the executor protocol (proc.spawn) over a blocking unix socket.
+ * Every sandbox a test creates is registered and destroyed (purged) by the teardown, also when
+ * an assertion fails; the state directory is a mkdtemp removed at the end. Needs root. */
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "exec_client.h"
+#include "gateway/cgroup.h"
+#include "gateway/provider.h"
+#include "json_util.h"
+#include "xalloc.h"
+
+#define MiB (1024 * 1024)
+
+static char g_state[PATH_MAX];    /* mkdtemp state dir */
+static char g_executor[PATH_MAX]; /* "" when not found: sandbox tests skip */
+static bool g_have_bwrap;
+
+/* Sandboxes to destroy in teardown. */
+static struct {
+    const provider_t *p;
+    sandbox_t sb;
+} g_made[8];
+static int g_nmade;
+
+static double
+now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- a blocking executor client on top of exec_client ---- */
+
+typedef struct {
+    int fd;
+    exec_client_t *c;
+    uint32_t ch;
+    buf_t out;
+    json_object *started, *result;
+} conn_t;
+
+static void
+on_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
+{
+    conn_t *k = ud;
+    if (ch == k->ch && !is_stderr)
+        buf_append(&k->out, p, n);
+}
+
+static void
+on_json(void *ud, uint32_t ch, json_object *msg)
+{
+    conn_t *k = ud;
+    if (ch == k->ch && !k->started)
+        k->started = json_object_get(msg);
+}
+
+static void
+on_close(void *ud, uint32_t ch, json_object *result)
+{
+    conn_t *k = ud;
+    if (ch == k->ch)
+        k->result = json_object_get(result ? result : json_object_new_object());
+}
+
+static int
+flush_out(conn_t *k)
+{
+    buf_t *o = exec_client_out(k->c);
+    while (o->len) {
+        ssize_t w = send(k->fd, o->data, o->len, MSG_NOSIGNAL);
+        if (w <= 0)
+            return -1;
+        buf_consume(o, (size_t)w);
+    }
+    return 0;
+}
+
+/* Reads until done() or the deadline; 0, or -1 on timeout/EOF. */
+static int
+pump(conn_t *k, double secs, bool (*done)(conn_t *))
+{
+    double end = now() + secs;
+    while (!done(k)) {
+        if (flush_out(k) < 0)
+            return -1;
+        struct pollfd pfd = {k->fd, POLLIN, 0};
+        int left = (int)((end - now()) * 1000);
+        if (left <= 0 || poll(&pfd, 1, left) <= 0)
+            return -1;
+        char b[65536];
+        ssize_t n = recv(k->fd, b, sizeof b, 0);
+        if (n <= 0 || exec_client_feed(k->c, b, (size_t)n, NULL) < 0)
+            return -1;
+    }
+    return flush_out(k);
+}
+
+static bool
+got_hello(conn_t *k)
+{
+    return exec_client_hello(k->c) != NULL;
+}
+static bool
+got_result(conn_t *k)
+{
+    return k->result != NULL;
+}
+static bool
+got_started(conn_t *k)
+{
+    return k->started != NULL || k->result != NULL;
+}
+
+static void
+conn_close(conn_t *k)
+{
+    if (k->fd >= 0)
+        close(k->fd);
+    exec_client_free(k->c);
+    buf_free(&k->out);
+    json_object_put(k->started);
+    json_object_put(k->result);
+    memset(k, 0, sizeof *k);
+    k->fd = -1;
+}
+
+/* Connects and waits for HELLO; retries until secs have passed (the executor is starting). */
+static int
+conn_open(conn_t *k, const char *path, double secs)
+{
+    static const exec_client_cbs_t cbs = {.on_data = on_data, .on_json = on_json, .on_close = on_close};
+    double end = now() + secs;
+    memset(k, 0, sizeof *k);
+    k->fd = -1;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    while (now() < end) {
+        k->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (connect(k->fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+            k->c = exec_client_new(&cbs, k);
+            if (pump(k, end - now(), got_hello) == 0)
+                return 0;
+            conn_close(k);
+        } else {
+            close(k->fd);
+            k->fd = -1;
+        }
+        sleep_ms(20);
+    }
+    return -1;
+}
+
+static uint32_t
+conn_spawn(conn_t *k, const char *cmd)
+{
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", "proc.spawn");
+    json_set_str(req, "cmd", cmd);
+    k->ch = exec_client_open(k->c, req, NULL);
+    json_object_put(req);
+    return k->ch;
+}
+
+/* Runs cmd in the sandbox; returns the CLOSE result (caller puts it), stdout into *out. */
+static json_object *
+run(const char *sock, const char *cmd, double secs, char **out)
+{
+    conn_t k;
+    if (conn_open(&k, sock, 10) < 0)
+        return NULL;
+    conn_spawn(&k, cmd);
+    json_object *res = NULL;
+    if (pump(&k, secs, got_result) == 0) {
+        res = json_object_get(k.result);
+        if (out)
+            *out = xstrndup(k.out.data ? k.out.data : "", k.out.len);
+    }
+    conn_close(&k);
+    return res;
+}
+
+/* Runs cmd and asserts it exits 0; returns its stdout (caller frees). */
+static char *
+run_ok(const sandbox_t *sb, const char *cmd)
+{
+    char *out = NULL;
+    json_object *res = run(sb->socket_path, cmd, 20, &out);
+    assert_non_null(res);
+    if (json_get_int(res, "exit_code", -1) != 0)
+        fail_msg("'%s' -> %s, stdout: %s", cmd, json_object_to_json_string(res), out);
+    json_object_put(res);
+    return out;
+}
+
+/* ---- sandbox bookkeeping ---- */
+
+static sandbox_spec_t
+spec_for(const char *name, char *id, size_t idn)
+{
+    snprintf(id, idn, "t%d-%s", (int)getpid(), name);
+    sandbox_spec_t s = {.id = id, .profile = "default", .state_dir = g_state,
+                        .executor_path = g_executor};
+    return s;
+}
+
+static sandbox_t *
+track(const provider_t *p, const sandbox_t *sb)
+{
+    assert_true(g_nmade < (int)(sizeof g_made / sizeof g_made[0]));
+    g_made[g_nmade].p = p;
+    g_made[g_nmade].sb = *sb;
+    return &g_made[g_nmade++].sb;
+}
+
+static sandbox_t *
+make(const provider_t *p, const sandbox_spec_t *spec)
+{
+    sandbox_t sb;
+    err_t err = {0};
+    int e = p->create(spec, &sb, &err);
+    if (e < 0)
+        fail_msg("create %s: %s", spec->id, err.msg);
+    return track(p, &sb);
+}
+
+static bool
+cgroup_dirs_gone(const sandbox_t *sb)
+{
+    static const char *const ctrls[] = {"memory", "pids", "cpu", "cpuacct", "freezer", ""};
+    for (size_t i = 0; i < sizeof ctrls / sizeof ctrls[0]; i++) {
+        char p[PATH_MAX + 64];
+        snprintf(p, sizeof p, "/sys/fs/cgroup/%s%s%s", ctrls[i], ctrls[i][0] ? "/" : "", sb->cgroup);
+        if (sb->cgroup[0] && access(p, F_OK) == 0)
+            return false;
+    }
+    return true;
+}
+
+static int
+setup(void **state)
+{
+    (void)state;
+    g_nmade = 0;
+    if (!g_executor[0])
+        skip();
+    return 0;
+}
+
+/* This process is a child subreaper (main), so the sandboxes' processes are reparented to it
+ * rather than to init once their starter exits; it reaps them here (a test process has no
+ * other children to steal from). */
+static void
+reap_orphans(void)
+{
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+}
+
+static int
+teardown(void **state)
+{
+    (void)state;
+    for (int i = 0; i < g_nmade; i++) {
+        err_t err = {0};
+        if (g_made[i].p->destroy(&g_made[i].sb, true, &err) < 0)
+            fprintf(stderr, "teardown: destroy %s: %s\n", g_made[i].sb.id, err.msg);
+    }
+    g_nmade = 0;
+    reap_orphans();
+    return 0;
+}
+
+static void
+need_bwrap(void)
+{
+    if (!g_have_bwrap || geteuid() != 0)
+        skip();
+}
+
+/* ---- cgroup.c alone ---- */
+
+static pid_t
+spawn_sleeper(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execlp("sleep", "sleep", "60", (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static void
+reap(pid_t pid)
+{
+    for (int i = 0; i < 200 && waitpid(pid, NULL, WNOHANG) == 0; i++)
+        sleep_ms(10);
+}
+
+/* Limits land in the controller files, a process can be put in, counted, killed, removed. */
+static void
+test_cgroup_limits_membership_kill_remove(void **state)
+{
+    (void)state;
+    cgroup_t cg;
+    err_t err = {0};
+    char id[64];
+    snprintf(id, sizeof id, "t%d-cg", (int)getpid());
+    cgroup_limits_t lim = {128 * MiB, 500, 64};
+    assert_int_equal(cgroup_create(&cg, NULL, id, &lim, &err), 0);
+    if (cg.version == 0)
+        skip(); /* not writable here: covered by the degrade test */
+    char buf[64];
+    char path[CGROUP_DIR_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", cg.dir[CG_PIDS],
+             "pids.max");
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_int_equal(atoi(buf), 64);
+    pid_t pid = spawn_sleeper();
+    assert_int_equal(cgroup_enter(&cg, pid), 0);
+    assert_int_equal(cgroup_nprocs(&cg), 1);
+    json_object *u = cgroup_usage(&cg);
+    assert_int_equal(json_get_int(u, "memory_limit_bytes", -1), 128 * MiB);
+    assert_int_equal(json_get_int(u, "pids", -1), 1);
+    json_object_put(u);
+    cgroup_t again;
+    assert_int_equal(cgroup_open(&again, NULL, cg.version, cg.rel), 0);
+    assert_string_equal(again.dir[CG_MEMORY], cg.dir[CG_MEMORY]);
+    assert_int_equal(cgroup_kill(&again, &err), 1);
+    reap(pid);
+    assert_int_equal(cgroup_remove(&again, &err), 0);
+    assert_int_equal(access(cg.dir[CG_PIDS], F_OK), -1);
+    assert_int_equal(cgroup_open(&again, NULL, cg.version, cg.rel), -ENOENT);
+}
+
+/* cgroup v2 code (cgroup.freeze/events/kill) on the hybrid unified mount when there is one. */
+static void
+test_cgroup_v2_freeze_and_kill_on_unified_mount(void **state)
+{
+    (void)state;
+    const char *mnt = "/sys/fs/cgroup/unified";
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/cgroup.controllers", mnt);
+    if (access(p, F_OK) < 0)
+        skip();
+    cgroup_t cg;
+    err_t err = {0};
+    char id[64];
+    snprintf(id, sizeof id, "t%d-v2", (int)getpid());
+    cgroup_limits_t lim = {64 * MiB, 0, 0};
+    assert_int_equal(cgroup_create(&cg, mnt, id, &lim, &err), 0);
+    if (cg.version == 0)
+        skip();
+    assert_int_equal(cg.version, 2);
+    pid_t pid = spawn_sleeper();
+    assert_int_equal(cgroup_enter(&cg, pid), 0);
+    assert_int_equal(cgroup_freeze(&cg, &err), 0);
+    json_object *u = cgroup_usage(&cg);
+    assert_true(json_get_bool(u, "frozen", false));
+    json_object_put(u);
+    assert_int_equal(cgroup_thaw(&cg, &err), 0);
+    assert_int_equal(cgroup_kill(&cg, &err), 1);
+    reap(pid);
+    assert_int_equal(cgroup_remove(&cg, &err), 0);
+    assert_int_equal(access(cg.dir[CG_FREEZER], F_OK), -1);
+}
+
+/* No cgroup filesystem: create still works, says version 0 and why. */
+static void
+test_cgroup_unwritable_degrades_with_warning(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/sp-nocg-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    cgroup_t cg;
+    err_t err = {0};
+    cgroup_limits_t lim = {128 * MiB, 0, 0};
+    int e = cgroup_create(&cg, dir, "x1", &lim, &err);
+    rmdir(dir);
+    assert_int_equal(e, 0);
+    assert_int_equal(cg.version, 0);
+    assert_true(strlen(cg.warning) > 0);
+    assert_int_equal(cgroup_enter(&cg, getpid()), 0);
+    assert_int_equal(cgroup_freeze(&cg, &err), -ENOTSUP);
+    assert_int_equal(cgroup_create(&cg, NULL, "../etc", &lim, &err), -EINVAL);
+}
+
+/* ---- plain data ---- */
+
+static void
+test_sandbox_json_round_trip_and_bad_input(void **state)
+{
+    (void)state;
+    sandbox_t a = {.pid = 42, .start_time = 123456, .cgroup_version = 1};
+    snprintf(a.id, sizeof a.id, "abc");
+    snprintf(a.provider, sizeof a.provider, "bwrap");
+    snprintf(a.socket_path, sizeof a.socket_path, "/s/abc/run/executor.sock");
+    snprintf(a.cgroup, sizeof a.cgroup, "sandpipe/abc");
+    json_object *o = sandbox_to_json(&a);
+    sandbox_t b;
+    err_t err = {0};
+    assert_int_equal(sandbox_from_json(o, &b, &err), 0);
+    assert_int_equal(b.pid, 42);
+    assert_int_equal(b.start_time, 123456);
+    assert_string_equal(b.socket_path, a.socket_path);
+    assert_string_equal(b.cgroup, "sandpipe/abc");
+    json_set_str(o, "pid", "42");
+    assert_int_equal(sandbox_from_json(o, &b, &err), -ERR_BAD_REQ);
+    json_object_put(o);
+    assert_int_equal(sandbox_from_json(NULL, &b, &err), -ERR_BAD_REQ);
+    assert_ptr_equal(provider_find("bwrap"), &provider_bwrap);
+    assert_ptr_equal(provider_find("local"), &provider_local);
+    assert_null(provider_find("docker-ish"));
+}
+
+static void
+test_create_refuses_bad_id_and_env(void **state)
+{
+    (void)state;
+    sandbox_t sb;
+    err_t err = {0};
+    sandbox_spec_t s = {.id = "../../etc", .state_dir = g_state, .executor_path = g_executor};
+    assert_true(provider_bwrap.create(&s, &sb, &err) < 0);
+    json_object *env = json_tokener_parse("{\"A\": 1}");
+    char id[64];
+    s = spec_for("badenv", id, sizeof id);
+    s.env = env;
+    assert_true(provider_local.create(&s, &sb, &err) < 0);
+    json_object_put(env);
+    /* Refused before anything was made. */
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/%s", g_state, id);
+    assert_int_equal(access(p, F_OK), -1);
+}
+
+/* ---- bwrap sandboxes ---- */
+
+/* uid 1000, hostname sandbox, only lo, no /root, no other sandbox's directory, no shadow. */
+static void
+test_bwrap_identity_network_and_filesystem_isolation(void **state)
+{
+    (void)state;
+    need_bwrap();
+    char ida[64], idb[64];
+    sandbox_spec_t sa = spec_for("iso-a", ida, sizeof ida), sb2 = spec_for("iso-b", idb, sizeof idb);
+    json_object *env = json_tokener_parse("{\"GREETING\": \"hi there\"}");
+    sa.env = env;
+    sandbox_t *a = make(&provider_bwrap, &sa);
+    sandbox_t *b = make(&provider_bwrap, &sb2);
+    json_object_put(env);
+    char *out = run_ok(a, "id -u; id -g; hostname; echo \"$HOME|$GREETING\"; "
+                          "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '");
+    assert_string_equal(out, "1000\n1000\nsandbox\n/workspace|hi there\nlo\n");
+    free(out);
+    char cmd[PATH_MAX * 3];
+    snprintf(cmd, sizeof cmd,
+             "for p in /root %s %s /etc/shadow /sys/fs/cgroup; do test -e $p && echo visible $p; done; "
+             "ls /run/sandpipe; touch /usr/x 2>/dev/null && echo wrote-usr; true",
+             b->dir, b->workspace);
+    out = run_ok(a, cmd);
+    assert_string_equal(out, "executor.sock\n");
+    free(out);
+    /* A file the sandbox writes is in its workspace on the host, not in the other one. */
+    free(run_ok(a, "echo data > /workspace/mine.txt"));
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof p, "%s/mine.txt", a->workspace);
+    assert_int_equal(access(p, F_OK), 0);
+    snprintf(p, sizeof p, "%s/mine.txt", b->workspace);
+    assert_int_equal(access(p, F_OK), -1);
+}
+
+/* A 512 MiB allocation in a 128 MiB sandbox is OOM-killed; the executor keeps answering. */
+static void
+test_bwrap_memory_hog_is_killed_executor_survives(void **state)
+{
+    (void)state;
+    need_bwrap();
+    char id[64];
+    sandbox_spec_t s = spec_for("mem", id, sizeof id);
+    s.memory_bytes = 128 * MiB;
+    sandbox_t *sb = make(&provider_bwrap, &s);
+    if (sb->cgroup_version == 0)
+        skip();
+    json_object *res = run(sb->socket_path, "python3 -c \"b = b'x' * (512 << 20)\"", 30, NULL);
+    assert_non_null(res);
+    int64_t code = json_get_int(res, "exit_code", -1), sig = json_get_int(res, "signal", 0);
+    if (!(sig == 9 || code == 137))
+        fail_msg("memory hog not killed: %s", json_object_to_json_string(res));
+    json_object_put(res);
+    char *out = run_ok(sb, "echo still here");
+    assert_string_equal(out, "still here\n");
+    free(out);
+    json_object *u = sandbox_usage(sb);
+    assert_true(json_get_int(u, "oom_kills", 1) >= 1);
+    assert_true(json_get_int(u, "memory_limit_bytes", 0) == 128 * MiB);
+    json_object_put(u);
+}
+
+static bool
+health_done(conn_t *k)
+{
+    return k->result != NULL;
+}
+
+/* A fork bomb under pids_max=64 (and half a core) stays contained; destroy ends it. */
+static void
+test_bwrap_fork_bomb_is_contained_and_destroyed(void **state)
+{
+    (void)state;
+    need_bwrap();
+    char id[64];
+    sandbox_spec_t s = spec_for("bomb", id, sizeof id);
+    s.pids_max = 64;
+    s.cpu_millicores = 500;
+    sandbox_t *sb = make(&provider_bwrap, &s);
+    if (sb->cgroup_version == 0)
+        skip();
+    conn_t k;
+    assert_int_equal(conn_open(&k, sb->socket_path, 10), 0);
+    conn_spawn(&k, "bomb() { bomb | bomb & }; bomb; sleep 30");
+    assert_int_equal(pump(&k, 10, got_started), 0);
+    conn_close(&k); /* detach: the bomb keeps going */
+    sleep_ms(1500);
+    json_object *u = sandbox_usage(sb);
+    int64_t pids = json_get_int(u, "pids", 0);
+    json_object_put(u);
+    assert_true(pids <= 64);
+    assert_true(pids >= 32); /* the bomb did run into the limit */
+    /* The executor still answers a health request (it needs no new process). */
+    assert_int_equal(conn_open(&k, sb->socket_path, 5), 0);
+    json_object *req = json_tokener_parse("{\"op\":\"health\"}");
+    k.ch = exec_client_open(k.c, req, NULL);
+    json_object_put(req);
+    assert_int_equal(pump(&k, 10, health_done), 0);
+    assert_true(json_get_bool(k.result, "alive", false));
+    conn_close(&k);
+    err_t err = {0};
+    double t0 = now();
+    assert_int_equal(provider_bwrap.destroy(sb, true, &err), 0);
+    assert_true(now() - t0 < 10);
+    assert_int_equal(provider_bwrap.alive(sb), 0);
+    assert_true(cgroup_dirs_gone(sb));
+    assert_int_equal(access(sb->dir, F_OK), -1);
+}
+
+/* The sandbox outlives the process that created it (and survives the JSON round trip). */
+static void
+test_bwrap_sandbox_survives_its_creator(void **state)
+{
+    (void)state;
+    need_bwrap();
+    char id[64];
+    sandbox_spec_t s = spec_for("orphan", id, sizeof id);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        close(fds[0]);
+        sandbox_t sb;
+        err_t err = {0};
+        if (provider_bwrap.create(&s, &sb, &err) < 0)
+            _exit(1);
+        json_object *o = sandbox_to_json(&sb);
+        const char *t = json_object_to_json_string(o);
+        ssize_t w = write(fds[1], t, strlen(t));
+        _exit(w > 0 ? 0 : 1);
+    }
+    close(fds[1]);
+    char text[8192];
+    size_t n = 0;
+    ssize_t r;
+    while ((r = read(fds[0], text + n, sizeof text - 1 - n)) > 0)
+        n += (size_t)r;
+    close(fds[0]);
+    text[n] = '\0';
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    json_object *o = json_tokener_parse(text);
+    assert_non_null(o);
+    sandbox_t got;
+    err_t err = {0};
+    assert_int_equal(sandbox_from_json(o, &got, &err), 0);
+    json_object_put(o);
+    sandbox_t *sb = track(&provider_bwrap, &got);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    sleep_ms(100);
+    assert_int_equal(provider_bwrap.alive(sb), 1);
+    char *out = run_ok(sb, "echo orphan ok");
+    assert_string_equal(out, "orphan ok\n");
+    free(out);
+    /* A recorded start time that does not match means another process: not alive. */
+    sandbox_t other = *sb;
+    other.start_time++;
+    assert_int_equal(provider_bwrap.alive(&other), 0);
+}
+
+static long
+read_counter(const sandbox_t *sb)
+{
+    char p[PATH_MAX + 16], buf[32] = "";
+    snprintf(p, sizeof p, "%s/counter", sb->workspace);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return -1;
+    if (!fgets(buf, sizeof buf, f))
+        buf[0] = '\0';
+    fclose(f);
+    return atol(buf);
+}
+
+/* pause stops a counting loop, resume lets it go on. */
+static void
+test_bwrap_pause_freezes_resume_thaws(void **state)
+{
+    (void)state;
+    need_bwrap();
+    char id[64];
+    sandbox_spec_t s = spec_for("pause", id, sizeof id);
+    sandbox_t *sb = make(&provider_bwrap, &s);
+    if (sb->cgroup_version == 0)
+        skip();
+    conn_t k;
+    assert_int_equal(conn_open(&k, sb->socket_path, 10), 0);
+    conn_spawn(&k, "i=0; while :; do i=$((i+1)); echo $i > /workspace/counter.new; "
+                   "mv /workspace/counter.new /workspace/counter; sleep 0.02; done");
+    assert_int_equal(pump(&k, 10, got_started), 0);
+    conn_close(&k);
+    for (int i = 0; i < 200 && read_counter(sb) < 3; i++)
+        sleep_ms(10);
+    assert_true(read_counter(sb) >= 3);
+    err_t err = {0};
+    assert_int_equal(provider_bwrap.pause(sb, &err), 0);
+    long frozen = read_counter(sb);
+    sleep_ms(400);
+    assert_int_equal(read_counter(sb), frozen);
+    json_object *u = sandbox_usage(sb);
+    assert_true(json_get_bool(u, "frozen", false));
+    json_object_put(u);
+    assert_int_equal(provider_bwrap.resume(sb, &err), 0);
+    sleep_ms(400);
+    assert_true(read_counter(sb) > frozen + 3);
+}
+
+/* destroy kills every process (a detached sleeper too) and removes cgroup and directory. */
+static void
+test_bwrap_destroy_leaves_nothing_behind(void **state)
+{
+    (void)state;
+    need_bwrap();
+    char id[64];
+    sandbox_spec_t s = spec_for("gone", id, sizeof id);
+    sandbox_t *sb = make(&provider_bwrap, &s);
+    conn_t k;
+    assert_int_equal(conn_open(&k, sb->socket_path, 10), 0);
+    conn_spawn(&k, "setsid sleep 1000 & sleep 1000");
+    assert_int_equal(pump(&k, 10, got_started), 0);
+    conn_close(&k);
+    sleep_ms(100);
+    json_object *u = sandbox_usage(sb);
+    if (sb->cgroup_version)
+        assert_true(json_get_int(u, "pids", 0) >= 4); /* bwrap x2, executor, shell, sleeps */
+    json_object_put(u);
+    err_t err = {0};
+    assert_int_equal(provider_bwrap.destroy(sb, true, &err), 0);
+    assert_int_equal(provider_bwrap.alive(sb), 0);
+    assert_true(cgroup_dirs_gone(sb));
+    assert_int_equal(access(sb->dir, F_OK), -1);
+    /* Once reaped, nothing of the sandbox is left, not even a zombie. */
+    reap_orphans();
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%d", (int)sb->pid);
+    assert_int_equal(access(p, F_OK), -1);
+    assert_int_equal(system("pgrep -f 'slee[p] 1000' >/dev/null"), 256); /* pgrep: none */
+    assert_int_equal(provider_bwrap.destroy(sb, true, &err), 0); /* idempotent */
+}
+
+/* ---- local ---- */
+
+static void
+test_local_runs_a_command_in_its_workspace(void **state)
+{
+    (void)state;
+    char id[64];
+    sandbox_spec_t s = spec_for("local", id, sizeof id);
+    sandbox_t *sb = make(&provider_local, &s);
+    assert_string_equal(sb->provider, "local");
+    assert_non_null(strstr(sb->warning, "NO ISOLATION"));
+    char *out = run_ok(sb, "pwd; id -u");
+    char expect[PATH_MAX + 32];
+    snprintf(expect, sizeof expect, "%s\n%d\n", sb->workspace, (int)geteuid());
+    assert_string_equal(out, expect);
+    free(out);
+    err_t err = {0};
+    assert_int_equal(provider_local.destroy(sb, true, &err), 0);
+    assert_int_equal(provider_local.alive(sb), 0);
+    assert_int_equal(access(sb->dir, F_OK), -1);
+}
+
+/* ---- main ---- */
+
+static bool
+try_executor(const char *path)
+{
+    if (access(path, X_OK) == 0 && realpath(path, g_executor))
+        return true;
+    g_executor[0] = '\0';
+    return false;
+}
+
+static void
+find_executor(void)
+{
+    const char *env = getenv("SANDPIPE_EXECUTOR"), *mode = getenv("MODE");
+    if (env && try_executor(env))
+        return;
+    char self[PATH_MAX], p[PATH_MAX + 64];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    /* <root>/build/<mode>/tests/unit/gw_test_provider: four levels up is the repo root. */
+    for (int i = 0; i < 5; i++) {
+        char *slash = strrchr(self, '/');
+        if (slash)
+            *slash = '\0';
+    }
+    const char *roots[] = {self, "."};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/build/%s/sandpipe-executor", roots[i], mode ? mode : "release");
+        if (try_executor(p))
+            return;
+        snprintf(p, sizeof p, "%s/build/release/sandpipe-executor", roots[i]);
+        if (try_executor(p))
+            return;
+    }
+    fprintf(stderr, "gw_test_provider: no sandpipe-executor (set SANDPIPE_EXECUTOR): "
+                    "sandbox tests skipped\n");
+}
+
+int
+main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    find_executor();
+    g_have_bwrap = system("bwrap --version >/dev/null 2>&1") == 0;
+    snprintf(g_state, sizeof g_state, "/tmp/sp-gwtest-XXXXXX");
+    if (!mkdtemp(g_state))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cgroup_limits_membership_kill_remove),
+        cmocka_unit_test(test_cgroup_v2_freeze_and_kill_on_unified_mount),
+        cmocka_unit_test(test_cgroup_unwritable_degrades_with_warning),
+        cmocka_unit_test(test_sandbox_json_round_trip_and_bad_input),
+        cmocka_unit_test_setup_teardown(test_create_refuses_bad_id_and_env, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bwrap_identity_network_and_filesystem_isolation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bwrap_memory_hog_is_killed_executor_survives, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bwrap_fork_bomb_is_contained_and_destroyed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bwrap_sandbox_survives_its_creator, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bwrap_pause_freezes_resume_thaws, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bwrap_destroy_leaves_nothing_behind, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_local_runs_a_command_in_its_workspace, setup, teardown),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_state);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", g_state);
+    return rc;
+}

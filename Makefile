@@ -47,6 +47,9 @@ $(BUILD)/%.o: %.c
 deps:
 	@scripts/install-deps.sh
 
+run:
+	@scripts/run.sh
+
 test: all
 	@scripts/run-tests.sh $(MODE)
 

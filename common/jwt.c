@@ -494,7 +494,8 @@ secret_parse(const char *path, char *text, size_t n, uint8_t *out, size_t cap, s
             return err_set(err, ERR_TOO_BIG, "%s: secret of %zu bytes exceeds %zu", path, n / 2,
                            cap);
         for (size_t i = 0; i < n / 2; i++)
-            out[i] = (uint8_t)(hex_value(text[2 * i]) << 4 | hex_value(text[2 * i + 1]));
+            out[i] = (uint8_t)((unsigned)hex_value(text[2 * i]) << 4 |
+                               (unsigned)hex_value(text[2 * i + 1]));
         *len = n / 2;
     } else {
         if (n > cap)

@@ -102,6 +102,16 @@ send_json_frame(conn_t *c, uint8_t type, uint32_t channel, json_object *obj)
 {
     size_t len;
     const char *s = json_text(obj, &len);
+    if (len > FRAME_MAX_PAYLOAD) {
+        /* Never send what a peer must refuse: say what was too big instead. */
+        char msg[160];
+        int n = snprintf(msg, sizeof msg,
+                         "{\"error\":{\"code\":\"too_large\",\"message\":\"a %s of %zu bytes exceeds "
+                         "max_frame (%u)\"}}",
+                         frame_type_name(type), len, FRAME_MAX_PAYLOAD);
+        send_frame(c, type, 0, channel, msg, (size_t)n);
+        return;
+    }
     send_frame(c, type, 0, channel, s, len);
 }
 

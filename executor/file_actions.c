@@ -1,6 +1,6 @@
 /* file_actions.c — OpenHands' read, write and edit actions (action_execution_server.py of
- * OpenHands 0.62.0) turned into the observation JSON the server sends, plus the helpers the
- * editor shares: binary detection (binaryornot), atomic writes, get_diff().
+ * OpenHands 0.62.0) turned into the observation JSON the server sends, and fa_write_atomic(),
+ * the replacement both they and the editor write files with.
  *
  * Observations are serialised as event_to_dict() does: top-level message, observation, content,
  * extras, with extras holding exactly the dataclass fields (FileReadObservation: path,
@@ -84,319 +84,6 @@ fa_write_atomic(const char *abs_path, const void *p, size_t n, int new_mode)
     return owner_lost;
 }
 
-/* Valid UTF-8 with enough multi-byte characters for chardet to be confident (>0.9). */
-static int
-chunk_decodable(const unsigned char *b, size_t n)
-{
-    if ((n >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF) ||
-        (n >= 2 && ((b[0] == 0xFF && b[1] == 0xFE) || (b[0] == 0xFE && b[1] == 0xFF))))
-        return 1;
-    size_t multi = 0;
-    for (size_t i = 0; i < n;) {
-        int len = b[i] < 0x80 ? 1 : (b[i] & 0xE0) == 0xC0 ? 2 : (b[i] & 0xF0) == 0xE0 ? 3
-                                : (b[i] & 0xF8) == 0xF0 ? 4 : 0;
-        if (!len || i + (size_t)len > n || (len == 2 && b[i] < 0xC2))
-            return 0;
-        for (int k = 1; k < len; k++)
-            if ((b[i + k] & 0xC0) != 0x80)
-                return 0;
-        multi += len > 1;
-        i += (size_t)len;
-    }
-    return multi >= 4;
-}
-
-int
-fa_is_binary(const char *abs_path)
-{
-    size_t pl = strlen(abs_path);
-    if (pl >= 4 && strcmp(abs_path + pl - 4, ".pyc") == 0)
-        return 1;
-    int fd = open(abs_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return 0;
-    struct stat st;
-    unsigned char b[1024];
-    ssize_t n = 0;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-        ssize_t r;
-        while (n < (ssize_t)sizeof b && (r = read(fd, b + n, sizeof b - (size_t)n)) > 0)
-            n += r;
-    }
-    close(fd);
-    if (n <= 0)
-        return 0;
-    size_t nontext = 0, low = 0; /* not printable ASCII; below 127 */
-    for (ssize_t i = 0; i < n; i++) {
-        unsigned c = b[i];
-        if (!((c >= 32 && c < 127) || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '\b'))
-            nontext++;
-        if (c < 127)
-            low++;
-    }
-    double r1 = (double)nontext / (double)n, r2 = (double)low / (double)n;
-    if (r1 > 0.90 && r2 > 0.90)
-        return 1;
-    int likely = (r1 > 0.3 && r2 < 0.05) || (r1 > 0.8 && r2 > 0.8);
-    int decodable = chunk_decodable(b, (size_t)n);
-    if (likely)
-        return !decodable;
-    if (decodable)
-        return 0;
-    return memchr(b, 0, (size_t)n) || memchr(b, 0xFF, (size_t)n);
-}
-
-/* ---- get_diff(): difflib.SequenceMatcher (autojunk on, no junk function) + unified_diff(n=0) */
-
-typedef struct {
-    const char *p;
-    size_t n;
-} line_t;
-
-typedef struct {
-    int i, j, k;
-} match_t;
-
-typedef struct {
-    int *a, *b;                 /* line ids */
-    int na, nb;
-    int *b2j_start, *b2j;       /* indices of each id in b, ascending; popular ids have none */
-    int *cur, *prev, *touched_cur, *touched_prev;
-} matcher_t;
-
-static size_t
-split_lines(const char *s, size_t n, line_t **out)
-{
-    size_t cnt = 1;
-    for (size_t i = 0; i < n; i++)
-        cnt += s[i] == '\n';
-    line_t *v = xmalloc(cnt * sizeof *v);
-    size_t k = 0, start = 0;
-    for (size_t i = 0; i <= n; i++)
-        if (i == n || s[i] == '\n') {
-            v[k].p = s + start;
-            v[k++].n = i - start;
-            start = i + 1;
-        }
-    *out = v;
-    return cnt;
-}
-
-static uint64_t
-line_hash(const line_t *l)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < l->n; i++)
-        h = (h ^ (unsigned char)l->p[i]) * 1099511628211ULL;
-    return h;
-}
-
-/* Gives equal lines equal ids (open addressing over both texts). Returns the id count. */
-static int
-intern_lines(const line_t *la, int na, const line_t *lb, int nb, int *ida, int *idb)
-{
-    size_t cap = 16;
-    while (cap < 2 * (size_t)(na + nb))
-        cap *= 2;
-    const line_t **slot = xcalloc(cap, sizeof *slot);
-    int *slot_id = xcalloc(cap, sizeof *slot_id);
-    int next = 0;
-    for (int t = 0; t < na + nb; t++) {
-        const line_t *l = t < na ? &la[t] : &lb[t - na];
-        size_t h = (size_t)line_hash(l) & (cap - 1);
-        while (slot[h] && !(slot[h]->n == l->n && memcmp(slot[h]->p, l->p, l->n) == 0))
-            h = (h + 1) & (cap - 1);
-        if (!slot[h]) {
-            slot[h] = l;
-            slot_id[h] = next++;
-        }
-        if (t < na)
-            ida[t] = slot_id[h];
-        else
-            idb[t - na] = slot_id[h];
-    }
-    free(slot);
-    free(slot_id);
-    return next;
-}
-
-static match_t
-find_longest_match(matcher_t *m, int alo, int ahi, int blo, int bhi)
-{
-    int besti = alo, bestj = blo, bestsize = 0, ncur = 0, nprev = 0;
-    for (int i = alo; i < ahi; i++) {
-        int id = m->a[i];
-        for (int x = m->b2j_start[id]; x < m->b2j_start[id + 1]; x++) {
-            int j = m->b2j[x];
-            if (j < blo)
-                continue;
-            if (j >= bhi)
-                break;
-            int k = (j > 0 ? m->prev[j - 1] : 0) + 1;
-            m->cur[j] = k;
-            m->touched_cur[ncur++] = j;
-            if (k > bestsize) {
-                besti = i - k + 1;
-                bestj = j - k + 1;
-                bestsize = k;
-            }
-        }
-        for (int t = 0; t < nprev; t++)
-            m->prev[m->touched_prev[t]] = 0;
-        int *sw = m->prev; m->prev = m->cur; m->cur = sw;
-        sw = m->touched_prev; m->touched_prev = m->touched_cur; m->touched_cur = sw;
-        nprev = ncur;
-        ncur = 0;
-    }
-    for (int t = 0; t < nprev; t++)
-        m->prev[m->touched_prev[t]] = 0;
-    /* Extend over popular lines, which b2j leaves out (no junk function, so nothing is junk). */
-    while (besti > alo && bestj > blo && m->a[besti - 1] == m->b[bestj - 1]) {
-        besti--;
-        bestj--;
-        bestsize++;
-    }
-    while (besti + bestsize < ahi && bestj + bestsize < bhi && m->a[besti + bestsize] == m->b[bestj + bestsize])
-        bestsize++;
-    return (match_t){besti, bestj, bestsize};
-}
-
-static int
-match_cmp(const void *x, const void *y)
-{
-    const match_t *p = x, *q = y;
-    return p->i != q->i ? (p->i > q->i) - (p->i < q->i) : (p->j > q->j) - (p->j < q->j);
-}
-
-static void
-format_range(buf_t *b, int start, int stop)
-{
-    int beginning = start + 1, length = stop - start;
-    if (length == 1)
-        buf_printf(b, "%d", beginning);
-    else
-        buf_printf(b, "%d,%d", length ? beginning : beginning - 1, length);
-}
-
-static void
-diff_line(buf_t *out, char tag, const line_t *l)
-{
-    size_t off, len;
-    buf_printf(out, "\n%c", tag);
-    /* x.rstrip() of "<tag><line>": only the right end of the line can change. */
-    fa_py_strip(l->p, l->n, &off, &len);
-    buf_append(out, l->p, len ? off + len : 0);
-}
-
-char *
-fa_unified_diff(const char *a, size_t an, const char *b, size_t bn, const char *path)
-{
-    line_t *la, *lb;
-    matcher_t m = {0};
-    m.na = (int)split_lines(a, an, &la);
-    m.nb = (int)split_lines(b, bn, &lb);
-    m.a = xmalloc((size_t)m.na * sizeof(int));
-    m.b = xmalloc((size_t)m.nb * sizeof(int));
-    int nids = intern_lines(la, m.na, lb, m.nb, m.a, m.b);
-
-    int *cnt = xcalloc((size_t)nids + 1, sizeof(int));
-    for (int j = 0; j < m.nb; j++)
-        cnt[m.b[j]]++;
-    if (m.nb >= 200) /* autojunk: lines in more than 1% of b are "popular" */
-        for (int id = 0; id < nids; id++)
-            if (cnt[id] > m.nb / 100 + 1)
-                cnt[id] = -1;
-    m.b2j_start = xcalloc((size_t)nids + 1, sizeof(int));
-    for (int id = 0; id < nids; id++)
-        m.b2j_start[id + 1] = m.b2j_start[id] + (cnt[id] > 0 ? cnt[id] : 0);
-    m.b2j = xmalloc(((size_t)m.b2j_start[nids] + 1) * sizeof(int));
-    int *fill = xcalloc((size_t)nids + 1, sizeof(int));
-    for (int j = 0; j < m.nb; j++)
-        if (cnt[m.b[j]] > 0)
-            m.b2j[m.b2j_start[m.b[j]] + fill[m.b[j]]++] = j;
-    m.cur = xcalloc((size_t)m.nb + 1, sizeof(int));
-    m.prev = xcalloc((size_t)m.nb + 1, sizeof(int));
-    m.touched_cur = xmalloc(((size_t)m.nb + 1) * sizeof(int));
-    m.touched_prev = xmalloc(((size_t)m.nb + 1) * sizeof(int));
-
-    /* get_matching_blocks() */
-    size_t cap = 16, nq = 0, nb_blocks = 0;
-    int(*queue)[4] = xmalloc(cap * sizeof *queue);
-    match_t *blocks = xmalloc(cap * sizeof *blocks);
-    size_t bcap = cap;
-    queue[nq][0] = 0, queue[nq][1] = m.na, queue[nq][2] = 0, queue[nq++][3] = m.nb;
-    while (nq) {
-        int *q = queue[--nq], alo = q[0], ahi = q[1], blo = q[2], bhi = q[3];
-        match_t x = find_longest_match(&m, alo, ahi, blo, bhi);
-        if (!x.k)
-            continue;
-        if (nb_blocks == bcap)
-            blocks = xrealloc(blocks, (bcap *= 2) * sizeof *blocks);
-        blocks[nb_blocks++] = x;
-        if (nq + 2 > cap)
-            queue = xrealloc(queue, (cap *= 2) * sizeof *queue);
-        if (alo < x.i && blo < x.j)
-            queue[nq][0] = alo, queue[nq][1] = x.i, queue[nq][2] = blo, queue[nq++][3] = x.j;
-        if (x.i + x.k < ahi && x.j + x.k < bhi)
-            queue[nq][0] = x.i + x.k, queue[nq][1] = ahi, queue[nq][2] = x.j + x.k, queue[nq++][3] = bhi;
-    }
-    qsort(blocks, nb_blocks, sizeof *blocks, match_cmp);
-
-    /* Collapse adjacent blocks, add the (la, lb, 0) sentinel, then walk the opcodes: with n=0
-     * every change is its own hunk and equal runs are never shown. */
-    size_t nblk = 0;
-    match_t run = {0, 0, 0};
-    for (size_t t = 0; t < nb_blocks; t++) {
-        if (run.i + run.k == blocks[t].i && run.j + run.k == blocks[t].j) {
-            run.k += blocks[t].k;
-        } else {
-            if (run.k)
-                blocks[nblk++] = run;
-            run = blocks[t];
-        }
-    }
-    if (run.k)
-        blocks[nblk++] = run;
-    if (nblk == bcap)
-        blocks = xrealloc(blocks, (bcap + 1) * sizeof *blocks);
-    blocks[nblk++] = (match_t){m.na, m.nb, 0};
-
-    buf_t out = BUF_INIT;
-    int i = 0, j = 0;
-    for (size_t t = 0; t < nblk; t++) {
-        match_t blk = blocks[t];
-        if (i < blk.i || j < blk.j) {
-            if (!out.len)
-                buf_printf(&out, "--- %s\n+++ %s", path, path);
-            buf_puts(&out, "\n@@ -");
-            format_range(&out, i, blk.i);
-            buf_puts(&out, " +");
-            format_range(&out, j, blk.j);
-            buf_puts(&out, " @@");
-            for (int k = i; k < blk.i; k++)
-                diff_line(&out, '-', &la[k]);
-            for (int k = j; k < blk.j; k++)
-                diff_line(&out, '+', &lb[k]);
-        }
-        i = blk.i + blk.k;
-        j = blk.j + blk.k;
-    }
-    free(queue);
-    free(blocks);
-    free(cnt);
-    free(fill);
-    free(m.a);
-    free(m.b);
-    free(m.b2j_start);
-    free(m.b2j);
-    free(m.cur);
-    free(m.prev);
-    free(m.touched_cur);
-    free(m.touched_prev);
-    free(la);
-    free(lb);
-    return buf_steal(&out);
-}
 
 /* ---- observation JSON ---- */
 
@@ -543,22 +230,6 @@ base64_append(buf_t *b, const unsigned char *p, size_t n)
     buf_advance(b, k);
 }
 
-static int
-ends_with_ci(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcasecmp(s + n - m, suffix) == 0;
-}
-
-/* Media the server returns as data: URLs (mimetypes.guess_type's answers). */
-static const struct {
-    const char *ext, *mime;
-} MEDIA[] = {
-    {".png", "image/png"},  {".jpg", "image/jpeg"},       {".jpeg", "image/jpeg"},
-    {".bmp", "image/bmp"},  {".gif", "image/gif"},        {".pdf", "application/pdf"},
-    {".mp4", "video/mp4"},  {".webm", "video/webm"},      {".ogg", "audio/ogg"},
-};
-
 /* Python's list slice bound: negative counts from the end, then clamped to [0, n]. */
 static long
 py_index(long i, long n)
@@ -619,26 +290,30 @@ slurp(const char *real, buf_t *out, int newlines)
     return 0;
 }
 
+/* The ErrorObservation of a failed read (rc from slurp()). */
+static json_object *
+read_failed(const fa_ctx_t *ctx, const char *display, int rc)
+{
+    if (rc == -ENOENT)
+        return obs_errorf("File not found: %s. Your current working directory is %s.", display,
+                          ctx->cwd ? ctx->cwd : "/");
+    if (rc == -EISDIR)
+        return obs_errorf("Path is a directory: %s. You can only read files", display);
+    return obs_errorf("[Errno %d] %s: '%s'", -rc, strerror(-rc), display);
+}
+
 static json_object *
 read_plain(const fa_ctx_t *ctx, const char *display, const char *real, long start, long end)
 {
-    for (size_t m = 0; m < sizeof MEDIA / sizeof *MEDIA; m++) {
-        if (!ends_with_ci(display, MEDIA[m].ext))
-            continue;
+    const char *mime = fa_media_type(display);
+    if (mime) {
         buf_t raw = BUF_INIT, url = BUF_INIT;
         int rc = slurp(real, &raw, 0);
         if (rc < 0) {
             buf_free(&raw);
-            goto fail_rc;
-        fail_rc:
-            if (rc == -ENOENT)
-                return obs_errorf("File not found: %s. Your current working directory is %s.", display,
-                                  ctx->cwd ? ctx->cwd : "/");
-            if (rc == -EISDIR)
-                return obs_errorf("Path is a directory: %s. You can only read files", display);
-            return obs_errorf("[Errno %d] %s: '%s'", -rc, strerror(-rc), display);
+            return read_failed(ctx, display, rc);
         }
-        buf_printf(&url, "data:%s;base64,", MEDIA[m].mime);
+        buf_printf(&url, "data:%s;base64,", mime);
         base64_append(&url, (const unsigned char *)raw.data, raw.len);
         json_object *o = obs_read(display, url.data, url.len, "default");
         buf_free(&raw);
@@ -649,12 +324,7 @@ read_plain(const fa_ctx_t *ctx, const char *display, const char *real, long star
     int rc = slurp(real, &text, 1);
     if (rc < 0) {
         buf_free(&text);
-        if (rc == -ENOENT)
-            return obs_errorf("File not found: %s. Your current working directory is %s.", display,
-                              ctx->cwd ? ctx->cwd : "/");
-        if (rc == -EISDIR)
-            return obs_errorf("Path is a directory: %s. You can only read files", display);
-        return obs_errorf("[Errno %d] %s: '%s'", -rc, strerror(-rc), display);
+        return read_failed(ctx, display, rc);
     }
     if (!utf8_valid(text.data ? text.data : "", text.len)) {
         buf_free(&text);

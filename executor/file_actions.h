@@ -8,6 +8,10 @@
 #include <json-c/json.h>
 
 #include "path_confine.h"
+/* Also shared by the editor and the actions, each a concept of its own: */
+#include "file_kind.h" /* fa_is_binary, fa_is_supported_binary, fa_media_type */
+#include "py_compat.h" /* fa_py_path, fa_py_strip and Python's repr/str/OSError texts */
+#include "text_diff.h" /* fa_unified_diff */
 
 typedef struct editor editor_t;
 
@@ -28,7 +32,8 @@ json_object *fa_read(editor_t *ed, const fa_ctx_t *ctx, json_object *args);
 json_object *fa_write(editor_t *ed, const fa_ctx_t *ctx, json_object *args);
 json_object *fa_edit(editor_t *ed, const fa_ctx_t *ctx, json_object *args);
 
-/* ---- Shared between editor.c (the OHEditor core) and file_actions.c; not for other callers. */
+/* ---- Shared between the editor (editor*.c, the OHEditor core) and file_actions.c; not for
+ * other callers. */
 
 #include <stddef.h>
 
@@ -65,22 +70,11 @@ typedef struct {
 int editor_run(editor_t *ed, const fa_ctx_t *ctx, const ed_args_t *a, ed_result_t *res);
 void ed_result_clear(ed_result_t *res);
 
-/* binaryornot's is_binary(): heuristics over the first 1024 bytes; false if unreadable. */
-int fa_is_binary(const char *abs_path);
-
-/* Replaces abs_path atomically (temp file in the same directory, then rename). An existing
- * file keeps its mode and owner; a new one gets new_mode (or 0666 & ~umask if new_mode < 0).
- * Returns 0, 1 if written but the owner could not be kept, or -errno. */
+/* Replaces abs_path atomically (atomic_file_*: temp file in the same directory, then rename),
+ * with the checks upstream's open(path, "w") makes: a directory or an existing file we may not
+ * write is refused. An existing file keeps its mode and owner; a new one gets new_mode (or
+ * 0666 & ~umask if new_mode < 0). Returns 0, 1 if written but the owner could not be kept, or
+ * -errno. */
 int fa_write_atomic(const char *abs_path, const void *p, size_t n, int new_mode);
-
-/* pathlib's str(Path(p)): "//" and "." segments dropped, no trailing "/", "" -> ".". */
-char *fa_py_path(const char *p);
-
-/* str.strip(): the span of s[0..n) without Python whitespace at either end. */
-void fa_py_strip(const char *s, size_t n, size_t *off, size_t *len);
-
-/* openhands_aci.utils.diff.get_diff(): difflib.unified_diff(n=0) of the two texts split on
- * "\n", lines right-stripped and joined with "\n". Caller frees. */
-char *fa_unified_diff(const char *a, size_t an, const char *b, size_t bn, const char *path);
 
 #endif

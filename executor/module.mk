@@ -4,7 +4,8 @@ EXECUTOR_MAINS := executor/main.c executor/exec_cli.c
 EXECUTOR_SRCS := $(filter-out $(EXECUTOR_MAINS),$(wildcard executor/*.c))
 EXECUTOR_OBJS := $(EXECUTOR_SRCS:%.c=$(BUILD)/%.o)
 EXECUTOR_LIB := $(BUILD)/libspexec.a
-EXECUTOR_LIBS := -lutil $(PKG_LIBS)
+# The executor needs only json-c (no OpenSSL): less to map in every sandbox.
+EXECUTOR_LIBS := -lutil $(shell pkg-config --libs json-c)
 
 $(EXECUTOR_LIB): $(EXECUTOR_OBJS)
 	@mkdir -p $(dir $@)

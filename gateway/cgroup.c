@@ -310,6 +310,11 @@ cgroup_create(cgroup_t *cg, const char *mount, const char *id, const cgroup_limi
         }
         cg->version = 1;
     }
+    if (cgroup_nprocs(cg) > 0) { /* an existing group of a live sandbox: never share it */
+        memset(cg->dir, 0, sizeof cg->dir);
+        cg->version = 0;
+        return err_set(err, EBUSY, "cgroup %s exists and has processes", cg->rel);
+    }
     if (!cg->dir[CG_FREEZER][0])
         add_warning(cg, "no freezer: pause/resume unavailable");
     if ((e = apply_limits(cg, lim, err)) < 0) {

@@ -1,6 +1,6 @@
 # sandpipe-gateway (and, later, sandpipe-api). Every gateway/*.c except the mains goes into
 # libspgw.a, which the gateway's tests link too.
-GATEWAY_MAINS := gateway/main.c gateway/api_main.c
+GATEWAY_MAINS := gateway/main.c gateway/api_main.c gateway/token_cli.c
 GATEWAY_SRCS := $(filter-out $(GATEWAY_MAINS),$(wildcard gateway/*.c))
 GATEWAY_OBJS := $(GATEWAY_SRCS:%.c=$(BUILD)/%.o)
 GATEWAY_LIB := $(BUILD)/libspgw.a
@@ -20,3 +20,7 @@ $(BUILD)/sandpipe-gateway: $(BUILD)/gateway/main.o $(GATEWAY_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(GATEWAY_LIBS)
 BINS += $(BUILD)/sandpipe-gateway
 endif
+
+$(BUILD)/sandpipe-token: $(BUILD)/gateway/token_cli.o $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+BINS += $(BUILD)/sandpipe-token

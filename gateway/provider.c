@@ -228,8 +228,8 @@ provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, uid_t ws_uid, gid_t 
 {
     if (!valid_id(spec->id))
         return err_set(err, ERR_BAD_REQ, "sandbox id must be 1-48 of [A-Za-z0-9_-]");
-    if (!spec->state_dir || spec->state_dir[0] != '/')
-        return err_set(err, ERR_BAD_REQ, "state_dir must be an absolute path");
+    if (!spec->state_dir || !spec->state_dir[0])
+        return err_set(err, ERR_BAD_REQ, "no state_dir");
     if (!spec->executor_path || access(spec->executor_path, X_OK) < 0)
         return err_set(err, ENOENT, "executor %s: not executable",
                        spec->executor_path ? spec->executor_path : "(none)");
@@ -247,6 +247,10 @@ provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, uid_t ws_uid, gid_t 
         return err_set(err, ENAMETOOLONG, "state_dir path too long");
     char run[PATH_MAX + 16];
     snprintf(run, sizeof run, "%s/run", sb->dir);
+    /* A directory that exists belongs to a sandbox of that id, alive or not yet purged. */
+    if (mkdir(sb->dir, 0711) < 0)
+        return err_set(err, errno == EEXIST ? ERR_BUSY : errno, "sandbox dir %s: %s", sb->dir,
+                       errno == EEXIST ? "exists (id in use or not purged)" : strerror(errno));
     int e;
     if ((e = mkdir_owned(sb->dir, 0711, geteuid(), getegid(), err)) < 0 ||
         (e = mkdir_owned(sb->workspace, 0755, ws_uid, ws_gid, err)) < 0 ||

@@ -180,17 +180,27 @@ bwrap_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
     if (!envp)
         return -ERR_BAD_REQ;
     int e = provider_prepare(spec, out, geteuid(), getegid(), err);
-    if (e < 0 || (e = write_etc(out, err)) < 0) {
+    if (e < 0) {
         provider_env_free(envp);
         return e;
     }
-    char bwrap[PATH_MAX];
+    if ((e = write_etc(out, err)) < 0) {
+        provider_env_free(envp);
+        provider_generic_destroy(out, true, NULL);
+        return e;
+    }
+    char bwrap[PATH_MAX], exe[PATH_MAX];
     find_bwrap(bwrap, sizeof bwrap);
+    sandbox_spec_t abs = *spec; /* bwrap runs in <dir>: a relative executor path would miss */
+    if (realpath(spec->executor_path, exe))
+        abs.executor_path = exe;
     argv_t a = {0};
-    build_argv(spec, out, bwrap, &a);
+    build_argv(&abs, out, bwrap, &a);
     e = provider_spawn(spec, out, a.v, envp, out->dir, err);
     argv_free(&a);
     provider_env_free(envp);
+    if (e < 0)
+        provider_generic_destroy(out, true, NULL); /* nothing half-made stays behind */
     return e;
 }
 

@@ -5,6 +5,7 @@
  * only; as root it runs with --user root (it would otherwise switch to uid 1000, which does
  * not own the workspace). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,13 +29,18 @@ local_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
     if (e < 0)
         return e;
     envp = provider_env_new(spec, out->workspace, err);
+    char exe[PATH_MAX];
+    if (!realpath(spec->executor_path, exe)) /* it runs in the workspace: no relative path */
+        snprintf(exe, sizeof exe, "%s", spec->executor_path);
     char listen[PATH_MAX + 8];
     snprintf(listen, sizeof listen, "unix:%s", out->socket_path);
-    char *argv[] = {(char *)spec->executor_path, "--listen", listen, "--workspace", out->workspace,
+    char *argv[] = {exe, "--listen", listen, "--workspace", out->workspace,
                     "--root", out->workspace, "--socket-mode", "0660",
                     geteuid() == 0 ? "--user" : NULL, "root", NULL};
     e = provider_spawn(spec, out, argv, envp, out->workspace, err);
     provider_env_free(envp);
+    if (e < 0)
+        provider_generic_destroy(out, true, NULL); /* nothing half-made stays behind */
     if (e == 0) {
         size_t l = strlen(out->warning);
         snprintf(out->warning + l, sizeof out->warning - l, "%slocal provider: NO ISOLATION",

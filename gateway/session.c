@@ -402,6 +402,7 @@ start_next_action(gw_session_t *s)
     char seqs[32];
     snprintf(seqs, sizeof seqs, "%" PRIu64, q->seq);
     save_field(s, "inflight", seqs);
+    save_field(s, "inflight_action", json_object_to_json_string_ext(q->action, JSON_C_TO_STRING_PLAIN));
     json_object_put(q->action);
     free(q);
     if (!ch) {
@@ -413,6 +414,20 @@ start_next_action(gw_session_t *s)
     exec_client_set_chan_data(c, ch, &kind_action);
     exec_client_set_auto_grant(c, ch, false);
     exec_link_flush(s->link);
+}
+
+static void
+enqueue(gw_session_t *s, json_object *action, uint64_t seq)
+{
+    queued_t *q = xcalloc(1, sizeof *q);
+    q->action = json_object_get(action);
+    q->seq = seq;
+    if (s->qtail)
+        s->qtail->next = q;
+    else
+        s->qhead = q;
+    s->qtail = q;
+    s->queued++;
 }
 
 uint64_t
@@ -437,15 +452,7 @@ session_submit(gw_session_t *s, json_object *action, const char *origin, err_t *
     if (origin)
         json_set_str(e, "origin", origin);
     uint64_t seq = evlog_append(s->log, e);
-    queued_t *q = xcalloc(1, sizeof *q);
-    q->action = json_object_get(action);
-    q->seq = seq;
-    if (s->qtail)
-        s->qtail->next = q;
-    else
-        s->qhead = q;
-    s->qtail = q;
-    s->queued++;
+    enqueue(s, action, seq);
     s->last_activity = gw_now();
     start_next_action(s);
     return seq;
@@ -742,6 +749,34 @@ sessions_shutdown(void)
 
 /* ---- restart: re-attach from Redis ---- */
 
+/* The gateway died while an action ran. A `run` keeps running in the sandbox with its output
+ * held there: fetch the rest (and the exit code) with an empty command under the same seq, so
+ * the stream shows the action's whole output and its observation. Other actions finish at
+ * once; their result is unknown and says so. */
+static void
+resume_inflight(gw_session_t *s, uint64_t seq, const char *action_json)
+{
+    json_object *a = action_json ? json_tokener_parse(action_json) : NULL;
+    if (a && !strcmp(json_get_str(a, "action", ""), "run")) {
+        json_object *cont = json_object_new_object(), *args = json_object_new_object();
+        json_set_str(cont, "action", "run");
+        json_set_str(args, "command", "");
+        json_set_bool(args, "is_input", false);
+        json_set_bool(args, "blocking", json_get_bool(json_get(a, "args"), "blocking", false));
+        json_set(cont, "args", args);
+        if (json_get(a, "timeout"))
+            json_set(cont, "timeout", json_object_get(json_get(a, "timeout")));
+        enqueue(s, cont, seq);
+        json_object_put(cont);
+    } else {
+        json_object *e = event_new("observation");
+        json_set_int(e, "action", (int64_t)seq);
+        json_set(e, "observation", error_observation("ERROR: the gateway restarted while this action ran; its result is unknown."));
+        evlog_append(s->log, e);
+    }
+    json_object_put(a);
+}
+
 void
 sessions_restore(void)
 {
@@ -757,6 +792,8 @@ sessions_restore(void)
         const char *owner = "", *profile = "default", *sbjson = NULL, *status = "";
         int idle = g_gw.cfg.idle_timeout, life = g_gw.cfg.max_lifetime;
         double created = gw_wall();
+        uint64_t inflight = 0;
+        const char *inflight_action = NULL;
         for (size_t k = 0; h && h->type == REDIS_REPLY_ARRAY && k + 1 < h->elements; k += 2) {
             const char *f = h->element[k]->str, *v = h->element[k + 1]->str;
             if (!strcmp(f, "owner")) owner = v;
@@ -766,6 +803,8 @@ sessions_restore(void)
             else if (!strcmp(f, "idle_timeout")) idle = atoi(v);
             else if (!strcmp(f, "max_lifetime")) life = atoi(v);
             else if (!strcmp(f, "created")) created = atof(v);
+            else if (!strcmp(f, "inflight")) inflight = strtoull(v, NULL, 10);
+            else if (!strcmp(f, "inflight_action")) inflight_action = v;
         }
         redisReply *last = redisCommand(rc, "XREVRANGE sp:session:{%s}:events + - COUNT 1", id);
         uint64_t next_seq = 1;
@@ -796,6 +835,8 @@ sessions_restore(void)
         if (!s->prov)
             s->prov = &provider_local;
         GW_LOG("restore: session %s (events from %" PRIu64 ")", id, next_seq);
+        if (inflight && inflight < next_seq)
+            resume_inflight(s, inflight, inflight_action);
         if (s->prov->alive(&s->sb)) {
             exec_link_connect(s->link, s->sb.socket_path, 5000);
         } else {

@@ -189,9 +189,35 @@ cursor_wake(gw_sub_t *sub)
 }
 
 static void
+queue_text(struct lws *wsi, pss_t *p, const char *text, size_t len)
+{
+    reply_t *r = xcalloc(1, sizeof *r);
+    r->text = xstrndup(text, len);
+    r->len = len;
+    if (p->replies_tail)
+        p->replies_tail->next = r;
+    else
+        p->replies = r;
+    p->replies_tail = r;
+    p->nreplies++;
+    lws_callback_on_writable(wsi);
+}
+
+/* The session is going away (its log too): hand the client the events it has not seen yet
+ * (the final STOPPED status among them), then say the session ended and close. */
+static void
 cursor_gone(gw_sub_t *sub)
 {
     cursor_t *c = (cursor_t *)sub;
+    if (c->wsi && c->s && !c->batch_n) {
+        pss_t *p = lws_wsi_user(c->wsi);
+        event_log_t *log = session_log(c->s);
+        for (uint64_t seq = c->next_seq; seq < evlog_next_seq(log); seq++) {
+            const evlog_entry_t *e = evlog_get(log, seq);
+            if (e)
+                queue_text(c->wsi, p, e->text, e->len);
+        }
+    }
     c->s = NULL;
     if (c->wsi) {
         pss_t *p = lws_wsi_user(c->wsi);

@@ -718,6 +718,9 @@ test_local_runs_a_command_in_its_workspace(void **state)
     sandbox_t *sb = make(&provider_local, &s);
     assert_string_equal(sb->provider, "local");
     assert_non_null(strstr(sb->warning, "NO ISOLATION"));
+    sandbox_t dup;
+    err_t derr = {0};
+    assert_int_equal(provider_local.create(&s, &dup, &derr), -ERR_BUSY); /* id in use */
     char *out = run_ok(sb, "pwd; id -u");
     char expect[PATH_MAX + 32];
     snprintf(expect, sizeof expect, "%s\n%d\n", sb->workspace, (int)geteuid());

@@ -1,0 +1,182 @@
+/* py_compat.c — Python semantics the OpenHands texts depend on (see py_compat.h): pathlib's
+ * str() and suffix, str.strip() over UTF-8, repr()/str()/truthiness of JSON values, OSError text.
+ * Pure functions over strings; results are new buffers the caller owns. */
+#include "py_compat.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *
+fa_py_path(const char *p)
+{
+    buf_t b = BUF_INIT;
+    int abs = p[0] == '/';
+    const char *s = p;
+    while (*s) {
+        while (*s == '/')
+            s++;
+        const char *seg = s;
+        while (*s && *s != '/')
+            s++;
+        size_t n = (size_t)(s - seg);
+        if (n == 0 || (n == 1 && seg[0] == '.'))
+            continue;
+        if (b.len || abs)
+            buf_puts(&b, "/");
+        buf_append(&b, seg, n);
+    }
+    if (!b.len)
+        buf_puts(&b, abs ? "/" : ".");
+    return buf_steal(&b);
+}
+
+const char *
+py_suffix(const char *path)
+{
+    const char *name = strrchr(path, '/');
+    name = name ? name + 1 : path;
+    const char *dot = strrchr(name, '.');
+    if (!dot || dot == name || dot[1] == '\0')
+        return "";
+    return dot;
+}
+
+/* Python's OSError text: "[Errno 2] No such file or directory: '/x'". */
+void
+py_oserror(buf_t *b, int e, const char *path)
+{
+    buf_printf(b, "[Errno %d] %s: '%s'", e, strerror(e), path);
+}
+
+/* Appends Python's repr() of a JSON value (for view_range in messages: "[1, 2]"). */
+void
+py_repr(buf_t *b, json_object *v)
+{
+    switch (json_object_get_type(v)) {
+    case json_type_null: buf_puts(b, "None"); break;
+    case json_type_boolean: buf_puts(b, json_object_get_boolean(v) ? "True" : "False"); break;
+    case json_type_int: buf_printf(b, "%lld", (long long)json_object_get_int64(v)); break;
+    case json_type_double: {
+        double d = json_object_get_double(v);
+        char tmp[40];
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(tmp, sizeof tmp, "%.*g", prec, d);
+            if (strtod(tmp, NULL) == d)
+                break;
+        }
+        buf_puts(b, tmp);
+        if (!strpbrk(tmp, ".eni"))
+            buf_puts(b, ".0");
+        break;
+    }
+    case json_type_string: {
+        const char *s = json_object_get_string(v);
+        char q = strchr(s, '\'') && !strchr(s, '"') ? '"' : '\'';
+        buf_append(b, &q, 1);
+        for (; *s; s++) {
+            if (*s == q || *s == '\\')
+                buf_printf(b, "\\%c", *s);
+            else if (*s == '\n')
+                buf_puts(b, "\\n");
+            else if (*s == '\t')
+                buf_puts(b, "\\t");
+            else
+                buf_append(b, s, 1);
+        }
+        buf_append(b, &q, 1);
+        break;
+    }
+    case json_type_array: {
+        buf_puts(b, "[");
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+            if (i)
+                buf_puts(b, ", ");
+            py_repr(b, json_object_array_get_idx(v, i));
+        }
+        buf_puts(b, "]");
+        break;
+    }
+    case json_type_object: {
+        int first = 1;
+        buf_puts(b, "{");
+        json_object_object_foreach(v, key, val) {
+            buf_printf(b, "%s'%s': ", first ? "" : ", ", key);
+            py_repr(b, val);
+            first = 0;
+        }
+        buf_puts(b, "}");
+        break;
+    }
+    }
+}
+
+/* str(value) in an f-string: a str prints bare, everything else as repr(). */
+void
+py_str(buf_t *b, json_object *v)
+{
+    if (json_object_is_type(v, json_type_string))
+        buf_puts(b, json_object_get_string(v));
+    else
+        py_repr(b, v);
+}
+
+/* Python truthiness of a JSON value (None, [], "", 0, {} and false are false). */
+int
+py_truthy(json_object *v)
+{
+    switch (json_object_get_type(v)) {
+    case json_type_null: return 0;
+    case json_type_boolean: return json_object_get_boolean(v);
+    case json_type_int: return json_object_get_int64(v) != 0;
+    case json_type_double: return json_object_get_double(v) != 0;
+    case json_type_string: return json_object_get_string_len(v) != 0;
+    case json_type_array: return json_object_array_length(v) != 0;
+    case json_type_object: return json_object_object_length(v) != 0;
+    }
+    return 0;
+}
+
+/* str.isspace() for the code point starting at s[i]; its width in *w. */
+static int
+py_space_at(const char *s, size_t n, size_t i, size_t *w)
+{
+    unsigned char c = (unsigned char)s[i];
+    *w = 1;
+    if ((c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x20))
+        return 1;
+    if (c == 0xC2 && i + 1 < n && ((unsigned char)s[i + 1] == 0x85 || (unsigned char)s[i + 1] == 0xA0)) {
+        *w = 2;
+        return 1;
+    }
+    if (i + 2 < n && c == 0xE2 && (unsigned char)s[i + 1] == 0x80) {
+        unsigned char d = (unsigned char)s[i + 2];
+        *w = 3;
+        return d <= 0x8A || d == 0xA8 || d == 0xA9 || d == 0xAF;
+    }
+    if (i + 2 < n && c == 0xE3 && (unsigned char)s[i + 1] == 0x80 && (unsigned char)s[i + 2] == 0x80) {
+        *w = 3;
+        return 1;
+    }
+    return 0;
+}
+
+void
+fa_py_strip(const char *s, size_t n, size_t *off, size_t *len)
+{
+    size_t a = 0, b = n, w;
+    while (a < b && py_space_at(s, b, a, &w))
+        a += w;
+    while (b > a) {
+        int hit = 0;
+        for (size_t k = 1; k <= 3 && k <= b - a && !hit; k++)
+            if (py_space_at(s, b, b - k, &w) && w == k) {
+                b -= k;
+                hit = 1;
+            }
+        if (!hit)
+            break;
+    }
+    *off = a;
+    *len = b - a;
+}

@@ -1,0 +1,33 @@
+/* py_compat.h — the bits of Python semantics that OpenHands' texts depend on, so the editor and
+ * the file actions print what upstream prints: pathlib's str() and suffix, str.strip(),
+ * repr()/str() of a JSON value, truthiness, and OSError's message. Pure: no I/O, no state. */
+#ifndef SP_PY_COMPAT_H
+#define SP_PY_COMPAT_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+#include "buf.h"
+
+/* pathlib's str(Path(p)): "//" and "." segments dropped, no trailing "/", "" -> ".".
+ * Caller frees. */
+char *fa_py_path(const char *p);
+
+/* str.strip(): the span of s[0..n) without Python whitespace at either end. */
+void fa_py_strip(const char *s, size_t n, size_t *off, size_t *len);
+
+/* PurePath.suffix: the last ".ext" of the final component ("" if none). Borrows from path. */
+const char *py_suffix(const char *path);
+
+/* Appends Python's OSError text: "[Errno 2] No such file or directory: '/x'". */
+void py_oserror(buf_t *b, int e, const char *path);
+
+/* Appends repr(v) (for view_range in messages: "[1, 2]"), or str(v) as an f-string prints it
+ * (a string bare, anything else as repr()). */
+void py_repr(buf_t *b, json_object *v);
+void py_str(buf_t *b, json_object *v);
+
+/* Python truthiness of a JSON value (None, [], "", 0, {} and false are false). */
+int py_truthy(json_object *v);
+
+#endif

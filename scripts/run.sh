@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# make run: install what is missing, build, start redis + the gateway (bubblewrap sandboxes,
+# a small warm pool) on loopback, print the URL and a development token. Ctrl-C stops it all;
+# state (secret, Redis AOF, sandboxes) stays in ./run for the next start.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+make -j"$(nproc)" >/dev/null
+B=build/release
+RUN=$PWD/run
+GW_PORT=${SANDPIPE_GATEWAY_PORT:-8081}
+REDIS_PORT=${SANDPIPE_REDIS_PORT:-6390}
+mkdir -p "$RUN/redis" "$RUN/sandboxes"
+[ -f "$RUN/secret" ] || "$B/sandpipe-token" --secret-file "$RUN/secret" --generate
+pids=()
+stop() {
+    trap - INT TERM EXIT
+    echo; echo "stopping..."
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap stop INT TERM EXIT
+
+redis-server redis/redis.conf --port "$REDIS_PORT" --dir "$RUN/redis" \
+    --unixsocket "$RUN/redis.sock" --unixsocketperm 700 --daemonize no >"$RUN/redis.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do redis-cli -s "$RUN/redis.sock" ping >/dev/null 2>&1 && break; sleep 0.05; done
+
+"$B/sandpipe-gateway" --listen "127.0.0.1:$GW_PORT" --redis "unix:$RUN/redis.sock" \
+    --provider "${SANDPIPE_PROVIDER:-bwrap}" --state-dir "$RUN/sandboxes" \
+    --secret-file "$RUN/secret" --pool "${SANDPIPE_POOL:-2}" >"$RUN/gateway.log" 2>&1 &
+pids+=($!)
+sleep 0.5
+kill -0 "${pids[1]}" 2>/dev/null || { cat "$RUN/gateway.log"; exit 1; }
+TOKEN=$("$B/sandpipe-token" --secret-file "$RUN/secret" --sub dev --role admin --ttl 604800)
+cat <<EOM
+
+sandpipe is running (logs in $RUN/*.log)
+  WebSocket API: ws://127.0.0.1:$GW_PORT/ws/control   (docs/api.md)
+  token:         $TOKEN
+
+  try:  python3 tests/integration/wsclient.py   (a minimal client) or any WebSocket client with
+        ws://127.0.0.1:$GW_PORT/ws/control?token=\$TOKEN and {"id":1,"method":"session.create"}
+Ctrl-C stops everything.
+EOM
+wait "${pids[1]}"

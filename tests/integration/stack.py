@@ -1,0 +1,149 @@
+"""Starts the real parts for gateway tests: a redis-server and sandpipe-gateway on free
+loopback ports, with real sandboxes (bwrap by default) running the real executor."""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+from spexec import ROOT, MODE
+from wsclient import WS, jwt
+
+BUILD = os.path.join(ROOT, "build", MODE)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Stack:
+    def __init__(self, provider=None, pool=2, extra=(), redis=True):
+        self.tmp = tempfile.mkdtemp(prefix="sp-stack-")
+        self.provider = provider or os.environ.get("SANDPIPE_TEST_PROVIDER", "bwrap")
+        self.secret_file = os.path.join(self.tmp, "secret")
+        with open(self.secret_file, "w") as f:
+            f.write(os.urandom(32).hex() + "\n")
+        os.chmod(self.secret_file, 0o600)
+        self.secret = open(self.secret_file).read().strip()
+        self.redis_sock = os.path.join(self.tmp, "redis.sock")
+        self.redis_proc = None
+        if redis:
+            self.start_redis()
+        self.port = free_port()
+        self.pool = pool
+        self.extra = list(extra)
+        self.gw = None
+        self.start_gateway()
+
+    def start_redis(self):
+        self.redis_proc = subprocess.Popen(
+            ["redis-server", os.path.join(ROOT, "redis", "redis.conf"), "--port", "0",
+             "--unixsocket", self.redis_sock, "--dir", self.tmp, "--daemonize", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            if os.path.exists(self.redis_sock):
+                return
+            time.sleep(0.02)
+        raise RuntimeError("redis did not start")
+
+    def redis(self, *args):
+        out = subprocess.run(["redis-cli", "-s", self.redis_sock, *args], capture_output=True, text=True)
+        return out.stdout.strip()
+
+    def start_gateway(self, wait=True):
+        self.log = open(os.path.join(self.tmp, "gateway.log"), "a")
+        self.gw = subprocess.Popen(
+            [os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{self.port}",
+             "--redis", "unix:" + self.redis_sock, "--provider", self.provider,
+             "--state-dir", os.path.join(self.tmp, "sandboxes"), "--secret-file", self.secret_file,
+             "--pool", str(self.pool), "--id", "gw-test", *self.extra,
+             *(["--executor", os.environ["SANDPIPE_EXECUTOR"]] if os.environ.get("SANDPIPE_EXECUTOR") else [])],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        if not wait:
+            return
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                if self.gw.poll() is not None:
+                    break
+                time.sleep(0.02)
+        raise RuntimeError("gateway did not start: " + self.gateway_log())
+
+    def gateway_log(self):
+        with open(os.path.join(self.tmp, "gateway.log")) as f:
+            return f.read()
+
+    def token(self, sub="alice", role="user", session=None, exp_in=3600):
+        return jwt(self.secret, sub=sub, role=role, session=session, exp_in=exp_in)
+
+    def ws(self, path, token=None, **kw):
+        sep = "&" if "?" in path else "?"
+        if token is None:
+            token = self.token()
+        if token:
+            path = f"{path}{sep}token={token}"
+        return WS("127.0.0.1", self.port, path, **kw)
+
+    def control(self, token=None):
+        return self.ws("/ws/control", token)
+
+    def call(self, ws, method, params=None, timeout=30):
+        ws.send_json({"id": 1, "method": method, "params": params or {}})
+        return ws.recv_json(timeout)
+
+    def create_session(self, token=None, params=None):
+        c = self.control(token)
+        r = self.call(c, "session.create", params)
+        c.close()
+        if r.get("type") != "result":
+            raise RuntimeError(f"session.create failed: {r}")
+        return r["result"]["id"]
+
+    def kill_gateway(self, sig=signal.SIGKILL):
+        self.gw.send_signal(sig)
+        self.gw.wait(10)
+
+    def stop(self):
+        if self.gw and self.gw.poll() is None:
+            self.gw.send_signal(signal.SIGTERM)
+            try:
+                self.gw.wait(10)
+            except subprocess.TimeoutExpired:
+                self.gw.kill()
+        # sandboxes outlive the gateway by design: end them here
+        subprocess.run(["pkill", "-f", os.path.join(self.tmp, "sandboxes")], capture_output=True)
+        for d in ("memory", "pids", "cpu", "freezer"):
+            pass
+        if self.redis_proc:
+            self.redis_proc.terminate()
+            self.redis_proc.wait(5)
+        self.log.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def run_action(ws, command, ident="a", timeout=30, **args):
+    """Sends a run action on a session socket; returns (seq, output text, observation)."""
+    action = {"action": "run", "args": {"command": command, **args}}
+    ws.send_json({"type": "action", "id": ident, "action": action})
+    seq, out = None, []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        m = ws.recv_json(timeout)
+        if m.get("type") == "ack" and m.get("id") == ident:
+            seq = m["seq"]
+        elif m.get("type") == "output" and m.get("action") == seq:
+            out.append(m.get("data", ""))
+        elif m.get("type") == "observation" and m.get("action") == seq:
+            return seq, "".join(out), m["observation"]
+        elif m.get("type") == "error":
+            raise RuntimeError(m)
+    raise TimeoutError("no observation")

@@ -31,6 +31,8 @@ buf_advance(buf_t *b, size_t n)
 void
 buf_append(buf_t *b, const void *p, size_t n)
 {
+    if (n == 0) /* p may be NULL then; memcpy(.., NULL, 0) is still undefined */
+        return;
     memcpy(buf_reserve(b, n), p, n);
     buf_advance(b, n);
 }

@@ -36,6 +36,8 @@ typedef struct {
     const char *working_dir;
     const char *py_interpreter_path; /* may be NULL → "" */
     bool hidden;               /* action.hidden */
+    bool is_input;             /* the action typed text into a running program */
+    char key;                  /* 'C', 'D', 'Z', ... when the command was a C-<letter> key; 0 else */
 } bash_obs_in_t;
 
 /* The whole observation object: {"observation":"run","content":...,"extras":{"command":...,

@@ -72,6 +72,8 @@ finish_action(bash_session_t *s, bash_end_t end)
         .working_dir = s->prompt.cwd ? s->prompt.cwd : g_exec.workspace,
         .py_interpreter_path = py,
         .hidden = a->hidden,
+        .is_input = a->is_input,
+        .key = a->key,
     };
     json_object *obs = bash_obs_build(&in);
     free(py);
@@ -374,8 +376,10 @@ bash_run_action(bash_session_t *s, channel_t *ch, json_object *action)
     ch->ops = &act_ops;
     ch->owner = s;
 
+    a->is_input = is_input;
     if (special) {
         char key = (char)(command[2] & 0x1f);
+        a->key = command[2];
         a->interrupted = command[2] == 'c' || command[2] == 'C';
         if (s->state == BS_IDLE) {
             free(s->running);

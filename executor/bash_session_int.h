@@ -37,7 +37,8 @@ typedef struct {
     char *to_type;       /* command to start once the shell is idle (NULL: none) */
     double timeout;
     int no_change;       /* seconds; 0 = off (blocking) */
-    bool hidden, continuation, interrupted;
+    bool hidden, continuation, interrupted, is_input;
+    char key;            /* the C-<letter> key this action sent, 0 if none */
     buf_t obs;
     bool obs_dropped;
     ltimer_t hard, nochange;

@@ -139,7 +139,7 @@ ed_read_text(const char *real, const char *display, buf_t *out)
     return NULL;
 }
 
-/* ed_validate_file(): NULL when fine, else a FileValidationError text. */
+/* validate_file(): NULL when fine, else a FileValidationError text. */
 char *
 ed_validate_file(const char *real, const char *display)
 {

@@ -97,7 +97,8 @@ ed_view_directory(const char *real, const char *display, json_object *view_range
         buf_t m = BUF_INIT;
         buf_puts(&m, "Invalid `view_range` parameter: ");
         py_str(&m, view_range);
-        buf_puts(&m, ". The `view_range` parameter is not allowed when `path` points to a directory.");
+        buf_puts(&m,
+                 ". The `view_range` parameter is not allowed when `path` points to a directory.");
         return ed_set_error(res, buf_steal(&m));
     }
     dir_list_t l = {0};
@@ -122,8 +123,10 @@ ed_view_directory(const char *real, const char *display, json_object *view_range
         ed_set_error(res, buf_steal(&find_err));
     } else {
         buf_t out = BUF_INIT;
-        buf_printf(&out, "Here's the files and directories up to 2 levels deep in %s, excluding hidden items:\n",
-                   display);
+        buf_printf(
+            &out,
+            "Here's the files and directories up to 2 levels deep in %s, excluding hidden items:\n",
+            display);
         size_t pos = off, idx = 0;
         while (len > 0 && pos <= off + len) {
             const char *nl = memchr(raw.data + pos, '\n', off + len - pos);
@@ -139,10 +142,11 @@ ed_view_directory(const char *real, const char *display, json_object *view_range
             pos = end + 1;
         }
         if (hidden > 0)
-            buf_printf(&out,
-                       "\n\n%d hidden files/directories in this directory are excluded. You can use "
-                       "'ls -la %s' to see them.",
-                       hidden, display);
+            buf_printf(
+                &out,
+                "\n\n%d hidden files/directories in this directory are excluded. You can use "
+                "'ls -la %s' to see them.",
+                hidden, display);
         ed_set_output(res, &out);
     }
     for (size_t i = 0; i < l.n; i++)
@@ -171,10 +175,11 @@ ed_view_file(const char *real, const char *display, json_object *vr, ed_result_t
         return ed_set_error(res, msg);
     if (fa_is_supported_binary(display))
         /* Upstream converts Office/PDF/audio files to Markdown; this runtime has no converter. */
-        return ed_set_error(res, xasprintf("Error in converting file to Markdown: conversion of %s files "
-                                        "is not supported by this runtime. Please use Python code to "
-                                        "read %s",
-                                        py_suffix(display), display));
+        return ed_set_error(
+            res, xasprintf("Error in converting file to Markdown: conversion of %s files "
+                           "is not supported by this runtime. Please use Python code to "
+                           "read %s",
+                           py_suffix(display), display));
     buf_t text = BUF_INIT, out = BUF_INIT;
     if ((msg = ed_read_text(real, display, &text))) {
         buf_free(&text);
@@ -191,9 +196,9 @@ ed_view_file(const char *real, const char *display, json_object *vr, ed_result_t
         json_object_is_type(vr, json_type_boolean))
         /* len() of a number: a TypeError, which _execute_file_editor reports as is. */
         return ed_set_error(res, xasprintf("object of type '%s' has no len()",
-                                        json_object_is_type(vr, json_type_int)      ? "int"
-                                        : json_object_is_type(vr, json_type_double) ? "float"
-                                                                                    : "bool"));
+                                           json_object_is_type(vr, json_type_int)      ? "int"
+                                           : json_object_is_type(vr, json_type_double) ? "float"
+                                                                                       : "bool"));
     if (!json_object_is_type(vr, json_type_array) || json_object_array_length(vr) != 2 ||
         !(json_object_is_type(json_object_array_get_idx(vr, 0), json_type_int) ||
           json_object_is_type(json_object_array_get_idx(vr, 0), json_type_boolean)) ||
@@ -204,9 +209,10 @@ ed_view_file(const char *real, const char *display, json_object *vr, ed_result_t
     long long end = json_object_get_int64(json_object_array_get_idx(vr, 1));
     if (start < 1 || start > num_lines) {
         char hint[160];
-        snprintf(hint, sizeof hint,
-                 "Its first element `%lld` should be within the range of lines of the file: [1, %ld].",
-                 start, num_lines);
+        snprintf(
+            hint, sizeof hint,
+            "Its first element `%lld` should be within the range of lines of the file: [1, %ld].",
+            start, num_lines);
         return view_range_error(res, vr, hint);
     }
     int clamped = 0;
@@ -219,7 +225,8 @@ ed_view_file(const char *real, const char *display, json_object *vr, ed_result_t
     if (end < start) {
         char hint[160];
         snprintf(hint, sizeof hint,
-                 "Its second element `%lld` should be greater than or equal to the first element `%lld`.",
+                 "Its second element `%lld` should be greater than or equal to the first element "
+                 "`%lld`.",
                  end, start);
         return view_range_error(res, vr, hint);
     }
@@ -234,7 +241,8 @@ ed_view_file(const char *real, const char *display, json_object *vr, ed_result_t
     if (len && again.data[off + len - 1] == '\n')
         len--;
     if (clamped)
-        buf_printf(&out, "NOTE: We only show up to %ld since there're only %ld lines in this file.\n",
+        buf_printf(&out,
+                   "NOTE: We only show up to %ld since there're only %ld lines in this file.\n",
                    num_lines, num_lines);
     ed_make_output(&out, again.data ? again.data + off : "", len, display, (long)start);
     buf_free(&again);

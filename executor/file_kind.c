@@ -23,8 +23,11 @@ chunk_decodable(const unsigned char *b, size_t n)
         return 1;
     size_t multi = 0;
     for (size_t i = 0; i < n;) {
-        int len = b[i] < 0x80 ? 1 : (b[i] & 0xE0) == 0xC0 ? 2 : (b[i] & 0xF0) == 0xE0 ? 3
-                                : (b[i] & 0xF8) == 0xF0 ? 4 : 0;
+        int len = b[i] < 0x80             ? 1
+                  : (b[i] & 0xE0) == 0xC0 ? 2
+                  : (b[i] & 0xF0) == 0xE0 ? 3
+                  : (b[i] & 0xF8) == 0xF0 ? 4
+                                          : 0;
         if (!len || i + (size_t)len > n || (len == 2 && b[i] < 0xC2))
             return 0;
         for (int k = 1; k < len; k++)
@@ -59,7 +62,8 @@ fa_is_binary(const char *abs_path)
     size_t nontext = 0, low = 0; /* not printable ASCII; below 127 */
     for (ssize_t i = 0; i < n; i++) {
         unsigned c = b[i];
-        if (!((c >= 32 && c < 127) || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == '\b'))
+        if (!((c >= 32 && c < 127) || c == '\n' || c == '\r' || c == '\t' || c == '\f' ||
+              c == '\b'))
             nontext++;
         if (c < 127)
             low++;
@@ -97,9 +101,9 @@ ends_with_ci(const char *s, const char *suffix)
 static const struct {
     const char *ext, *mime;
 } MEDIA[] = {
-    {".png", "image/png"},  {".jpg", "image/jpeg"},       {".jpeg", "image/jpeg"},
-    {".bmp", "image/bmp"},  {".gif", "image/gif"},        {".pdf", "application/pdf"},
-    {".mp4", "video/mp4"},  {".webm", "video/webm"},      {".ogg", "audio/ogg"},
+    {".png", "image/png"}, {".jpg", "image/jpeg"},  {".jpeg", "image/jpeg"},
+    {".bmp", "image/bmp"}, {".gif", "image/gif"},   {".pdf", "application/pdf"},
+    {".mp4", "video/mp4"}, {".webm", "video/webm"}, {".ogg", "audio/ogg"},
 };
 
 const char *

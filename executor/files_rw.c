@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "buf.h"
 #include "files_int.h"
 #include "json_util.h"
@@ -199,47 +200,6 @@ err:
 
 /* ---- write ---- */
 
-/* Strict base64 (RFC 4648 alphabet, "=" padding optional, whitespace skipped) into out.
- * json-c has no decoder and libcrypto is not linked into the executor (yet): when it is, this
- * becomes EVP_DecodeBlock. */
-static int
-base64_decode(const char *s, size_t n, buf_t *out)
-{
-    uint32_t acc = 0;
-    int bits = 0, pad = 0;
-    char *dst = buf_reserve(out, n / 4 * 3 + 3);
-    size_t len = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        int v;
-        if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')
-            continue;
-        if (ch == '=') {
-            pad++;
-            continue;
-        }
-        if (pad)
-            return -1; /* data after padding */
-        if (ch >= 'A' && ch <= 'Z') v = ch - 'A';
-        else if (ch >= 'a' && ch <= 'z') v = ch - 'a' + 26;
-        else if (ch >= '0' && ch <= '9') v = ch - '0' + 52;
-        else if (ch == '+') v = 62;
-        else if (ch == '/') v = 63;
-        else return -1;
-        acc = acc << 6 | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            dst[len++] = (char)(acc >> bits & 0xFF);
-        }
-    }
-    /* Leftover bits must be zero padding of a 2- or 3-character final group. */
-    if (bits >= 6 || (acc & ((1u << bits) - 1)) || pad > 2)
-        return -1;
-    buf_advance(out, len);
-    return 0;
-}
-
 /* Creates the parent directory of abs when parents is set. */
 static int
 make_parent(const char *abs, bool parents, err_t *err)
@@ -316,10 +276,12 @@ files_write(const files_ctx_t *c, json_object *req, err_t *err)
         return NULL;
     }
     if (encoding && !strcmp(encoding, "base64")) {
-        if (base64_decode(content, len, &decoded) < 0) {
+        size_t n = 0;
+        if (base64_decode(content, len, buf_reserve(&decoded, BASE64_DECODED_MAX(len)), &n) < 0) {
             err_set(err, ERR_BAD_REQ, "write %s: \"content\" is not valid base64", abs);
             goto err;
         }
+        buf_advance(&decoded, n);
         content = decoded.data ? decoded.data : "";
         len = decoded.len;
     } else if (encoding && strcmp(encoding, "utf-8") && strcmp(encoding, "utf8")) {
@@ -411,9 +373,15 @@ atomic_file_open(atomic_file_t *af, const char *abs_path, mode_t default_mode, e
 int
 atomic_file_write(atomic_file_t *af, const void *p, size_t n, err_t *err)
 {
+    struct stat st;
+    /* A write by an unprivileged process clears the set-id bits atomic_file_open gave the
+     * temp file: put them back, or "mode kept" would not hold for a setuid/setgid file. */
+    bool set_id = fstat(af->fd, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID));
     int rc = write_all(af->fd, p, n);
     if (rc < 0)
         return err_set(err, -rc, "write %s: %s", af->path, strerror(-rc));
+    if (set_id && fchmod(af->fd, st.st_mode & 07777) < 0)
+        return files_sys_err(err, errno, "chmod temp file for", af->path);
     return 0;
 }
 

@@ -100,7 +100,8 @@ py_repr(buf_t *b, json_object *v)
     case json_type_object: {
         int first = 1;
         buf_puts(b, "{");
-        json_object_object_foreach(v, key, val) {
+        json_object_object_foreach(v, key, val)
+        {
             buf_printf(b, "%s'%s': ", first ? "" : ", ", key);
             py_repr(b, val);
             first = 0;
@@ -145,7 +146,8 @@ py_space_at(const char *s, size_t n, size_t i, size_t *w)
     *w = 1;
     if ((c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x20))
         return 1;
-    if (c == 0xC2 && i + 1 < n && ((unsigned char)s[i + 1] == 0x85 || (unsigned char)s[i + 1] == 0xA0)) {
+    if (c == 0xC2 && i + 1 < n &&
+        ((unsigned char)s[i + 1] == 0x85 || (unsigned char)s[i + 1] == 0xA0)) {
         *w = 2;
         return 1;
     }
@@ -154,7 +156,8 @@ py_space_at(const char *s, size_t n, size_t i, size_t *w)
         *w = 3;
         return d <= 0x8A || d == 0xA8 || d == 0xA9 || d == 0xAF;
     }
-    if (i + 2 < n && c == 0xE3 && (unsigned char)s[i + 1] == 0x80 && (unsigned char)s[i + 2] == 0x80) {
+    if (i + 2 < n && c == 0xE3 && (unsigned char)s[i + 1] == 0x80 &&
+        (unsigned char)s[i + 2] == 0x80) {
         *w = 3;
         return 1;
     }

@@ -21,9 +21,9 @@ typedef struct {
 } match_t;
 
 typedef struct {
-    int *a, *b;                 /* line ids */
+    int *a, *b; /* line ids */
     int na, nb;
-    int *b2j_start, *b2j;       /* indices of each id in b, ascending; popular ids have none */
+    int *b2j_start, *b2j; /* indices of each id in b, ascending; popular ids have none */
     int *cur, *prev, *touched_cur, *touched_prev;
 } matcher_t;
 
@@ -106,8 +106,12 @@ find_longest_match(matcher_t *m, int alo, int ahi, int blo, int bhi)
         }
         for (int t = 0; t < nprev; t++)
             m->prev[m->touched_prev[t]] = 0;
-        int *sw = m->prev; m->prev = m->cur; m->cur = sw;
-        sw = m->touched_prev; m->touched_prev = m->touched_cur; m->touched_cur = sw;
+        int *sw = m->prev;
+        m->prev = m->cur;
+        m->cur = sw;
+        sw = m->touched_prev;
+        m->touched_prev = m->touched_cur;
+        m->touched_cur = sw;
         nprev = ncur;
         ncur = 0;
     }
@@ -119,7 +123,8 @@ find_longest_match(matcher_t *m, int alo, int ahi, int blo, int bhi)
         bestj--;
         bestsize++;
     }
-    while (besti + bestsize < ahi && bestj + bestsize < bhi && m->a[besti + bestsize] == m->b[bestj + bestsize])
+    while (besti + bestsize < ahi && bestj + bestsize < bhi &&
+           m->a[besti + bestsize] == m->b[bestj + bestsize])
         bestsize++;
     return (match_t){besti, bestj, bestsize};
 }
@@ -201,7 +206,8 @@ fa_unified_diff(const char *a, size_t an, const char *b, size_t bn, const char *
         if (alo < x.i && blo < x.j)
             queue[nq][0] = alo, queue[nq][1] = x.i, queue[nq][2] = blo, queue[nq++][3] = x.j;
         if (x.i + x.k < ahi && x.j + x.k < bhi)
-            queue[nq][0] = x.i + x.k, queue[nq][1] = ahi, queue[nq][2] = x.j + x.k, queue[nq++][3] = bhi;
+            queue[nq][0] = x.i + x.k, queue[nq][1] = ahi, queue[nq][2] = x.j + x.k,
+            queue[nq++][3] = bhi;
     }
     qsort(blocks, nb_blocks, sizeof *blocks, match_cmp);
 

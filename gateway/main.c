@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -184,6 +185,12 @@ main(int argc, char **argv)
     }
     mkdir(cfg->state_dir, 0755);
     signal(SIGPIPE, SIG_IGN);
+    /* One fd per client and per executor: take all the descriptors we are allowed. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max > 1048576 ? 1048576 : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
 
     g_gw.loop = uv_default_loop();
     g_gw.started = gw_now();

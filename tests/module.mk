@@ -10,14 +10,14 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/tests/fuzz/%_replay)
 
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(EXECUTOR_LIB) $(COMMON_LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(EXECUTOR_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lutil $(PKG_LIBS)
 
 $(BUILD)/tests/unit/gw_test_%.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
 $(BUILD)/tests/unit/gw_test_%: $(BUILD)/tests/unit/gw_test_%.o $(GATEWAY_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(GATEWAY_LIBS)
 
 $(BUILD)/tests/fuzz/%_replay: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay_main.o $(EXECUTOR_LIB) $(COMMON_LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(EXECUTOR_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lutil $(PKG_LIBS)
 
 $(BUILD)/tests/fuzz/replay_main.o: tests/fuzz/replay_main.c
 	@mkdir -p $(dir $@)

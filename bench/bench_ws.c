@@ -1,0 +1,223 @@
+/* bench_ws.c — gateway benchmarks with a minimal blocking WebSocket client:
+ *   bench_ws latency HOST PORT SESSION TOKEN N      `echo hi` action → observation, p50/p90/p99
+ *   bench_ws stream  HOST PORT SESSION TOKEN CMD    bytes of output events per second for CMD
+ *   bench_ws idle    HOST PORT SESSION TOKEN N      opens N idle session sockets, holds them
+ *                                                   until stdin closes (memory is read by the caller)
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static double
+now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+typedef struct {
+    int fd;
+    char *buf;
+    size_t have, cap;
+} ws_t;
+
+static int
+ws_open(ws_t *w, const char *host, int port, const char *path)
+{
+    w->fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, host, &sa.sin_addr);
+    if (connect(w->fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+        return -1;
+    int one = 1;
+    setsockopt(w->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    char req[4096];
+    int n = snprintf(req, sizeof req,
+                     "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+                     path, host, port);
+    if (write(w->fd, req, (size_t)n) != n)
+        return -1;
+    w->cap = 1 << 22;
+    w->buf = malloc(w->cap);
+    w->have = 0;
+    for (;;) {
+        ssize_t r = read(w->fd, w->buf + w->have, w->cap - w->have);
+        if (r <= 0)
+            return -1;
+        w->have += (size_t)r;
+        char *end = memmem(w->buf, w->have, "\r\n\r\n", 4);
+        if (end) {
+            size_t hl = (size_t)(end - w->buf) + 4;
+            if (strncmp(w->buf, "HTTP/1.1 101", 12) != 0)
+                return -1;
+            memmove(w->buf, w->buf + hl, w->have - hl);
+            w->have -= hl;
+            return 0;
+        }
+    }
+}
+
+static void
+ws_send(ws_t *w, const char *s)
+{
+    size_t n = strlen(s);
+    unsigned char hdr[14];
+    size_t h = 0;
+    hdr[h++] = 0x81;
+    if (n < 126) {
+        hdr[h++] = (unsigned char)(0x80 | n);
+    } else {
+        hdr[h++] = 0x80 | 126;
+        hdr[h++] = (unsigned char)(n >> 8);
+        hdr[h++] = (unsigned char)n;
+    }
+    memset(hdr + h, 0, 4); /* zero mask: valid, and XOR is a no-op */
+    h += 4;
+    char *msg = malloc(h + n);
+    memcpy(msg, hdr, h);
+    memcpy(msg + h, s, n);
+    if (write(w->fd, msg, h + n) != (ssize_t)(h + n)) {
+        perror("write");
+        exit(1);
+    }
+    free(msg);
+}
+
+/* Next message payload (NUL-terminated in place until the next call); *len set. */
+static char *
+ws_recv(ws_t *w, size_t *len)
+{
+    static size_t consumed;
+    if (consumed) {
+        memmove(w->buf, w->buf + consumed, w->have - consumed);
+        w->have -= consumed;
+        consumed = 0;
+    }
+    for (;;) {
+        if (w->have >= 2) {
+            size_t n = w->buf[1] & 0x7f, h = 2;
+            if (n == 126 && w->have >= 4) {
+                n = ((size_t)(unsigned char)w->buf[2] << 8) | (unsigned char)w->buf[3];
+                h = 4;
+            } else if (n == 127 && w->have >= 10) {
+                n = 0;
+                for (int i = 0; i < 8; i++)
+                    n = (n << 8) | (unsigned char)w->buf[2 + i];
+                h = 10;
+            } else if (n >= 126) {
+                n = (size_t)-1;
+            }
+            if (n != (size_t)-1 && w->have >= h + n) {
+                consumed = h + n;
+                *len = n;
+                return w->buf + h;
+            }
+        }
+        if (w->cap - w->have < 65536) {
+            w->cap *= 2;
+            w->buf = realloc(w->buf, w->cap);
+        }
+        ssize_t r = read(w->fd, w->buf + w->have, w->cap - w->have);
+        if (r <= 0) {
+            fprintf(stderr, "connection closed\n");
+            exit(1);
+        }
+        w->have += (size_t)r;
+    }
+}
+
+static int
+cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void
+wait_observation(ws_t *w, size_t *out_bytes)
+{
+    for (;;) {
+        size_t len;
+        char *m = ws_recv(w, &len);
+        if (out_bytes && len > 30 && memmem(m, len, "\"type\":\"output\"", 15)) {
+            char *d = memmem(m, len, "\"data\":\"", 8);
+            if (d)
+                *out_bytes += len - (size_t)(d - m);
+        }
+        if (memmem(m, len, "\"type\":\"observation\"", 20))
+            return;
+    }
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 7) {
+        fprintf(stderr, "usage: bench_ws latency|stream|idle HOST PORT SESSION TOKEN ARG\n");
+        return 2;
+    }
+    const char *mode = argv[1], *host = argv[2], *sid = argv[4], *tok = argv[5];
+    int port = atoi(argv[3]);
+    char path[2048];
+    snprintf(path, sizeof path, "/ws/sessions/%s?token=%s", sid, tok);
+    if (!strcmp(mode, "idle")) {
+        int n = atoi(argv[6]);
+        struct rlimit rl = {(rlim_t)n + 100, (rlim_t)n + 100};
+        setrlimit(RLIMIT_NOFILE, &rl);
+        for (int i = 0; i < n; i++) {
+            ws_t w;
+            if (ws_open(&w, host, port, path) < 0) {
+                fprintf(stderr, "connection %d failed\n", i);
+                return 1;
+            }
+            free(w.buf);
+        }
+        printf("%d idle connections open\n", n);
+        fflush(stdout);
+        char c;
+        while (read(0, &c, 1) > 0)
+            ;
+        return 0;
+    }
+    ws_t w;
+    if (ws_open(&w, host, port, path) < 0) {
+        fprintf(stderr, "cannot connect\n");
+        return 1;
+    }
+    if (!strcmp(mode, "latency")) {
+        int n = atoi(argv[6]);
+        double *v = calloc((size_t)n, sizeof *v);
+        const char *act = "{\"type\":\"action\",\"action\":{\"action\":\"run\",\"args\":{\"command\":\"echo hi\"}}}";
+        for (int i = -20; i < n; i++) {
+            double t0 = now_us();
+            ws_send(&w, act);
+            wait_observation(&w, NULL);
+            if (i >= 0)
+                v[i] = now_us() - t0;
+        }
+        qsort(v, (size_t)n, sizeof *v, cmp);
+        printf("gateway echo hi (WebSocket)   n=%d p50=%.0fus p90=%.0fus p99=%.0fus\n", n, v[n / 2],
+               v[n * 9 / 10], v[n * 99 / 100]);
+        return 0;
+    }
+    char act[4096];
+    snprintf(act, sizeof act,
+             "{\"type\":\"action\",\"action\":{\"action\":\"run\",\"args\":{\"command\":\"%s\",\"blocking\":true},\"timeout\":600}}",
+             argv[6]);
+    size_t bytes = 0;
+    double t0 = now_us();
+    ws_send(&w, act);
+    wait_observation(&w, &bytes);
+    double dt = (now_us() - t0) / 1e6;
+    printf("gateway stream: ~%zu bytes of output events in %.3f s = %.1f MB/s\n", bytes, dt, (double)bytes / dt / 1e6);
+    return 0;
+}

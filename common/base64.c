@@ -1,0 +1,75 @@
+/* base64.c — standard base64 encode and strict decode (see base64.h). Pure functions over
+ * caller-provided buffers: no allocation, no state. */
+#include "base64.h"
+
+#include <errno.h>
+#include <stdint.h>
+
+static const char base64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+size_t
+base64_encode(const void *in, size_t n, char *out)
+{
+    const unsigned char *p = in;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
+                     (i + 2 < n ? p[i + 2] : 0);
+        out[k++] = base64_alphabet[v >> 18 & 63];
+        out[k++] = base64_alphabet[v >> 12 & 63];
+        out[k++] = i + 1 < n ? base64_alphabet[v >> 6 & 63] : '=';
+        out[k++] = i + 2 < n ? base64_alphabet[v & 63] : '=';
+    }
+    return k;
+}
+
+/* The 6-bit value of an alphabet character, or -1. */
+static int
+base64_value(unsigned char ch)
+{
+    if (ch >= 'A' && ch <= 'Z')
+        return ch - 'A';
+    if (ch >= 'a' && ch <= 'z')
+        return ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9')
+        return ch - '0' + 52;
+    if (ch == '+')
+        return 62;
+    if (ch == '/')
+        return 63;
+    return -1;
+}
+
+int
+base64_decode(const char *in, size_t n, void *out, size_t *out_len)
+{
+    unsigned char *dst = out;
+    uint32_t acc = 0;
+    int bits = 0, pad = 0;
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)in[i];
+        if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')
+            continue;
+        if (ch == '=') {
+            pad++;
+            continue;
+        }
+        int v = base64_value(ch);
+        if (pad || v < 0)
+            return -EINVAL; /* data after padding, or not in the alphabet */
+        /* Only the low 14 bits are ever needed (at most 8 pending + 6 new). */
+        acc = (acc << 6 | (uint32_t)v) & 0x3FFF;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            dst[len++] = (unsigned char)(acc >> bits & 0xFF);
+        }
+    }
+    /* Leftover bits must be zero padding of a 2- or 3-character final group. */
+    if (bits >= 6 || (acc & ((1u << bits) - 1)) || pad > 2)
+        return -EINVAL;
+    *out_len = len;
+    return 0;
+}

@@ -42,7 +42,7 @@ build/fuzz/libfuzzdeps.a: $(FUZZ_DEPS_OBJS)
 	ar rcs $@ $^
 
 $(FUZZ_LIBFUZZER_BINS): build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o build/fuzz/libfuzzdeps.a
-	clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(EXECUTOR_LIBS)
+	clang -fsanitize=fuzzer,address,undefined -o $@ $^ -lutil $(PKG_LIBS)
 
 tests: $(UNIT_BINS) $(GW_UNIT_BINS) $(FUZZ_REPLAY_BINS)
 all: tests

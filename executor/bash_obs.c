@@ -349,7 +349,9 @@ bash_obs_build(const bash_obs_in_t *in)
     switch (in->end) {
     case BASH_END_COMPLETED:
     case BASH_END_INTERRUPTED:
-        if (dropped)
+        /* Upstream resets the prefix of a completed continuation to '' (the truncation note
+         * included). */
+        if (dropped && !in->is_continuation)
             buf_printf(&prefix, "[Previous command outputs are truncated. Showing the last %zu lines of the output below.]\n", shown);
         if (key)
             buf_printf(&suffix, "\n[The command completed with exit code %d. CTRL+%c was sent.]", in->exit_code, key);
@@ -397,11 +399,10 @@ bash_obs_error(bash_err_t kind, const bash_obs_in_t *in)
                                  "completed. By setting `is_input` to `true`, you can interact with the "
                                  "current process: %s]",
                                  in->command ? in->command : "", TIMEOUT_HELP);
-        char *cmd = reported_command(in);
-        json_object *o = run_obs(cmd, content,
+        /* Upstream refuses before escaping: the raw (stripped) command is reported. */
+        json_object *o = run_obs(in->command ? in->command : "", content,
                                  metadata(in, false, -1, in->is_continuation ? CONTINUATION_PREFIX : "", suffix),
                                  -1, in->hidden);
-        free(cmd);
         free(suffix);
         free(content);
         free(text);

@@ -129,7 +129,7 @@ main(int argc, char **argv)
     cfg->default_cpu = 0;
     char host[64] = "local";
     gethostname(host, sizeof host - 1);
-    snprintf(cfg->id, sizeof cfg->id, "gw-%s", host);
+    snprintf(cfg->id, sizeof cfg->id, "gw-%.56s", host);
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {

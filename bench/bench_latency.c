@@ -3,6 +3,7 @@
  * floor any PTY-based executor sits on), measured in the same run.
  * usage: bench_latency SOCKET [N] */
 #include <fcntl.h>
+#include <signal.h>
 #include <poll.h>
 #include <pty.h>
 #include <stdio.h>

@@ -31,9 +31,9 @@ echo
 echo "### streaming a ${SIZE_MB} MiB file"
 echo '```'
 ref_pipe=$(secs bash -c "cat '$work/big.bin' | cat > /dev/null")
-ours_pipe=$("$B/bench/bench_stream" "$work/e.sock" "$work/big.bin" pipe | awk '{print $(NF-5)}')
+ours_pipe=$("$B/bench/bench_stream" "$work/e.sock" "$work/big.bin" pipe | awk '{print $5}')
 ref_pty=$(secs bash -c "script -qc 'cat $work/big.bin' /dev/null > /dev/null")
-ours_pty=$("$B/bench/bench_stream" "$work/e.sock" "$work/big.bin" pty | awk '{print $(NF-5)}')
+ours_pty=$("$B/bench/bench_stream" "$work/e.sock" "$work/big.bin" pty | awk '{print $5}')
 awk -v s="$SIZE_MB" -v rp="$ref_pipe" -v op="$ours_pipe" -v rt="$ref_pty" -v ot="$ours_pty" 'BEGIN {
   printf "pipe: executor %.0f MB/s, reference cat|cat %.0f MB/s: %.0f%%\n", s*1.048576/op, s*1.048576/rp, 100*rp/op;
   printf "pty:  executor %.0f MB/s, reference script -qc cat %.0f MB/s: %.0f%%\n", s*1.048576/ot, s*1.048576/rt, 100*rt/ot }'
@@ -45,8 +45,11 @@ echo "### memory"
 echo '```'
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 pss() { awk '/^Pss:/ {s+=$2} END {print s}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
-sleep 0.2
-echo "idle executor (with its default bash session started): executor RSS $(rss "${pids[0]}") KiB, PSS $(pss "${pids[0]}") KiB"
+start_executor "$work/fresh.sock"
+sleep 0.5
+fresh=${pids[${#pids[@]}-1]}
+echo "idle executor (default bash session started, no work done yet): RSS $(rss "$fresh") KiB, PSS $(pss "$fresh") KiB"
+echo "the executor above after the benchmarks (1 GiB streamed through it): RSS $(rss "${pids[0]}") KiB"
 n=${BENCH_IDLE_EXECUTORS:-100}
 first=${#pids[@]}
 for i in $(seq "$n"); do start_executor "$work/idle$i.sock"; done
@@ -58,3 +61,40 @@ for p in "${pids[@]:$first}"; do
 done
 echo "$n idle executors: RSS sum $((tot_rss / 1024)) MiB, PSS sum $((tot_pss / 1024)) MiB (their bash shells: PSS $((bash_rss / 1024)) MiB more)"
 echo '```'
+
+# ---- gateway ----
+echo
+echo "### gateway (bubblewrap sandboxes, Redis on a unix socket)"
+redis-server redis/redis.conf --port 0 --unixsocket "$work/redis.sock" --dir "$work" --appendonly no \
+    --daemonize no >/dev/null 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do [ -S "$work/redis.sock" ] && break; sleep 0.02; done
+python3 -c "import os; open('$work/secret','w').write(os.urandom(32).hex()+'\n')"; chmod 600 "$work/secret"
+GW_PORT=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
+"$B/sandpipe-gateway" --listen "127.0.0.1:$GW_PORT" --redis "unix:$work/redis.sock" --provider bwrap \
+    --state-dir "$work/sandboxes" --secret-file "$work/secret" --pool 2 --id gw-bench >"$work/gw.log" 2>&1 &
+GW=$!
+pids+=($GW)
+sleep 2
+TOKEN=$(python3 -c "import sys; sys.path.insert(0,'tests/integration'); from wsclient import jwt; print(jwt(open('$work/secret').read().strip(), role='admin'))")
+SID=$(python3 -c "
+import sys; sys.path.insert(0,'tests/integration'); from wsclient import WS
+ws=WS('127.0.0.1',$GW_PORT,'/ws/control?token=$TOKEN'); ws.send_json({'id':1,'method':'session.create'}); print(ws.recv_json(60)['result']['id'])")
+echo '```'
+"$B/bench/bench_ws" latency 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" 2000
+head -c $((256 << 20)) /dev/zero | tr '\0' 'x' | fold -w 100 > "$work/ws/text.txt"
+mkdir -p "$work/sandboxes" # (text.txt is read through the executor benchmark below for the same-run peer)
+cp "$work/ws/text.txt" "$(ls -d "$work"/sandboxes/*/workspace | head -1)/text.txt" 2>/dev/null || true
+for d in "$work"/sandboxes/*/workspace; do cp "$work/ws/text.txt" "$d/"; done
+"$B/bench/bench_ws" stream 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" "cat text.txt"
+"$B/bench/bench_stream" "$work/e.sock" "$work/ws/text.txt" pty | sed 's/^/executor alone, /'
+python3 bench/bench_gateway.py "$GW_PORT" "$(cat "$work/secret")" "$work/redis.sock"
+R0=$(awk '/VmRSS/{print $2}' /proc/$GW/status)
+N=${BENCH_IDLE_CLIENTS:-10000}
+(sleep 30) | "$B/bench/bench_ws" idle 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" "$N" &
+sleep 25
+R1=$(awk '/VmRSS/{print $2}' /proc/$GW/status)
+echo "$N idle WebSocket clients: gateway RSS $R0 KiB → $R1 KiB = $(( (R1 - R0) * 1024 / N )) bytes per client"
+wait %% 2>/dev/null || true
+echo '```'
+pkill -f "$work/sandboxes" 2>/dev/null || true

@@ -23,6 +23,8 @@ struct event_log {
     size_t ring_bytes;
     evlog_wake_fn wake;
     void *ud;
+    void (*drained)(void *ud);
+    size_t low_water;
     struct log_ref *ref; /* shared with in-flight Redis replies, which may outlive the log */
 };
 
@@ -93,6 +95,13 @@ evlog_unacked(const event_log_t *l)
     return l->unacked;
 }
 
+void
+evlog_on_drain(event_log_t *l, void (*fn)(void *ud), size_t low_water)
+{
+    l->drained = fn;
+    l->low_water = low_water;
+}
+
 uint64_t
 evlog_first_in_memory(const event_log_t *l)
 {
@@ -117,6 +126,8 @@ on_xadd(redisReply *r, void *ud)
         /* Replies arrive in order; a failure leaves acked behind for evlog_resync. */
         if (r && r->type != REDIS_REPLY_ERROR && a->seq == l->acked + 1)
             l->acked = a->seq;
+        if (l->drained && l->unacked == l->low_water)
+            l->drained(l->ud);
     }
     ref_put(a->ref);
     free(a);

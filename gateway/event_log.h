@@ -54,5 +54,7 @@ void evlog_resync(event_log_t *l);
 /* Writes waiting for Redis to confirm; the producer slows down (stops granting credit) above a
  * bound. */
 size_t evlog_unacked(const event_log_t *l);
+/* fn(ud) runs whenever confirmations bring the unconfirmed count down to low_water. */
+void evlog_on_drain(event_log_t *l, void (*fn)(void *ud), size_t low_water);
 
 #endif

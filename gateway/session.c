@@ -18,7 +18,9 @@
 #include "redis_client.h"
 #include "xalloc.h"
 
-#define CREDIT_HOLD_UNACKED 4096 /* Redis writes in flight above which output credit is held */
+/* Output events in flight to Redis above which the executor's credit is held back: Redis sets
+ * the pace of a flood (and hiredis' output buffer stays small). */
+#define CREDIT_HOLD_UNACKED 32
 
 typedef enum { CH_ACTION = 1, CH_TERM, CH_SIGNAL } chan_kind_t;
 
@@ -180,18 +182,20 @@ set_status(gw_session_t *s, const char *st, const char *msg)
 static void
 flush_output(gw_session_t *s, bool final)
 {
-    while (s->out.len) {
-        const uint8_t *p = (const uint8_t *)s->out.data;
-        size_t n = s->out.len > GW_OUTPUT_CHUNK ? GW_OUTPUT_CHUNK : s->out.len;
+    size_t off = 0; /* consumed once at the end: no memmove per event */
+    while (off < s->out.len) {
+        const uint8_t *p = (const uint8_t *)s->out.data + off;
+        size_t left = s->out.len - off;
+        size_t n = left > GW_OUTPUT_CHUNK ? GW_OUTPUT_CHUNK : left;
         size_t whole = utf8_complete_prefix(p, n);
         if (whole > 0)
             n = whole;
-        else if (!final && n == s->out.len)
+        else if (!final && n == left)
             break;
         json_object *e = event_new("output");
         json_set_int(e, "action", (int64_t)s->act_seq);
         if (utf8_valid(p, n)) {
-            json_set_strn(e, "data", s->out.data, n);
+            json_set_strn(e, "data", (const char *)p, n);
         } else {
             char *b64 = xmalloc(4 * ((n + 2) / 3) + 1);
             int len = EVP_EncodeBlock((unsigned char *)b64, p, (int)n);
@@ -199,8 +203,9 @@ flush_output(gw_session_t *s, bool final)
             free(b64);
         }
         evlog_append(s->log, e);
-        buf_consume(&s->out, n);
+        off += n;
     }
+    buf_consume(&s->out, off);
 }
 
 static void
@@ -215,13 +220,19 @@ release_credit(gw_session_t *s)
 }
 
 static void
+on_log_drained(void *ud)
+{
+    release_credit(ud);
+}
+
+static void
 on_timer(uv_timer_t *t)
 {
     gw_session_t *s = t->data;
     s->timer_armed = false;
     flush_output(s, false);
     release_credit(s);
-    if (s->owed || s->out.len) {
+    if (s->out.len) { /* held credit is released by on_log_drained */
         s->timer_armed = true;
         uv_timer_start(&s->timer, on_timer, GW_OUTPUT_FLUSH_MS, 0);
     }
@@ -564,6 +575,7 @@ session_alloc(const char *id, const char *owner, const char *profile, uint64_t n
     snprintf(s->owner, sizeof s->owner, "%s", owner ? owner : "");
     snprintf(s->profile, sizeof s->profile, "%s", profile ? profile : "default");
     s->log = evlog_new(s->id, next_seq, g_gw.cfg.stream_max_events, wake_subs, s);
+    evlog_on_drain(s->log, on_log_drained, CREDIT_HOLD_UNACKED / 2);
     s->link = exec_link_new(&link_cbs, s);
     s->created = gw_wall();
     s->last_activity = gw_now();

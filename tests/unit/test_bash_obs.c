@@ -228,6 +228,59 @@ test_last_10000_lines(void **state)
     free(raw);
 }
 
+/* Upstream refuses a new command while one runs before it escapes it for tmux: the NOT-executed
+ * observation reports the command as given, while a run observation shows the escaped `\\;`. */
+static void
+test_previous_still_running_reports_raw_command(void **state)
+{
+    (void)state;
+    static const char cmd[] = "find . -exec ls {} \\;";
+    bash_obs_in_t in = input(cmd, "", BASH_END_NO_CHANGE_TIMEOUT);
+    json_object *o = bash_obs_error(BASH_ERR_PREVIOUS_STILL_RUNNING, &in), *x, *v;
+    json_object_object_get_ex(o, "extras", &x);
+    json_object_object_get_ex(x, "command", &v);
+    assert_string_equal(json_object_get_string(v), cmd);
+    json_object_object_get_ex(o, "message", &v);
+    assert_string_equal(json_object_get_string(v),
+                        "Command `find . -exec ls {} \\;` executed with exit code -1.");
+    assert_string_equal(md_str(o, "suffix"),
+                        "\n[Your command \"find . -exec ls {} \\;\" is NOT executed. The previous "
+                        "command is still running - You CANNOT send new commands until the "
+                        "previous command is completed. By setting `is_input` to `true`, you can "
+                        "interact with the current process: " HELP "]");
+    json_object_put(o);
+    /* the contrast: the same command run to completion is reported escaped */
+    in = input(cmd, "", BASH_END_COMPLETED);
+    o = bash_obs_build(&in);
+    json_object_object_get_ex(o, "extras", &x);
+    json_object_object_get_ex(x, "command", &v);
+    assert_string_equal(json_object_get_string(v), "find . -exec ls {} \\\\;");
+    json_object_put(o);
+}
+
+/* Upstream resets the prefix of a completed continuation to "", the truncation note included. */
+static void
+test_completed_continuation_drops_truncation_note(void **state)
+{
+    (void)state;
+    size_t cap = 12000 * 8, n = 0;
+    char *raw = malloc(cap);
+    for (int i = 1; i <= 12000; i++)
+        n += (size_t)snprintf(raw + n, cap - n, "%d\n", i % 10);
+    bash_obs_in_t in = input("", raw, BASH_END_COMPLETED);
+    in.output_len = n;
+    in.is_continuation = true;
+    json_object *o = bash_obs_build(&in);
+    assert_string_equal(md_str(o, "prefix"), "");
+    json_object_put(o);
+    in.is_continuation = false;
+    o = bash_obs_build(&in);
+    assert_string_equal(md_str(o, "prefix"), "[Previous command outputs are truncated. Showing "
+                                             "the last 10000 lines of the output below.]\n");
+    json_object_put(o);
+    free(raw);
+}
+
 int
 main(void)
 {
@@ -243,6 +296,8 @@ main(void)
         cmocka_unit_test(test_truncate_counts_code_points),
         cmocka_unit_test(test_output_shaping),
         cmocka_unit_test(test_last_10000_lines),
+        cmocka_unit_test(test_previous_still_running_reports_raw_command),
+        cmocka_unit_test(test_completed_continuation_drops_truncation_note),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,100 @@
+"""Gateway figures that are milliseconds or counts (Python's own overhead is far below them):
+warm-pool claim and cold bubblewrap start to first command, fan-out to viewers, events/s into
+Redis under an output flood. Uses the stack the caller started (see bench/run.sh)."""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "integration"))
+from wsclient import WS, jwt  # noqa: E402
+
+port, secret, redis_sock = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+TOK = jwt(secret, sub="bench", role="admin")
+
+
+def ws(path):
+    return WS("127.0.0.1", port, f"{path}{'&' if '?' in path else '?'}token={TOK}")
+
+
+def create(params=None):
+    c = ws("/ws/control")
+    c.send_json({"id": 1, "method": "session.create", "params": params or {}})
+    r = c.recv_json(60)
+    c.close()
+    return r["result"]["id"]
+
+
+def run(sock, cmd):
+    sock.send_json({"type": "action", "id": 1, "action": {"action": "run", "args": {"command": cmd, "blocking": True}, "timeout": 600}})
+    while True:
+        m = sock.recv_json(600)
+        if m.get("type") == "observation":
+            return m
+
+
+def to_first_command(params):
+    t0 = time.perf_counter()
+    sid = create(params)
+    s = ws(f"/ws/sessions/{sid}")
+    run(s, "true")
+    dt = (time.perf_counter() - t0) * 1000
+    s.close()
+    return dt, sid
+
+
+def delete(sid):
+    c = ws("/ws/control")
+    c.send_json({"id": 1, "method": "session.delete", "params": {"session": sid}})
+    c.recv_json(30)
+    c.close()
+
+
+warm, cold = [], []
+for i in range(8):
+    time.sleep(1.0)  # let the pool refill
+    dt, sid = to_first_command({})
+    warm.append(dt)
+    delete(sid)
+    dt, sid = to_first_command({"pids": 512})  # custom limits: a fresh sandbox
+    cold.append(dt)
+    delete(sid)
+print(f"warm pool claim → first command: median {statistics.median(warm):.1f} ms (min {min(warm):.1f}, max {max(warm):.1f})")
+print(f"cold bwrap sandbox → first command: median {statistics.median(cold):.1f} ms (min {min(cold):.1f}, max {max(cold):.1f})")
+
+# Fan-out: one producer, 0 then 100 viewers reading everything.
+sid = create({})
+prod = ws(f"/ws/sessions/{sid}")
+cmd = "seq 1 300000"
+t0 = time.perf_counter(); run(prod, cmd); alone = time.perf_counter() - t0
+viewers = [ws(f"/ws/sessions/{sid}") for _ in range(100)]
+counts = [0] * len(viewers)
+def read_all(i, v):
+    while True:
+        m = v.recv_json(120)
+        if m.get("type") == "observation":
+            counts[i] += 1
+            return
+threads = [threading.Thread(target=read_all, args=(i, v)) for i, v in enumerate(viewers)]
+for th in threads:
+    th.start()
+t0 = time.perf_counter(); run(prod, cmd); fanned = time.perf_counter() - t0
+for th in threads:
+    th.join(300)
+print(f"fan-out: `{cmd}` alone {alone*1000:.0f} ms, with 100 viewers {fanned*1000:.0f} ms "
+      f"(producer slowed {100*(fanned/alone-1):+.0f}%), viewers that got the observation: {sum(counts)}/100")
+for v in viewers:
+    v.close()
+
+# Events into Redis under an output flood.
+key = f"sp:session:{{{sid}}}:events"
+def xlen():
+    return int(subprocess.run(["redis-cli", "-s", redis_sock, "XLEN", key], capture_output=True, text=True).stdout)
+n0 = xlen(); t0 = time.perf_counter()
+run(prod, "head -c 400000000 /dev/zero | tr '\\0' 'x' | fold -w 100")
+dt = time.perf_counter() - t0; n1 = xlen()
+print(f"events written to Redis under a flood: {n1-n0} in {dt:.2f} s = {(n1-n0)/dt:,.0f} events/s (16 KiB output events)")
+delete(sid)

@@ -142,3 +142,31 @@ json_text(json_object *obj, size_t *len)
         obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len);
     return s;
 }
+
+void
+json_escape_append(buf_t *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        buf_append(b, s + run, i - run);
+        run = i + 1;
+        switch (c) {
+        case '"': buf_append(b, "\\\"", 2); break;
+        case '\\': buf_append(b, "\\\\", 2); break;
+        case '\n': buf_append(b, "\\n", 2); break;
+        case '\r': buf_append(b, "\\r", 2); break;
+        case '\t': buf_append(b, "\\t", 2); break;
+        case '\b': buf_append(b, "\\b", 2); break;
+        case '\f': buf_append(b, "\\f", 2); break;
+        default: {
+            char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            buf_append(b, u, 6);
+        }
+        }
+    }
+    buf_append(b, s + run, n - run);
+}

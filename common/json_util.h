@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "err.h"
 
 /* Parses exactly one JSON value from p[0..n) (NUL bytes refused, nesting limited).
@@ -30,6 +31,11 @@ void json_set_bool(json_object *obj, const char *key, bool v);
 
 /* {"error": {"code": err_name(code), "message": msg}} */
 json_object *json_error_new(int code, const char *msg);
+
+/* Appends s[0..n) to b as the inside of a JSON string (quotes not included): ", \ and
+ * control characters escaped, everything else copied as is (s must be valid UTF-8). Runs of
+ * plain bytes are copied in one go: this is the hot path of streamed output. */
+void json_escape_append(buf_t *b, const char *s, size_t n);
 
 /* Compact serialisation, borrowed from obj until it changes or is freed. */
 const char *json_text(json_object *obj, size_t *len);

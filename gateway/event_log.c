@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "gw.h"
 #include "json_util.h"
 #include "redis_client.h"
@@ -150,11 +151,9 @@ xadd(event_log_t *l, const evlog_entry_t *e)
 }
 
 uint64_t
-evlog_append(event_log_t *l, json_object *ev)
+evlog_append_members(event_log_t *l, const char *members, size_t mlen)
 {
     uint64_t seq = l->next_seq++;
-    json_set_int(ev, "seq", (int64_t)seq);
-    json_set(ev, "ts", json_object_new_double(gw_wall()));
     /* Drop the oldest ring entries beyond the count or byte bound. */
     while (l->first < seq &&
            (seq - l->first >= EVLOG_RING_EVENTS || l->ring_bytes > EVLOG_RING_BYTES)) {
@@ -164,17 +163,29 @@ evlog_append(event_log_t *l, json_object *ev)
         old->text = NULL;
         l->first++;
     }
+    buf_t t = BUF_INIT;
+    buf_printf(&t, "{\"seq\":%" PRIu64 ",\"ts\":%.6f%s", seq, gw_wall(), mlen ? "," : "");
+    buf_append(&t, members, mlen);
+    buf_puts(&t, "}");
     evlog_entry_t *e = &l->ring[seq % EVLOG_RING_EVENTS];
-    size_t len;
-    const char *txt = json_text(ev, &len);
     e->seq = seq;
-    e->text = xstrndup(txt, len);
-    e->len = len;
-    l->ring_bytes += len;
-    json_object_put(ev);
+    e->len = t.len;
+    e->text = buf_steal(&t);
+    l->ring_bytes += e->len;
     xadd(l, e);
     if (l->wake)
         l->wake(l->ud, seq);
+    return seq;
+}
+
+uint64_t
+evlog_append(event_log_t *l, json_object *ev)
+{
+    size_t len;
+    const char *txt = json_text(ev, &len);
+    /* txt is "{...}": keep the members between the braces */
+    uint64_t seq = evlog_append_members(l, len > 2 ? txt + 1 : "", len > 2 ? len - 2 : 0);
+    json_object_put(ev);
     return seq;
 }
 

@@ -34,6 +34,9 @@ void evlog_free(event_log_t *l);
 /* Appends: sets ev's "seq" and "ts", stores it, writes it to Redis. Takes ownership of ev.
  * Returns the sequence number. */
 uint64_t evlog_append(event_log_t *l, json_object *ev);
+/* Appends an event given as JSON members without braces (`"type":"output",...`): the stored
+ * text is {"seq":N,"ts":T,<members>}. For the output hot path, which builds its text directly. */
+uint64_t evlog_append_members(event_log_t *l, const char *members, size_t len);
 
 uint64_t evlog_next_seq(const event_log_t *l);   /* the seq the next event will get */
 uint64_t evlog_acked_seq(const event_log_t *l);  /* every seq <= this is in Redis */

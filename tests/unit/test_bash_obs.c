@@ -1,33 +1,43 @@
 /* test_bash_obs.c — the `run`/`error` observation JSON against OpenHands 0.62.0's exact texts
- * (bash.py, commands.py, event_to_dict), scenarios from tests/unit/runtime/utils/test_bash_session.py. */
+ * (bash.py, commands.py, event_to_dict), scenarios from
+ * tests/unit/runtime/utils/test_bash_session.py. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include <cmocka.h>
 
 #include "executor/bash_obs.h"
 
-#define HELP                                                                                      \
-    "You may wait longer to see additional output by sending empty command '', send other "      \
-    "commands to interact with the current process, send keys (\"C-c\", \"C-z\", \"C-d\") to "   \
-    "interrupt/kill the previous command before sending your new command, or use the timeout "  \
+#define HELP                                                                                       \
+    "You may wait longer to see additional output by sending empty command '', send other "        \
+    "commands to interact with the current process, send keys (\"C-c\", \"C-z\", \"C-d\") to "     \
+    "interrupt/kill the previous command before sending your new command, or use the timeout "     \
     "parameter in execute_bash for future commands."
 /* the same text inside JSON: its quotes escaped */
-#define HELP_JSON                                                                                 \
-    "You may wait longer to see additional output by sending empty command '', send other "      \
-    "commands to interact with the current process, send keys (\\\"C-c\\\", \\\"C-z\\\", "       \
-    "\\\"C-d\\\") to interrupt/kill the previous command before sending your new command, or "  \
+#define HELP_JSON                                                                                  \
+    "You may wait longer to see additional output by sending empty command '', send other "        \
+    "commands to interact with the current process, send keys (\\\"C-c\\\", \\\"C-z\\\", "         \
+    "\\\"C-d\\\") to interrupt/kill the previous command before sending your new command, or "     \
     "use the timeout parameter in execute_bash for future commands."
 
 static bash_obs_in_t
 input(const char *cmd, const char *out, bash_end_t end)
 {
-    bash_obs_in_t in = {.command = cmd, .output = out, .output_len = strlen(out), .end = end,
-                        .exit_code = 0, .timeout = 120.0, .no_change_timeout = 10, .pid = -1,
-                        .username = "root", .hostname = "box", .working_dir = "/workspace",
+    bash_obs_in_t in = {.command = cmd,
+                        .output = out,
+                        .output_len = strlen(out),
+                        .end = end,
+                        .exit_code = 0,
+                        .timeout = 120.0,
+                        .no_change_timeout = 10,
+                        .pid = -1,
+                        .username = "root",
+                        .hostname = "box",
+                        .working_dir = "/workspace",
                         .py_interpreter_path = "/usr/bin/python"};
     return in;
 }
@@ -35,9 +45,9 @@ input(const char *cmd, const char *out, bash_end_t end)
 static void
 expect_json(json_object *o, const char *json)
 {
-    assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                                              JSON_C_TO_STRING_NOSLASHESCAPE),
-                        json);
+    assert_string_equal(
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+        json);
     json_object_put(o);
 }
 
@@ -103,23 +113,28 @@ static void
 test_no_change_timeout_has_null_metadata(void **state)
 {
     (void)state;
-    bash_obs_in_t in = input("read -p 'Enter name: ' name", "Enter name: ", BASH_END_NO_CHANGE_TIMEOUT);
-    expect_json(bash_obs_build(&in),
-                "{\"message\":\"Command `read -p 'Enter name: ' name` executed with exit code -1.\","
-                "\"observation\":\"run\",\"content\":\"Enter name:\",\"extras\":{\"command\":"
-                "\"read -p 'Enter name: ' name\",\"metadata\":{\"exit_code\":-1,\"pid\":-1,"
-                "\"username\":null,\"hostname\":null,\"working_dir\":null,"
-                "\"py_interpreter_path\":null,\"prefix\":\"\",\"suffix\":\"\\n[The command has "
-                "no new output after 10 seconds. " HELP_JSON "]\"},\"hidden\":false},\"success\":false}");
+    bash_obs_in_t in =
+        input("read -p 'Enter name: ' name", "Enter name: ", BASH_END_NO_CHANGE_TIMEOUT);
+    expect_json(
+        bash_obs_build(&in),
+        "{\"message\":\"Command `read -p 'Enter name: ' name` executed with exit code -1.\","
+        "\"observation\":\"run\",\"content\":\"Enter name:\",\"extras\":{\"command\":"
+        "\"read -p 'Enter name: ' name\",\"metadata\":{\"exit_code\":-1,\"pid\":-1,"
+        "\"username\":null,\"hostname\":null,\"working_dir\":null,"
+        "\"py_interpreter_path\":null,\"prefix\":\"\",\"suffix\":\"\\n[The command has "
+        "no new output after 10 seconds. " HELP_JSON "]\"},\"hidden\":false},\"success\":false}");
 }
 
 static void
 test_hard_timeout_prints_python_float(void **state)
 {
     (void)state;
-    static const struct { double v; const char *text; } cases[] = {
-        {1.0, "1.0"}, {2.5, "2.5"}, {120.0, "120.0"}, {0.1, "0.1"}, {1e-05, "1e-05"},
-        {1e16, "1e+16"}, {123456.789, "123456.789"},
+    static const struct {
+        double v;
+        const char *text;
+    } cases[] = {
+        {1.0, "1.0"},     {2.5, "2.5"},    {120.0, "120.0"},           {0.1, "0.1"},
+        {1e-05, "1e-05"}, {1e16, "1e+16"}, {123456.789, "123456.789"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         bash_obs_in_t in = input("sleep 5", "", BASH_END_HARD_TIMEOUT);
@@ -130,7 +145,8 @@ test_hard_timeout_prints_python_float(void **state)
         assert_true(asprintf(&want, "\n[The command timed out after %s seconds. " HELP "]",
                              cases[i].text) > 0);
         assert_string_equal(md_str(o, "suffix"), want);
-        assert_string_equal(md_str(o, "prefix"), "[Below is the output of the previous command.]\n");
+        assert_string_equal(md_str(o, "prefix"),
+                            "[Below is the output of the previous command.]\n");
         free(want);
         json_object_put(o);
     }
@@ -151,7 +167,8 @@ test_error_texts(void **state)
     json_object *o = bash_obs_error(BASH_ERR_NO_PREVIOUS_FOR_INPUT, &in);
     json_object *v;
     json_object_object_get_ex(o, "content", &v);
-    assert_string_equal(json_object_get_string(v), "ERROR: No previous running command to interact with.");
+    assert_string_equal(json_object_get_string(v),
+                        "ERROR: No previous running command to interact with.");
     json_object_put(o);
 }
 
@@ -193,8 +210,9 @@ test_truncate_counts_code_points(void **state)
     free(s);
     /* é is 2 bytes, one code point: 7 code points, never cut inside a sequence */
     s = obs_truncate("\xc3\xa9\xc3\xa9\xc3\xa9x\xc3\xa9\xc3\xa9\xc3\xa9", 13, 6);
-    assert_string_equal(s, "\xc3\xa9\xc3\xa9\xc3\xa9\n[... Observation truncated due to length ...]\n"
-                           "\xc3\xa9\xc3\xa9\xc3\xa9");
+    assert_string_equal(s,
+                        "\xc3\xa9\xc3\xa9\xc3\xa9\n[... Observation truncated due to length ...]\n"
+                        "\xc3\xa9\xc3\xa9\xc3\xa9");
     free(s);
 }
 

@@ -1,5 +1,5 @@
 """Gateway figures that are milliseconds or counts (Python's own overhead is far below them):
-warm-pool claim and cold bubblewrap start to first command, fan-out to viewers, events/s into
+warm-pool claim and cold bubblewrap start to first command, events/s into
 Redis under an output flood. Uses the stack the caller started (see bench/run.sh)."""
 import json
 import os
@@ -65,29 +65,8 @@ for i in range(8):
 print(f"warm pool claim → first command: median {statistics.median(warm):.1f} ms (min {min(warm):.1f}, max {max(warm):.1f})")
 print(f"cold bwrap sandbox → first command: median {statistics.median(cold):.1f} ms (min {min(cold):.1f}, max {max(cold):.1f})")
 
-# Fan-out: one producer, 0 then 100 viewers reading everything.
 sid = create({})
 prod = ws(f"/ws/sessions/{sid}")
-cmd = "seq 1 300000"
-t0 = time.perf_counter(); run(prod, cmd); alone = time.perf_counter() - t0
-viewers = [ws(f"/ws/sessions/{sid}") for _ in range(100)]
-counts = [0] * len(viewers)
-def read_all(i, v):
-    while True:
-        m = v.recv_json(120)
-        if m.get("type") == "observation":
-            counts[i] += 1
-            return
-threads = [threading.Thread(target=read_all, args=(i, v)) for i, v in enumerate(viewers)]
-for th in threads:
-    th.start()
-t0 = time.perf_counter(); run(prod, cmd); fanned = time.perf_counter() - t0
-for th in threads:
-    th.join(300)
-print(f"fan-out: `{cmd}` alone {alone*1000:.0f} ms, with 100 viewers {fanned*1000:.0f} ms "
-      f"(producer slowed {100*(fanned/alone-1):+.0f}%), viewers that got the observation: {sum(counts)}/100")
-for v in viewers:
-    v.close()
 
 # Events into Redis under an output flood.
 key = f"sp:session:{{{sid}}}:events"

@@ -1,6 +1,7 @@
 /* bench_ws.c — gateway benchmarks with a minimal blocking WebSocket client:
  *   bench_ws latency HOST PORT SESSION TOKEN N      `echo hi` action → observation, p50/p90/p99
  *   bench_ws stream  HOST PORT SESSION TOKEN CMD    bytes of output events per second for CMD
+ *   bench_ws fanout  HOST PORT SESSION TOKEN N CMD  CMD alone, then with N viewers reading all events
  *   bench_ws idle    HOST PORT SESSION TOKEN N      opens N idle session sockets, holds them
  *                                                   until stdin closes (memory is read by the caller)
  */
@@ -10,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -135,6 +139,89 @@ ws_recv(ws_t *w, size_t *len)
     }
 }
 
+
+/* Counts observation events in a byte stream that may split them across reads. */
+typedef struct {
+    int fd;
+    char tail[32];
+    size_t tail_len;
+    int seen;
+} viewer_t;
+
+static int
+scan_observations(viewer_t *v, const char *buf, size_t n)
+{
+    static const char pat[] = "\"type\":\"observation\"";
+    char tmp[65536 + 32];
+    memcpy(tmp, v->tail, v->tail_len);
+    memcpy(tmp + v->tail_len, buf, n);
+    size_t len = v->tail_len + n, off = 0;
+    int found = 0;
+    const char *p;
+    while ((p = memmem(tmp + off, len - off, pat, sizeof pat - 1))) {
+        found++;
+        off = (size_t)(p - tmp) + sizeof pat - 1;
+    }
+    size_t keep = len - off < sizeof v->tail ? len - off : sizeof v->tail;
+    memcpy(v->tail, tmp + len - keep, keep);
+    v->tail_len = keep;
+    return found;
+}
+
+/* Runs CMD on the producer socket while N viewers (since = live) read everything; returns the
+ * producer's time to its observation, in ms. */
+static double
+fanout_round(const char *host, int port, const char *path, const char *act, int n, bool stalled)
+{
+    viewer_t *vs = calloc((size_t)n + 1, sizeof *vs);
+    ws_t w;
+    for (int i = 0; i <= n; i++) {
+        if (ws_open(&w, host, port, path) < 0) {
+            fprintf(stderr, "cannot connect viewer %d\n", i);
+            exit(1);
+        }
+        vs[i].fd = w.fd;
+        free(w.buf);
+        fcntl(vs[i].fd, F_SETFL, O_NONBLOCK);
+    }
+    int ep = epoll_create1(0);
+    for (int i = stalled ? n : 0; i <= n; i++) { /* stalled viewers are never read */
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+        epoll_ctl(ep, EPOLL_CTL_ADD, vs[i].fd, &ev);
+    }
+    ws_t prod = {.fd = vs[n].fd};
+    fcntl(prod.fd, F_SETFL, 0);
+    ws_send(&prod, act);
+    fcntl(prod.fd, F_SETFL, O_NONBLOCK);
+    double t0 = now_us(), producer_ms = -1;
+    int done = stalled ? n : 0;
+    char buf[65536];
+    while (done < n + 1 && now_us() - t0 < 300e6) {
+        struct epoll_event evs[64];
+        int k = epoll_wait(ep, evs, 64, 1000);
+        for (int j = 0; j < k; j++) {
+            viewer_t *v = &vs[evs[j].data.u32];
+            ssize_t r;
+            while ((r = read(v->fd, buf, sizeof buf)) > 0) {
+                int f = scan_observations(v, buf, (size_t)r);
+                if (f && !v->seen) {
+                    done++;
+                    if (v == &vs[n])
+                        producer_ms = (now_us() - t0) / 1000;
+                }
+                v->seen += f;
+            }
+        }
+    }
+    for (int i = 0; i <= n; i++)
+        close(vs[i].fd);
+    close(ep);
+    if (done < n + 1)
+        fprintf(stderr, "only %d of %d clients saw the observation\n", done, n + 1);
+    free(vs);
+    return producer_ms;
+}
+
 static int
 cmp(const void *a, const void *b)
 {
@@ -186,6 +273,22 @@ main(int argc, char **argv)
         char c;
         while (read(0, &c, 1) > 0)
             ;
+        return 0;
+    }
+    if (!strcmp(mode, "fanout")) {
+        int n = atoi(argv[6]);
+        struct rlimit rl = {(rlim_t)n + 100, (rlim_t)n + 100};
+        setrlimit(RLIMIT_NOFILE, &rl);
+        char act[4096];
+        snprintf(act, sizeof act,
+                 "{\"type\":\"action\",\"action\":{\"action\":\"run\",\"args\":{\"command\":\"%s\",\"blocking\":true},\"timeout\":600}}",
+                 argc > 7 ? argv[7] : "seq 1 300000");
+        double alone = fanout_round(host, port, path, act, 0, false);
+        double with = fanout_round(host, port, path, act, n, false);
+        double stalled = fanout_round(host, port, path, act, n, true);
+        printf("fan-out: producer alone %.0f ms; with %d viewers reading everything %.0f ms (%+.0f%%);"
+               " with %d viewers that never read %.0f ms (%+.0f%%)\n",
+               alone, n, with, 100 * (with / alone - 1), n, stalled, 100 * (stalled / alone - 1));
         return 0;
     }
     ws_t w;

@@ -88,6 +88,8 @@ cp "$work/ws/text.txt" "$(ls -d "$work"/sandboxes/*/workspace | head -1)/text.tx
 for d in "$work"/sandboxes/*/workspace; do cp "$work/ws/text.txt" "$d/"; done
 "$B/bench/bench_ws" stream 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" "cat text.txt"
 "$B/bench/bench_stream" "$work/e.sock" "$work/ws/text.txt" pty | sed 's/^/executor alone, /'
+"$B/bench/bench_ws" fanout 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" 100 'seq 1 300000' | sed 's/^/bulk output (2 MB, CPU-bound): /'
+"$B/bench/bench_ws" fanout 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" 100 'for i in $(seq 1 100); do echo line $i of a build log; sleep 0.005; done' | sed 's/^/paced output (a build log): /'
 python3 bench/bench_gateway.py "$GW_PORT" "$(cat "$work/secret")" "$work/redis.sock"
 R0=$(awk '/VmRSS/{print $2}' /proc/$GW/status)
 N=${BENCH_IDLE_CLIENTS:-10000}

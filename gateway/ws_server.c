@@ -28,6 +28,7 @@
 #define WS_REPLIES_MAX 64           /* queued replies before a client is cut off */
 #define WS_FETCH_BATCH 256          /* events per Redis read while catching up */
 #define WS_TERM_WRITE (64 * 1024)
+#define WS_EVENTS_PER_WRITE 64      /* events written in one WRITEABLE while the socket is not choked */
 
 typedef enum { K_NONE, K_CONTROL, K_SESSION, K_TERMINAL } kind_t;
 
@@ -590,8 +591,19 @@ on_writeable(struct lws *wsi, pss_t *p)
         }
         return 0;
     }
-    if (p->kind == K_SESSION && p->cur)
-        return cursor_write(wsi, p->cur);
+    if (p->kind == K_SESSION && p->cur) {
+        /* Several events per WRITEABLE while the socket takes them: a viewer that keeps up
+         * costs one poll round per burst, not per event (this is what makes fan-out cheap). */
+        for (int i = 0; i < WS_EVENTS_PER_WRITE; i++) {
+            uint64_t before = p->cur->next_seq;
+            int before_i = p->cur->batch_i;
+            if (cursor_write(wsi, p->cur) < 0)
+                return -1;
+            if ((p->cur->next_seq == before && p->cur->batch_i == before_i) ||
+                lws_send_pipe_choked(wsi))
+                break;
+        }
+    }
     return 0;
 }
 

@@ -39,8 +39,7 @@ sandpipe is running (logs in $RUN/*.log)
   WebSocket API: ws://127.0.0.1:$GW_PORT/ws/control   (docs/api.md)
   token:         $TOKEN
 
-  try:  python3 tests/integration/wsclient.py   (a minimal client) or any WebSocket client with
-        ws://127.0.0.1:$GW_PORT/ws/control?token=\$TOKEN and {"id":1,"method":"session.create"}
+  try:  scripts/ws-run.py $TOKEN 'uname -a; id; ls /workspace' --url ws://127.0.0.1:$GW_PORT
 Ctrl-C stops everything.
 EOM
 wait "${pids[1]}"

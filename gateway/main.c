@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "gw.h"
+#include "inbox.h"
 #include "jwt.h"
 #include "pool.h"
 #include "redis_client.h"
@@ -66,6 +67,7 @@ on_stop(uv_signal_t *h, int signo)
     uv_signal_stop(&sigint);
     uv_signal_stop(&sigterm);
     uv_timer_stop(&tick);
+    inbox_stop();
     sessions_shutdown();
     pool_stop();
     rds_stop();
@@ -212,6 +214,7 @@ main(int argc, char **argv)
     }
     sessions_restore();
     rds_start(cfg->redis, on_redis_ready);
+    inbox_start();
     uv_signal_init(g_gw.loop, &sigint);
     uv_signal_init(g_gw.loop, &sigterm);
     uv_signal_start(&sigint, on_stop, SIGINT);

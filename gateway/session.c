@@ -22,13 +22,22 @@
  * the pace of a flood (and hiredis' output buffer stays small). */
 #define CREDIT_HOLD_UNACKED 32
 
-typedef enum { CH_ACTION = 1, CH_TERM, CH_SIGNAL } chan_kind_t;
+typedef enum { CH_ACTION = 1, CH_TERM, CH_ONESHOT } chan_kind_t;
 
 typedef struct queued {
     struct queued *next;
     json_object *action;
     uint64_t seq;
 } queued_t;
+
+/* A one-shot executor op (file.read, bash.signal, ...) waiting for its CLOSE. */
+typedef struct oneshot {
+    chan_kind_t kind; /* CH_ONESHOT: first, so the channel's data pointer tells the kind */
+    struct oneshot *next;
+    uint32_t ch;
+    session_op_cb cb;
+    void *ud;
+} oneshot_t;
 
 struct gw_session {
     gw_session_t *next;
@@ -54,9 +63,12 @@ struct gw_session {
     json_object *params;
     int reconnects;
     bool deleting;
+    oneshot_t *oneshots;
 };
 
-static chan_kind_t kind_action = CH_ACTION, kind_term = CH_TERM, kind_signal = CH_SIGNAL;
+static chan_kind_t kind_action = CH_ACTION, kind_term = CH_TERM;
+
+
 
 static void start_next_action(gw_session_t *s);
 static void set_status(gw_session_t *s, const char *st, const char *msg);
@@ -311,9 +323,33 @@ error_observation(const char *text)
 }
 
 static void
+fail_oneshots(gw_session_t *s, const char *why)
+{
+    while (s->oneshots) {
+        oneshot_t *o = s->oneshots;
+        s->oneshots = o->next;
+        if (o->cb) {
+            json_object *e = json_error_new(ERR_BUSY, why);
+            o->cb(o->ud, e);
+            json_object_put(e);
+        }
+        free(o);
+    }
+}
+
+static void
 on_link_close(void *ud, uint32_t ch, json_object *res)
 {
     gw_session_t *s = ud;
+    for (oneshot_t **pp = &s->oneshots; *pp; pp = &(*pp)->next)
+        if ((*pp)->ch == ch) {
+            oneshot_t *o = *pp;
+            *pp = o->next;
+            if (o->cb)
+                o->cb(o->ud, res);
+            free(o);
+            return;
+        }
     if (ch == s->act_ch) {
         json_object *err = json_get(res, "error");
         if (err) {
@@ -378,6 +414,7 @@ on_link_down(void *ud, const char *why)
         t->on_close(t, NULL);
     }
     s->terms = NULL;
+    fail_oneshots(s, "the runtime disconnected");
     if (s->ready_cb) {
         session_ready_cb cb = s->ready_cb;
         s->ready_cb = NULL;
@@ -477,33 +514,41 @@ session_submit(gw_session_t *s, json_object *action, const char *origin, err_t *
     return seq;
 }
 
-static void
-on_signal_close(void *ud, uint32_t ch, json_object *res)
+int
+session_exec_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, err_t *err)
 {
-    (void)ud;
-    (void)ch;
-    (void)res;
+    exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
+    if (!c)
+        return err_set(err, ERR_BUSY, "the runtime is not connected (status %s)", s->status);
+    uint32_t ch = exec_client_open(c, req, err);
+    if (!ch)
+        return -1;
+    oneshot_t *o = xcalloc(1, sizeof *o);
+    o->kind = CH_ONESHOT;
+    o->ch = ch;
+    o->cb = cb;
+    o->ud = ud;
+    o->next = s->oneshots;
+    s->oneshots = o;
+    exec_client_set_chan_data(c, ch, o);
+    exec_link_flush(s->link);
+    s->last_activity = gw_now();
+    return 0;
 }
 
 int
 session_signal(gw_session_t *s, const char *sig, err_t *err)
 {
-    exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
-    if (!c)
-        return err_set(err, ERR_BUSY, "the runtime is not connected");
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "bash.signal");
     json_set_str(req, "signal", sig);
-    uint32_t ch = exec_client_open(c, req, err);
+    int rc = session_exec_op(s, req, NULL, NULL, err);
     json_object_put(req);
-    if (!ch)
-        return -1;
-    exec_client_set_chan_data(c, ch, &kind_signal);
-    exec_link_flush(s->link);
+    if (rc < 0)
+        return rc;
     json_object *e = event_new("signal");
     json_set_str(e, "signal", sig);
     evlog_append(s->log, e);
-    (void)on_signal_close;
     return 0;
 }
 
@@ -630,6 +675,7 @@ session_free(gw_session_t *s)
         json_object_put(q->action);
         free(q);
     }
+    fail_oneshots(s, "the session was stopped");
     exec_link_free(s->link);
     uv_close((uv_handle_t *)&s->timer, on_timer_closed);
 }

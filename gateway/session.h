@@ -66,6 +66,10 @@ json_object *session_describe(const gw_session_t *s);
 /* Queues an OpenHands action (borrowed); returns its event seq, or 0 with err. */
 uint64_t session_submit(gw_session_t *s, json_object *action, const char *origin, err_t *err);
 int session_signal(gw_session_t *s, const char *sig, err_t *err);
+/* Runs a one-shot executor op (req borrowed: {"op":"file.read",...}); cb gets its CLOSE result
+ * (borrowed; {"error":...} on failure or when the runtime goes away). cb may be NULL. */
+typedef void (*session_op_cb)(void *ud, json_object *result);
+int session_exec_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, err_t *err);
 /* Stops and destroys the session (status STOPPED). */
 void session_delete(gw_session_t *s, const char *reason);
 

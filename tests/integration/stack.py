@@ -119,10 +119,19 @@ class Stack:
                 self.gw.wait(10)
             except subprocess.TimeoutExpired:
                 self.gw.kill()
-        # sandboxes outlive the gateway by design: end them here
-        subprocess.run(["pkill", "-f", os.path.join(self.tmp, "sandboxes")], capture_output=True)
-        for d in ("memory", "pids", "cpu", "freezer"):
-            pass
+        # Sandboxes outlive the gateway by design: end them here. SIGKILL, since the sandbox's
+        # init (bwrap inside its PID namespace) ignores SIGTERM from outside.
+        subprocess.run(["pkill", "-KILL", "-f", os.path.join(self.tmp, "sandboxes")], capture_output=True)
+        sbdir = os.path.join(self.tmp, "sandboxes")
+        ids = os.listdir(sbdir) if os.path.isdir(sbdir) else []
+        time.sleep(0.2)
+        for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids",
+                     "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/freezer"):
+            for sid in ids:
+                try:
+                    os.rmdir(os.path.join(root, "sandpipe", sid))
+                except OSError:
+                    pass
         if self.redis_proc:
             self.redis_proc.terminate()
             self.redis_proc.wait(5)

@@ -1,0 +1,300 @@
+/* inbox.c — the gateway side of API requests. See inbox.h and redis/README.md. */
+#include "inbox.h"
+
+#include <hiredis/adapters/libuv.h>
+#include <hiredis/async.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw.h"
+#include "json_util.h"
+#include "redis_client.h"
+#include "session.h"
+#include "xalloc.h"
+
+#define REPLY_TTL 120
+
+static redisAsyncContext *blk; /* dedicated to XREAD BLOCK */
+static char last_id[64] = "$";
+static uv_timer_t retry;
+static bool retry_init, stopping;
+
+typedef struct {
+    char reply[128];
+} req_t;
+
+static void read_next(void);
+
+/* ---- replies ---- */
+
+static void
+send_reply(const char *key, json_object *msg)
+{
+    size_t len;
+    const char *t = json_text(msg, &len);
+    const char *argv[] = {"RPUSH", key, t};
+    size_t lens[] = {5, strlen(key), len};
+    rds_cmdv(NULL, NULL, 3, argv, lens);
+    char ttl[16];
+    snprintf(ttl, sizeof ttl, "%d", REPLY_TTL);
+    rds_cmd(NULL, NULL, "EXPIRE %s %s", key, ttl);
+    json_object_put(msg);
+}
+
+static void
+reply_ok(const char *key, json_object *result)
+{
+    json_object *m = json_object_new_object();
+    json_set_bool(m, "ok", true);
+    json_set(m, "result", result ? result : json_object_new_object());
+    send_reply(key, m);
+}
+
+static void
+reply_err(const char *key, int code, const char *msg)
+{
+    json_object *m = json_error_new(code, msg);
+    json_set_bool(m, "ok", false);
+    send_reply(key, m);
+}
+
+/* ---- requests ---- */
+
+static bool
+allowed(json_object *r, gw_session_t *s, bool write)
+{
+    const char *role = json_get_str(r, "role", ""), *owner = json_get_str(r, "owner", "");
+    if (!strcmp(role, "admin"))
+        return true;
+    if (!strcmp(role, "viewer"))
+        return !write && !strcmp(json_get_str(r, "viewer_session", ""), session_id(s));
+    return !strcmp(role, "user") && !strcmp(owner, session_owner(s));
+}
+
+static void
+on_created(void *ud, gw_session_t *s, int code, const char *msg)
+{
+    req_t *q = ud;
+    if (s)
+        reply_ok(q->reply, session_describe(s));
+    else
+        reply_err(q->reply, code, msg ? msg : "the session could not start");
+    free(q);
+}
+
+static void
+on_op_done(void *ud, json_object *result)
+{
+    req_t *q = ud;
+    json_object *err = json_get(result, "error");
+    if (err) {
+        json_object *m = json_object_new_object();
+        json_set_bool(m, "ok", false);
+        json_set(m, "error", json_object_get(err));
+        send_reply(q->reply, m);
+    } else {
+        reply_ok(q->reply, json_object_get(result));
+    }
+    free(q);
+}
+
+static void
+handle(json_object *r)
+{
+    const char *op = json_get_str(r, "op", ""), *reply = json_get_str(r, "reply", NULL);
+    if (!reply || strncmp(reply, "sp:reply:", 9) != 0 || strlen(reply) >= sizeof(((req_t *)0)->reply))
+        return; /* nobody to answer: drop */
+    if (!strcmp(op, "session.create")) {
+        if (!strcmp(json_get_str(r, "role", ""), "viewer")) {
+            reply_err(reply, ERR_AUTH, "viewers cannot create sessions");
+            return;
+        }
+        req_t *q = xcalloc(1, sizeof *q);
+        snprintf(q->reply, sizeof q->reply, "%s", reply);
+        session_create(json_get(r, "params"), json_get_str(r, "owner", ""), on_created, q);
+        return;
+    }
+    gw_session_t *s = session_find(json_get_str(r, "session", ""));
+    bool write = strcmp(op, "file.read") && strcmp(op, "file.list") && strcmp(op, "file.stat") &&
+                 strcmp(op, "oh.list_files") && strcmp(op, "session.get");
+    if (!s || !allowed(r, s, write)) {
+        reply_err(reply, ERR_NOT_FOUND, "no such session on this gateway");
+        return;
+    }
+    err_t err = {0};
+    if (!strcmp(op, "session.get")) {
+        reply_ok(reply, session_describe(s));
+    } else if (!strcmp(op, "session.delete")) {
+        json_object *d = session_describe(s);
+        session_delete(s, "deleted through the API");
+        json_set_str(d, "status", ST_STOPPED);
+        reply_ok(reply, d);
+    } else if (!strcmp(op, "action")) {
+        uint64_t seq = session_submit(s, json_get(r, "action"), json_get_str(r, "owner", ""), &err);
+        if (!seq) {
+            reply_err(reply, err.code, err.msg);
+            return;
+        }
+        json_object *res = json_object_new_object();
+        json_set_int(res, "seq", (int64_t)seq);
+        reply_ok(reply, res);
+    } else if (!strcmp(op, "signal")) {
+        if (session_signal(s, json_get_str(r, "signal", "INT"), &err) < 0)
+            reply_err(reply, err.code, err.msg);
+        else
+            reply_ok(reply, NULL);
+    } else if (!strcmp(op, "file.read") || !strcmp(op, "file.list") || !strcmp(op, "file.stat") ||
+               !strcmp(op, "oh.list_files") || !strcmp(op, "file.write") || !strcmp(op, "file.mkdir") ||
+               !strcmp(op, "file.remove") || !strcmp(op, "file.move")) {
+        /* The request's own fields are the executor op's fields. */
+        json_object *req = json_object_new_object();
+        json_object_object_foreach(r, k, v)
+        {
+            if (strcmp(k, "reply") && strcmp(k, "owner") && strcmp(k, "role") &&
+                strcmp(k, "session") && strcmp(k, "id") && strcmp(k, "viewer_session"))
+                json_set(req, k, json_object_get(v));
+        }
+        req_t *q = xcalloc(1, sizeof *q);
+        snprintf(q->reply, sizeof q->reply, "%s", reply);
+        if (session_exec_op(s, req, on_op_done, q, &err) < 0) {
+            free(q);
+            reply_err(reply, err.code, err.msg);
+        }
+        json_object_put(req);
+    } else {
+        char m[128];
+        snprintf(m, sizeof m, "unknown op \"%.60s\"", op);
+        reply_err(reply, ERR_BAD_REQ, m);
+    }
+}
+
+/* ---- the blocking read loop ---- */
+
+static void
+on_xread(redisAsyncContext *c, void *reply, void *privdata)
+{
+    (void)c;
+    (void)privdata;
+    redisReply *r = reply;
+    if (!r) /* disconnected: the disconnect callback reconnects */
+        return;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1) {
+        redisReply *entries = r->element[0]->element[1];
+        for (size_t i = 0; i < entries->elements; i++) {
+            redisReply *e = entries->element[i];
+            snprintf(last_id, sizeof last_id, "%s", e->element[0]->str);
+            redisReply *f = e->element[1];
+            for (size_t k = 0; k + 1 < f->elements; k += 2)
+                if (!strcmp(f->element[k]->str, "r")) {
+                    err_t err = {0};
+                    json_object *req = json_parse(f->element[k + 1]->str, f->element[k + 1]->len, &err);
+                    if (req && json_object_is_type(req, json_type_object))
+                        handle(req);
+                    json_object_put(req);
+                }
+        }
+    }
+    read_next();
+}
+
+static void
+read_next(void)
+{
+    if (!blk || stopping)
+        return;
+    char key[128];
+    snprintf(key, sizeof key, "sp:gateway:%s:inbox", g_gw.cfg.id);
+    redisAsyncCommand(blk, on_xread, NULL, "XREAD COUNT 64 BLOCK 0 STREAMS %s %s", key, last_id);
+}
+
+static void connect_blk(void);
+
+static void
+on_retry(uv_timer_t *t)
+{
+    (void)t;
+    connect_blk();
+}
+
+static void
+schedule(void)
+{
+    if (stopping)
+        return;
+    if (!retry_init) {
+        uv_timer_init(g_gw.loop, &retry);
+        retry_init = true;
+    }
+    uv_timer_start(&retry, on_retry, 500, 0);
+}
+
+static void
+on_blk_connect(const redisAsyncContext *c, int status)
+{
+    (void)c;
+    if (status != REDIS_OK) {
+        blk = NULL;
+        schedule();
+        return;
+    }
+    read_next();
+}
+
+static void
+on_blk_disconnect(const redisAsyncContext *c, int status)
+{
+    (void)c;
+    (void)status;
+    blk = NULL;
+    schedule();
+}
+
+static void
+connect_blk(void)
+{
+    const char *addr = g_gw.cfg.redis;
+    if (!strncmp(addr, "unix:", 5)) {
+        blk = redisAsyncConnectUnix(addr + 5);
+    } else {
+        char host[256];
+        snprintf(host, sizeof host, "%s", addr);
+        char *colon = strrchr(host, ':');
+        int port = 6379;
+        if (colon) {
+            *colon = '\0';
+            port = atoi(colon + 1);
+        }
+        blk = redisAsyncConnect(host, port);
+    }
+    if (!blk || blk->err) {
+        if (blk)
+            redisAsyncFree(blk);
+        blk = NULL;
+        schedule();
+        return;
+    }
+    redisLibuvAttach(blk, g_gw.loop);
+    redisAsyncSetConnectCallback(blk, on_blk_connect);
+    redisAsyncSetDisconnectCallback(blk, on_blk_disconnect);
+}
+
+void
+inbox_start(void)
+{
+    connect_blk();
+}
+
+void
+inbox_stop(void)
+{
+    stopping = true;
+    if (retry_init) {
+        uv_timer_stop(&retry);
+        uv_close((uv_handle_t *)&retry, NULL);
+        retry_init = false;
+    }
+    if (blk)
+        redisAsyncDisconnect(blk);
+    blk = NULL;
+}

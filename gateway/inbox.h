@@ -1,0 +1,10 @@
+/* inbox.h — requests from the REST API to this gateway, through Redis (redis/README.md,
+ * "Requests to a gateway"): XREAD BLOCK on `sp:gateway:<id>:inbox` on a connection of its own,
+ * each request answered by RPUSH to its reply key. */
+#ifndef SP_INBOX_H
+#define SP_INBOX_H
+
+void inbox_start(void);
+void inbox_stop(void);
+
+#endif

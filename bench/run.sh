@@ -6,7 +6,14 @@ MODE=${1:-release}
 B=build/$MODE
 work=$(mktemp -d /tmp/sp-bench.XXXXXX)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    pkill -KILL -f "$work/sandboxes" 2>/dev/null || true  # a sandbox's init ignores SIGTERM
+    sleep 0.3
+    for c in memory pids cpu cpuacct freezer; do rmdir /sys/fs/cgroup/$c/sandpipe/sb-*/ 2>/dev/null; done
+    rmdir /sys/fs/cgroup/sandpipe/sb-*/ 2>/dev/null
+    rm -rf "$work"
+}
 trap cleanup EXIT
 mkdir -p "$work/ws" "$work/home"
 start_executor() { # socket
@@ -99,4 +106,3 @@ R1=$(awk '/VmRSS/{print $2}' /proc/$GW/status)
 echo "$N idle WebSocket clients: gateway RSS $R0 KiB → $R1 KiB = $(( (R1 - R0) * 1024 / N )) bytes per client"
 wait %% 2>/dev/null || true
 echo '```'
-pkill -f "$work/sandboxes" 2>/dev/null || true

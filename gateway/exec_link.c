@@ -292,7 +292,7 @@ exec_link_connect(exec_link_t *l, const char *path, int timeout_ms)
     l->deadline = gw_now() + timeout_ms / 1000.0;
     l->connecting = true;
     l->up = false;
-    uv_timer_start(&l->timer, on_timer, 20, 20);
+    uv_timer_start(&l->timer, on_timer, 5, 5); /* a starting sandbox: try every 5 ms */
     try_connect(l);
 }
 

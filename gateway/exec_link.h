@@ -30,7 +30,7 @@ typedef struct {
 } exec_link_cbs_t;
 
 exec_link_t *exec_link_new(const exec_link_cbs_t *cbs, void *ud);
-/* Starts connecting to path, retrying every 20 ms for up to timeout_ms. */
+/* Starts connecting to path, retrying every 5 ms for up to timeout_ms. */
 void exec_link_connect(exec_link_t *l, const char *path, int timeout_ms);
 bool exec_link_up(const exec_link_t *l);
 exec_client_t *exec_link_client(exec_link_t *l);

@@ -24,6 +24,10 @@ static warming_t *warming;
 static int nwarming;
 static long long ready_count = -1; /* last known length of our list */
 static unsigned long long claims, misses;
+static uv_timer_t refill_timer;
+static bool refill_timer_init;
+
+#define REFILL_DELAY_MS 100 /* after a claim: let the claimed session come up before a spawn */
 
 static void
 pool_key(char *out, size_t cap, const char *profile)
@@ -142,6 +146,13 @@ typedef struct {
 } claim_t;
 
 static void
+on_refill_timer(uv_timer_t *t)
+{
+    (void)t;
+    pool_tick();
+}
+
+static void
 on_pop(redisReply *r, void *ud)
 {
     claim_t *c = ud;
@@ -162,7 +173,13 @@ on_pop(redisReply *r, void *ud)
         ready_count--;
     c->cb(c->ud, got ? &sb : NULL);
     free(c);
-    pool_tick();
+    /* Starting a sandbox forks and waits for bwrap to exec: do it a moment later, not while
+     * the session that just claimed one is connecting. */
+    if (!refill_timer_init) {
+        uv_timer_init(g_gw.loop, &refill_timer);
+        refill_timer_init = true;
+    }
+    uv_timer_start(&refill_timer, on_refill_timer, REFILL_DELAY_MS, 0);
 }
 
 void
@@ -202,6 +219,11 @@ pool_describe(void)
 void
 pool_stop(void)
 {
+    if (refill_timer_init) {
+        uv_timer_stop(&refill_timer);
+        uv_close((uv_handle_t *)&refill_timer, NULL);
+        refill_timer_init = false;
+    }
     while (warming)
         warming_remove(warming);
 }

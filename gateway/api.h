@@ -16,7 +16,6 @@
 
 #define API_VERSION "0.1.0"
 #define API_BODY_MAX_DEFAULT (8u * 1024 * 1024) /* largest request body read (--max-body) */
-#define API_JSON_BODY_MAX (1024u * 1024)         /* JSON bodies: actions, sessions, tokens */
 #define API_UPLOAD_MAX (512u * 1024)             /* file.write content through the inbox */
 #define API_WAIT_MAX_S 600                       /* longest a request waits for a gateway */
 
@@ -60,6 +59,14 @@ void api_rt_execute_action(api_req_t *r, char **params);
 void api_rt_list_files(api_req_t *r, char **params);
 void api_rt_vscode_token(api_req_t *r, char **params);
 void api_rt_unsupported(api_req_t *r, char **params);
+
+/* Loads session sid for a change by r: replies 404 (not visible), 403 (read-only token) or 503
+ * and returns NULL; else the session object (new ref). api_sessions.c. */
+json_object *api_session_for_write(api_req_t *r, const char *sid);
+
+/* Checks that session s (borrowed) can take work now: not STOPPED (409) and its gateway alive
+ * (503). Copies the gateway id into gw. Returns 0, or -1 after replying. api_actions.c. */
+int api_session_live(api_req_t *r, json_object *s, char *gw, size_t cap);
 
 /* Waits (XREAD BLOCK on the session's stream, from 0-seq) for the observation event of the
  * action with sequence number seq, up to timeout_ms. Returns the event (new ref) or NULL:

@@ -176,7 +176,7 @@ class Client:
 class Executor:
     """Starts a real sandpipe-executor on a temporary unix socket (optionally under bwrap)."""
 
-    def __init__(self, extra_args=(), workspace=None, bwrap=False, env=None):
+    def __init__(self, extra_args=(), workspace=None, bwrap=False, env=None, as_pid1=False):
         self.tmp = tempfile.mkdtemp(prefix="sp-exec-")
         self.workspace = workspace or os.path.join(self.tmp, "ws")
         os.makedirs(self.workspace, exist_ok=True)
@@ -185,7 +185,7 @@ class Executor:
                 "--root", self.workspace, "--root", self.tmp, "--user", "root", *extra_args]
         if bwrap:
             # The sandbox sees the workspace at /workspace and the socket dir at /run/sandpipe.
-            args = ["bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+            args = ["bwrap", *(["--as-pid-1"] if as_pid1 else []), "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                     "--unshare-uts", "--hostname", "sandbox", "--die-with-parent",
                     "--uid", "1000", "--gid", "1000",
                     "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",

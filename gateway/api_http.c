@@ -1,0 +1,259 @@
+/* api_http.c — request parsing and replies for sandpipe-api. See api_http.h. */
+#include "api_http.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_util.h"
+#include "xalloc.h"
+
+const char *
+api_param(const api_req_t *r, const char *cgi_name)
+{
+    return FCGX_GetParam(cgi_name, r->fcgi->envp);
+}
+
+void
+api_req_read(api_req_t *r, FCGX_Request *fcgi, size_t body_max)
+{
+    memset(r, 0, sizeof *r);
+    r->fcgi = fcgi;
+    r->method = api_param(r, "REQUEST_METHOD");
+    if (!r->method)
+        r->method = "GET";
+    const char *uri = api_param(r, "REQUEST_URI");
+    if (!uri || !*uri)
+        uri = api_param(r, "DOCUMENT_URI");
+    if (!uri)
+        uri = "/";
+    const char *q = strchr(uri, '?');
+    r->path = xstrndup(uri, q ? (size_t)(q - uri) : strlen(uri));
+    r->query = q ? q + 1 : "";
+
+    const char *cl = api_param(r, "CONTENT_LENGTH");
+    if (!cl || !*cl)
+        return;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(cl, &end, 10);
+    if (errno || *end || cl[0] == '-') {
+        r->body_too_big = true; /* unreadable length: treat as unacceptable */
+        return;
+    }
+    if (n > body_max) {
+        r->body_too_big = true;
+        return;
+    }
+    r->body = xmalloc((size_t)n + 1);
+    size_t got = 0;
+    while (got < n) {
+        int k = FCGX_GetStr(r->body + got, (int)(n - got), fcgi->in);
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    r->body[got] = '\0';
+    r->body_len = got;
+}
+
+void
+api_req_free(api_req_t *r)
+{
+    free(r->path);
+    free(r->body);
+    r->path = r->body = NULL;
+}
+
+static int
+hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = tolower(c);
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+int
+api_pct_decode(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        int c = (unsigned char)s[i];
+        if (c == '%') {
+            if (i + 2 >= n)
+                return -1;
+            int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
+            if (h < 0 || l < 0)
+                return -1;
+            c = h * 16 + l;
+            i += 2;
+        } else if (c == '+') {
+            c = ' ';
+        }
+        if (c == 0 || o + 1 >= cap)
+            return -1;
+        out[o++] = (char)c;
+    }
+    out[o] = '\0';
+    return (int)o;
+}
+
+int
+api_query(const api_req_t *r, const char *name, char *out, size_t cap)
+{
+    size_t nlen = strlen(name);
+    const char *p = r->query;
+    while (p && *p) {
+        const char *amp = strchr(p, '&');
+        size_t len = amp ? (size_t)(amp - p) : strlen(p);
+        if (len > nlen && !strncmp(p, name, nlen) && p[nlen] == '=') {
+            int k = api_pct_decode(p + nlen + 1, len - nlen - 1, out, cap);
+            return k < 0 ? -2 : k;
+        }
+        if (len == nlen && !strncmp(p, name, nlen)) {
+            if (cap)
+                out[0] = '\0';
+            return 0;
+        }
+        p = amp ? amp + 1 : NULL;
+    }
+    return -1;
+}
+
+long long
+api_query_int(api_req_t *r, const char *name, long long def, long long lo, long long hi, bool *ok)
+{
+    char v[32];
+    *ok = true;
+    int k = api_query(r, name, v, sizeof v);
+    if (k == -1)
+        return def;
+    char *end = NULL;
+    errno = 0;
+    long long n = k > 0 ? strtoll(v, &end, 10) : 0;
+    if (k <= 0 || errno || *end || n < lo || n > hi) {
+        *ok = false;
+        api_error(r, 400, "bad_request", "query parameter %s must be an integer in [%lld, %lld]",
+                  name, lo, hi);
+        return -1;
+    }
+    return n;
+}
+
+bool
+api_query_bool(const api_req_t *r, const char *name, bool def)
+{
+    char v[16];
+    int k = api_query(r, name, v, sizeof v);
+    if (k < 0)
+        return def;
+    if (k == 0 || !strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes"))
+        return true;
+    if (!strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "no"))
+        return false;
+    return def;
+}
+
+json_object *
+api_body_object(api_req_t *r)
+{
+    if (r->body_too_big || r->body_len > API_JSON_BODY_MAX) {
+        api_error(r, 413, "too_large", "request body over %u bytes", (unsigned)API_JSON_BODY_MAX);
+        return NULL;
+    }
+    if (!r->body || r->body_len == 0) {
+        api_error(r, 400, "bad_request", "a JSON object body is required");
+        return NULL;
+    }
+    err_t err = {0};
+    json_object *o = json_parse(r->body, r->body_len, &err);
+    if (!o) {
+        api_error(r, 400, "bad_request", "malformed JSON: %s", err.msg);
+        return NULL;
+    }
+    if (!json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
+        api_error(r, 400, "bad_request", "the body must be a JSON object");
+        return NULL;
+    }
+    return o;
+}
+
+const char *
+api_status_text(int status)
+{
+    switch (status) {
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
+    case 413: return "Payload Too Large";
+    case 422: return "Unprocessable Entity";
+    case 429: return "Too Many Requests";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    default: return "Unknown";
+    }
+}
+
+void
+api_reply_raw(api_req_t *r, int status, const char *content_type, const char *body, size_t len)
+{
+    if (r->status)
+        return;
+    r->status = status;
+    FCGX_FPrintF(r->fcgi->out,
+                 "Status: %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                 "Cache-Control: no-store\r\n\r\n",
+                 status, api_status_text(status), content_type, len);
+    if (len)
+        FCGX_PutStr(body, (int)len, r->fcgi->out);
+}
+
+void
+api_reply_json(api_req_t *r, int status, json_object *body)
+{
+    size_t len = 0;
+    const char *t = json_text(body, &len);
+    api_reply_raw(r, status, "application/json", t, len);
+    json_object_put(body);
+}
+
+void
+api_error(api_req_t *r, int status, const char *code, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_object *e = json_object_new_object();
+    json_set_str(e, "code", code);
+    json_set_str(e, "message", msg);
+    json_object *o = json_object_new_object();
+    json_set(o, "error", e);
+    api_reply_json(r, status, o);
+}
+
+void
+api_detail(api_req_t *r, int status, const char *detail)
+{
+    json_object *o = json_object_new_object();
+    json_set_str(o, "detail", detail);
+    api_reply_json(r, status, o);
+}

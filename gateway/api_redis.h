@@ -1,0 +1,55 @@
+/* api_redis.h — the API worker's Redis: one synchronous hiredis connection per worker
+ * (reconnected on demand), session records, live gateways, and requests to a gateway's inbox
+ * (redis/README.md, "Requests to a gateway"). */
+#ifndef SP_API_REDIS_H
+#define SP_API_REDIS_H
+
+#include <hiredis/hiredis.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api_http.h"
+
+/* The worker's connection, (re)connected when needed and stored in r->rc. NULL when Redis is
+ * unreachable; then, if reply is true, a 503 has been sent. */
+redisContext *api_redis_get(api_req_t *r, bool reply);
+/* Runs a command (argv form) with a read timeout of timeout_ms (0: the default 5 s). Returns
+ * the reply (caller frees with freeReplyObject) or NULL: the connection is dropped, so the
+ * next api_redis_get reconnects. */
+redisReply *api_redis_cmd(api_req_t *r, int timeout_ms, int argc, const char **argv);
+/* printf-style variant (hiredis format; %s arguments are binary-safe with %b). */
+redisReply *api_redis_cmdf(api_req_t *r, const char *fmt, ...);
+/* Drops the worker's connection (after a protocol error or a timeout). */
+void api_redis_drop(api_req_t *r);
+
+/* Loads sp:session:{sid} into a new JSON session object (the WebSocket API's shape plus
+ * "ended"), or NULL. *found is false when the session does not exist (or r may not see it,
+ * which is reported the same way: no existence leak). Replies 503 itself on Redis failure
+ * (then *found is true and NULL returned). */
+json_object *api_session_load(api_req_t *r, const char *sid, bool *found);
+/* Turns an HGETALL reply into the session object (new ref). last_seq is filled by the caller. */
+json_object *api_session_from_hash(const redisReply *h);
+
+/* Is gateway gw alive (its heartbeat key exists)? -1 on Redis failure. */
+int api_gateway_alive(api_req_t *r, const char *gw);
+
+/* Results of api_gw_call. */
+enum { API_GW_OK = 0, API_GW_ERROR = 1, API_GW_TIMEOUT = -1, API_GW_REDIS = -2 };
+
+/* Sends req (borrowed; "id", "reply", "owner", "role", "viewer_session" are filled in) to the
+ * inbox of gateway gw and waits up to timeout_s for the answer. API_GW_OK: *result is the
+ * result (new ref). API_GW_ERROR: *error is the gateway's {"code","message"} (new ref).
+ * Timeout and Redis failures return their codes with nothing set. */
+int api_gw_call(api_req_t *r, const char *gw, json_object *req, int timeout_s, json_object **result,
+                json_object **error);
+
+/* HTTP status for a gateway error code name ("not_found" → 404, "busy" → 409, ...). */
+int api_gw_status(const char *code);
+/* Replies a gateway call failure in the REST error shape. rc is api_gw_call's result. */
+void api_gw_reply_failure(api_req_t *r, int rc, json_object *error);
+
+/* Increments the API counter field in the hash sp:metrics (best effort). */
+void api_metric_incr(api_req_t *r, const char *field, long long by);
+
+#endif

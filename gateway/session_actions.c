@@ -1,0 +1,417 @@
+/* session_actions.c — a session's actions: the per-session queue, the executor channel of the
+ * running action, output turned into coalesced "output" events (with credit held while Redis
+ * catches up), the observation event, one-shot executor ops, and the executor link's callbacks. */
+#include <openssl/evp.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw.h"
+#include "json_util.h"
+#include "redis_client.h"
+#include "session_int.h"
+#include "xalloc.h"
+
+/* Length of the longest prefix of p[0..n) that does not end inside a UTF-8 sequence. */
+static size_t
+utf8_complete_prefix(const uint8_t *p, size_t n)
+{
+    size_t i = n, back = 0;
+    while (i > 0 && back < 4 && (p[i - 1] & 0xC0) == 0x80) {
+        i--;
+        back++;
+    }
+    if (i == 0)
+        return n;
+    uint8_t lead = p[i - 1];
+    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    return (back + 1 < need) ? i - 1 : n;
+}
+
+static bool
+utf8_valid(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        uint8_t c = p[i];
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (!len || i + len > n)
+            return false;
+        for (size_t k = 1; k < len; k++)
+            if ((p[i + k] & 0xC0) != 0x80)
+                return false;
+        if (len == 2 && c < 0xC2)
+            return false;
+        if (c == 0 && len == 1)
+            return false; /* NUL: keep JSON text clean, send as base64 */
+        i += len;
+    }
+    return true;
+}
+
+/* ---- output ---- */
+
+/* Turns buffered output into "output" events of at most GW_OUTPUT_CHUNK bytes. Text goes as
+ * "data"; bytes that are not UTF-8 as "data_b64". A character split across reads is held back
+ * until its end arrives (or the action ends). */
+static void
+flush_output(gw_session_t *s, bool final)
+{
+    size_t off = 0; /* consumed once at the end: no memmove per event */
+    while (off < s->out.len) {
+        const uint8_t *p = (const uint8_t *)s->out.data + off;
+        size_t left = s->out.len - off;
+        size_t n = left > GW_OUTPUT_CHUNK ? GW_OUTPUT_CHUNK : left;
+        size_t whole = utf8_complete_prefix(p, n);
+        if (whole > 0)
+            n = whole;
+        else if (!final && n == left)
+            break;
+        /* Built as text directly: json-c's generic escaping was the hot spot of floods. */
+        buf_t m = BUF_INIT;
+        buf_printf(&m, "\"type\":\"output\",\"action\":%" PRIu64 ",", s->act_seq);
+        if (utf8_valid(p, n)) {
+            buf_puts(&m, "\"data\":\"");
+            json_escape_append(&m, (const char *)p, n);
+        } else {
+            buf_puts(&m, "\"data_b64\":\"");
+            char *b64 = buf_reserve(&m, 4 * ((n + 2) / 3) + 1);
+            int len = EVP_EncodeBlock((unsigned char *)b64, p, (int)n);
+            buf_advance(&m, (size_t)len);
+        }
+        buf_puts(&m, "\"");
+        evlog_append_members(s->log, m.data, m.len);
+        buf_free(&m);
+        off += n;
+    }
+    buf_consume(&s->out, off);
+}
+
+/* Credit goes back in quarter windows: a CREDIT frame per small output would cost a write
+ * per action for nothing (the executor still has three quarters of its window). */
+#define CREDIT_BATCH (FRAME_DEFAULT_WINDOW / 4)
+
+static void
+release_credit(gw_session_t *s)
+{
+    exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
+    if (s->owed >= CREDIT_BATCH && c && s->act_ch && evlog_unacked(s->log) < CREDIT_HOLD_UNACKED) {
+        exec_client_grant(c, s->act_ch, (uint32_t)s->owed);
+        s->owed = 0;
+        exec_link_flush(s->link);
+    }
+}
+
+void
+session_on_log_drained(void *ud)
+{
+    release_credit(ud);
+}
+
+static void
+on_timer(uv_timer_t *t)
+{
+    gw_session_t *s = t->data;
+    s->timer_armed = false;
+    flush_output(s, false);
+    release_credit(s);
+    if (s->out.len) { /* held credit is released by session_on_log_drained */
+        s->timer_armed = true;
+        uv_timer_start(&s->timer, on_timer, GW_OUTPUT_FLUSH_MS, 0);
+    }
+}
+
+static void
+arm_timer(gw_session_t *s)
+{
+    if (!s->timer_armed) {
+        s->timer_armed = true;
+        uv_timer_start(&s->timer, on_timer, GW_OUTPUT_FLUSH_MS, 0);
+    }
+}
+
+/* ---- executor link callbacks ---- */
+
+static void
+on_link_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
+{
+    (void)is_stderr;
+    gw_session_t *s = ud;
+    exec_client_t *c = exec_link_client(s->link);
+    chan_kind_t *kind = c ? exec_client_get_chan_data(c, ch) : NULL;
+    if (kind == &session_kind_action && ch == s->act_ch) {
+        buf_append(&s->out, p, n);
+        if (s->out.len >= GW_OUTPUT_CHUNK)
+            flush_output(s, false);
+        s->owed += n;
+        release_credit(s);
+        arm_timer(s);
+        s->last_activity = gw_now();
+        return;
+    }
+    for (gw_term_t *t = s->terms; t; t = t->next)
+        if (t->ch == ch) {
+            t->on_data(t, p, n);
+            return;
+        }
+}
+
+static void
+finish_action(gw_session_t *s, json_object *obs)
+{
+    flush_output(s, true);
+    json_object *e = session_event_new("observation");
+    json_set_int(e, "action", (int64_t)s->act_seq);
+    json_set(e, "observation", obs);
+    evlog_append(s->log, e);
+    s->act_ch = 0;
+    s->act_seq = 0;
+    s->owed = 0;
+    s->last_activity = gw_now();
+    session_save_field(s, "inflight", "");
+    session_start_next_action(s);
+}
+
+json_object *
+session_error_observation(const char *text)
+{
+    json_object *o = json_object_new_object();
+    json_set_str(o, "observation", "error");
+    json_set_str(o, "content", text);
+    json_object *x = json_object_new_object();
+    json_set_str(x, "error_id", "");
+    json_set(o, "extras", x);
+    json_set_str(o, "message", text);
+    return o;
+}
+
+void
+session_fail_oneshots(gw_session_t *s, const char *why)
+{
+    while (s->oneshots) {
+        oneshot_t *o = s->oneshots;
+        s->oneshots = o->next;
+        if (o->cb) {
+            json_object *e = json_error_new(ERR_BUSY, why);
+            o->cb(o->ud, e);
+            json_object_put(e);
+        }
+        free(o);
+    }
+}
+
+static void
+on_link_close(void *ud, uint32_t ch, json_object *res)
+{
+    gw_session_t *s = ud;
+    for (oneshot_t **pp = &s->oneshots; *pp; pp = &(*pp)->next)
+        if ((*pp)->ch == ch) {
+            oneshot_t *o = *pp;
+            *pp = o->next;
+            if (o->cb)
+                o->cb(o->ud, res);
+            free(o);
+            return;
+        }
+    if (ch == s->act_ch) {
+        json_object *err = json_get(res, "error");
+        if (err) {
+            char text[512];
+            snprintf(text, sizeof text, "ERROR: %s", json_get_str(err, "message", "the executor refused the action"));
+            finish_action(s, session_error_observation(text));
+        } else {
+            finish_action(s, json_object_get(res));
+        }
+        return;
+    }
+    for (gw_term_t **pp = &s->terms; *pp; pp = &(*pp)->next)
+        if ((*pp)->ch == ch) {
+            gw_term_t *t = *pp;
+            *pp = t->next;
+            t->ch = 0;
+            t->on_close(t, res);
+            return;
+        }
+}
+
+static void
+on_link_up(void *ud)
+{
+    gw_session_t *s = ud;
+    s->reconnects = 0;
+    if (strcmp(s->status, ST_READY) != 0) {
+        if (strcmp(s->status, ST_STARTING) == 0)
+            session_set_status(s, ST_STARTED, NULL);
+        session_set_status(s, ST_READY, NULL);
+    }
+    if (s->ready_cb) {
+        session_ready_cb cb = s->ready_cb;
+        s->ready_cb = NULL;
+        cb(s->ready_ud, s, 0, NULL);
+    }
+    session_start_next_action(s);
+}
+
+static void
+on_link_down(void *ud, const char *why)
+{
+    gw_session_t *s = ud;
+    if (s->deleting)
+        return;
+    GW_LOG("session %s: executor link down: %s", s->id, why);
+    if (s->act_ch) {
+        char text[300];
+        snprintf(text, sizeof text, "ERROR: the runtime disconnected while running the action (%s)", why);
+        s->act_ch = 0;
+        uint64_t seq = s->act_seq;
+        flush_output(s, true);
+        json_object *e = session_event_new("observation");
+        json_set_int(e, "action", (int64_t)seq);
+        json_set(e, "observation", session_error_observation(text));
+        evlog_append(s->log, e);
+        s->act_seq = 0;
+    }
+    for (gw_term_t *t = s->terms, *next; t; t = next) {
+        next = t->next;
+        t->ch = 0;
+        t->on_close(t, NULL);
+    }
+    s->terms = NULL;
+    session_fail_oneshots(s, "the runtime disconnected");
+    if (s->ready_cb) {
+        session_ready_cb cb = s->ready_cb;
+        s->ready_cb = NULL;
+        session_set_status(s, ST_ERROR, why);
+        cb(s->ready_ud, NULL, ERR_BUSY, why);
+        return;
+    }
+    /* Retry while the sandbox lives; give up when it is gone. */
+    if (s->prov->alive(&s->sb) && s->reconnects++ < 3) {
+        exec_link_connect(s->link, s->sb.socket_path, 3000);
+        return;
+    }
+    session_set_status(s, ST_DISCONNECTED, why);
+}
+
+const exec_link_cbs_t session_link_cbs = {
+    .on_up = on_link_up, .on_down = on_link_down, .on_data = on_link_data,
+    .on_close = on_link_close,
+};
+
+/* ---- actions ---- */
+
+void
+session_start_next_action(gw_session_t *s)
+{
+    exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
+    if (s->act_ch || !s->qhead || !c)
+        return;
+    queued_t *q = s->qhead;
+    s->qhead = q->next;
+    if (!s->qhead)
+        s->qtail = NULL;
+    s->queued--;
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", "action");
+    json_set(req, "action", json_object_get(q->action));
+    err_t err = {0};
+    uint32_t ch = exec_client_open(c, req, &err);
+    json_object_put(req);
+    s->act_seq = q->seq;
+    char seqs[32];
+    snprintf(seqs, sizeof seqs, "%" PRIu64, q->seq);
+    session_save_field(s, "inflight", seqs);
+    session_save_field(s, "inflight_action", json_object_to_json_string_ext(q->action, JSON_C_TO_STRING_PLAIN));
+    json_object_put(q->action);
+    free(q);
+    if (!ch) {
+        s->act_ch = 0;
+        finish_action(s, session_error_observation(err.msg));
+        return;
+    }
+    s->act_ch = ch;
+    exec_client_set_chan_data(c, ch, &session_kind_action);
+    exec_client_set_auto_grant(c, ch, false);
+    exec_link_flush(s->link);
+}
+
+void
+session_enqueue(gw_session_t *s, json_object *action, uint64_t seq)
+{
+    queued_t *q = xcalloc(1, sizeof *q);
+    q->action = json_object_get(action);
+    q->seq = seq;
+    if (s->qtail)
+        s->qtail->next = q;
+    else
+        s->qhead = q;
+    s->qtail = q;
+    s->queued++;
+}
+
+uint64_t
+session_submit(gw_session_t *s, json_object *action, const char *origin, err_t *err)
+{
+    if (!action || !json_object_is_type(action, json_type_object) ||
+        !json_get_str(action, "action", NULL)) {
+        err_set(err, ERR_BAD_REQ, "an action is an object with a string \"action\" (OpenHands format)");
+        return 0;
+    }
+    if (strcmp(s->status, ST_READY) != 0 && strcmp(s->status, ST_STARTED) != 0 &&
+        strcmp(s->status, ST_STARTING) != 0) {
+        err_set(err, ERR_BUSY, "the session is %s", s->status);
+        return 0;
+    }
+    if (s->queued >= GW_ACTION_QUEUE_MAX) {
+        err_set(err, ERR_BUSY, "too many queued actions (%d)", GW_ACTION_QUEUE_MAX);
+        return 0;
+    }
+    json_object *e = session_event_new("action");
+    json_set(e, "action", json_object_get(action));
+    if (origin)
+        json_set_str(e, "origin", origin);
+    uint64_t seq = evlog_append(s->log, e);
+    session_enqueue(s, action, seq);
+    s->last_activity = gw_now();
+    session_start_next_action(s);
+    return seq;
+}
+
+int
+session_exec_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, err_t *err)
+{
+    exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
+    if (!c)
+        return err_set(err, ERR_BUSY, "the runtime is not connected (status %s)", s->status);
+    uint32_t ch = exec_client_open(c, req, err);
+    if (!ch)
+        return -1;
+    oneshot_t *o = xcalloc(1, sizeof *o);
+    o->kind = CH_ONESHOT;
+    o->ch = ch;
+    o->cb = cb;
+    o->ud = ud;
+    o->next = s->oneshots;
+    s->oneshots = o;
+    exec_client_set_chan_data(c, ch, o);
+    exec_link_flush(s->link);
+    s->last_activity = gw_now();
+    return 0;
+}
+
+int
+session_signal(gw_session_t *s, const char *sig, err_t *err)
+{
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", "bash.signal");
+    json_set_str(req, "signal", sig);
+    int rc = session_exec_op(s, req, NULL, NULL, err);
+    json_object_put(req);
+    if (rc < 0)
+        return rc;
+    json_object *e = session_event_new("signal");
+    json_set_str(e, "signal", sig);
+    evlog_append(s->log, e);
+    return 0;
+}
+

@@ -1,0 +1,79 @@
+/* session_int.h — what the session modules share (session.c: lifecycle and status,
+ * session_actions.c: actions, output events, executor link callbacks, session_term.c:
+ * terminals, session_restore.c: re-attachment after a restart). Not for other modules. */
+#ifndef SP_SESSION_INT_H
+#define SP_SESSION_INT_H
+
+#include <uv.h>
+
+#include "buf.h"
+#include "exec_link.h"
+#include "session.h"
+
+#define CREDIT_HOLD_UNACKED 32
+
+typedef enum { CH_ACTION = 1, CH_TERM, CH_ONESHOT } chan_kind_t;
+
+typedef struct queued {
+    struct queued *next;
+    json_object *action;
+    uint64_t seq;
+} queued_t;
+
+/* A one-shot executor op (file.read, bash.signal, ...) waiting for its CLOSE. */
+typedef struct oneshot {
+    chan_kind_t kind; /* CH_ONESHOT: first, so the channel's data pointer tells the kind */
+    struct oneshot *next;
+    uint32_t ch;
+    session_op_cb cb;
+    void *ud;
+} oneshot_t;
+
+struct gw_session {
+    gw_session_t *next;
+    char id[64], owner[128], profile[64], status[40];
+    sandbox_t sb;
+    const provider_t *prov;
+    exec_link_t *link;
+    event_log_t *log;
+    gw_sub_t *subs;
+    gw_term_t *terms;
+    queued_t *qhead, *qtail;
+    int queued;
+    uint32_t act_ch;      /* executor channel of the running action, 0 if none */
+    uint64_t act_seq;
+    buf_t out;            /* output not yet turned into an event */
+    size_t owed;          /* output credit held back while Redis catches up */
+    uv_timer_t timer;     /* output flush / credit release */
+    bool timer_armed;
+    double created, last_activity;
+    int idle_timeout, max_lifetime;
+    session_ready_cb ready_cb;
+    void *ready_ud;
+    json_object *params;
+    int reconnects;
+    bool deleting;
+    oneshot_t *oneshots;
+};
+
+
+
+
+
+
+extern chan_kind_t session_kind_action, session_kind_term;
+extern const exec_link_cbs_t session_link_cbs;
+
+/* session.c */
+json_object *session_event_new(const char *type);
+void session_save_field(gw_session_t *s, const char *field, const char *value);
+void session_set_status(gw_session_t *s, const char *st, const char *msg);
+gw_session_t *session_alloc(const char *id, const char *owner, const char *profile, uint64_t next_seq);
+/* session_actions.c */
+void session_start_next_action(gw_session_t *s);
+void session_enqueue(gw_session_t *s, json_object *action, uint64_t seq);
+json_object *session_error_observation(const char *text);
+void session_fail_oneshots(gw_session_t *s, const char *why);
+void session_on_log_drained(void *ud);
+
+#endif

@@ -1,12 +1,8 @@
 """Gateway figures that are milliseconds or counts (Python's own overhead is far below them):
-warm-pool claim and cold bubblewrap start to first command, events/s into
-Redis under an output flood. Uses the stack the caller started (see bench/run.sh)."""
-import json
+warm-pool claim and cold bubblewrap start to first command. Uses the stack the caller started (see bench/run.sh)."""
 import os
 import statistics
-import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "integration"))
@@ -68,12 +64,4 @@ print(f"cold bwrap sandbox → first command: median {statistics.median(cold):.1
 sid = create({})
 prod = ws(f"/ws/sessions/{sid}")
 
-# Events into Redis under an output flood.
-key = f"sp:session:{{{sid}}}:events"
-def xlen():
-    return int(subprocess.run(["redis-cli", "-s", redis_sock, "XLEN", key], capture_output=True, text=True).stdout)
-n0 = xlen(); t0 = time.perf_counter()
-run(prod, "head -c 400000000 /dev/zero | tr '\\0' 'x' | fold -w 100")
-dt = time.perf_counter() - t0; n1 = xlen()
-print(f"events written to Redis under a flood: {n1-n0} in {dt:.2f} s = {(n1-n0)/dt:,.0f} events/s (16 KiB output events)")
 delete(sid)

@@ -6,3 +6,9 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(COMMON_LIB)
 
 bench: all $(BENCH_BINS)
 	@bench/run.sh $(MODE)
+
+# bench_evlog links the gateway's event log and Redis client (not the whole gateway).
+$(BUILD)/bench/bench_evlog.o: ALL_CFLAGS += $(GATEWAY_CFLAGS) -Igateway
+$(BUILD)/bench/bench_evlog: $(BUILD)/bench/bench_evlog.o $(BUILD)/gateway/event_log.o $(BUILD)/gateway/redis_client.o $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(GATEWAY_LIBS)
+bench: $(BUILD)/bench/bench_evlog

@@ -8,11 +8,12 @@ work=$(mktemp -d /tmp/sp-bench.XXXXXX)
 pids=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    pkill -KILL -f "$work/sandboxes" 2>/dev/null || true  # a sandbox's init ignores SIGTERM
+    pkill -KILL -f "bwrap.*$work/sandboxes" 2>/dev/null || true  # a sandbox's init ignores SIGTERM
     sleep 0.3
     for c in memory pids cpu cpuacct freezer; do rmdir /sys/fs/cgroup/$c/sandpipe/sb-*/ 2>/dev/null; done
     rmdir /sys/fs/cgroup/sandpipe/sb-*/ 2>/dev/null
     rm -rf "$work"
+    true
 }
 trap cleanup EXIT
 mkdir -p "$work/ws" "$work/home"
@@ -72,8 +73,8 @@ echo '```'
 # ---- gateway ----
 echo
 echo "### gateway (bubblewrap sandboxes, Redis on a unix socket)"
-redis-server redis/redis.conf --port 0 --unixsocket "$work/redis.sock" --dir "$work" --appendonly no \
-    --daemonize no >/dev/null 2>&1 &
+redis-server redis/redis.conf --port 0 --unixsocket "$work/redis.sock" --dir "$work" \
+    --daemonize no >/dev/null 2>&1 &  # the production config: AOF, fsync every second
 pids+=($!)
 for _ in $(seq 100); do [ -S "$work/redis.sock" ] && break; sleep 0.02; done
 python3 -c "import os; open('$work/secret','w').write(os.urandom(32).hex()+'\n')"; chmod 600 "$work/secret"
@@ -98,6 +99,7 @@ for d in "$work"/sandboxes/*/workspace; do cp "$work/ws/text.txt" "$d/"; done
 "$B/bench/bench_ws" fanout 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" 100 'seq 1 300000' | sed 's/^/bulk output (2 MB, CPU-bound): /'
 "$B/bench/bench_ws" fanout 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" 100 'for i in $(seq 1 100); do echo line $i of a build log; sleep 0.005; done' | sed 's/^/paced output (a build log): /'
 python3 bench/bench_gateway.py "$GW_PORT" "$(cat "$work/secret")" "$work/redis.sock"
+"$B/bench/bench_evlog" "unix:$work/redis.sock" 500000 2>/dev/null
 R0=$(awk '/VmRSS/{print $2}' /proc/$GW/status)
 N=${BENCH_IDLE_CLIENTS:-10000}
 (sleep 30) | "$B/bench/bench_ws" idle 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" "$N" &

@@ -244,9 +244,12 @@ slurp(const char *real, buf_t *out, int newlines)
         return -e;
     if (newlines && out->len) {
         size_t w = 0;
+        /* Python's universal newlines: \r\n and a lone \r both read as \n. Read the byte
+         * before writing: w may equal i. */
         for (size_t i = 0; i < out->len; i++) {
-            out->data[w++] = out->data[i] == '\r' ? '\n' : out->data[i];
-            if (out->data[i] == '\r' && i + 1 < out->len && out->data[i + 1] == '\n')
+            char c = out->data[i];
+            out->data[w++] = c == '\r' ? '\n' : c;
+            if (c == '\r' && i + 1 < out->len && out->data[i + 1] == '\n')
                 i++;
         }
         out->len = w;

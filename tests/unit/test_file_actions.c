@@ -1042,6 +1042,15 @@ test_crlf_file_is_read_with_universal_newlines(void **state)
     free(p);
 }
 
+static void
+test_plain_read_of_crlf_file_gives_single_newlines(void **state)
+{
+    (void)state;
+    put("c.txt", "one\r\ntwo\rthree\n");
+    json_object *a = args("path", "c.txt", NULL);
+    assert_string_equal(content(fa_read(ed, &ctx, a)), "one\ntwo\nthree\n");
+}
+
 int
 main(void)
 {
@@ -1098,6 +1107,7 @@ main(void)
         T(test_edit_observation_has_upstream_fields),
         T(test_unified_diff_matches_difflib),
         T(test_crlf_file_is_read_with_universal_newlines),
+        T(test_plain_read_of_crlf_file_gives_single_newlines),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     json_object_put(last);

@@ -253,20 +253,7 @@ on_blk_disconnect(const redisAsyncContext *c, int status)
 static void
 connect_blk(void)
 {
-    const char *addr = g_gw.cfg.redis;
-    if (!strncmp(addr, "unix:", 5)) {
-        blk = redisAsyncConnectUnix(addr + 5);
-    } else {
-        char host[256];
-        snprintf(host, sizeof host, "%s", addr);
-        char *colon = strrchr(host, ':');
-        int port = 6379;
-        if (colon) {
-            *colon = '\0';
-            port = atoi(colon + 1);
-        }
-        blk = redisAsyncConnect(host, port);
-    }
+    blk = rds_async_open(g_gw.cfg.redis);
     if (!blk || blk->err) {
         if (blk)
             redisAsyncFree(blk);

@@ -73,22 +73,37 @@ on_disconnect(const redisAsyncContext *c, int status)
     schedule_retry();
 }
 
+/* "unix:/path" → path (returns 1); "host:port" → host and port (returns 0). */
+static int
+parse_addr(const char *addr, char *host, size_t cap, int *port)
+{
+    if (strncmp(addr, "unix:", 5) == 0) {
+        snprintf(host, cap, "%s", addr + 5);
+        return 1;
+    }
+    snprintf(host, cap, "%s", addr);
+    char *colon = strrchr(host, ':');
+    *port = 6379;
+    if (colon) {
+        *colon = '\0';
+        *port = atoi(colon + 1);
+    }
+    return 0;
+}
+
+redisAsyncContext *
+rds_async_open(const char *addr)
+{
+    char host[256];
+    int port;
+    return parse_addr(addr, host, sizeof host, &port) ? redisAsyncConnectUnix(host)
+                                                       : redisAsyncConnect(host, port);
+}
+
 static void
 connect_now(void)
 {
-    if (strncmp(addr_saved, "unix:", 5) == 0) {
-        ac = redisAsyncConnectUnix(addr_saved + 5);
-    } else {
-        char host[256];
-        snprintf(host, sizeof host, "%s", addr_saved);
-        char *colon = strrchr(host, ':');
-        int port = 6379;
-        if (colon) {
-            *colon = '\0';
-            port = atoi(colon + 1);
-        }
-        ac = redisAsyncConnect(host, port);
-    }
+    ac = rds_async_open(addr_saved);
     if (!ac || ac->err) {
         GW_LOG("redis: %s", ac ? ac->errstr : "out of memory");
         if (ac)
@@ -199,20 +214,11 @@ redisContext *
 rds_sync_connect(const char *addr)
 {
     struct timeval tv = {2, 0};
-    redisContext *c;
-    if (strncmp(addr, "unix:", 5) == 0) {
-        c = redisConnectUnixWithTimeout(addr + 5, tv);
-    } else {
-        char host[256];
-        snprintf(host, sizeof host, "%s", addr);
-        char *colon = strrchr(host, ':');
-        int port = 6379;
-        if (colon) {
-            *colon = '\0';
-            port = atoi(colon + 1);
-        }
-        c = redisConnectWithTimeout(host, port, tv);
-    }
+    char host[256];
+    int port;
+    redisContext *c = parse_addr(addr, host, sizeof host, &port)
+                          ? redisConnectUnixWithTimeout(host, tv)
+                          : redisConnectWithTimeout(host, port, tv);
     if (!c || c->err) {
         if (c)
             redisFree(c);

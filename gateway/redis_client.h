@@ -20,6 +20,11 @@ bool rds_connected(void);
 int rds_cmd(rds_cb cb, void *ud, const char *fmt, ...);
 int rds_cmdv(rds_cb cb, void *ud, int argc, const char **argv, const size_t *lens);
 
+/* A new asynchronous connection to addr, not attached to any loop (for a connection of one's
+ * own, e.g. blocking reads). NULL or ->err set on failure. */
+struct redisAsyncContext;
+struct redisAsyncContext *rds_async_open(const char *addr);
+
 /* A blocking connection for start-up work (re-attaching sessions) before the loop runs.
  * Caller frees with redisFree. NULL on failure. */
 redisContext *rds_sync_connect(const char *addr);

@@ -33,14 +33,7 @@ result_msg(json_object *id, json_object *result)
 static json_object *
 error_msg(json_object *id, const char *code, const char *message)
 {
-    json_object *o = json_object_new_object(), *e = json_object_new_object();
-    json_set_str(o, "type", "error");
-    if (id)
-        json_set(o, "id", json_object_get(id));
-    json_set_str(e, "code", code);
-    json_set_str(e, "message", message);
-    json_set(o, "error", e);
-    return o;
+    return ws_error_msg(code, message, id);
 }
 
 static void

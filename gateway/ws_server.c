@@ -149,8 +149,8 @@ queue_reply(struct lws *wsi, pss_t *p, json_object *msg)
     lws_callback_on_writable(wsi);
 }
 
-static json_object *
-error_msg(const char *code, const char *message, json_object *id)
+json_object *
+ws_error_msg(const char *code, const char *message, json_object *id)
 {
     json_object *o = json_object_new_object(), *e = json_object_new_object();
     json_set_str(o, "type", "error");
@@ -222,7 +222,7 @@ cursor_gone(gw_sub_t *sub)
     c->s = NULL;
     if (c->wsi) {
         pss_t *p = lws_wsi_user(c->wsi);
-        queue_reply(c->wsi, p, error_msg("session_ended", "the session was stopped", NULL));
+        queue_reply(c->wsi, p, ws_error_msg("session_ended", "the session was stopped", NULL));
         p->close_after_replies = true;
     }
 }
@@ -247,7 +247,7 @@ on_fetched(void *ud, const evlog_entry_t *entries, int count)
     }
     if (count < 0) {
         pss_t *p = lws_wsi_user(c->wsi);
-        queue_reply(c->wsi, p, error_msg("unavailable", "event history is unavailable (Redis)", NULL));
+        queue_reply(c->wsi, p, ws_error_msg("unavailable", "event history is unavailable (Redis)", NULL));
         return;
     }
     c->batch = xcalloc((size_t)count + 1, sizeof *c->batch);
@@ -347,18 +347,18 @@ handle_session_msg(struct lws *wsi, pss_t *p, json_object *msg)
         return;
     }
     if (!s) {
-        queue_reply(wsi, p, error_msg("session_ended", "the session is gone", id));
+        queue_reply(wsi, p, ws_error_msg("session_ended", "the session is gone", id));
         return;
     }
     if (!may_access(p, s, true)) {
-        queue_reply(wsi, p, error_msg("forbidden", "this token may only watch the session", id));
+        queue_reply(wsi, p, ws_error_msg("forbidden", "this token may only watch the session", id));
         return;
     }
     err_t err = {0};
     if (!strcmp(type, "action")) {
         uint64_t seq = session_submit(s, json_get(msg, "action"), p->claims.sub, &err);
         if (!seq) {
-            queue_reply(wsi, p, error_msg(err_name(err.code), err.msg, id));
+            queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, id));
             return;
         }
         json_object *r = json_object_new_object();
@@ -369,7 +369,7 @@ handle_session_msg(struct lws *wsi, pss_t *p, json_object *msg)
         queue_reply(wsi, p, r);
     } else if (!strcmp(type, "signal")) {
         if (session_signal(s, json_get_str(msg, "signal", "INT"), &err) < 0)
-            queue_reply(wsi, p, error_msg(err_name(err.code), err.msg, id));
+            queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, id));
         else {
             json_object *r = json_object_new_object();
             json_set_str(r, "type", "ack");
@@ -380,7 +380,7 @@ handle_session_msg(struct lws *wsi, pss_t *p, json_object *msg)
     } else {
         char m[160];
         snprintf(m, sizeof m, "unknown message type \"%.60s\" (expected action, signal, ping)", type);
-        queue_reply(wsi, p, error_msg("bad_request", m, id));
+        queue_reply(wsi, p, ws_error_msg("bad_request", m, id));
     }
 }
 
@@ -396,7 +396,7 @@ handle_message(struct lws *wsi, pss_t *p, bool binary)
     err_t err = {0};
     json_object *msg = json_parse(p->msg.data ? p->msg.data : "", p->msg.len, &err);
     if (!msg || !json_object_is_type(msg, json_type_object)) {
-        queue_reply(wsi, p, error_msg("bad_request", msg ? "messages are JSON objects" : err.msg, NULL));
+        queue_reply(wsi, p, ws_error_msg("bad_request", msg ? "messages are JSON objects" : err.msg, NULL));
         json_object_put(msg);
         return;
     }
@@ -457,7 +457,7 @@ setup(struct lws *wsi, pss_t *p)
     conn_ref_add(p->conn_id, wsi);
     authenticate(wsi, p);
     if (!p->authed) {
-        queue_reply(wsi, p, error_msg("unauthorized", p->auth_error, NULL));
+        queue_reply(wsi, p, ws_error_msg("unauthorized", p->auth_error, NULL));
         p->close_after_replies = true;
         return 0;
     }
@@ -467,7 +467,7 @@ setup(struct lws *wsi, pss_t *p)
         return 0;
     }
     if (strncmp(uri, "/ws/sessions/", 13) != 0) {
-        queue_reply(wsi, p, error_msg("not_found", "unknown endpoint (use /ws/control, /ws/sessions/{id}, /ws/sessions/{id}/terminal)", NULL));
+        queue_reply(wsi, p, ws_error_msg("not_found", "unknown endpoint (use /ws/control, /ws/sessions/{id}, /ws/sessions/{id}/terminal)", NULL));
         p->close_after_replies = true;
         return 0;
     }
@@ -477,13 +477,13 @@ setup(struct lws *wsi, pss_t *p)
     snprintf(p->session, sizeof p->session, "%.*s", (int)(idlen < 63 ? idlen : 63), rest);
     bool terminal = slash && !strcmp(slash, "/terminal");
     if (slash && !terminal) {
-        queue_reply(wsi, p, error_msg("not_found", "unknown session endpoint", NULL));
+        queue_reply(wsi, p, ws_error_msg("not_found", "unknown session endpoint", NULL));
         p->close_after_replies = true;
         return 0;
     }
     gw_session_t *s = session_find(p->session);
     if (!s || !may_access(p, s, false)) {
-        queue_reply(wsi, p, error_msg("not_found", "no such session on this gateway", NULL));
+        queue_reply(wsi, p, ws_error_msg("not_found", "no such session on this gateway", NULL));
         p->close_after_replies = true;
         return 0;
     }
@@ -497,7 +497,7 @@ setup(struct lws *wsi, pss_t *p)
         p->kind = K_TERMINAL;
         err_t err = {0};
         if (!may_access(p, s, true)) {
-            queue_reply(wsi, p, error_msg("forbidden", "viewers cannot open a terminal", NULL));
+            queue_reply(wsi, p, ws_error_msg("forbidden", "viewers cannot open a terminal", NULL));
             p->close_after_replies = true;
             return 0;
         }
@@ -509,7 +509,7 @@ setup(struct lws *wsi, pss_t *p)
         p->term.on_data = term_on_data;
         p->term.on_close = term_on_close;
         if (session_term_open(s, &p->term, cols > 0 ? cols : 80, rows > 0 ? rows : 24, &err) < 0) {
-            queue_reply(wsi, p, error_msg(err_name(err.code), err.msg, NULL));
+            queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, NULL));
             p->close_after_replies = true;
         }
         return 0;
@@ -626,7 +626,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
             break;
         if (p->msg.len + len > WS_MSG_MAX) {
             buf_clear(&p->msg);
-            queue_reply(wsi, p, error_msg("too_large", "message over 1 MiB", NULL));
+            queue_reply(wsi, p, ws_error_msg("too_large", "message over 1 MiB", NULL));
             p->close_after_replies = true;
             break;
         }

@@ -337,6 +337,12 @@ shell_scan(bash_session_t *s)
             session_start_queued(s);
             continue;
         }
+        if (s->state == BS_IDLE) {
+            /* A prompt with no command running (SIGINT to the idle shell, a job notice):
+             * nothing completes; take its metadata and go on. */
+            prompt_move(&s->prompt, &s->marked);
+            continue;
+        }
         s->done_at = s->pending.len;
     }
 }

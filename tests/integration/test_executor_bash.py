@@ -205,6 +205,16 @@ class BashTest(unittest.TestCase):
         _, obs = self.run_cmd("")
         self.assertEqual(self.meta(obs)["exit_code"], 143)
 
+    def test_signal_to_idle_shell_does_not_shift_outputs(self):
+        self.run_cmd("true")  # the session exists and its shell is idle
+        r = self.c.call({"op": "bash.signal", "session": self.session, "signal": "INT"})
+        self.assertNotIn("error", r)
+        import time as _t
+        _t.sleep(0.3)
+        for word in ("alpha", "beta", "gamma"):
+            _, obs = self.run_cmd(f"echo {word}")
+            self.assertEqual(obs["content"], word)
+
     def test_sessions_are_independent(self):
         self.c.run("cd /tmp", session="s-one")
         _, obs = self.c.run("pwd", session="s-two")

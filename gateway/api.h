@@ -14,17 +14,17 @@
 #include "api_http.h"
 #include "jwt.h"
 
-#define API_VERSION "0.1.0"
+#define API_VERSION          "0.1.0"
 #define API_BODY_MAX_DEFAULT (8u * 1024 * 1024) /* largest request body read (--max-body) */
-#define API_UPLOAD_MAX (512u * 1024)             /* file.write content through the inbox */
-#define API_WAIT_MAX_S 600                       /* longest a request waits for a gateway */
+#define API_UPLOAD_MAX       (512u * 1024)      /* file.write content through the inbox */
+#define API_WAIT_MAX_S       600                /* longest a request waits for a gateway */
 
 typedef struct {
-    const char *redis;   /* "unix:/path" or "host:port" */
+    const char *redis; /* "unix:/path" or "host:port" */
     uint8_t secret[JWT_SECRET_MAX];
     size_t secret_len;
     size_t body_max;
-    int gw_timeout;      /* seconds to wait for a gateway reply (default 60) */
+    int gw_timeout; /* seconds to wait for a gateway reply (default 60) */
 } api_cfg_t;
 
 extern api_cfg_t g_api;

@@ -88,7 +88,8 @@ api_wait_observation(api_req_t *r, const char *sid, uint64_t seq, int timeout_ms
             return NULL;
         }
         char block[24];
-        snprintf(block, sizeof block, "%lld", (long long)(left < WAIT_SLICE_MS ? left : WAIT_SLICE_MS));
+        snprintf(block, sizeof block, "%lld",
+                 (long long)(left < WAIT_SLICE_MS ? left : WAIT_SLICE_MS));
         const char *argv[] = {"XREAD", "COUNT", "256", "BLOCK", block, "STREAMS", key, last};
         redisReply *x = api_redis_cmd(r, WAIT_SLICE_MS + 5000, 8, argv);
         if (!x) {
@@ -128,7 +129,8 @@ api_actions_submit(api_req_t *r, char **params)
         wait = json_get_bool(body, "wait", wait);
     } else if (!a || !json_object_is_type(a, json_type_string) || !*json_object_get_string(a)) {
         json_object_put(body);
-        api_error(r, 400, "bad_request", "the body must be an OpenHands action: {\"action\": \"run\", \"args\": {...}}");
+        api_error(r, 400, "bad_request",
+                  "the body must be an OpenHands action: {\"action\": \"run\", \"args\": {...}}");
         return;
     }
     json_object *args = json_get(action, "args");
@@ -181,7 +183,8 @@ api_actions_submit(api_req_t *r, char **params)
     else if (!strcmp(why, "redis"))
         api_error(r, 503, "unavailable", "Redis is not reachable");
     else
-        api_error(r, 504, "timeout", "action %llu is queued or running; no observation within %llds",
+        api_error(r, 504, "timeout",
+                  "action %llu is queued or running; no observation within %llds",
                   (unsigned long long)seq, timeout);
 }
 

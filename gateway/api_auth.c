@@ -70,7 +70,8 @@ api_may_write(const api_req_t *r, const char *sid, const char *owner)
 }
 
 int
-api_auth_session_key(api_req_t *r, const char *token, const char *sid, const char *owner, bool write)
+api_auth_session_key(api_req_t *r, const char *token, const char *sid, const char *owner,
+                     bool write)
 {
     if (!token || !*token)
         return -1;

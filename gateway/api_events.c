@@ -11,7 +11,7 @@
 #include "json_util.h"
 
 #define EVENTS_LIMIT_MAX 1000
-#define SCAN_FACTOR 20 /* with a type filter, look at up to limit * SCAN_FACTOR events */
+#define SCAN_FACTOR      20 /* with a type filter, look at up to limit * SCAN_FACTOR events */
 
 static uint64_t
 entry_seq(const redisReply *e)

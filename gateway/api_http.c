@@ -217,10 +217,13 @@ api_reply_raw(api_req_t *r, int status, const char *content_type, const char *bo
     if (r->status)
         return;
     r->status = status;
-    FCGX_FPrintF(r->fcgi->out,
-                 "Status: %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-                 "Cache-Control: no-store\r\n\r\n",
-                 status, api_status_text(status), content_type, len);
+    /* libfcgi's own printf knows no %zu: format the head here. */
+    char head[256];
+    int n = snprintf(head, sizeof head,
+                     "Status: %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                     "Cache-Control: no-store\r\n\r\n",
+                     status, api_status_text(status), content_type, len);
+    FCGX_PutStr(head, n, r->fcgi->out);
     if (len)
         FCGX_PutStr(body, (int)len, r->fcgi->out);
 }

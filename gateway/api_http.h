@@ -21,16 +21,16 @@ typedef struct redisContext redisContext;
 
 typedef struct {
     FCGX_Request *fcgi;
-    const char *method;   /* "GET", "POST", ... */
-    char *path;           /* raw path, without the query */
-    const char *query;    /* raw query string, "" when none */
-    char *body;           /* NUL-terminated copy of the body (may hold NULs), NULL when none */
+    const char *method; /* "GET", "POST", ... */
+    char *path;         /* raw path, without the query */
+    const char *query;  /* raw query string, "" when none */
+    char *body;         /* NUL-terminated copy of the body (may hold NULs), NULL when none */
     size_t body_len;
-    bool body_too_big;    /* CONTENT_LENGTH above the limit: the body was not read */
-    bool authed;          /* claims hold a verified token */
+    bool body_too_big; /* CONTENT_LENGTH above the limit: the body was not read */
+    bool authed;       /* claims hold a verified token */
     jwt_claims_t claims;
-    redisContext *rc;     /* the worker's connection (borrowed), NULL until api_redis_get */
-    int status;           /* the status replied, 0 before the reply */
+    redisContext *rc; /* the worker's connection (borrowed), NULL until api_redis_get */
+    int status;       /* the status replied, 0 before the reply */
 } api_req_t;
 
 /* Fills r from an accepted request, reading at most body_max bytes of body. */
@@ -59,7 +59,8 @@ int api_pct_decode(const char *s, size_t n, char *out, size_t cap);
 json_object *api_body_object(api_req_t *r);
 
 /* Replies. Each sends status, headers and body; a second reply on one request is ignored. */
-void api_reply_raw(api_req_t *r, int status, const char *content_type, const char *body, size_t len);
+void api_reply_raw(api_req_t *r, int status, const char *content_type, const char *body,
+                   size_t len);
 void api_reply_json(api_req_t *r, int status, json_object *body); /* takes ownership */
 /* {"error":{"code","message"}} with printf message. */
 void api_error(api_req_t *r, int status, const char *code, const char *fmt, ...)

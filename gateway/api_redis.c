@@ -14,7 +14,7 @@
 #include "json_util.h"
 
 #define REDIS_TIMEOUT_MS 5000
-#define INBOX_MAXLEN "10000"
+#define INBOX_MAXLEN     "10000"
 
 static redisContext *conn; /* one per worker process */
 
@@ -274,12 +274,12 @@ api_gw_status(const char *code)
         const char *code;
         int status;
     } map[] = {
-        {"not_found", 404},       {"bad_request", 400},  {"protocol_error", 400},
-        {"invalid", 400},         {"is_directory", 400}, {"not_directory", 400},
-        {"path_escape", 403},     {"permission_denied", 403}, {"unauthorized", 403},
-        {"forbidden", 403},       {"token_expired", 401}, {"busy", 409},
-        {"exists", 409},          {"not_empty", 409},    {"too_large", 413},
-        {"no_space", 507},        {"session_ended", 409},
+        {"not_found", 404},   {"bad_request", 400},       {"protocol_error", 400},
+        {"invalid", 400},     {"is_directory", 400},      {"not_directory", 400},
+        {"path_escape", 403}, {"permission_denied", 403}, {"unauthorized", 403},
+        {"forbidden", 403},   {"token_expired", 401},     {"busy", 409},
+        {"exists", 409},      {"not_empty", 409},         {"too_large", 413},
+        {"no_space", 507},    {"session_ended", 409},
     };
     for (size_t i = 0; code && i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(code, map[i].code))
@@ -296,7 +296,8 @@ api_gw_reply_failure(api_req_t *r, int rc, json_object *error)
         api_error(r, 503, "unavailable", "Redis is not reachable");
     } else {
         const char *code = json_get_str(error, "code", "internal");
-        api_error(r, api_gw_status(code), code, "%s", json_get_str(error, "message", "the gateway failed"));
+        api_error(r, api_gw_status(code), code, "%s",
+                  json_get_str(error, "message", "the gateway failed"));
     }
 }
 

@@ -9,7 +9,7 @@
 #include "api_redis.h"
 
 #define MAX_PARAMS 4
-#define PARAM_MAX 256
+#define PARAM_MAX  256
 
 enum { AUTH_NONE, AUTH_ANY, AUTH_ADMIN };
 
@@ -131,7 +131,8 @@ dispatch(api_req_t *r)
         if (runtime)
             api_detail(r, 405, "Method Not Allowed");
         else
-            api_error(r, 405, "method_not_allowed", "%s is not allowed on %.200s", r->method, r->path);
+            api_error(r, 405, "method_not_allowed", "%s is not allowed on %.200s", r->method,
+                      r->path);
     } else if (bad_segment && !runtime) {
         api_error(r, 400, "bad_request", "malformed path segment");
     } else {

@@ -10,7 +10,7 @@
 #include "api_redis.h"
 #include "json_util.h"
 
-#define LIST_BATCH 100
+#define LIST_BATCH    100
 #define LIST_SCAN_MAX 5000 /* sessions looked at per page at most (filters may skip many) */
 
 /* The live gateway owning the fewest sessions, into out. 1 found, 0 none, -1 Redis failure. */
@@ -101,7 +101,8 @@ load_batch(api_req_t *r, char **ids, size_t n, const char *status, json_object *
     *consumed = 0;
     for (size_t i = 0; i < n; i++) {
         redisReply *h = NULL, *x = NULL;
-        if (redisGetReply(c, (void **)&h) != REDIS_OK || redisGetReply(c, (void **)&x) != REDIS_OK) {
+        if (redisGetReply(c, (void **)&h) != REDIS_OK ||
+            redisGetReply(c, (void **)&x) != REDIS_OK) {
             if (h)
                 freeReplyObject(h);
             api_redis_drop(r);
@@ -115,7 +116,8 @@ load_batch(api_req_t *r, char **ids, size_t n, const char *status, json_object *
                 bool keep = api_may_see(r, ids[i], owner) &&
                             (!*status || !strcmp(status, json_get_str(s, "status", "")));
                 int64_t seq = 0;
-                if (x->type == REDIS_REPLY_ARRAY && x->elements == 1 && x->element[0]->elements >= 1) {
+                if (x->type == REDIS_REPLY_ARRAY && x->elements == 1 &&
+                    x->element[0]->elements >= 1) {
                     const char *dash = strchr(x->element[0]->element[0]->str, '-');
                     seq = dash ? atoll(dash + 1) : 0;
                 }
@@ -174,8 +176,9 @@ api_sessions_list(api_req_t *r, char **params)
     bool more = true;
     long long offset = 0;
     while (added < (size_t)limit && scanned < LIST_SCAN_MAX && more) {
-        redisReply *z = api_redis_cmdf(r, "ZREVRANGEBYSCORE sp:sessions %s -inf WITHSCORES LIMIT %lld %d",
-                                       max, offset, LIST_BATCH);
+        redisReply *z =
+            api_redis_cmdf(r, "ZREVRANGEBYSCORE sp:sessions %s -inf WITHSCORES LIMIT %lld %d", max,
+                           offset, LIST_BATCH);
         if (!z || z->type != REDIS_REPLY_ARRAY) {
             if (z)
                 freeReplyObject(z);
@@ -290,7 +293,8 @@ not_supported(api_req_t *r, const char *sid, const char *what)
     json_object_put(s);
     api_error(r, 501, "not_implemented",
               "%s is not supported yet: no provider can %s a sandbox (bwrap and local run it "
-              "until it is deleted)", what, what);
+              "until it is deleted)",
+              what, what);
 }
 
 void

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make run: install what is missing, build, start redis + the gateway (bubblewrap sandboxes,
-# a small warm pool) on loopback, print the URL and a development token. Ctrl-C stops it all;
+# a small warm pool) + sandpipe-api (FastCGI) + nginx on one loopback origin, print the URL and a
+# development token. Ctrl-C stops it all;
 # state (secret, Redis AOF, sandboxes) stays in ./run for the next start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,7 @@ B=build/release
 RUN=$PWD/run
 GW_PORT=${SANDPIPE_GATEWAY_PORT:-8081}
 REDIS_PORT=${SANDPIPE_REDIS_PORT:-6390}
+HTTP_PORT=${SANDPIPE_PORT:-8080}
 mkdir -p "$RUN/redis" "$RUN/sandboxes"
 [ -f "$RUN/secret" ] || "$B/sandpipe-token" --secret-file "$RUN/secret" --generate
 pids=()
@@ -32,14 +34,28 @@ for _ in $(seq 100); do redis-cli -s "$RUN/redis.sock" ping >/dev/null 2>&1 && b
 pids+=($!)
 sleep 0.5
 kill -0 "${pids[1]}" 2>/dev/null || { cat "$RUN/gateway.log"; exit 1; }
+
+"$B/sandpipe-api" --socket "unix:$RUN/api.sock" --redis "unix:$RUN/redis.sock" \
+    --secret-file "$RUN/secret" --workers "${SANDPIPE_API_WORKERS:-4}" >"$RUN/api.log" 2>&1 &
+pids+=($!)
+nginx/render.sh --prefix "$RUN/nginx" --api-socket "$RUN/api.sock" --port "$HTTP_PORT" \
+    --gateway "127.0.0.1:$GW_PORT" >/dev/null
+nginx -p "$RUN/nginx" -c "$RUN/nginx/nginx.conf" >"$RUN/nginx.log" 2>&1 &
+pids+=($!)
+sleep 0.5
+kill -0 "${pids[2]}" 2>/dev/null || { cat "$RUN/api.log"; exit 1; }
+kill -0 "${pids[3]}" 2>/dev/null || { cat "$RUN/nginx.log" "$RUN/nginx/logs/error.log"; exit 1; }
 TOKEN=$("$B/sandpipe-token" --secret-file "$RUN/secret" --sub dev --role admin --ttl 604800)
 cat <<EOM
 
-sandpipe is running (logs in $RUN/*.log)
-  WebSocket API: ws://127.0.0.1:$GW_PORT/ws/control   (docs/api.md)
+sandpipe is running on http://127.0.0.1:$HTTP_PORT  (logs in $RUN/*.log, $RUN/nginx/logs)
+  REST API:      http://127.0.0.1:$HTTP_PORT/api/v1/   (docs/api.md)
+  WebSocket API: ws://127.0.0.1:$HTTP_PORT/ws/control
+  OpenHands:     http://127.0.0.1:$HTTP_PORT/runtime/{session}/
   token:         $TOKEN
 
-  try:  scripts/ws-run.py $TOKEN 'uname -a; id; ls /workspace' --url ws://127.0.0.1:$GW_PORT
+  try:  scripts/ws-run.py $TOKEN 'uname -a; id; ls /workspace' --url ws://127.0.0.1:$HTTP_PORT
+        curl -s -H "Authorization: Bearer $TOKEN" -X POST http://127.0.0.1:$HTTP_PORT/api/v1/sessions
 Ctrl-C stops everything.
 EOM
 wait "${pids[1]}"

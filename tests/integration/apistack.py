@@ -1,0 +1,114 @@
+"""The gateway test stack (stack.Stack: redis + gateway + real sandboxes) plus sandpipe-api on a
+FastCGI unix socket and nginx on a free loopback port in front of both: the whole service on one
+origin, as `make run` starts it. HTTP helpers use the standard library only."""
+import http.client
+import json
+import os
+import signal
+import subprocess
+import time
+
+from spexec import ROOT
+from stack import BUILD, Stack, free_port
+
+
+class ApiStack(Stack):
+    def __init__(self, workers=4, rate=100000, burst=100000, api_extra=(), **kw):
+        super().__init__(**kw)
+        self.api_sock = os.path.join(self.tmp, "api.sock")
+        self.api_workers = workers
+        self.api_extra = list(api_extra)
+        self.api = None
+        self.nginx = None
+        self.http_port = free_port()
+        self.nginx_prefix = os.path.join(self.tmp, "nginx")
+        try:
+            self.start_api()
+            subprocess.run([os.path.join(ROOT, "nginx", "render.sh"), "--prefix", self.nginx_prefix,
+                            "--api-socket", self.api_sock, "--port", str(self.http_port),
+                            "--gateway", f"127.0.0.1:{self.port}", "--rate", str(rate),
+                            "--burst", str(burst), "--body-max", "16m"],
+                           check=True, capture_output=True)
+            self.nginx = subprocess.Popen(
+                ["nginx", "-p", self.nginx_prefix, "-c", os.path.join(self.nginx_prefix, "nginx.conf")],
+                stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.tmp, "nginx.stderr"), "w"))
+            self.wait_port(self.http_port, self.nginx)
+        except Exception:
+            self.stop()
+            raise
+
+    def start_api(self):
+        self.api_log = open(os.path.join(self.tmp, "api.log"), "a")
+        self.api = subprocess.Popen(
+            [os.path.join(BUILD, "sandpipe-api"), "--socket", "unix:" + self.api_sock,
+             "--redis", "unix:" + self.redis_sock, "--secret-file", self.secret_file,
+             "--workers", str(self.api_workers), *self.api_extra],
+            stdout=self.api_log, stderr=subprocess.STDOUT)
+        for _ in range(250):
+            if os.path.exists(self.api_sock):
+                return
+            if self.api.poll() is not None:
+                break
+            time.sleep(0.02)
+        raise RuntimeError("sandpipe-api did not start")
+
+    @staticmethod
+    def wait_port(port, proc):
+        import socket
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                return
+            except OSError:
+                if proc.poll() is not None:
+                    break
+                time.sleep(0.02)
+        raise RuntimeError(f"nothing listens on {port}")
+
+    def api_worker_pids(self):
+        out = subprocess.run(["pgrep", "-P", str(self.api.pid)], capture_output=True, text=True)
+        return sorted(int(p) for p in out.stdout.split())
+
+    def request(self, method, path, body=None, token=None, headers=None, timeout=60, raw=False):
+        """One HTTP request through nginx. Returns (status, parsed JSON or text, headers)."""
+        h = dict(headers or {})
+        if token:
+            h["Authorization"] = "Bearer " + token
+        data = body
+        if body is not None and not isinstance(body, (bytes, str)):
+            data = json.dumps(body)
+            h.setdefault("Content-Type", "application/json")
+        c = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=timeout)
+        try:
+            c.request(method, path, body=data, headers=h)
+            resp = c.getresponse()
+            payload = resp.read()
+            hdrs = {k.lower(): v for k, v in resp.getheaders()}
+        finally:
+            c.close()
+        if raw:
+            return resp.status, payload, hdrs
+        ctype = hdrs.get("content-type", "")
+        if "json" in ctype:
+            return resp.status, json.loads(payload), hdrs
+        return resp.status, payload.decode("utf-8", "replace"), hdrs
+
+    def api_create_session(self, token, params=None):
+        st, body, _ = self.request("POST", "/api/v1/sessions", params or {}, token=token, timeout=90)
+        if st != 201:
+            raise RuntimeError(f"create failed: {st} {body}")
+        return body["id"]
+
+    def stop(self):
+        for p in (self.nginx, self.api):
+            if p and p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait(5)
+        if getattr(self, "api_log", None):
+            self.api_log.close()
+        super().stop()

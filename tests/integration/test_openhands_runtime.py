@@ -1,0 +1,180 @@
+"""/runtime/{session}/ as an OpenHands action-execution server: the requests an upstream
+ActionExecutionClient sends (openhands/runtime/impl/action_execution/action_execution_client.py),
+replayed through nginx + sandpipe-api + gateway + a bwrap sandbox, and the answers checked field
+by field against shared/OPENHANDS-COMPAT.md."""
+import json
+import time
+import unittest
+
+from apistack import ApiStack
+
+STACK = None
+
+
+def setUpModule():
+    global STACK
+    STACK = ApiStack(pool=1)
+
+
+def tearDownModule():
+    if STACK:
+        STACK.stop()
+
+
+def client_action(action, timeout=120.0, **args):
+    """An action serialised as the upstream client does (event_to_dict + timeout)."""
+    base = {"thought": "", "security_risk": -1, "confirmation_state": "confirmed", "is_static": False,
+            "cwd": None, "hidden": False}
+    if action == "run":
+        base.update({"is_input": False, "blocking": False})
+    base.update(args)
+    return {"action": {"action": action, "args": base, "timeout": timeout, "message": f"{action} action"}}
+
+
+METADATA_KEYS = {"exit_code", "pid", "username", "hostname", "working_dir", "py_interpreter_path",
+                 "prefix", "suffix"}
+
+
+class RuntimeServer(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.s = STACK
+        cls.owner = STACK.token(sub="agent", role="user")
+        cls.sid = STACK.api_create_session(cls.owner)
+        cls.base = f"/runtime/{cls.sid}"
+        cls.key = {"X-Session-API-Key": cls.owner}
+
+    def post(self, route, body, headers=None, timeout=150):
+        return self.s.request("POST", f"{self.base}/{route}", body, headers=self.key if headers is None else headers,
+                              timeout=timeout)
+
+    def execute(self, action, **args):
+        st, obs, _ = self.post("execute_action", client_action(action, **args))
+        self.assertEqual(st, 200, obs)
+        return obs
+
+    def test_alive_needs_no_key(self):
+        st, body, _ = self.s.request("GET", f"{self.base}/alive")
+        self.assertEqual((st, body), (200, {"status": "ok"}))
+
+    def test_server_info_floats_and_idle_time_reset_only_by_execute_action(self):
+        self.execute("run", command="true")
+        time.sleep(1.2)
+        self.post("list_files", {})
+        st, raw, _ = self.s.request("GET", f"{self.base}/server_info", raw=True)
+        self.assertEqual(st, 200)
+        info = json.loads(raw)
+        self.assertIsInstance(info["uptime"], float)
+        self.assertIsInstance(info["idle_time"], float)
+        self.assertGreaterEqual(info["idle_time"], 1.0)  # list_files did not reset it
+        self.assertIn(b'"cpu_percent":0.0', raw)
+        self.assertEqual(set(info["resources"]), {"cpu_percent", "memory", "disk", "io"})
+        self.execute("run", command="true")
+        st, info, _ = self.s.request("GET", f"{self.base}/server_info")
+        self.assertLess(info["idle_time"], 1.0)
+
+    def test_run_observation_fields(self):
+        obs = self.execute("run", command="echo hello && cd /tmp")
+        self.assertEqual(obs["observation"], "run")
+        self.assertEqual(obs["content"], "hello")
+        self.assertEqual(obs["message"], "Command `echo hello && cd /tmp` executed with exit code 0.")
+        self.assertIs(obs["success"], True)
+        self.assertEqual(set(obs), {"observation", "content", "extras", "message", "success"})
+        md = obs["extras"]["metadata"]
+        self.assertEqual(set(md), METADATA_KEYS)
+        self.assertEqual(md["exit_code"], 0)
+        self.assertEqual(md["working_dir"], "/tmp")
+        self.assertEqual(md["suffix"], "\n[The command completed with exit code 0.]")
+        self.assertEqual(obs["extras"]["command"], "echo hello && cd /tmp")
+        obs = self.execute("run", command="cd /workspace && false")
+        self.assertEqual(obs["extras"]["metadata"]["exit_code"], 1)
+        self.assertIs(obs["success"], False)
+
+    def test_write_then_read(self):
+        obs = self.execute("write", path="/workspace/rt.txt", content="alpha\nbeta", start=0, end=-1)
+        self.assertEqual(obs["observation"], "write")
+        self.assertEqual(obs["extras"]["path"], "/workspace/rt.txt")
+        obs = self.execute("read", path="/workspace/rt.txt", start=0, end=-1, impl_source="default",
+                           view_range=None)
+        self.assertEqual(obs["observation"], "read")
+        self.assertEqual(obs["extras"]["path"], "/workspace/rt.txt")
+        self.assertIn("alpha\n", obs["content"])
+        self.assertIn("beta", obs["content"])
+
+    def test_edit_create_replace_and_view(self):
+        obs = self.execute("edit", path="/workspace/e.py", command="create", file_text="x = 1\ny = 2\n",
+                           impl_source="oh_aci", old_str=None, new_str=None, insert_line=None,
+                           content="", start=1, end=-1)
+        self.assertEqual(obs["observation"], "edit")
+        self.assertIn("File created successfully at: /workspace/e.py", obs["content"])
+        obs = self.execute("edit", path="/workspace/e.py", command="str_replace", old_str="y = 2",
+                           new_str="y = 3", impl_source="oh_aci")
+        self.assertEqual(obs["observation"], "edit")
+        self.assertIn("has been edited", obs["content"])
+        self.assertEqual(obs["extras"]["old_content"], "y = 2")
+        self.assertEqual(obs["extras"]["new_content"], "y = 3")
+        obs = self.execute("edit", path="/workspace/e.py", command="view", impl_source="oh_aci")
+        self.assertIn("Here's the result of running `cat -n`", obs["content"])
+        self.assertIn("     2\ty = 3", obs["content"])
+
+    def test_error_cases_come_back_as_upstream_texts(self):
+        obs = self.execute("edit", path="/workspace/e2.py", command="str_replace", old_str="nope",
+                           new_str="x", impl_source="oh_aci")
+        self.assertTrue(obs["content"].startswith("ERROR:\n"), obs)
+        obs = self.execute("read", path="/workspace/missing.txt", start=0, end=-1)
+        self.assertIn("File not found: /workspace/missing.txt", obs["content"])
+        obs = self.execute("run", command="")
+        self.assertIn("ERROR: No previous running command to retrieve logs from.", obs["content"])
+
+    def test_execute_action_without_action_is_422(self):
+        st, body, _ = self.post("execute_action", {"not_action": {}})
+        self.assertEqual(st, 422)
+        self.assertEqual(body["detail"], "Invalid request parameters")
+        self.assertIn("errors", body)
+        st, body, _ = self.post("execute_action", "{broken")
+        self.assertEqual(st, 422)
+
+    def test_missing_or_wrong_key_is_403(self):
+        other = self.s.token(sub="someone-else", role="user")
+        viewer = self.s.token(sub="v", role="viewer", session=self.sid)
+        for headers in ({}, {"X-Session-API-Key": "nope"}, {"X-Session-API-Key": other},
+                        {"X-Session-API-Key": viewer}):
+            st, body, _ = self.post("execute_action", client_action("run", command="true"), headers=headers)
+            self.assertEqual((st, body), (403, {"detail": "Invalid API Key"}))
+        st, body, _ = self.post("list_files", {}, headers={})
+        self.assertEqual((st, body), (403, {"detail": "Invalid API Key"}))
+        st, body, _ = self.post("list_files", {}, headers={"X-Session-API-Key": viewer})
+        self.assertEqual(st, 200)  # read-only is fine for a viewer
+
+    def test_unknown_session_is_404(self):
+        for method, route in (("GET", "alive"), ("GET", "server_info"), ("POST", "execute_action")):
+            st, body, _ = self.s.request(method, f"/runtime/s-doesnotexist/{route}",
+                                         client_action("run", command="true") if method == "POST" else None,
+                                         headers=self.key)
+            self.assertEqual(st, 404)
+            self.assertIn("detail", body)
+
+    def test_list_files_sorted_as_upstream(self):
+        self.execute("run", command="mkdir -p /workspace/lf/Bdir /workspace/lf/adir && "
+                                    "touch /workspace/lf/c.txt /workspace/lf/.hidden /workspace/lf/B.txt")
+        st, files, _ = self.post("list_files", {"path": "/workspace/lf"})
+        self.assertEqual(st, 200)
+        self.assertEqual(files, ["adir/", "Bdir/", ".hidden", "B.txt", "c.txt"])
+        st, files, _ = self.post("list_files", {"path": "lf"})  # relative to the initial cwd
+        self.assertEqual(files, ["adir/", "Bdir/", ".hidden", "B.txt", "c.txt"])
+        st, files, _ = self.post("list_files", {"path": "/workspace/nope"})
+        self.assertEqual((st, files), (200, []))
+        st, files, _ = self.post("list_files", {"path": "/workspace/lf/c.txt"})
+        self.assertEqual((st, files), (200, []))
+        st, files, _ = self.post("list_files", {})
+        self.assertIn("lf/", files)
+
+    def test_vscode_connection_token_is_null(self):
+        st, body, _ = self.s.request("GET", f"{self.base}/vscode/connection_token", headers=self.key)
+        self.assertEqual((st, body), (200, {"token": None}))
+        st, body, _ = self.s.request("GET", f"{self.base}/vscode/connection_token")
+        self.assertEqual(st, 403)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -39,7 +39,9 @@ pump(void)
 {
     char line[128];
     while (sent < total && evlog_unacked(log_) < WINDOW) {
-        int n = snprintf(line, sizeof line, "\"type\":\"output\",\"action\":1,\"data\":\"line %" PRIu64 " of a flood\\n\"", sent);
+        int n = snprintf(
+            line, sizeof line,
+            "\"type\":\"output\",\"action\":1,\"data\":\"line %" PRIu64 " of a flood\\n\"", sent);
         evlog_append_members(log_, line, (size_t)n);
         sent++;
     }
@@ -52,7 +54,8 @@ on_idle(uv_idle_t *h)
     pump();
     if (sent == total && evlog_acked_seq(log_) == total) {
         double dt = gw_now() - t0;
-        printf("event log → Redis: %" PRIu64 " events in %.3f s = %.0f events/s\n", total, dt, (double)total / dt);
+        printf("event log → Redis: %" PRIu64 " events in %.3f s = %.0f events/s\n", total, dt,
+               (double)total / dt);
         uv_idle_stop(&idle);
         rds_stop();
         uv_stop(g_gw.loop);

@@ -48,7 +48,8 @@ main(int argc, char **argv)
     if (strcmp(argv[3], "pty") == 0)
         snprintf(req, sizeof req,
                  "{\"op\":\"action\",\"session\":\"stream\",\"action\":{\"action\":\"run\","
-                 "\"args\":{\"command\":\"cat %s\",\"blocking\":true},\"timeout\":600}}", argv[2]);
+                 "\"args\":{\"command\":\"cat %s\",\"blocking\":true},\"timeout\":600}}",
+                 argv[2]);
     else
         snprintf(req, sizeof req, "{\"op\":\"proc.spawn\",\"argv\":[\"cat\",\"%s\"]}", argv[2]);
     size_t cap = 4 << 20, have = 0;
@@ -68,7 +69,8 @@ main(int argc, char **argv)
                 send_frame(fd, FRAME_CREDIT, 1, c, 4);
             } else if (f.type == FRAME_CLOSE && f.channel == 1) {
                 double dt = now_s() - t0;
-                printf("%s: %llu bytes in %.3f s = %.1f MB/s\n", argv[3], bytes, dt, (double)bytes / dt / 1e6);
+                printf("%s: %llu bytes in %.3f s = %.1f MB/s\n", argv[3], bytes, dt,
+                       (double)bytes / dt / 1e6);
                 return 0;
             }
             memmove(buf, buf + n, have - (size_t)n);

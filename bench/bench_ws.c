@@ -1,9 +1,10 @@
 /* bench_ws.c — gateway benchmarks with a minimal blocking WebSocket client:
  *   bench_ws latency HOST PORT SESSION TOKEN N      `echo hi` action → observation, p50/p90/p99
  *   bench_ws stream  HOST PORT SESSION TOKEN CMD    bytes of output events per second for CMD
- *   bench_ws fanout  HOST PORT SESSION TOKEN N CMD  CMD alone, then with N viewers reading all events
- *   bench_ws idle    HOST PORT SESSION TOKEN N      opens N idle session sockets, holds them
- *                                                   until stdin closes (memory is read by the caller)
+ *   bench_ws fanout  HOST PORT SESSION TOKEN N CMD  CMD alone, then with N viewers reading all
+ * events bench_ws idle    HOST PORT SESSION TOKEN N      opens N idle session sockets, holds them
+ *                                                   until stdin closes (memory is read by the
+ * caller)
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -44,10 +45,11 @@ ws_open(ws_t *w, const char *host, int port, const char *path)
     int one = 1;
     setsockopt(w->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     char req[4096];
-    int n = snprintf(req, sizeof req,
-                     "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-                     path, host, port);
+    int n =
+        snprintf(req, sizeof req,
+                 "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+                 path, host, port);
     if (write(w->fd, req, (size_t)n) != n)
         return -1;
     w->cap = 1 << 22;
@@ -138,7 +140,6 @@ ws_recv(ws_t *w, size_t *len)
         w->have += (size_t)r;
     }
 }
-
 
 /* Counts observation events in a byte stream that may split them across reads. */
 typedef struct {
@@ -281,14 +282,16 @@ main(int argc, char **argv)
         setrlimit(RLIMIT_NOFILE, &rl);
         char act[4096];
         snprintf(act, sizeof act,
-                 "{\"type\":\"action\",\"action\":{\"action\":\"run\",\"args\":{\"command\":\"%s\",\"blocking\":true},\"timeout\":600}}",
+                 "{\"type\":\"action\",\"action\":{\"action\":\"run\",\"args\":{\"command\":\"%s\","
+                 "\"blocking\":true},\"timeout\":600}}",
                  argc > 7 ? argv[7] : "seq 1 300000");
         double alone = fanout_round(host, port, path, act, 0, false);
         double with = fanout_round(host, port, path, act, n, false);
         double stalled = fanout_round(host, port, path, act, n, true);
-        printf("fan-out: producer alone %.0f ms; with %d viewers reading everything %.0f ms (%+.0f%%);"
-               " with %d viewers that never read %.0f ms (%+.0f%%)\n",
-               alone, n, with, 100 * (with / alone - 1), n, stalled, 100 * (stalled / alone - 1));
+        printf(
+            "fan-out: producer alone %.0f ms; with %d viewers reading everything %.0f ms (%+.0f%%);"
+            " with %d viewers that never read %.0f ms (%+.0f%%)\n",
+            alone, n, with, 100 * (with / alone - 1), n, stalled, 100 * (stalled / alone - 1));
         return 0;
     }
     ws_t w;
@@ -299,7 +302,8 @@ main(int argc, char **argv)
     if (!strcmp(mode, "latency")) {
         int n = atoi(argv[6]);
         double *v = calloc((size_t)n, sizeof *v);
-        const char *act = "{\"type\":\"action\",\"action\":{\"action\":\"run\",\"args\":{\"command\":\"echo hi\"}}}";
+        const char *act = "{\"type\":\"action\",\"action\":{\"action\":\"run\",\"args\":{"
+                          "\"command\":\"echo hi\"}}}";
         for (int i = -20; i < n; i++) {
             double t0 = now_us();
             ws_send(&w, act);
@@ -314,13 +318,15 @@ main(int argc, char **argv)
     }
     char act[4096];
     snprintf(act, sizeof act,
-             "{\"type\":\"action\",\"action\":{\"action\":\"run\",\"args\":{\"command\":\"%s\",\"blocking\":true},\"timeout\":600}}",
+             "{\"type\":\"action\",\"action\":{\"action\":\"run\",\"args\":{\"command\":\"%s\","
+             "\"blocking\":true},\"timeout\":600}}",
              argv[6]);
     size_t bytes = 0;
     double t0 = now_us();
     ws_send(&w, act);
     wait_observation(&w, &bytes);
     double dt = (now_us() - t0) / 1e6;
-    printf("gateway stream: ~%zu bytes of output events in %.3f s = %.1f MB/s\n", bytes, dt, (double)bytes / dt / 1e6);
+    printf("gateway stream: ~%zu bytes of output events in %.3f s = %.1f MB/s\n", bytes, dt,
+           (double)bytes / dt / 1e6);
     return 0;
 }

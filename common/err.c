@@ -36,7 +36,8 @@ err_name(int code)
     case ERR_AUTH_EXPIRED: return "token_expired";
     case ENOENT: return "not_found";
     case EEXIST: return "exists";
-    case EACCES: case EPERM: return "permission_denied";
+    case EACCES:
+    case EPERM: return "permission_denied";
     case EISDIR: return "is_directory";
     case ENOTDIR: return "not_directory";
     case ENOTEMPTY: return "not_empty";

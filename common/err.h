@@ -9,19 +9,19 @@
 #define ERR_MSG_MAX 256
 
 typedef struct {
-    int code;               /* errno value or ERR_* */
+    int code; /* errno value or ERR_* */
     char msg[ERR_MSG_MAX];
 } err_t;
 
 /* Project error codes, beyond errno's range. */
 enum {
     ERR_BASE = 1000,
-    ERR_PROTO,      /* malformed frame or message */
-    ERR_TOO_BIG,    /* frame or payload over its limit */
-    ERR_BAD_REQ,    /* request understood but invalid (missing/wrong field) */
-    ERR_ESCAPE,     /* path leaves the sandbox roots */
-    ERR_NOT_FOUND,  /* named thing (session, process, channel) does not exist */
-    ERR_BUSY,       /* resource in use */
+    ERR_PROTO,        /* malformed frame or message */
+    ERR_TOO_BIG,      /* frame or payload over its limit */
+    ERR_BAD_REQ,      /* request understood but invalid (missing/wrong field) */
+    ERR_ESCAPE,       /* path leaves the sandbox roots */
+    ERR_NOT_FOUND,    /* named thing (session, process, channel) does not exist */
+    ERR_BUSY,         /* resource in use */
     ERR_AUTH,         /* credentials missing, malformed or not valid (bad signature, claims) */
     ERR_AUTH_EXPIRED, /* a well-formed, correctly signed token whose exp has passed */
 };

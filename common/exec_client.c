@@ -30,8 +30,8 @@ typedef struct {
 struct exec_client {
     exec_client_cbs_t cbs;
     void *ud;
-    buf_t in;  /* partial frame carried over between feeds */
-    buf_t out; /* frames waiting to be written */
+    buf_t in;      /* partial frame carried over between feeds */
+    buf_t out;     /* frames waiting to be written */
     uint32_t skip; /* payload bytes of an invalid frame still to discard */
     chan_t *chans;
     uint32_t nslots; /* slots in use or on the free list, including slot 0 */
@@ -285,8 +285,8 @@ exec_client_send_data(exec_client_t *c, uint32_t ch, const void *p, size_t n)
         return r;
     if (k->eof_sent)
         return -EPIPE;
-    size_t chunk_max = FRAME_DATA_CHUNK < c->server_max_frame ? FRAME_DATA_CHUNK
-                                                               : c->server_max_frame;
+    size_t chunk_max =
+        FRAME_DATA_CHUNK < c->server_max_frame ? FRAME_DATA_CHUNK : c->server_max_frame;
     size_t avail = k->send_credit > 0 ? (size_t)k->send_credit : 0;
     size_t total = n < avail ? n : avail;
     if (total > SSIZE_MAX)
@@ -446,8 +446,7 @@ on_data_frame(exec_client_t *c, chan_t *k, const frame_t *f)
         k->recv_window -= f->len;
     }
     if (f->len && c->cbs.on_data)
-        c->cbs.on_data(c->ud, f->channel, (f->flags & FRAME_FLAG_STDERR) != 0, f->payload,
-                       f->len);
+        c->cbs.on_data(c->ud, f->channel, (f->flags & FRAME_FLAG_STDERR) != 0, f->payload, f->len);
     /* on_data may have switched auto-grant off for these very bytes, or opened a channel
      * (which may move the table): look the channel up again. */
     k = chan_get(c, f->channel);
@@ -496,13 +495,12 @@ static void
 dispatch(exec_client_t *c, const frame_t *f)
 {
     chan_t *k = chan_get(c, f->channel);
-    bool needs_chan = f->type == FRAME_DATA || f->type == FRAME_CREDIT ||
-                      f->type == FRAME_EOF || f->type == FRAME_CLOSE ||
-                      (f->type == FRAME_JSON && f->channel != 0);
+    bool needs_chan = f->type == FRAME_DATA || f->type == FRAME_CREDIT || f->type == FRAME_EOF ||
+                      f->type == FRAME_CLOSE || (f->type == FRAME_JSON && f->channel != 0);
     if (needs_chan && !k) {
         char msg[64];
-        snprintf(msg, sizeof(msg), "%s for channel %u, which is not open",
-                 frame_type_name(f->type), f->channel);
+        snprintf(msg, sizeof(msg), "%s for channel %u, which is not open", frame_type_name(f->type),
+                 f->channel);
         violation(c, f->channel, msg);
         return;
     }
@@ -510,12 +508,8 @@ dispatch(exec_client_t *c, const frame_t *f)
         violation(c, f->channel, "unknown flag bits set");
     json_object *obj;
     switch (f->type) {
-    case FRAME_HELLO:
-        on_hello_frame(c, f);
-        break;
-    case FRAME_DATA:
-        on_data_frame(c, k, f);
-        break;
+    case FRAME_HELLO: on_hello_frame(c, f); break;
+    case FRAME_DATA: on_data_frame(c, k, f); break;
     case FRAME_JSON:
         if ((obj = payload_json(c, f))) {
             if (c->cbs.on_json)
@@ -523,9 +517,7 @@ dispatch(exec_client_t *c, const frame_t *f)
             json_object_put(obj);
         }
         break;
-    case FRAME_CREDIT:
-        on_credit_frame(c, k, f);
-        break;
+    case FRAME_CREDIT: on_credit_frame(c, k, f); break;
     case FRAME_EOF:
         if (k->eof_recv) {
             violation(c, f->channel, "second EOF");
@@ -535,12 +527,8 @@ dispatch(exec_client_t *c, const frame_t *f)
         if (c->cbs.on_eof)
             c->cbs.on_eof(c->ud, f->channel);
         break;
-    case FRAME_CLOSE:
-        on_close_frame(c, f);
-        break;
-    case FRAME_ERROR:
-        on_error_frame(c, f);
-        break;
+    case FRAME_CLOSE: on_close_frame(c, f); break;
+    case FRAME_ERROR: on_error_frame(c, f); break;
     case FRAME_PONG:
         if (c->cbs.on_pong)
             c->cbs.on_pong(c->ud, f->payload, f->len);

@@ -46,7 +46,7 @@
 #include "frame.h"
 
 #define EXEC_CLIENT_MAX_CHANNELS 65536
-#define EXEC_CLIENT_PING_MAX 64
+#define EXEC_CLIENT_PING_MAX     64
 
 typedef struct exec_client exec_client_t;
 

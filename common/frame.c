@@ -42,9 +42,9 @@ const char *
 frame_type_name(uint8_t type)
 {
     static const char *const names[] = {
-        [FRAME_HELLO] = "HELLO", [FRAME_OPEN] = "OPEN",   [FRAME_DATA] = "DATA",
+        [FRAME_HELLO] = "HELLO", [FRAME_OPEN] = "OPEN",     [FRAME_DATA] = "DATA",
         [FRAME_JSON] = "JSON",   [FRAME_CREDIT] = "CREDIT", [FRAME_EOF] = "EOF",
-        [FRAME_CLOSE] = "CLOSE", [FRAME_ERROR] = "ERROR", [FRAME_PING] = "PING",
+        [FRAME_CLOSE] = "CLOSE", [FRAME_ERROR] = "ERROR",   [FRAME_PING] = "PING",
         [FRAME_PONG] = "PONG",
     };
     if (type == 0 || type > FRAME_TYPE_MAX)

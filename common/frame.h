@@ -16,20 +16,20 @@
 
 #include "err.h"
 
-#define FRAME_HEADER_LEN 12
-#define FRAME_MAX_PAYLOAD (1u << 20) /* default limit; a bigger frame is refused and skipped */
-#define FRAME_DATA_CHUNK (256u * 1024) /* most a sender puts in one DATA frame */
+#define FRAME_HEADER_LEN     12
+#define FRAME_MAX_PAYLOAD    (1u << 20) /* default limit; a bigger frame is refused and skipped */
+#define FRAME_DATA_CHUNK     (256u * 1024) /* most a sender puts in one DATA frame */
 #define FRAME_DEFAULT_WINDOW (256u * 1024) /* initial credit per channel and direction */
 
 typedef enum {
-    FRAME_HELLO = 1, /* s->c on connect: version, limits; c->s: token (TCP) */
-    FRAME_OPEN = 2,  /* c->s: open a channel with a JSON request */
-    FRAME_DATA = 3,  /* raw bytes (output, stdin, file chunks) */
-    FRAME_JSON = 4,  /* a JSON message on an open channel */
-    FRAME_CREDIT = 5,/* grant the peer N more DATA bytes on the channel */
-    FRAME_EOF = 6,   /* no more DATA in this direction */
-    FRAME_CLOSE = 7, /* s->c: channel finished with its JSON result; c->s: detach/cancel */
-    FRAME_ERROR = 8, /* s->c: protocol-level error, JSON {code, message} */
+    FRAME_HELLO = 1,  /* s->c on connect: version, limits; c->s: token (TCP) */
+    FRAME_OPEN = 2,   /* c->s: open a channel with a JSON request */
+    FRAME_DATA = 3,   /* raw bytes (output, stdin, file chunks) */
+    FRAME_JSON = 4,   /* a JSON message on an open channel */
+    FRAME_CREDIT = 5, /* grant the peer N more DATA bytes on the channel */
+    FRAME_EOF = 6,    /* no more DATA in this direction */
+    FRAME_CLOSE = 7,  /* s->c: channel finished with its JSON result; c->s: detach/cancel */
+    FRAME_ERROR = 8,  /* s->c: protocol-level error, JSON {code, message} */
     FRAME_PING = 9,
     FRAME_PONG = 10,
     FRAME_TYPE_MAX = FRAME_PONG,

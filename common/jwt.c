@@ -18,8 +18,8 @@
 #include "json_util.h"
 #include "xalloc.h"
 
-#define JWT_SIG_LEN 32     /* HMAC-SHA256 */
-#define JWT_JSON_DEPTH 16  /* header and payload are flat; nested claims we ignore stay shallow */
+#define JWT_SIG_LEN    32 /* HMAC-SHA256 */
+#define JWT_JSON_DEPTH 16 /* header and payload are flat; nested claims we ignore stay shallow */
 
 static const char jwt_header_json[] = "{\"alg\":\"HS256\",\"typ\":\"JWT\"}";
 static const char *const jwt_roles[] = {"admin", "user", "viewer"};
@@ -131,22 +131,16 @@ raw_member_count(const char *p, size_t n)
                 i++;
             }
             break;
-        case '\'':
-            return -1;
+        case '\'': return -1;
         case '{':
-        case '[':
-            depth++;
-            break;
+        case '[': depth++; break;
         case '}':
-        case ']':
-            depth--;
-            break;
+        case ']': depth--; break;
         case ',':
             if (depth == 1)
                 commas++;
             break;
-        default:
-            break;
+        default: break;
         }
     }
     return any ? commas + 1 : 0;
@@ -242,8 +236,7 @@ claims_check(const jwt_claims_t *c, err_t *err)
 
 /* Copies string claim key into dst[0..cap). Absent: "" (or an error when required). */
 static int
-claim_str(json_object *payload, const char *key, bool required, char *dst, size_t cap,
-          err_t *err)
+claim_str(json_object *payload, const char *key, bool required, char *dst, size_t cap, err_t *err)
 {
     json_object *v;
     dst[0] = '\0';
@@ -300,11 +293,11 @@ claims_from_json(json_object *payload, int64_t now, jwt_claims_t *c, err_t *err)
     if ((r = claims_check(c, err)) < 0)
         return r;
     if (has_nbf && now < c->nbf)
-        return err_set(err, ERR_AUTH, "token not valid before %lld (now %lld)",
-                       (long long)c->nbf, (long long)now);
+        return err_set(err, ERR_AUTH, "token not valid before %lld (now %lld)", (long long)c->nbf,
+                       (long long)now);
     if (now >= c->exp)
-        return err_set(err, ERR_AUTH_EXPIRED, "token expired at %lld (now %lld)",
-                       (long long)c->exp, (long long)now);
+        return err_set(err, ERR_AUTH_EXPIRED, "token expired at %lld (now %lld)", (long long)c->exp,
+                       (long long)now);
     return 0;
 }
 
@@ -422,8 +415,7 @@ jwt_verify(const uint8_t *secret, size_t secret_len, const char *token, int64_t 
         return r;
     if (n != JWT_SIG_LEN) {
         free(bytes);
-        return err_set(err, ERR_AUTH, "token signature must be %d bytes, not %zu", JWT_SIG_LEN,
-                       n);
+        return err_set(err, ERR_AUTH, "token signature must be %d bytes, not %zu", JWT_SIG_LEN, n);
     }
     uint8_t mac[JWT_SIG_LEN];
     if (hmac_sha256(secret, secret_len, token, (size_t)(dot2 - token), mac) < 0) {

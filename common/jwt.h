@@ -26,12 +26,12 @@
 
 #include "err.h"
 
-#define JWT_MAX_LEN 8192       /* longest token accepted, in bytes (without the NUL) */
-#define JWT_BUF_LEN (JWT_MAX_LEN + 1)
-#define JWT_SECRET_MIN 32      /* RFC 7518 3.2: an HS256 key is at least 256 bits */
-#define JWT_SECRET_MAX 256     /* largest secret jwt_secret_load accepts */
-#define JWT_SECRET_GEN_LEN 32  /* bytes of randomness jwt_secret_generate writes */
-#define JWT_WS_PROTOCOL "sandpipe.v1"  /* the subprotocol a server selects (never the token) */
+#define JWT_MAX_LEN          8192 /* longest token accepted, in bytes (without the NUL) */
+#define JWT_BUF_LEN          (JWT_MAX_LEN + 1)
+#define JWT_SECRET_MIN       32            /* RFC 7518 3.2: an HS256 key is at least 256 bits */
+#define JWT_SECRET_MAX       256           /* largest secret jwt_secret_load accepts */
+#define JWT_SECRET_GEN_LEN   32            /* bytes of randomness jwt_secret_generate writes */
+#define JWT_WS_PROTOCOL      "sandpipe.v1" /* the subprotocol a server selects (never the token) */
 #define JWT_WS_BEARER_PREFIX "bearer." /* offered subprotocol "bearer.<token>" carries a token */
 
 typedef struct {

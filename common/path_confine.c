@@ -83,10 +83,10 @@ int
 path_resolve(const path_roots_t *r, const char *cwd, const char *path, int flags,
              char out[PATH_MAX], err_t *err)
 {
-    char rest[PATH_MAX];   /* components still to walk */
-    char res[PATH_MAX];    /* what has been resolved so far: absolute, no ".", "..", "//" */
+    char rest[PATH_MAX]; /* components still to walk */
+    char res[PATH_MAX];  /* what has been resolved so far: absolute, no ".", "..", "//" */
     int nlinks = 0;
-    int missing = 0;       /* once a component is missing, later ones are not looked up */
+    int missing = 0; /* once a component is missing, later ones are not looked up */
 
     if (!path || !*path)
         return err_set(err, ERR_BAD_REQ, "empty path");

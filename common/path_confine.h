@@ -20,8 +20,8 @@ typedef struct {
 int path_roots_add(path_roots_t *r, const char *dir, err_t *err);
 
 enum {
-    PATH_FOLLOW = 0,      /* resolve a final symlink (read/write the target) */
-    PATH_NOFOLLOW = 1,    /* keep the final component as is (lstat/unlink/rename the link) */
+    PATH_FOLLOW = 0,   /* resolve a final symlink (read/write the target) */
+    PATH_NOFOLLOW = 1, /* keep the final component as is (lstat/unlink/rename the link) */
 };
 
 /* Resolves path (relative paths against cwd, which must be absolute) into out:

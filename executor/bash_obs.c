@@ -298,11 +298,16 @@ metadata(const bash_obs_in_t *in, bool completed, int exit_code, const char *pre
     json_object *m = json_object_new_object();
     json_set_int(m, "exit_code", completed ? exit_code : -1);
     json_set_int(m, "pid", completed ? in->pid : -1);
-    json_set(m, "username", completed && in->username ? json_object_new_string(in->username) : NULL);
-    json_set(m, "hostname", completed && in->hostname ? json_object_new_string(in->hostname) : NULL);
-    json_set(m, "working_dir", completed && in->working_dir ? json_object_new_string(in->working_dir) : NULL);
+    json_set(m, "username",
+             completed && in->username ? json_object_new_string(in->username) : NULL);
+    json_set(m, "hostname",
+             completed && in->hostname ? json_object_new_string(in->hostname) : NULL);
+    json_set(m, "working_dir",
+             completed && in->working_dir ? json_object_new_string(in->working_dir) : NULL);
     json_set(m, "py_interpreter_path",
-             completed ? json_object_new_string(in->py_interpreter_path ? in->py_interpreter_path : "") : NULL);
+             completed
+                 ? json_object_new_string(in->py_interpreter_path ? in->py_interpreter_path : "")
+                 : NULL);
     json_set_str(m, "prefix", prefix);
     json_set_str(m, "suffix", suffix);
     return m;
@@ -352,16 +357,21 @@ bash_obs_build(const bash_obs_in_t *in)
         /* Upstream resets the prefix of a completed continuation to '' (the truncation note
          * included). */
         if (dropped && !in->is_continuation)
-            buf_printf(&prefix, "[Previous command outputs are truncated. Showing the last %zu lines of the output below.]\n", shown);
+            buf_printf(&prefix,
+                       "[Previous command outputs are truncated. Showing the last %zu lines of the "
+                       "output below.]\n",
+                       shown);
         if (key)
-            buf_printf(&suffix, "\n[The command completed with exit code %d. CTRL+%c was sent.]", in->exit_code, key);
+            buf_printf(&suffix, "\n[The command completed with exit code %d. CTRL+%c was sent.]",
+                       in->exit_code, key);
         else
             buf_printf(&suffix, "\n[The command completed with exit code %d.]", in->exit_code);
         break;
     case BASH_END_NO_CHANGE_TIMEOUT:
         if (in->is_continuation)
             buf_puts(&prefix, CONTINUATION_PREFIX);
-        buf_printf(&suffix, "\n[The command has no new output after %d seconds. %s]", in->no_change_timeout, TIMEOUT_HELP);
+        buf_printf(&suffix, "\n[The command has no new output after %d seconds. %s]",
+                   in->no_change_timeout, TIMEOUT_HELP);
         break;
     case BASH_END_HARD_TIMEOUT:
         if (in->is_continuation)
@@ -393,16 +403,19 @@ bash_obs_error(bash_err_t kind, const bash_obs_in_t *in)
     if (kind == BASH_ERR_PREVIOUS_STILL_RUNNING) {
         size_t shown, dropped;
         char *text = render_output(in->output ? in->output : "", in->output_len, &shown, &dropped);
-        char *content = in->hidden ? xstrdup(text) : obs_truncate(text, strlen(text), OBS_MAX_CHARS);
-        char *suffix = xasprintf("\n[Your command \"%s\" is NOT executed. The previous command is still "
-                                 "running - You CANNOT send new commands until the previous command is "
-                                 "completed. By setting `is_input` to `true`, you can interact with the "
-                                 "current process: %s]",
-                                 in->command ? in->command : "", TIMEOUT_HELP);
+        char *content =
+            in->hidden ? xstrdup(text) : obs_truncate(text, strlen(text), OBS_MAX_CHARS);
+        char *suffix =
+            xasprintf("\n[Your command \"%s\" is NOT executed. The previous command is still "
+                      "running - You CANNOT send new commands until the previous command is "
+                      "completed. By setting `is_input` to `true`, you can interact with the "
+                      "current process: %s]",
+                      in->command ? in->command : "", TIMEOUT_HELP);
         /* Upstream refuses before escaping: the raw (stripped) command is reported. */
-        json_object *o = run_obs(in->command ? in->command : "", content,
-                                 metadata(in, false, -1, in->is_continuation ? CONTINUATION_PREFIX : "", suffix),
-                                 -1, in->hidden);
+        json_object *o =
+            run_obs(in->command ? in->command : "", content,
+                    metadata(in, false, -1, in->is_continuation ? CONTINUATION_PREFIX : "", suffix),
+                    -1, in->hidden);
         free(suffix);
         free(content);
         free(text);

@@ -2,9 +2,9 @@
  * session saw: output shaping (right-trimmed lines, no echoed command), truncation exactly as
  * upstream (content over 30,000 code points keeps the first and last 15,000 around
  * "\n[... Observation truncated due to length ...]\n"; only the last 10,000 lines with the
- * "[Previous command outputs are truncated. Showing the last N lines of the output below.]" prefix),
- * and every message/prefix/suffix text of openhands/runtime/utils/bash.py (OpenHands 0.62.0).
- * Pure: no I/O. */
+ * "[Previous command outputs are truncated. Showing the last N lines of the output below.]"
+ * prefix), and every message/prefix/suffix text of openhands/runtime/utils/bash.py (OpenHands
+ * 0.62.0). Pure: no I/O. */
 #ifndef SP_BASH_OBS_H
 #define SP_BASH_OBS_H
 
@@ -13,31 +13,31 @@
 #include <stddef.h>
 
 typedef enum {
-    BASH_END_COMPLETED,        /* the prompt marker came back: exit_code is real */
-    BASH_END_NO_CHANGE_TIMEOUT,/* no new output for no_change_timeout seconds; still running */
-    BASH_END_HARD_TIMEOUT,     /* the action's timeout elapsed; still running */
-    BASH_END_INTERRUPTED,      /* completed after C-c was sent (exit code 130 suffix) */
+    BASH_END_COMPLETED,         /* the prompt marker came back: exit_code is real */
+    BASH_END_NO_CHANGE_TIMEOUT, /* no new output for no_change_timeout seconds; still running */
+    BASH_END_HARD_TIMEOUT,      /* the action's timeout elapsed; still running */
+    BASH_END_INTERRUPTED,       /* completed after C-c was sent (exit code 130 suffix) */
 } bash_end_t;
 
 typedef struct {
-    const char *command;       /* the action's command text as given */
-    const char *output;        /* raw output bytes of this observation (marker already removed) */
+    const char *command; /* the action's command text as given */
+    const char *output;  /* raw output bytes of this observation (marker already removed) */
     size_t output_len;
-    bool is_continuation;      /* output of a command that was already running (empty command /
-                                  is_input): content gets the "[Below is the output of the
-                                  previous command.]\n" prefix */
+    bool is_continuation; /* output of a command that was already running (empty command /
+                             is_input): content gets the "[Below is the output of the
+                             previous command.]\n" prefix */
     bash_end_t end;
-    int exit_code;             /* when completed; else ignored (-1 in metadata) */
-    double timeout;            /* hard timeout in seconds as given (printed like Python's float) */
-    int no_change_timeout;     /* seconds (integer) */
-    int pid;                   /* $! or -1 */
+    int exit_code;         /* when completed; else ignored (-1 in metadata) */
+    double timeout;        /* hard timeout in seconds as given (printed like Python's float) */
+    int no_change_timeout; /* seconds (integer) */
+    int pid;               /* $! or -1 */
     const char *username;
     const char *hostname;
     const char *working_dir;
     const char *py_interpreter_path; /* may be NULL → "" */
-    bool hidden;               /* action.hidden */
-    bool is_input;             /* the action typed text into a running program */
-    char key;                  /* 'C', 'D', 'Z', ... when the command was a C-<letter> key; 0 else */
+    bool hidden;                     /* action.hidden */
+    bool is_input;                   /* the action typed text into a running program */
+    char key; /* 'C', 'D', 'Z', ... when the command was a C-<letter> key; 0 else */
 } bash_obs_in_t;
 
 /* The whole observation object: {"observation":"run","content":...,"extras":{"command":...,

@@ -320,9 +320,13 @@ bash_run_action(bash_session_t *s, channel_t *ch, json_object *action)
         return;
     }
     bool prev_running = s->state == BS_RUNNING;
-    bash_obs_in_t in = {.command = command, .output = "", .hidden = hidden,
-                        .timeout = timeout, .no_change_timeout = g_exec.no_change_timeout,
-                        .pid = -1, .exit_code = -1};
+    bash_obs_in_t in = {.command = command,
+                        .output = "",
+                        .hidden = hidden,
+                        .timeout = timeout,
+                        .no_change_timeout = g_exec.no_change_timeout,
+                        .pid = -1,
+                        .exit_code = -1};
     if (!prev_running && !*command) {
         reply_now(ch, bash_obs_error(BASH_ERR_NO_PREVIOUS_FOR_LOGS, &in));
         free(command);
@@ -419,7 +423,8 @@ bash_add_env(bash_session_t *s, channel_t *ch, json_object *env)
                         ('0' <= *p && *p <= '9'));
         if (!ok) {
             buf_free(&text);
-            chan_close_error(ch, ERR_BAD_REQ, "environment variable names must match [A-Za-z_][A-Za-z0-9_]*");
+            chan_close_error(ch, ERR_BAD_REQ,
+                             "environment variable names must match [A-Za-z_][A-Za-z0-9_]*");
             return;
         }
         const char *val = json_object_is_type(v, json_type_string) ? json_object_get_string(v)
@@ -551,4 +556,3 @@ bash_count(void)
         n++;
     return n;
 }
-

@@ -13,12 +13,12 @@
 #include "loop.h"
 
 #define PENDING_MAX (1u << 20) /* output held for a reader before the PTY is paused */
-#define OBS_MAX (4u << 20)     /* output kept for one observation (the tail wins) */
-#define MARKER_MAX 16384       /* a prompt marker longer than this is not ours */
-#define READ_CHUNK 65536
-#define NONE ((size_t)-1)
-#define PTY_COLS 1000 /* as upstream's tmux window: no wrapping of long lines */
-#define PTY_ROWS 1000
+#define OBS_MAX     (4u << 20) /* output kept for one observation (the tail wins) */
+#define MARKER_MAX  16384      /* a prompt marker longer than this is not ours */
+#define READ_CHUNK  65536
+#define NONE        ((size_t)-1)
+#define PTY_COLS    1000 /* as upstream's tmux window: no wrapping of long lines */
+#define PTY_ROWS    1000
 
 typedef enum { BS_STARTING, BS_IDLE, BS_RUNNING, BS_DEAD } bash_state_t;
 typedef enum { ACT_RUN, ACT_ENV } act_kind_t;
@@ -32,13 +32,13 @@ typedef struct {
 typedef struct {
     bool active;
     act_kind_t kind;
-    channel_t *ch;       /* NULL when the client went away */
-    char *command;       /* the action's command text */
-    char *to_type;       /* command to start once the shell is idle (NULL: none) */
+    channel_t *ch; /* NULL when the client went away */
+    char *command; /* the action's command text */
+    char *to_type; /* command to start once the shell is idle (NULL: none) */
     double timeout;
-    int no_change;       /* seconds; 0 = off (blocking) */
+    int no_change; /* seconds; 0 = off (blocking) */
     bool hidden, continuation, interrupted, is_input;
-    char key;            /* the C-<letter> key this action sent, 0 if none */
+    char key; /* the C-<letter> key this action sent, 0 if none */
     buf_t obs;
     bool obs_dropped;
     ltimer_t hard, nochange;
@@ -62,8 +62,8 @@ struct bash_session {
     prompt_t marked; /* parsed from the marker at done_at */
     char *echo;      /* the line we typed, whose tty echo is stripped */
     size_t echo_len, echo_off;
-    char *running;   /* command running in the shell */
-    char *queued;    /* command whose client left before the shell was ready for it */
+    char *running; /* command running in the shell */
+    char *queued;  /* command whose client left before the shell was ready for it */
     char cmdfile[PATH_MAX];
     action_t act;
 };

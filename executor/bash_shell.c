@@ -79,7 +79,8 @@ shell_find_python(const char *path)
     static char *cached_path, *cached_py;
     if (!path)
         return xstrdup("");
-    if (cached_path && strcmp(cached_path, path) == 0 && (!*cached_py || access(cached_py, X_OK) == 0))
+    if (cached_path && strcmp(cached_path, path) == 0 &&
+        (!*cached_py || access(cached_py, X_OK) == 0))
         return xstrdup(cached_py);
     char *found = find_python_uncached(path);
     free(cached_path);
@@ -408,4 +409,3 @@ on_pty(watch_t *w, uint32_t events)
     }
     shell_update_io(s);
 }
-

@@ -29,8 +29,8 @@ char *cmd_split_refusal(const cmd_list_t *l);
  * unparseable text returned as is; blank text gives ""). Upstream applies it before typing a
  * non-input command into tmux, only to undo tmux's own handling of a trailing "\;" in send-keys,
  * and then reports the escaped text as the observation's `command`. Sandpipe's bash reads the
- * command verbatim (eval of a file), so it must NOT run the escaped text; use this only to reproduce
- * the observation's `command`/message exactly. Caller frees. */
+ * command verbatim (eval of a file), so it must NOT run the escaped text; use this only to
+ * reproduce the observation's `command`/message exactly. Caller frees. */
 char *cmd_escape_special_chars(const char *text);
 
 #endif

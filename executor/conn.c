@@ -16,15 +16,15 @@
 #include "json_util.h"
 #include "xalloc.h"
 
-#define READ_CHUNK (256 * 1024)
+#define READ_CHUNK   (256 * 1024)
 #define MAX_CHANNELS 1024
 
 struct conn {
     watch_t w;
     buf_t in;
     buf_t out;
-    size_t out_off;       /* bytes of out already written */
-    uint64_t skip;        /* payload bytes of a refused frame still to discard */
+    size_t out_off; /* bytes of out already written */
+    uint64_t skip;  /* payload bytes of a refused frame still to discard */
     channel_t *channels;
     int nchannels;
     bool need_token;
@@ -105,10 +105,11 @@ send_json_frame(conn_t *c, uint8_t type, uint32_t channel, json_object *obj)
     if (len > FRAME_MAX_PAYLOAD) {
         /* Never send what a peer must refuse: say what was too big instead. */
         char msg[160];
-        int n = snprintf(msg, sizeof msg,
-                         "{\"error\":{\"code\":\"too_large\",\"message\":\"a %s of %zu bytes exceeds "
-                         "max_frame (%u)\"}}",
-                         frame_type_name(type), len, FRAME_MAX_PAYLOAD);
+        int n =
+            snprintf(msg, sizeof msg,
+                     "{\"error\":{\"code\":\"too_large\",\"message\":\"a %s of %zu bytes exceeds "
+                     "max_frame (%u)\"}}",
+                     frame_type_name(type), len, FRAME_MAX_PAYLOAD);
         send_frame(c, type, 0, channel, msg, (size_t)n);
         return;
     }
@@ -307,8 +308,7 @@ on_channel_frame(conn_t *c, const frame_t *f)
         if (chan_find(c, f->channel) == ch)
             chan_close(ch, NULL);
         break;
-    default:
-        send_error(c, f->channel, ERR_PROTO, "frame type not valid on a channel");
+    default: send_error(c, f->channel, ERR_PROTO, "frame type not valid on a channel");
     }
 }
 
@@ -330,8 +330,8 @@ on_frame(conn_t *c, const frame_t *f)
 {
     if (c->need_token) {
         err_t err = {0};
-        json_object *h = f->type == FRAME_HELLO ? json_parse((const char *)f->payload, f->len, &err)
-                                                : NULL;
+        json_object *h =
+            f->type == FRAME_HELLO ? json_parse((const char *)f->payload, f->len, &err) : NULL;
         const char *tok = json_get_str(h, "token", "");
         size_t a = strlen(tok), b = strlen(c->token);
         unsigned diff = (unsigned)(a ^ b);
@@ -349,14 +349,9 @@ on_frame(conn_t *c, const frame_t *f)
         return;
     }
     switch (f->type) {
-    case FRAME_OPEN:
-        on_open(c, f);
-        break;
-    case FRAME_PING:
-        send_frame(c, FRAME_PONG, 0, 0, f->payload, f->len > 64 ? 64 : f->len);
-        break;
-    case FRAME_HELLO:
-        break; /* nothing to negotiate on unix sockets */
+    case FRAME_OPEN: on_open(c, f); break;
+    case FRAME_PING: send_frame(c, FRAME_PONG, 0, 0, f->payload, f->len > 64 ? 64 : f->len); break;
+    case FRAME_HELLO: break; /* nothing to negotiate on unix sockets */
     default:
         if (f->channel == 0)
             send_error(c, 0, ERR_PROTO, "frame type not valid on channel 0");

@@ -29,9 +29,9 @@ struct channel {
     conn_t *conn;
     uint32_t id;
     const channel_ops_t *ops;
-    void *owner;          /* the op's state */
-    int64_t send_credit;  /* DATA bytes we may still send */
-    int64_t recv_credit;  /* DATA bytes the client may still send */
+    void *owner;         /* the op's state */
+    int64_t send_credit; /* DATA bytes we may still send */
+    int64_t recv_credit; /* DATA bytes the client may still send */
     channel_t *next;
 };
 

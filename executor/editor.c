@@ -22,7 +22,7 @@
 #include "py_compat.h"
 #include "xalloc.h"
 
-#define ED_HISTORY_MAX 10
+#define ED_HISTORY_MAX     10
 #define ED_SNIPPET_CONTEXT 4
 
 typedef struct {
@@ -127,11 +127,13 @@ dup_bytes(const char *s, size_t n)
 static int
 missing(ed_result_t *res, const char *command, const char *param)
 {
-    return ed_set_error(res, xasprintf("Parameter `%s` is required for command: %s.", param, command));
+    return ed_set_error(res,
+                        xasprintf("Parameter `%s` is required for command: %s.", param, command));
 }
 
 static int
-cmd_create(editor_t *ed, const char *real, const char *display, const ed_args_t *a, ed_result_t *res)
+cmd_create(editor_t *ed, const char *real, const char *display, const ed_args_t *a,
+           ed_result_t *res)
 {
     if (!a->file_text)
         return missing(res, "create", "file_text");
@@ -149,7 +151,8 @@ cmd_create(editor_t *ed, const char *real, const char *display, const ed_args_t 
 /* Non-overlapping matches (re.finditer); returns their count, the first offset, and the
  * distinct 1-based line numbers as a Python list in lines_repr. */
 static size_t
-find_occurrences(const char *s, size_t n, const char *pat, size_t pn, size_t *first, buf_t *lines_repr)
+find_occurrences(const char *s, size_t n, const char *pat, size_t pn, size_t *first,
+                 buf_t *lines_repr)
 {
     size_t count = 0;
     long last_line = 0, line = 1;
@@ -181,7 +184,8 @@ find_occurrences(const char *s, size_t n, const char *pat, size_t pn, size_t *fi
 }
 
 static int
-cmd_str_replace(editor_t *ed, const char *real, const char *display, const ed_args_t *a, ed_result_t *res)
+cmd_str_replace(editor_t *ed, const char *real, const char *display, const ed_args_t *a,
+                ed_result_t *res)
 {
     if (!a->old_str)
         return missing(res, "str_replace", "old_str");
@@ -216,8 +220,9 @@ cmd_str_replace(editor_t *ed, const char *real, const char *display, const ed_ar
     }
     if (count != 1) {
         buf_t m = BUF_INIT;
-        buf_puts(&m, count == 0 ? "No replacement was performed, old_str `"
-                                : "No replacement was performed. Multiple occurrences of old_str `");
+        buf_puts(&m, count == 0
+                         ? "No replacement was performed, old_str `"
+                         : "No replacement was performed. Multiple occurrences of old_str `");
         buf_append(&m, old, old_len);
         if (count == 0)
             buf_printf(&m, "` did not appear verbatim in %s.", display);
@@ -249,7 +254,9 @@ cmd_str_replace(editor_t *ed, const char *real, const char *display, const ed_ar
     buf_printf(&out, "The file %s has been edited. ", display);
     ed_make_output(&out, updated.data + off, len, desc, start + 1);
     free(desc);
-    buf_puts(&out, "Review the changes and make sure they are as expected. Edit the file again if necessary.");
+    buf_puts(
+        &out,
+        "Review the changes and make sure they are as expected. Edit the file again if necessary.");
     res->old_len = text.len;
     res->old_content = buf_steal(&text);
     res->new_len = updated.len;
@@ -258,7 +265,8 @@ cmd_str_replace(editor_t *ed, const char *real, const char *display, const ed_ar
 }
 
 static int
-cmd_insert(editor_t *ed, const char *real, const char *display, const ed_args_t *a, ed_result_t *res)
+cmd_insert(editor_t *ed, const char *real, const char *display, const ed_args_t *a,
+           ed_result_t *res)
 {
     if (!a->has_insert_line)
         return missing(res, "insert", "insert_line");
@@ -276,9 +284,10 @@ cmd_insert(editor_t *ed, const char *real, const char *display, const ed_args_t 
     long long at = a->insert_line;
     if (at < 0 || at > num_lines) {
         buf_free(&text);
-        return ed_set_error(res, xasprintf("Invalid `insert_line` parameter: %lld. It should be within the "
-                                        "range of allowed values: [0, %ld]",
-                                        at, num_lines));
+        return ed_set_error(
+            res, xasprintf("Invalid `insert_line` parameter: %lld. It should be within the "
+                           "range of allowed values: [0, %ld]",
+                           at, num_lines));
     }
     /* Lines before the insertion point are copied as they are, so a last line without "\n"
      * runs into the inserted text, as upstream's line-by-line copy does. */
@@ -305,7 +314,7 @@ cmd_insert(editor_t *ed, const char *real, const char *display, const ed_args_t 
     buf_t out = BUF_INIT;
     buf_printf(&out, "The file %s has been edited. ", display);
     ed_make_output(&out, updated.data + off, len, "a snippet of the edited file",
-                at - ED_SNIPPET_CONTEXT + 1 > 1 ? (long)at - ED_SNIPPET_CONTEXT + 1 : 1);
+                   at - ED_SNIPPET_CONTEXT + 1 > 1 ? (long)at - ED_SNIPPET_CONTEXT + 1 : 1);
     buf_puts(&out, "Review the changes and make sure they are as expected (correct indentation, no "
                    "duplicate lines, etc). Edit the file again if necessary.");
     res->old_len = text.len;
@@ -364,7 +373,8 @@ editor_run(editor_t *ed, const fa_ctx_t *ctx, const ed_args_t *a, ed_result_t *r
     char real[PATH_MAX], hint[PATH_MAX * 2 + 200];
     int rc = 0;
     if (display[0] != '/') {
-        int n = snprintf(hint, sizeof hint, "The path should be an absolute path, starting with `/`.");
+        int n =
+            snprintf(hint, sizeof hint, "The path should be an absolute path, starting with `/`.");
         if (ctx->workspace) {
             char *joined = xasprintf("%s/%s", ctx->workspace, display);
             char *suggested = fa_py_path(joined);
@@ -380,11 +390,12 @@ editor_run(editor_t *ed, const fa_ctx_t *ctx, const ed_args_t *a, ed_result_t *r
     err_t err;
     if (path_resolve(ctx->roots, "/", display, PATH_FOLLOW, real, &err) < 0) {
         /* Same words as OpenHands' own workspace check (runtime/utils/files.py). */
-        ed_set_error(res, err.code == ERR_ESCAPE
-                           ? xasprintf("You're not allowed to access this path: %s. You can only access "
-                                       "paths inside the workspace.",
-                                       display)
-                           : xasprintf("%s", err.msg));
+        ed_set_error(
+            res, err.code == ERR_ESCAPE
+                     ? xasprintf("You're not allowed to access this path: %s. You can only access "
+                                 "paths inside the workspace.",
+                                 display)
+                     : xasprintf("%s", err.msg));
         rc = -ERR_ESCAPE;
         goto out;
     }
@@ -393,21 +404,25 @@ editor_run(editor_t *ed, const fa_ctx_t *ctx, const ed_args_t *a, ed_result_t *r
     int create = strcmp(cmd, "create") == 0;
     if (create && exists) {
         snprintf(hint, sizeof hint,
-                 "File already exists at: %s. Cannot overwrite files using command `create`.", display);
-        invalid_path(res, display, hint);
-    } else if (!create && !exists) {
-        snprintf(hint, sizeof hint, "The path %s does not exist. Please provide a valid path.", display);
-        invalid_path(res, display, hint);
-    } else if (strcmp(cmd, "view") != 0 && dir) {
-        snprintf(hint, sizeof hint,
-                 "The path %s is a directory and only the `view` command can be used on directories.",
+                 "File already exists at: %s. Cannot overwrite files using command `create`.",
                  display);
         invalid_path(res, display, hint);
+    } else if (!create && !exists) {
+        snprintf(hint, sizeof hint, "The path %s does not exist. Please provide a valid path.",
+                 display);
+        invalid_path(res, display, hint);
+    } else if (strcmp(cmd, "view") != 0 && dir) {
+        snprintf(
+            hint, sizeof hint,
+            "The path %s is a directory and only the `view` command can be used on directories.",
+            display);
+        invalid_path(res, display, hint);
     } else if (strcmp(cmd, "view") != 0 && fa_is_supported_binary(display)) {
-        snprintf(hint, sizeof hint,
-                 "The path %s points to a binary file (%s) and only the `view` command can be used on "
-                 "supported binary files.",
-                 display, py_suffix(display));
+        snprintf(
+            hint, sizeof hint,
+            "The path %s points to a binary file (%s) and only the `view` command can be used on "
+            "supported binary files.",
+            display, py_suffix(display));
         invalid_path(res, display, hint);
     } else if (strcmp(cmd, "view") == 0) {
         if (dir)
@@ -423,9 +438,10 @@ editor_run(editor_t *ed, const fa_ctx_t *ctx, const ed_args_t *a, ed_result_t *r
     } else if (strcmp(cmd, "undo_edit") == 0) {
         cmd_undo_edit(ed, real, display, res);
     } else {
-        ed_set_error(res, xasprintf("Unrecognized command %s. The allowed commands for the oh_editor tool "
-                                 "are: view, create, str_replace, insert, undo_edit",
-                                 cmd));
+        ed_set_error(
+            res, xasprintf("Unrecognized command %s. The allowed commands for the oh_editor tool "
+                           "are: view, create, str_replace, insert, undo_edit",
+                           cmd));
     }
 out:
     free(display);

@@ -42,16 +42,15 @@ static const cli_cmd_t commands[] = {
 static void
 usage(FILE *f)
 {
-    fprintf(f,
-            "usage: sandpipe-exec [-s SOCKET | -c HOST:PORT -t TOKEN] [-v] COMMAND [ARGS]\n"
-            "\n"
-            "Debug client of sandpipe-executor (protocol: docs/protocol.md).\n"
-            "  -s PATH        unix socket (default $SANDPIPE_EXECUTOR_SOCKET or " DEFAULT_SOCKET
-            ")\n"
-            "  -c HOST:PORT   TCP instead, with -t TOKEN (default $SANDPIPE_EXECUTOR_TOKEN)\n"
-            "  -v             show the server's HELLO and connection messages\n"
-            "\n"
-            "commands:\n");
+    fprintf(f, "usage: sandpipe-exec [-s SOCKET | -c HOST:PORT -t TOKEN] [-v] COMMAND [ARGS]\n"
+               "\n"
+               "Debug client of sandpipe-executor (protocol: docs/protocol.md).\n"
+               "  -s PATH        unix socket (default $SANDPIPE_EXECUTOR_SOCKET or " DEFAULT_SOCKET
+               ")\n"
+               "  -c HOST:PORT   TCP instead, with -t TOKEN (default $SANDPIPE_EXECUTOR_TOKEN)\n"
+               "  -v             show the server's HELLO and connection messages\n"
+               "\n"
+               "commands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(f, "  %s\n", commands[i].usage);
     fprintf(f, "\nexit status: the operation's, 1 on protocol/connection errors, 2 on usage "
@@ -75,12 +74,9 @@ int
 main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"socket", required_argument, NULL, 's'},
-        {"connect", required_argument, NULL, 'c'},
-        {"token", required_argument, NULL, 't'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"socket", required_argument, NULL, 's'}, {"connect", required_argument, NULL, 'c'},
+        {"token", required_argument, NULL, 't'},  {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
     cli_t c = {
         .sock = -1,
@@ -94,24 +90,12 @@ main(int argc, char **argv)
     int o;
     while ((o = getopt_long(argc, argv, "+s:c:t:vh", opts, NULL)) != -1) {
         switch (o) {
-        case 's':
-            c.unix_path = optarg;
-            break;
-        case 'c':
-            c.tcp_addr = optarg;
-            break;
-        case 't':
-            c.token = optarg;
-            break;
-        case 'v':
-            c.verbose = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return CLI_EXIT_USAGE;
+        case 's': c.unix_path = optarg; break;
+        case 'c': c.tcp_addr = optarg; break;
+        case 't': c.token = optarg; break;
+        case 'v': c.verbose = true; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return CLI_EXIT_USAGE;
         }
     }
     if (optind >= argc) {

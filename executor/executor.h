@@ -29,9 +29,9 @@ typedef struct {
     proc_t *procs;            /* linked list by id */
     unsigned next_proc_id;
     editor_t *editor;
-    char **base_env;          /* environment given to bash sessions and processes */
-    double default_timeout;   /* hard timeout for run actions, seconds */
-    int no_change_timeout;    /* seconds */
+    char **base_env;        /* environment given to bash sessions and processes */
+    double default_timeout; /* hard timeout for run actions, seconds */
+    int no_change_timeout;  /* seconds */
 } executor_t;
 
 extern executor_t g_exec;

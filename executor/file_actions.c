@@ -72,8 +72,11 @@ json_text_new(const char *s, size_t n)
     buf_t b = BUF_INIT;
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
-        int len = u[i] < 0x80 ? 1 : (u[i] & 0xE0) == 0xC0 && u[i] >= 0xC2 ? 2 : (u[i] & 0xF0) == 0xE0 ? 3
-                                : (u[i] & 0xF8) == 0xF0 && u[i] <= 0xF4 ? 4 : 0;
+        int len = u[i] < 0x80                             ? 1
+                  : (u[i] & 0xE0) == 0xC0 && u[i] >= 0xC2 ? 2
+                  : (u[i] & 0xF0) == 0xE0                 ? 3
+                  : (u[i] & 0xF8) == 0xF0 && u[i] <= 0xF4 ? 4
+                                                          : 0;
         int ok = len > 0 && i + (size_t)len <= n;
         for (int k = 1; ok && k < len; k++)
             ok = (u[i + k] & 0xC0) == 0x80;
@@ -125,8 +128,7 @@ obs_error(const char *content)
     return o;
 }
 
-static json_object *
-obs_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static json_object *obs_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static json_object *
 obs_errorf(const char *fmt, ...)
@@ -174,11 +176,12 @@ resolve(const fa_ctx_t *ctx, const char *path, char **display, char real[PATH_MA
     free(joined);
     err_t err;
     if (path_resolve(ctx->roots, cwd, path, PATH_FOLLOW, real, &err) < 0) {
-        json_object *o = err.code == ERR_ESCAPE
-                             ? obs_errorf("You're not allowed to access this path: %s. You can only "
-                                          "access paths inside the workspace.",
-                                          path)
-                             : obs_errorf("%s: %s", path, err.msg);
+        json_object *o =
+            err.code == ERR_ESCAPE
+                ? obs_errorf("You're not allowed to access this path: %s. You can only "
+                             "access paths inside the workspace.",
+                             path)
+                : obs_errorf("%s: %s", path, err.msg);
         free(*display);
         *display = NULL;
         return o;
@@ -190,7 +193,8 @@ static int
 utf8_valid(const char *s, size_t n)
 {
     json_object *o = json_text_new(s, n);
-    int same = (size_t)json_object_get_string_len(o) == n && memcmp(json_object_get_string(o), s, n) == 0;
+    int same =
+        (size_t)json_object_get_string_len(o) == n && memcmp(json_object_get_string(o), s, n) == 0;
     json_object_put(o);
     return same;
 }
@@ -383,8 +387,11 @@ fa_write(editor_t *ed, const fa_ctx_t *ctx, json_object *args)
     (void)ed;
     const char *path = json_get_str(args, "path", "");
     json_object *cv = json_get(args, "content");
-    const char *content = cv && json_object_is_type(cv, json_type_string) ? json_object_get_string(cv) : "";
-    size_t clen = cv && json_object_is_type(cv, json_type_string) ? (size_t)json_object_get_string_len(cv) : 0;
+    const char *content =
+        cv && json_object_is_type(cv, json_type_string) ? json_object_get_string(cv) : "";
+    size_t clen = cv && json_object_is_type(cv, json_type_string)
+                      ? (size_t)json_object_get_string_len(cv)
+                      : 0;
     long start = (long)json_get_int(args, "start", 0), end = (long)json_get_int(args, "end", -1);
     char *display, real[PATH_MAX];
     json_object *fail = resolve(ctx, path, &display, real);
@@ -525,9 +532,9 @@ fa_edit(editor_t *ed, const fa_ctx_t *ctx, json_object *args)
         editor_content(&res, &content);
         ran = !res.error;
     }
-    char *diff = fa_unified_diff(ran && res.old_content ? res.old_content : "", ran ? res.old_len : 0,
-                                 ran && res.new_content ? res.new_content : "", ran ? res.new_len : 0,
-                                 a.path);
+    char *diff = fa_unified_diff(
+        ran && res.old_content ? res.old_content : "", ran ? res.old_len : 0,
+        ran && res.new_content ? res.new_content : "", ran ? res.new_len : 0, a.path);
     json_object *o = obs_new("edit", content.data ? content.data : "", content.len,
                              xasprintf("I edited the file %s.", a.path));
     json_object *ex = json_get(o, "extras");

@@ -19,9 +19,9 @@ editor_t *editor_new(void);
 void editor_free(editor_t *ed); /* NULL is a no-op */
 
 typedef struct {
-    const char *cwd;            /* bash session's current directory: relative paths resolve here */
-    const char *workspace;      /* initial working directory (for "Maybe you meant ...?") */
-    const path_roots_t *roots;  /* every path must resolve inside these */
+    const char *cwd;           /* bash session's current directory: relative paths resolve here */
+    const char *workspace;     /* initial working directory (for "Maybe you meant ...?") */
+    const path_roots_t *roots; /* every path must resolve inside these */
 } fa_ctx_t;
 
 /* Each takes the action's "args" object (borrowed) and returns a new observation object
@@ -40,7 +40,7 @@ json_object *fa_edit(editor_t *ed, const fa_ctx_t *ctx, json_object *args);
 /* One OHEditor call. Strings are borrowed; NULL means "not given" (Python None). */
 typedef struct {
     const char *command;
-    const char *path;              /* as the agent wrote it */
+    const char *path; /* as the agent wrote it */
     const char *file_text;
     const char *old_str;
     size_t old_len;
@@ -49,7 +49,7 @@ typedef struct {
     size_t file_text_len;
     int has_insert_line;
     long long insert_line;
-    json_object *view_range;       /* borrowed; NULL or json null when absent */
+    json_object *view_range; /* borrowed; NULL or json null when absent */
 } ed_args_t;
 
 /* CLIResult: output on success, error (a ToolError message, without "ERROR:\n") on failure.

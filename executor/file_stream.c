@@ -18,7 +18,8 @@
 #include "xalloc.h"
 
 #define WATCH_MAX_DIRS 4096
-#define WATCH_BACKLOG_MAX (4u << 20) /* queued bytes on the connection before events are counted, not sent */
+#define WATCH_BACKLOG_MAX                                                                          \
+    (4u << 20) /* queued bytes on the connection before events are counted, not sent */
 
 static int
 resolve(channel_t *ch, json_object *req, const char *key, int flags, char out[PATH_MAX])
@@ -31,7 +32,8 @@ resolve(channel_t *ch, json_object *req, const char *key, int flags, char out[PA
         chan_close_error(ch, ERR_BAD_REQ, msg);
         return -1;
     }
-    if (path_resolve(&g_exec.roots, json_get_str(req, "cwd", g_exec.workspace), path, flags, out, &err) < 0) {
+    if (path_resolve(&g_exec.roots, json_get_str(req, "cwd", g_exec.workspace), path, flags, out,
+                     &err) < 0) {
         chan_close_error(ch, err.code, err.msg);
         return -1;
     }
@@ -279,15 +281,24 @@ watch_add_tree(dirwatch_t *dw, const char *path, int depth)
 static const char *
 event_name(uint32_t m)
 {
-    if (m & IN_CREATE) return "created";
-    if (m & IN_DELETE) return "deleted";
-    if (m & IN_MOVED_FROM) return "moved_from";
-    if (m & IN_MOVED_TO) return "moved_to";
-    if (m & IN_CLOSE_WRITE) return "closed_write";
-    if (m & IN_MODIFY) return "modified";
-    if (m & IN_ATTRIB) return "attrib";
-    if (m & IN_DELETE_SELF) return "deleted_self";
-    if (m & IN_Q_OVERFLOW) return "overflow";
+    if (m & IN_CREATE)
+        return "created";
+    if (m & IN_DELETE)
+        return "deleted";
+    if (m & IN_MOVED_FROM)
+        return "moved_from";
+    if (m & IN_MOVED_TO)
+        return "moved_to";
+    if (m & IN_CLOSE_WRITE)
+        return "closed_write";
+    if (m & IN_MODIFY)
+        return "modified";
+    if (m & IN_ATTRIB)
+        return "attrib";
+    if (m & IN_DELETE_SELF)
+        return "deleted_self";
+    if (m & IN_Q_OVERFLOW)
+        return "overflow";
     return "other";
 }
 

@@ -98,8 +98,7 @@ files_req_mode(json_object *req, mode_t *mode, err_t *err)
 
 int
 files_req_path(const files_ctx_t *c, json_object *req, const char *key, int flags,
-               char out[PATH_MAX],
-         err_t *err)
+               char out[PATH_MAX], err_t *err)
 {
     const char *s;
     if (files_req_str(req, key, &s, NULL, err) < 0)
@@ -366,7 +365,8 @@ copy_file(const char *from, const char *to, err_t *err)
     }
     close(fd);
     /* A fresh target gets the source's mode, not the default. */
-    if (fchmod(af.fd, st.st_mode & 07777) < 0) { /* best effort */ }
+    if (fchmod(af.fd, st.st_mode & 07777) < 0) { /* best effort */
+    }
     return atomic_file_commit(&af, err);
 }
 
@@ -389,8 +389,8 @@ files_move(const files_ctx_t *c, json_object *req, err_t *err)
         files_sys_err(err, errno, "move", from);
         return NULL;
     }
-    int rc = overwrite ? rename(from, to)
-                       : renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+    int rc =
+        overwrite ? rename(from, to) : renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
     if (rc < 0 && !overwrite && (errno == EINVAL || errno == ENOSYS)) {
         /* The filesystem has no RENAME_NOREPLACE: check, then rename (racy, but only then). */
         if (lstat(to, &tst) == 0)

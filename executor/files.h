@@ -13,7 +13,7 @@
 #include "path_confine.h"
 
 typedef struct {
-    const char *cwd;            /* relative paths resolve here */
+    const char *cwd; /* relative paths resolve here */
     const path_roots_t *roots;
 } files_ctx_t;
 

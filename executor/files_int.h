@@ -8,7 +8,7 @@
 
 #include "files.h"
 
-#define FILES_DIR_MODE 0755  /* directories created for "parents" and by file.mkdir */
+#define FILES_DIR_MODE  0755 /* directories created for "parents" and by file.mkdir */
 #define FILES_FILE_MODE 0644 /* new files written without "mode" */
 
 /* Request fields. Each returns 0 (absent fields give the default) or < 0 with err set

@@ -13,8 +13,8 @@
 #include "files_int.h"
 #include "json_util.h"
 
-#define FILES_READ_DEFAULT (1024 * 1024)    /* file.read max_bytes default */
-#define FILES_READ_LIMIT (16 * 1024 * 1024) /* largest max_bytes accepted */
+#define FILES_READ_DEFAULT (1024 * 1024)      /* file.read max_bytes default */
+#define FILES_READ_LIMIT   (16 * 1024 * 1024) /* largest max_bytes accepted */
 
 /* ---- read ---- */
 
@@ -70,13 +70,13 @@ utf8_cut(const unsigned char *s, size_t n)
 }
 
 typedef struct {
-    int64_t start, end;   /* requested range; end -1 = to the last line */
-    size_t max;           /* content limit in bytes */
+    int64_t start, end; /* requested range; end -1 = to the last line */
+    size_t max;         /* content limit in bytes */
     buf_t content;
-    int64_t line;         /* line number of the next byte */
-    size_t line_off;      /* where the current line starts in content */
-    int64_t last;         /* last line (partly) in content */
-    bool full;            /* content complete or cut: only count lines from here on */
+    int64_t line;    /* line number of the next byte */
+    size_t line_off; /* where the current line starts in content */
+    int64_t last;    /* last line (partly) in content */
+    bool full;       /* content complete or cut: only count lines from here on */
     bool truncated;
 } line_reader_t;
 
@@ -241,7 +241,8 @@ append_file(const char *abs, const char *p, size_t n, mode_t mode, bool set_mode
         rc = files_sys_err(err, errno, "append to", abs);
     } else if ((rc = write_all(fd, p, n)) < 0) {
         err_set(err, -rc, "append to %s: %s", abs, strerror(-rc));
-        if (ftruncate(fd, st.st_size) < 0) { /* best effort */ }
+        if (ftruncate(fd, st.st_size) < 0) { /* best effort */
+        }
     } else if (set_mode && fchmod(fd, mode) < 0) {
         rc = files_sys_err(err, errno, "chmod", abs);
     } else {

@@ -32,7 +32,9 @@ proc_usage(const char *pid, unsigned long long *ticks, long long *rss_pages)
     unsigned long long ut = 0, st = 0;
     long long rss = 0;
     /* fields after comm: state(3) ... utime(14) stime(15) ... rss(24) */
-    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %*u %*u %lld",
+    if (sscanf(p + 2,
+               "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %*u "
+               "%*u %lld",
                &ut, &st, &rss) != 3)
         return -1;
     *ticks += ut + st;

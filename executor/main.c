@@ -40,18 +40,23 @@ static listener_t lst;
 static void
 usage(FILE *f)
 {
-    fprintf(f,
-            "usage: sandpipe-executor [options]\n"
-            "  --listen unix:PATH|tcp:HOST:PORT  where to listen (default unix:/run/sandpipe/executor.sock)\n"
-            "  --token-file FILE                 token clients must send in HELLO (required for tcp)\n"
-            "  --workspace DIR                   initial working directory (default /workspace or cwd)\n"
-            "  --root DIR                        allowed root for file paths (repeatable; default: workspace, /tmp)\n"
-            "  --user UID[:GID]|root             user to run as when started as root (default 1000)\n"
-            "  --shell PATH                      bash binary (default /bin/bash)\n"
-            "  --timeout SEC                     hard timeout of run actions without one (default 120)\n"
-            "  --no-change-timeout SEC           no-change timeout (default 10)\n"
-            "  --socket-mode OCTAL               unix socket permissions (default 0660)\n"
-            "  --version\n");
+    fprintf(
+        f,
+        "usage: sandpipe-executor [options]\n"
+        "  --listen unix:PATH|tcp:HOST:PORT  where to listen (default "
+        "unix:/run/sandpipe/executor.sock)\n"
+        "  --token-file FILE                 token clients must send in HELLO (required for tcp)\n"
+        "  --workspace DIR                   initial working directory (default /workspace or "
+        "cwd)\n"
+        "  --root DIR                        allowed root for file paths (repeatable; default: "
+        "workspace, /tmp)\n"
+        "  --user UID[:GID]|root             user to run as when started as root (default 1000)\n"
+        "  --shell PATH                      bash binary (default /bin/bash)\n"
+        "  --timeout SEC                     hard timeout of run actions without one (default "
+        "120)\n"
+        "  --no-change-timeout SEC           no-change timeout (default 10)\n"
+        "  --socket-mode OCTAL               unix socket permissions (default 0660)\n"
+        "  --version\n");
 }
 
 static __attribute__((noreturn, format(printf, 1, 2))) void
@@ -86,7 +91,8 @@ listen_on(const char *spec)
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         /* Bind a temporary name and rename it once listening, so the path appears only
          * when connecting to it works. */
-        if (snprintf(sa.sun_path, sizeof sa.sun_path, "%s.%d", spec + 5, getpid()) >= (int)sizeof sa.sun_path)
+        if (snprintf(sa.sun_path, sizeof sa.sun_path, "%s.%d", spec + 5, getpid()) >=
+            (int)sizeof sa.sun_path)
             die("socket path too long: %s", spec);
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         unlink(sa.sun_path);
@@ -103,7 +109,10 @@ listen_on(const char *spec)
         if (!port)
             die("tcp listen address needs HOST:PORT: %s", spec);
         *port++ = '\0';
-        struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *ai;
+        struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                                 .ai_socktype = SOCK_STREAM,
+                                 .ai_flags = AI_PASSIVE},
+                        *ai;
         if (getaddrinfo(host, port, &hints, &ai) != 0)
             die("cannot resolve %s", spec);
         fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -176,13 +185,18 @@ drop_privileges(const char *spec)
 int
 main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"listen", required_argument, 0, 'l'},     {"token-file", required_argument, 0, 'T'},
-        {"workspace", required_argument, 0, 'w'},  {"root", required_argument, 0, 'r'},
-        {"user", required_argument, 0, 'u'},       {"shell", required_argument, 0, 's'},
-        {"timeout", required_argument, 0, 't'},    {"no-change-timeout", required_argument, 0, 'n'},
-        {"socket-mode", required_argument, 0, 'm'}, {"version", no_argument, 0, 'V'},
-        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+    static const struct option opts[] = {{"listen", required_argument, 0, 'l'},
+                                         {"token-file", required_argument, 0, 'T'},
+                                         {"workspace", required_argument, 0, 'w'},
+                                         {"root", required_argument, 0, 'r'},
+                                         {"user", required_argument, 0, 'u'},
+                                         {"shell", required_argument, 0, 's'},
+                                         {"timeout", required_argument, 0, 't'},
+                                         {"no-change-timeout", required_argument, 0, 'n'},
+                                         {"socket-mode", required_argument, 0, 'm'},
+                                         {"version", no_argument, 0, 'V'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     const char *roots[PATH_ROOTS_MAX];
     int nroots = 0;
     const char *workspace = NULL, *token_file = NULL;
@@ -214,7 +228,8 @@ main(int argc, char **argv)
     extern char **environ;
     g_exec.base_env = env_copy(environ);
     if (!env_get(g_exec.base_env, "PATH"))
-        env_set(&g_exec.base_env, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        env_set(&g_exec.base_env, "PATH",
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
     if (!env_get(g_exec.base_env, "LANG"))
         env_set(&g_exec.base_env, "LANG", "C.UTF-8");
     if (!workspace)

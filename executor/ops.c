@@ -30,7 +30,8 @@ op_action(channel_t *ch, json_object *req)
     json_object *action = json_get(req, "action");
     const char *kind = json_get_str(action, "action", NULL);
     if (!kind) {
-        chan_close_error(ch, ERR_BAD_REQ, "\"action\" must be an OpenHands action object with a string \"action\"");
+        chan_close_error(ch, ERR_BAD_REQ,
+                         "\"action\" must be an OpenHands action object with a string \"action\"");
         return;
     }
     json_object *args = json_get(action, "args");
@@ -82,7 +83,8 @@ op_bash_open(channel_t *ch, json_object *req)
         chan_close_error(ch, EEXIST, "a bash session with that name exists");
         return;
     }
-    bash_session_t *s = bash_get(name, true, json_get(req, "env"), json_get_str(req, "cwd", NULL), &err);
+    bash_session_t *s =
+        bash_get(name, true, json_get(req, "env"), json_get_str(req, "cwd", NULL), &err);
     if (!s) {
         chan_close_error(ch, err.code, err.msg);
         return;
@@ -155,7 +157,10 @@ run_file_op(channel_t *ch, json_object *req, file_fn fn)
 }
 
 #define FILE_OP(name, fn)                                                                          \
-    static void name(channel_t *ch, json_object *req) { run_file_op(ch, req, fn); }
+    static void name(channel_t *ch, json_object *req)                                              \
+    {                                                                                              \
+        run_file_op(ch, req, fn);                                                                  \
+    }
 FILE_OP(op_file_stat, files_stat)
 FILE_OP(op_file_list, files_list)
 FILE_OP(op_file_read, files_read)
@@ -176,28 +181,17 @@ static const struct {
     const char *name;
     op_handler_t fn;
 } ops[] = {
-    {"action", op_action},
-    {"bash.open", op_bash_open},
-    {"bash.close", op_bash_close},
-    {"bash.list", op_bash_list},
-    {"bash.env", op_bash_env},
-    {"bash.signal", op_bash_signal},
-    {"proc.spawn", proc_op_spawn},
-    {"proc.attach", proc_op_attach},
-    {"proc.list", proc_op_list},
-    {"proc.signal", proc_op_signal},
-    {"terminal", terminal_op_open},
-    {"file.stat", op_file_stat},
-    {"file.list", op_file_list},
-    {"file.read", op_file_read},
-    {"file.write", op_file_write},
-    {"file.mkdir", op_file_mkdir},
-    {"file.move", op_file_move},
-    {"file.remove", op_file_remove},
-    {"file.upload", file_op_upload},
-    {"file.download", file_op_download},
-    {"file.watch", file_op_watch},
-    {"oh.list_files", op_oh_list_files},
+    {"action", op_action},           {"bash.open", op_bash_open},
+    {"bash.close", op_bash_close},   {"bash.list", op_bash_list},
+    {"bash.env", op_bash_env},       {"bash.signal", op_bash_signal},
+    {"proc.spawn", proc_op_spawn},   {"proc.attach", proc_op_attach},
+    {"proc.list", proc_op_list},     {"proc.signal", proc_op_signal},
+    {"terminal", terminal_op_open},  {"file.stat", op_file_stat},
+    {"file.list", op_file_list},     {"file.read", op_file_read},
+    {"file.write", op_file_write},   {"file.mkdir", op_file_mkdir},
+    {"file.move", op_file_move},     {"file.remove", op_file_remove},
+    {"file.upload", file_op_upload}, {"file.download", file_op_download},
+    {"file.watch", file_op_watch},   {"oh.list_files", op_oh_list_files},
     {"health", op_health},
 };
 

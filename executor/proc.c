@@ -106,7 +106,8 @@ proc_status(const proc_t *p)
     json_set(o, "signal", p->signo ? json_object_new_int(p->signo) : NULL);
     json_set_int(o, "stdout_bytes", (int64_t)p->out[0].ring.end);
     json_set_int(o, "stderr_bytes", (int64_t)p->out[1].ring.end);
-    json_set(o, "runtime", json_object_new_double((p->exited ? p->ended : loop_now()) - p->started));
+    json_set(o, "runtime",
+             json_object_new_double((p->exited ? p->ended : loop_now()) - p->started));
     return o;
 }
 
@@ -408,9 +409,11 @@ proc_op_spawn(channel_t *ch, json_object *req)
 {
     json_object *argv = json_get(req, "argv");
     const char *cmd = json_get_str(req, "cmd", NULL);
-    size_t argc = argv && json_object_is_type(argv, json_type_array) ? json_object_array_length(argv) : 0;
+    size_t argc =
+        argv && json_object_is_type(argv, json_type_array) ? json_object_array_length(argv) : 0;
     if (!argc && !cmd) {
-        chan_close_error(ch, ERR_BAD_REQ, "proc.spawn needs \"argv\" (array of strings) or \"cmd\" (shell text)");
+        chan_close_error(ch, ERR_BAD_REQ,
+                         "proc.spawn needs \"argv\" (array of strings) or \"cmd\" (shell text)");
         return;
     }
     json_object *args = json_object_new_array();
@@ -446,7 +449,8 @@ proc_op_spawn(channel_t *ch, json_object *req)
     if (user >= 0 && (uid_t)user != geteuid() && geteuid() != 0) {
         env_free(envp);
         json_object_put(args);
-        chan_close_error(ch, EPERM, "a process can run as another user only when the executor runs as root");
+        chan_close_error(ch, EPERM,
+                         "a process can run as another user only when the executor runs as root");
         return;
     }
     int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1}, pexec[2] = {-1, -1};
@@ -454,10 +458,14 @@ proc_op_spawn(channel_t *ch, json_object *req)
         pipe2(pexec, O_CLOEXEC) < 0) {
         int e = errno;
         for (int i = 0; i < 2; i++) {
-            if (pin[i] >= 0) close(pin[i]);
-            if (pout[i] >= 0) close(pout[i]);
-            if (perr[i] >= 0) close(perr[i]);
-            if (pexec[i] >= 0) close(pexec[i]);
+            if (pin[i] >= 0)
+                close(pin[i]);
+            if (pout[i] >= 0)
+                close(pout[i]);
+            if (perr[i] >= 0)
+                close(perr[i]);
+            if (pexec[i] >= 0)
+                close(pexec[i]);
         }
         env_free(envp);
         json_object_put(args);
@@ -506,8 +514,8 @@ proc_op_spawn(channel_t *ch, json_object *req)
         close(pout[0]);
         close(perr[0]);
         char msg[PATH_MAX + 64];
-        snprintf(msg, sizeof msg, "cannot start %s: %s", json_object_get_string(json_object_array_get_idx(args, 0)),
-                 strerror(e));
+        snprintf(msg, sizeof msg, "cannot start %s: %s",
+                 json_object_get_string(json_object_array_get_idx(args, 0)), strerror(e));
         json_object_put(args);
         chan_close_error(ch, e, msg); /* the failed child is reaped by the SIGCHLD handler */
         return;

@@ -64,7 +64,8 @@ term_maybe_finish(terminal_t *t)
         return;
     if (t->ch) {
         json_object *r = json_object_new_object();
-        json_set_int(r, "exit_code", WIFEXITED(t->status) ? WEXITSTATUS(t->status) : 128 + WTERMSIG(t->status));
+        json_set_int(r, "exit_code",
+                     WIFEXITED(t->status) ? WEXITSTATUS(t->status) : 128 + WTERMSIG(t->status));
         channel_t *ch = t->ch;
         t->ch = NULL;
         ch->owner = NULL;
@@ -187,7 +188,8 @@ terminal_op_open(channel_t *ch, json_object *req)
         return;
     }
     json_object *argv = json_get(req, "argv");
-    size_t argc = argv && json_object_is_type(argv, json_type_array) ? json_object_array_length(argv) : 0;
+    size_t argc =
+        argv && json_object_is_type(argv, json_type_array) ? json_object_array_length(argv) : 0;
     char **av = xcalloc(argc + 3, sizeof *av);
     if (argc) {
         for (size_t i = 0; i < argc; i++)

@@ -127,7 +127,8 @@ self_cgroup(const char *ctrl, char *out, size_t n)
         if (!ctrl) {
             match = c1[1] == '\0' && strncmp(line, "0:", 2) == 0;
         } else {
-            for (char *save = NULL, *t = strtok_r(c1 + 1, ",", &save); t; t = strtok_r(NULL, ",", &save))
+            for (char *save = NULL, *t = strtok_r(c1 + 1, ",", &save); t;
+                 t = strtok_r(NULL, ",", &save))
                 match = match || strcmp(t, ctrl) == 0;
         }
         if (match) {
@@ -218,7 +219,8 @@ apply_limits(cgroup_t *cg, const cgroup_limits_t *lim, err_t *err)
         if (cg->dir[CG_CPU][0]) {
             char v[48];
             snprintf(v, sizeof v, "%lld 100000", (long long)(cpu > 0 ? cpu * 100 : 0));
-            if ((e = write_at(cg->dir[CG_CPU], "cpu.max", cpu > 0 ? v : "max 100000")) < 0 && cpu > 0)
+            if ((e = write_at(cg->dir[CG_CPU], "cpu.max", cpu > 0 ? v : "max 100000")) < 0 &&
+                cpu > 0)
                 return err_set(err, -e, "cgroup cpu.max = %s: %s", v, strerror(-e));
         } else if (cpu > 0) {
             add_warning(cg, "no cpu controller: cpu limit not applied");
@@ -231,7 +233,8 @@ apply_limits(cgroup_t *cg, const cgroup_limits_t *lim, err_t *err)
         write_at(md, "memory.memsw.limit_in_bytes", "-1");
     if ((e = set_limit(cg, CG_MEMORY, "memory.limit_in_bytes", mem, "-1", err)) < 0) {
         /* Raising a reused group's limit: memsw has to go up first. */
-        if (!memsw || (e = set_limit(cg, CG_MEMORY, "memory.memsw.limit_in_bytes", mem, "-1", err)) < 0 ||
+        if (!memsw ||
+            (e = set_limit(cg, CG_MEMORY, "memory.memsw.limit_in_bytes", mem, "-1", err)) < 0 ||
             (e = set_limit(cg, CG_MEMORY, "memory.limit_in_bytes", mem, "-1", err)) < 0)
             return e;
     } else if (memsw && mem > 0 &&
@@ -281,8 +284,8 @@ cgroup_create(cgroup_t *cg, const char *mount, const char *id, const cgroup_limi
                 en += (size_t)snprintf(enable + en, sizeof enable - en, "+%s%c", ctrl_name[c], 0);
         self_cgroup(NULL, self, sizeof self);
         if ((e = make_group(mount, self, id, enable, p)) < 0) {
-            snprintf(cg->warning, sizeof cg->warning, "cgroup v2 at %s not writable (%s): no limits",
-                     mount, strerror(-e));
+            snprintf(cg->warning, sizeof cg->warning,
+                     "cgroup v2 at %s not writable (%s): no limits", mount, strerror(-e));
             return 0;
         }
         cg->version = 2;
@@ -460,7 +463,8 @@ walk_procs(const char *dir, void (*fn)(pid_t), int depth)
     DIR *d = opendir(dir);
     struct dirent *de;
     while (d && (de = readdir(d))) {
-        if (de->d_type == DT_DIR && de->d_name[0] != '.' && path_join(p, sizeof p, dir, de->d_name) == 0)
+        if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
+            path_join(p, sizeof p, dir, de->d_name) == 0)
             n += walk_procs(p, fn, depth + 1);
     }
     if (d)
@@ -521,7 +525,8 @@ rmdir_tree(const char *dir, int depth)
     struct dirent *de;
     char p[CGROUP_DIR_MAX];
     while (d && (de = readdir(d))) {
-        if (de->d_type == DT_DIR && de->d_name[0] != '.' && path_join(p, sizeof p, dir, de->d_name) == 0)
+        if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
+            path_join(p, sizeof p, dir, de->d_name) == 0)
             rmdir_tree(p, depth + 1);
     }
     if (d)
@@ -578,14 +583,15 @@ cgroup_usage(const cgroup_t *cg)
         put_int(o, "oom_kills", keyed_value(buf, "oom_kill", -1));
     put_int(o, "pids", read_int(pd, "pids.current"));
     put_int(o, "pids_max", read_int(pd, "pids.max"));
-    if (v2 && cg->dir[CG_CPUACCT][0] && read_at(cg->dir[CG_CPUACCT], "cpu.stat", buf, sizeof buf) > 0)
+    if (v2 && cg->dir[CG_CPUACCT][0] &&
+        read_at(cg->dir[CG_CPUACCT], "cpu.stat", buf, sizeof buf) > 0)
         put_int(o, "cpu_usage_usec", keyed_value(buf, "usage_usec", -1));
     else if (!v2) {
         int64_t ns = read_int(cg->dir[CG_CPUACCT], "cpuacct.usage");
         put_int(o, "cpu_usage_usec", ns >= 0 ? ns / 1000 : -1);
     }
     if (fd[0] && read_at(fd, v2 ? "cgroup.events" : "freezer.state", buf, sizeof buf) > 0)
-        json_set_bool(o, "frozen", v2 ? keyed_value(buf, "frozen", 0) == 1
-                                      : strncmp(buf, "FROZEN", 6) == 0);
+        json_set_bool(o, "frozen",
+                      v2 ? keyed_value(buf, "frozen", 0) == 1 : strncmp(buf, "FROZEN", 6) == 0);
     return o;
 }

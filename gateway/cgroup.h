@@ -27,15 +27,16 @@
 #include "err.h"
 
 #define CGROUP_MOUNT_DEFAULT "/sys/fs/cgroup"
-#define CGROUP_DIR_MAX 512
+#define CGROUP_DIR_MAX       512
 
 enum { CG_MEMORY, CG_PIDS, CG_CPU, CG_CPUACCT, CG_FREEZER, CG_NCTRL };
 
 typedef struct {
-    int version;                        /* 0 none, 1, 2 */
-    char rel[128];                      /* "sandpipe/<id>" */
-    char dir[CG_NCTRL][CGROUP_DIR_MAX]; /* absolute directories; v2: all the same one; "" = absent */
-    char warning[256];                  /* why something is missing; "" when all is well */
+    int version;   /* 0 none, 1, 2 */
+    char rel[128]; /* "sandpipe/<id>" */
+    char dir[CG_NCTRL]
+            [CGROUP_DIR_MAX]; /* absolute directories; v2: all the same one; "" = absent */
+    char warning[256];        /* why something is missing; "" when all is well */
 } cgroup_t;
 
 typedef struct {

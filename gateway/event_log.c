@@ -20,7 +20,7 @@ struct event_log {
     size_t unacked;
     int64_t cap;
     evlog_entry_t ring[EVLOG_RING_EVENTS];
-    uint64_t first;     /* oldest seq in the ring */
+    uint64_t first; /* oldest seq in the ring */
     size_t ring_bytes;
     evlog_wake_fn wake;
     void *ud;
@@ -223,7 +223,8 @@ on_xrange(redisReply *r, void *ud)
         if (item->type != REDIS_REPLY_ARRAY || item->elements != 2)
             continue;
         redisReply *id = item->element[0], *fields = item->element[1];
-        uint64_t seq = strtoull(strchr(id->str, '-') ? strchr(id->str, '-') + 1 : id->str, NULL, 10);
+        uint64_t seq =
+            strtoull(strchr(id->str, '-') ? strchr(id->str, '-') + 1 : id->str, NULL, 10);
         if (n == 0 && seq > f->from) {
             /* Redis trimmed what the reader asked for: say so, with the exact range. */
             char *t = xasprintf("{\"seq\":%" PRIu64 ",\"type\":\"truncated\",\"from\":%" PRIu64

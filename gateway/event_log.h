@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define EVLOG_RING_EVENTS 2048
-#define EVLOG_RING_BYTES (8u << 20)
+#define EVLOG_RING_BYTES  (8u << 20)
 
 typedef struct {
     uint64_t seq;
@@ -38,8 +38,8 @@ uint64_t evlog_append(event_log_t *l, json_object *ev);
  * text is {"seq":N,"ts":T,<members>}. For the output hot path, which builds its text directly. */
 uint64_t evlog_append_members(event_log_t *l, const char *members, size_t len);
 
-uint64_t evlog_next_seq(const event_log_t *l);   /* the seq the next event will get */
-uint64_t evlog_acked_seq(const event_log_t *l);  /* every seq <= this is in Redis */
+uint64_t evlog_next_seq(const event_log_t *l);  /* the seq the next event will get */
+uint64_t evlog_acked_seq(const event_log_t *l); /* every seq <= this is in Redis */
 /* The event with this seq if it is still in memory, else NULL (borrowed). */
 const evlog_entry_t *evlog_get(const event_log_t *l, uint64_t seq);
 uint64_t evlog_first_in_memory(const event_log_t *l);

@@ -143,8 +143,13 @@ c_violation(void *ud, uint32_t ch, const char *what)
 }
 
 static const exec_client_cbs_t client_cbs = {
-    .on_hello = c_hello, .on_data = c_data, .on_json = c_json, .on_close = c_close,
-    .on_writable = c_writable, .on_pong = c_pong, .on_violation = c_violation,
+    .on_hello = c_hello,
+    .on_data = c_data,
+    .on_json = c_json,
+    .on_close = c_close,
+    .on_writable = c_writable,
+    .on_pong = c_pong,
+    .on_violation = c_violation,
 };
 
 /* ---- I/O ---- */

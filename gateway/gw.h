@@ -14,19 +14,19 @@ struct lws_context;
 typedef struct gw_session gw_session_t;
 
 typedef struct {
-    char id[64];                 /* gateway id (Redis keys, session ownership) */
-    const char *listen_host;     /* WebSocket listen address */
+    char id[64];             /* gateway id (Redis keys, session ownership) */
+    const char *listen_host; /* WebSocket listen address */
     int listen_port;
-    const char *redis;           /* "unix:/path" or "host:port" */
-    const char *provider;        /* default provider name */
-    const char *state_dir;       /* sandboxes' directories */
-    const char *executor_path;   /* sandpipe-executor binary for providers */
-    const char *secret_file;     /* JWT secret (hex) */
-    int pool_size;               /* warm sandboxes per profile */
-    int idle_timeout;            /* seconds without activity before a session is reaped; 0 = off */
-    int max_lifetime;            /* seconds; 0 = off */
-    int64_t stream_max_events;   /* per-session event stream cap */
-    int64_t default_memory;      /* per-sandbox defaults */
+    const char *redis;         /* "unix:/path" or "host:port" */
+    const char *provider;      /* default provider name */
+    const char *state_dir;     /* sandboxes' directories */
+    const char *executor_path; /* sandpipe-executor binary for providers */
+    const char *secret_file;   /* JWT secret (hex) */
+    int pool_size;             /* warm sandboxes per profile */
+    int idle_timeout;          /* seconds without activity before a session is reaped; 0 = off */
+    int max_lifetime;          /* seconds; 0 = off */
+    int64_t stream_max_events; /* per-session event stream cap */
+    int64_t default_memory;    /* per-sandbox defaults */
     int64_t default_pids;
     int64_t default_cpu;
 } gw_config_t;

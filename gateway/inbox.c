@@ -103,7 +103,8 @@ static void
 handle(json_object *r)
 {
     const char *op = json_get_str(r, "op", ""), *reply = json_get_str(r, "reply", NULL);
-    if (!reply || strncmp(reply, "sp:reply:", 9) != 0 || strlen(reply) >= sizeof(((req_t *)0)->reply))
+    if (!reply || strncmp(reply, "sp:reply:", 9) != 0 ||
+        strlen(reply) >= sizeof(((req_t *)0)->reply))
         return; /* nobody to answer: drop */
     if (!strcmp(op, "session.create")) {
         if (!strcmp(json_get_str(r, "role", ""), "viewer")) {
@@ -145,8 +146,9 @@ handle(json_object *r)
         else
             reply_ok(reply, NULL);
     } else if (!strcmp(op, "file.read") || !strcmp(op, "file.list") || !strcmp(op, "file.stat") ||
-               !strcmp(op, "oh.list_files") || !strcmp(op, "file.write") || !strcmp(op, "file.mkdir") ||
-               !strcmp(op, "file.remove") || !strcmp(op, "file.move")) {
+               !strcmp(op, "oh.list_files") || !strcmp(op, "file.write") ||
+               !strcmp(op, "file.mkdir") || !strcmp(op, "file.remove") ||
+               !strcmp(op, "file.move")) {
         /* The request's own fields are the executor op's fields. */
         json_object *req = json_object_new_object();
         json_object_object_foreach(r, k, v)
@@ -188,7 +190,8 @@ on_xread(redisAsyncContext *c, void *reply, void *privdata)
             for (size_t k = 0; k + 1 < f->elements; k += 2)
                 if (!strcmp(f->element[k]->str, "r")) {
                     err_t err = {0};
-                    json_object *req = json_parse(f->element[k + 1]->str, f->element[k + 1]->len, &err);
+                    json_object *req =
+                        json_parse(f->element[k + 1]->str, f->element[k + 1]->len, &err);
                     if (req && json_object_is_type(req, json_type_object))
                         handle(req);
                     json_object_put(req);

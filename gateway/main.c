@@ -109,15 +109,22 @@ on_redis_ready(void)
 int
 main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"listen", required_argument, 0, 'l'},     {"redis", required_argument, 0, 'r'},
-        {"id", required_argument, 0, 'i'},         {"provider", required_argument, 0, 'p'},
-        {"state-dir", required_argument, 0, 's'},  {"executor", required_argument, 0, 'e'},
-        {"secret-file", required_argument, 0, 'k'}, {"pool", required_argument, 0, 'P'},
-        {"idle-timeout", required_argument, 0, 'I'}, {"max-lifetime", required_argument, 0, 'L'},
-        {"stream-cap", required_argument, 0, 'c'}, {"memory", required_argument, 0, 'M'},
-        {"cpu", required_argument, 0, 'C'},        {"pids", required_argument, 0, 'D'},
-        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+    static const struct option opts[] = {{"listen", required_argument, 0, 'l'},
+                                         {"redis", required_argument, 0, 'r'},
+                                         {"id", required_argument, 0, 'i'},
+                                         {"provider", required_argument, 0, 'p'},
+                                         {"state-dir", required_argument, 0, 's'},
+                                         {"executor", required_argument, 0, 'e'},
+                                         {"secret-file", required_argument, 0, 'k'},
+                                         {"pool", required_argument, 0, 'P'},
+                                         {"idle-timeout", required_argument, 0, 'I'},
+                                         {"max-lifetime", required_argument, 0, 'L'},
+                                         {"stream-cap", required_argument, 0, 'c'},
+                                         {"memory", required_argument, 0, 'M'},
+                                         {"cpu", required_argument, 0, 'C'},
+                                         {"pids", required_argument, 0, 'D'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     gw_config_t *cfg = &g_gw.cfg;
     const char *listen = "127.0.0.1:8081";
     cfg->redis = "127.0.0.1:6379";
@@ -181,7 +188,8 @@ main(int argc, char **argv)
         return 2;
     }
     err_t err = {0};
-    if (jwt_secret_load(cfg->secret_file, g_gw.secret, sizeof g_gw.secret, &g_gw.secret_len, &err) < 0) {
+    if (jwt_secret_load(cfg->secret_file, g_gw.secret, sizeof g_gw.secret, &g_gw.secret_len, &err) <
+        0) {
         fprintf(stderr, "sandpipe-gateway: %s\n", err.msg);
         return 1;
     }
@@ -221,8 +229,8 @@ main(int argc, char **argv)
     uv_signal_start(&sigterm, on_stop, SIGTERM);
     uv_timer_init(g_gw.loop, &tick);
     uv_timer_start(&tick, on_tick, 1000, 1000);
-    GW_LOG("%s listening on ws://%s (provider %s, pool %d, redis %s)", cfg->id, listen, cfg->provider,
-           cfg->pool_size, cfg->redis);
+    GW_LOG("%s listening on ws://%s (provider %s, pool %d, redis %s)", cfg->id, listen,
+           cfg->provider, cfg->pool_size, cfg->redis);
     uv_run(g_gw.loop, UV_RUN_DEFAULT);
     uv_loop_close(g_gw.loop);
     return 0;

@@ -81,7 +81,8 @@ on_warm_up(void *ud)
     char key[160];
     pool_key(key, sizeof key, POOL_PROFILE);
     json_object *o = sandbox_to_json(&w->sb);
-    rds_cmd(NULL, NULL, "RPUSH %s %s", key, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+    rds_cmd(NULL, NULL, "RPUSH %s %s", key,
+            json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
     json_object_put(o);
     if (ready_count >= 0)
         ready_count++;

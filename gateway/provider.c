@@ -223,8 +223,7 @@ mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid, err_t *err)
 }
 
 int
-provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, uid_t ws_uid, gid_t ws_gid,
-                 err_t *err)
+provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, uid_t ws_uid, gid_t ws_gid, err_t *err)
 {
     if (!valid_id(spec->id))
         return err_set(err, ERR_BAD_REQ, "sandbox id must be 1-48 of [A-Za-z0-9_-]");
@@ -293,7 +292,8 @@ provider_env_new(const sandbox_spec_t *spec, const char *home, err_t *err)
         return NULL;
     }
     if (spec->env) {
-        json_object_object_foreach(spec->env, key, val) {
+        json_object_object_foreach(spec->env, key, val)
+        {
             if (!key[0] || strchr(key, '=') || !json_object_is_type(val, json_type_string) ||
                 strlen(json_object_get_string(val)) != (size_t)json_object_get_string_len(val)) {
                 provider_env_free(envp);
@@ -360,8 +360,8 @@ spawn_child(int status_fd, int log_fd, int null_fd, const cgroup_t *cg, char *co
 }
 
 int
-provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[],
-               char *const envp[], const char *cwd, err_t *err)
+provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[], char *const envp[],
+               const char *cwd, err_t *err)
 {
     cgroup_t *cg = xmalloc(sizeof *cg);
     cgroup_limits_t lim = {spec->memory_bytes, spec->cpu_millicores, spec->pids_max};
@@ -415,7 +415,8 @@ provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[],
             fail_kind = r.kind, fail_errno = r.value;
     }
     if (fail_kind || pid <= 0) {
-        static const char *const step[] = {"", "", "join cgroup", "exec", "fork", "set up stdio/cwd"};
+        static const char *const step[] = {"",     "",     "join cgroup",
+                                           "exec", "fork", "set up stdio/cwd"};
         e = err_set(err, fail_errno ? fail_errno : EIO, "spawn %s: %s failed: %s", argv[0],
                     fail_kind ? step[fail_kind] : "start", strerror(fail_errno ? fail_errno : EIO));
         if (pid > 0)

@@ -19,14 +19,14 @@
 #include "err.h"
 
 typedef struct {
-    const char *id;            /* sandbox id: [a-z0-9-]{1,48}, unique */
-    const char *profile;       /* image/profile name ("default") */
-    json_object *env;          /* extra environment variables (object of strings) or NULL */
-    int64_t memory_bytes;      /* 0 = no limit */
-    int64_t cpu_millicores;    /* 1000 = one core; 0 = no limit */
-    int64_t pids_max;          /* 0 = no limit */
-    bool network;              /* false (default): own empty network namespace, loopback only */
-    const char *state_dir;     /* host directory for this provider's sandboxes (workspaces, sockets) */
+    const char *id;         /* sandbox id: [a-z0-9-]{1,48}, unique */
+    const char *profile;    /* image/profile name ("default") */
+    json_object *env;       /* extra environment variables (object of strings) or NULL */
+    int64_t memory_bytes;   /* 0 = no limit */
+    int64_t cpu_millicores; /* 1000 = one core; 0 = no limit */
+    int64_t pids_max;       /* 0 = no limit */
+    bool network;           /* false (default): own empty network namespace, loopback only */
+    const char *state_dir;  /* host directory for this provider's sandboxes (workspaces, sockets) */
     const char *executor_path; /* host path of the sandpipe-executor binary */
 } sandbox_spec_t;
 

@@ -21,18 +21,39 @@
 #include "provider.h"
 #include "xalloc.h"
 
-#define SANDBOX_UID "1000"
+#define SANDBOX_UID     "1000"
 #define EXECUTOR_INSIDE "/opt/sandpipe/sandpipe-executor"
 
 /* Host files of /etc a sandbox needs; each ro-bound if it exists. */
-static const char *const etc_files[] = {
-    "/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-    "/etc/localtime", "/etc/timezone", "/etc/nsswitch.conf", "/etc/ssl/certs",
-    "/etc/ssl/openssl.cnf", "/etc/ca-certificates", "/etc/bash.bashrc", "/etc/profile",
-    "/etc/profile.d", "/etc/inputrc", "/etc/terminfo", "/etc/mime.types", "/etc/protocols",
-    "/etc/services", "/etc/gai.conf", "/etc/host.conf", "/etc/debian_version", "/etc/os-release",
-    "/etc/lsb-release", "/etc/python3", "/etc/magic", "/etc/vim", "/etc/fonts", "/etc/skel",
-    NULL};
+static const char *const etc_files[] = {"/etc/alternatives",
+                                        "/etc/ld.so.cache",
+                                        "/etc/ld.so.conf",
+                                        "/etc/ld.so.conf.d",
+                                        "/etc/localtime",
+                                        "/etc/timezone",
+                                        "/etc/nsswitch.conf",
+                                        "/etc/ssl/certs",
+                                        "/etc/ssl/openssl.cnf",
+                                        "/etc/ca-certificates",
+                                        "/etc/bash.bashrc",
+                                        "/etc/profile",
+                                        "/etc/profile.d",
+                                        "/etc/inputrc",
+                                        "/etc/terminfo",
+                                        "/etc/mime.types",
+                                        "/etc/protocols",
+                                        "/etc/services",
+                                        "/etc/gai.conf",
+                                        "/etc/host.conf",
+                                        "/etc/debian_version",
+                                        "/etc/os-release",
+                                        "/etc/lsb-release",
+                                        "/etc/python3",
+                                        "/etc/magic",
+                                        "/etc/vim",
+                                        "/etc/fonts",
+                                        "/etc/skel",
+                                        NULL};
 
 /* Generated files that replace the host's. */
 static const struct {

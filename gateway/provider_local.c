@@ -34,9 +34,18 @@ local_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
         snprintf(exe, sizeof exe, "%s", spec->executor_path);
     char listen[PATH_MAX + 8];
     snprintf(listen, sizeof listen, "unix:%s", out->socket_path);
-    char *argv[] = {exe, "--listen", listen, "--workspace", out->workspace,
-                    "--root", out->workspace, "--socket-mode", "0660",
-                    geteuid() == 0 ? "--user" : NULL, "root", NULL};
+    char *argv[] = {exe,
+                    "--listen",
+                    listen,
+                    "--workspace",
+                    out->workspace,
+                    "--root",
+                    out->workspace,
+                    "--socket-mode",
+                    "0660",
+                    geteuid() == 0 ? "--user" : NULL,
+                    "root",
+                    NULL};
     e = provider_spawn(spec, out, argv, envp, out->workspace, err);
     provider_env_free(envp);
     if (e < 0)

@@ -97,7 +97,7 @@ rds_async_open(const char *addr)
     char host[256];
     int port;
     return parse_addr(addr, host, sizeof host, &port) ? redisAsyncConnectUnix(host)
-                                                       : redisAsyncConnect(host, port);
+                                                      : redisAsyncConnect(host, port);
 }
 
 static void

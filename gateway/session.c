@@ -232,8 +232,9 @@ save_session(gw_session_t *s)
     snprintf(idle, sizeof idle, "%d", s->idle_timeout);
     snprintf(life, sizeof life, "%d", s->max_lifetime);
     json_object *sb = sandbox_to_json(&s->sb);
-    rds_cmd(NULL, NULL, "HSET %s id %s owner %s gateway %s status %s profile %s created %s "
-                        "idle_timeout %s max_lifetime %s sandbox %s",
+    rds_cmd(NULL, NULL,
+            "HSET %s id %s owner %s gateway %s status %s profile %s created %s "
+            "idle_timeout %s max_lifetime %s sandbox %s",
             key, s->id, s->owner, g_gw.cfg.id, s->status, s->profile, created, idle, life,
             json_object_to_json_string_ext(sb, JSON_C_TO_STRING_PLAIN));
     json_object_put(sb);
@@ -299,8 +300,9 @@ session_create(json_object *params, const char *owner, session_ready_cb cb, void
     session_set_status(s, ST_STARTING, NULL);
     save_session(s);
     /* Custom limits or env need a sandbox made for them; the pool serves the defaults. */
-    bool custom = json_get(params, "env") || json_get(params, "memory") || json_get(params, "cpu") ||
-                  json_get(params, "pids") || json_get(params, "network");
+    bool custom = json_get(params, "env") || json_get(params, "memory") ||
+                  json_get(params, "cpu") || json_get(params, "pids") ||
+                  json_get(params, "network");
     if (custom)
         on_claimed(s, NULL);
     else
@@ -355,4 +357,3 @@ sessions_shutdown(void)
         session_free(s);
     }
 }
-

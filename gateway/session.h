@@ -16,19 +16,19 @@
 #include "event_log.h"
 #include "provider.h"
 
-#define GW_OUTPUT_CHUNK (16 * 1024)
-#define GW_OUTPUT_FLUSH_MS 5
+#define GW_OUTPUT_CHUNK     (16 * 1024)
+#define GW_OUTPUT_FLUSH_MS  5
 #define GW_ACTION_QUEUE_MAX 64
 
 /* OpenHands runtime statuses, plus STOPPED and PAUSED. */
-#define ST_STARTING "STARTING_RUNTIME"
-#define ST_BUILDING "BUILDING_RUNTIME"
-#define ST_STARTED "RUNTIME_STARTED"
-#define ST_READY "READY"
-#define ST_ERROR "ERROR"
+#define ST_STARTING     "STARTING_RUNTIME"
+#define ST_BUILDING     "BUILDING_RUNTIME"
+#define ST_STARTED      "RUNTIME_STARTED"
+#define ST_READY        "READY"
+#define ST_ERROR        "ERROR"
 #define ST_DISCONNECTED "ERROR_RUNTIME_DISCONNECTED"
-#define ST_STOPPED "STOPPED"
-#define ST_PAUSED "PAUSED"
+#define ST_STOPPED      "STOPPED"
+#define ST_PAUSED       "PAUSED"
 
 typedef struct gw_session gw_session_t;
 
@@ -44,7 +44,7 @@ struct gw_sub {
 typedef struct gw_term gw_term_t;
 struct gw_term {
     gw_session_t *s;
-    uint32_t ch;    /* executor channel, 0 until opened */
+    uint32_t ch; /* executor channel, 0 until opened */
     void (*on_data)(gw_term_t *t, const uint8_t *p, size_t n);
     void (*on_close)(gw_term_t *t, json_object *result);
     gw_term_t *next;

@@ -217,7 +217,8 @@ on_link_close(void *ud, uint32_t ch, json_object *res)
         json_object *err = json_get(res, "error");
         if (err) {
             char text[512];
-            snprintf(text, sizeof text, "ERROR: %s", json_get_str(err, "message", "the executor refused the action"));
+            snprintf(text, sizeof text, "ERROR: %s",
+                     json_get_str(err, "message", "the executor refused the action"));
             finish_action(s, session_error_observation(text));
         } else {
             finish_action(s, json_object_get(res));
@@ -261,7 +262,8 @@ on_link_down(void *ud, const char *why)
     GW_LOG("session %s: executor link down: %s", s->id, why);
     if (s->act_ch) {
         char text[300];
-        snprintf(text, sizeof text, "ERROR: the runtime disconnected while running the action (%s)", why);
+        snprintf(text, sizeof text, "ERROR: the runtime disconnected while running the action (%s)",
+                 why);
         s->act_ch = 0;
         uint64_t seq = s->act_seq;
         flush_output(s, true);
@@ -294,7 +296,9 @@ on_link_down(void *ud, const char *why)
 }
 
 const exec_link_cbs_t session_link_cbs = {
-    .on_up = on_link_up, .on_down = on_link_down, .on_data = on_link_data,
+    .on_up = on_link_up,
+    .on_down = on_link_down,
+    .on_data = on_link_data,
     .on_close = on_link_close,
 };
 
@@ -321,7 +325,8 @@ session_start_next_action(gw_session_t *s)
     char seqs[32];
     snprintf(seqs, sizeof seqs, "%" PRIu64, q->seq);
     session_save_field(s, "inflight", seqs);
-    session_save_field(s, "inflight_action", json_object_to_json_string_ext(q->action, JSON_C_TO_STRING_PLAIN));
+    session_save_field(s, "inflight_action",
+                       json_object_to_json_string_ext(q->action, JSON_C_TO_STRING_PLAIN));
     json_object_put(q->action);
     free(q);
     if (!ch) {
@@ -354,7 +359,8 @@ session_submit(gw_session_t *s, json_object *action, const char *origin, err_t *
 {
     if (!action || !json_object_is_type(action, json_type_object) ||
         !json_get_str(action, "action", NULL)) {
-        err_set(err, ERR_BAD_REQ, "an action is an object with a string \"action\" (OpenHands format)");
+        err_set(err, ERR_BAD_REQ,
+                "an action is an object with a string \"action\" (OpenHands format)");
         return 0;
     }
     if (strcmp(s->status, ST_READY) != 0 && strcmp(s->status, ST_STARTED) != 0 &&
@@ -414,4 +420,3 @@ session_signal(gw_session_t *s, const char *sig, err_t *err)
     evlog_append(s->log, e);
     return 0;
 }
-

@@ -40,11 +40,11 @@ struct gw_session {
     gw_term_t *terms;
     queued_t *qhead, *qtail;
     int queued;
-    uint32_t act_ch;      /* executor channel of the running action, 0 if none */
+    uint32_t act_ch; /* executor channel of the running action, 0 if none */
     uint64_t act_seq;
-    buf_t out;            /* output not yet turned into an event */
-    size_t owed;          /* output credit held back while Redis catches up */
-    uv_timer_t timer;     /* output flush / credit release */
+    buf_t out;        /* output not yet turned into an event */
+    size_t owed;      /* output credit held back while Redis catches up */
+    uv_timer_t timer; /* output flush / credit release */
     bool timer_armed;
     double created, last_activity;
     int idle_timeout, max_lifetime;
@@ -56,11 +56,6 @@ struct gw_session {
     oneshot_t *oneshots;
 };
 
-
-
-
-
-
 extern chan_kind_t session_kind_action, session_kind_term;
 extern const exec_link_cbs_t session_link_cbs;
 
@@ -68,7 +63,8 @@ extern const exec_link_cbs_t session_link_cbs;
 json_object *session_event_new(const char *type);
 void session_save_field(gw_session_t *s, const char *field, const char *value);
 void session_set_status(gw_session_t *s, const char *st, const char *msg);
-gw_session_t *session_alloc(const char *id, const char *owner, const char *profile, uint64_t next_seq);
+gw_session_t *session_alloc(const char *id, const char *owner, const char *profile,
+                            uint64_t next_seq);
 /* session_actions.c */
 void session_start_next_action(gw_session_t *s);
 void session_enqueue(gw_session_t *s, json_object *action, uint64_t seq);

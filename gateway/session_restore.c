@@ -35,7 +35,9 @@ resume_inflight(gw_session_t *s, uint64_t seq, const char *action_json)
     } else {
         json_object *e = session_event_new("observation");
         json_set_int(e, "action", (int64_t)seq);
-        json_set(e, "observation", session_error_observation("ERROR: the gateway restarted while this action ran; its result is unknown."));
+        json_set(e, "observation",
+                 session_error_observation(
+                     "ERROR: the gateway restarted while this action ran; its result is unknown."));
         evlog_append(s->log, e);
     }
     json_object_put(a);
@@ -60,15 +62,24 @@ sessions_restore(void)
         const char *inflight_action = NULL;
         for (size_t k = 0; h && h->type == REDIS_REPLY_ARRAY && k + 1 < h->elements; k += 2) {
             const char *f = h->element[k]->str, *v = h->element[k + 1]->str;
-            if (!strcmp(f, "owner")) owner = v;
-            else if (!strcmp(f, "profile")) profile = v;
-            else if (!strcmp(f, "sandbox")) sbjson = v;
-            else if (!strcmp(f, "status")) status = v;
-            else if (!strcmp(f, "idle_timeout")) idle = atoi(v);
-            else if (!strcmp(f, "max_lifetime")) life = atoi(v);
-            else if (!strcmp(f, "created")) created = atof(v);
-            else if (!strcmp(f, "inflight")) inflight = strtoull(v, NULL, 10);
-            else if (!strcmp(f, "inflight_action")) inflight_action = v;
+            if (!strcmp(f, "owner"))
+                owner = v;
+            else if (!strcmp(f, "profile"))
+                profile = v;
+            else if (!strcmp(f, "sandbox"))
+                sbjson = v;
+            else if (!strcmp(f, "status"))
+                status = v;
+            else if (!strcmp(f, "idle_timeout"))
+                idle = atoi(v);
+            else if (!strcmp(f, "max_lifetime"))
+                life = atoi(v);
+            else if (!strcmp(f, "created"))
+                created = atof(v);
+            else if (!strcmp(f, "inflight"))
+                inflight = strtoull(v, NULL, 10);
+            else if (!strcmp(f, "inflight_action"))
+                inflight_action = v;
         }
         redisReply *last = redisCommand(rc, "XREVRANGE sp:session:{%s}:events + - COUNT 1", id);
         uint64_t next_seq = 1;
@@ -113,4 +124,3 @@ sessions_restore(void)
     freeReplyObject(ids);
     redisFree(rc);
 }
-

@@ -102,4 +102,3 @@ session_term_close(gw_term_t *t)
     t->ch = 0;
     t->s = NULL;
 }
-

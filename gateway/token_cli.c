@@ -1,6 +1,7 @@
 /* token_cli.c — sandpipe-token: creates the JWT secret and mints tokens (HS256).
  *   sandpipe-token --secret-file F --generate          create F (0600) if missing
- *   sandpipe-token --secret-file F [--sub NAME] [--role admin|user|viewer] [--session ID] [--ttl SEC]
+ *   sandpipe-token --secret-file F [--sub NAME] [--role admin|user|viewer] [--session ID] [--ttl
+ * SEC]
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -13,11 +14,14 @@
 int
 main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"secret-file", required_argument, 0, 'k'}, {"generate", no_argument, 0, 'g'},
-        {"sub", required_argument, 0, 's'},         {"role", required_argument, 0, 'r'},
-        {"session", required_argument, 0, 'S'},     {"ttl", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
+    static const struct option opts[] = {{"secret-file", required_argument, 0, 'k'},
+                                         {"generate", no_argument, 0, 'g'},
+                                         {"sub", required_argument, 0, 's'},
+                                         {"role", required_argument, 0, 'r'},
+                                         {"session", required_argument, 0, 'S'},
+                                         {"ttl", required_argument, 0, 't'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     const char *file = NULL, *sub = "admin", *role = "admin", *session = "";
     long long ttl = 86400;
     int gen = 0, c;
@@ -30,7 +34,8 @@ main(int argc, char **argv)
         case 'S': session = optarg; break;
         case 't': ttl = atoll(optarg); break;
         case 'h':
-            printf("usage: sandpipe-token --secret-file F [--generate] [--sub NAME] [--role admin|user|viewer]"
+            printf("usage: sandpipe-token --secret-file F [--generate] [--sub NAME] [--role "
+                   "admin|user|viewer]"
                    " [--session ID] [--ttl SECONDS]\n");
             return 0;
         default: return 2;
@@ -64,8 +69,9 @@ main(int argc, char **argv)
     cl.exp = cl.iat + ttl;
     char *tok = jwt_sign(secret, len, &cl);
     if (!tok) {
-        fprintf(stderr, "sandpipe-token: cannot mint that token (role must be admin, user or viewer;"
-                        " viewers need --session)\n");
+        fprintf(stderr,
+                "sandpipe-token: cannot mint that token (role must be admin, user or viewer;"
+                " viewers need --session)\n");
         return 1;
     }
     printf("%s\n", tok);

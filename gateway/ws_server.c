@@ -24,11 +24,12 @@
 #include "ws_control.h"
 #include "xalloc.h"
 
-#define WS_MSG_MAX (1u << 20)       /* largest client message */
-#define WS_REPLIES_MAX 64           /* queued replies before a client is cut off */
-#define WS_FETCH_BATCH 256          /* events per Redis read while catching up */
-#define WS_TERM_WRITE (64 * 1024)
-#define WS_EVENTS_PER_WRITE 64      /* events written in one WRITEABLE while the socket is not choked */
+#define WS_MSG_MAX          (1u << 20) /* largest client message */
+#define WS_REPLIES_MAX      64         /* queued replies before a client is cut off */
+#define WS_FETCH_BATCH      256        /* events per Redis read while catching up */
+#define WS_TERM_WRITE       (64 * 1024)
+#define WS_EVENTS_PER_WRITE 64 /* events written in one WRITEABLE while the socket is not choked   \
+                                */
 
 typedef enum { K_NONE, K_CONTROL, K_SESSION, K_TERMINAL } kind_t;
 
@@ -41,10 +42,10 @@ typedef struct reply {
 /* Heap part of a connection: outlives the lws pss while a Redis read is in flight. */
 typedef struct cursor {
     gw_sub_t sub;
-    struct lws *wsi;       /* NULL once the connection closed */
+    struct lws *wsi; /* NULL once the connection closed */
     gw_session_t *s;
     uint64_t next_seq;
-    evlog_entry_t *batch;  /* events read from Redis, not yet sent */
+    evlog_entry_t *batch; /* events read from Redis, not yet sent */
     int batch_n, batch_i;
     bool fetching;
 } cursor_t;
@@ -57,10 +58,10 @@ typedef struct {
     char session[64];
     cursor_t *cur;
     gw_term_t term;
-    buf_t term_out;        /* PTY bytes waiting for the socket */
+    buf_t term_out; /* PTY bytes waiting for the socket */
     bool term_closed;
     int term_exit;
-    buf_t msg;             /* a client message being reassembled */
+    buf_t msg; /* a client message being reassembled */
     reply_t *replies, *replies_tail;
     int nreplies;
     bool close_after_replies;
@@ -247,7 +248,8 @@ on_fetched(void *ud, const evlog_entry_t *entries, int count)
     }
     if (count < 0) {
         pss_t *p = lws_wsi_user(c->wsi);
-        queue_reply(c->wsi, p, ws_error_msg("unavailable", "event history is unavailable (Redis)", NULL));
+        queue_reply(c->wsi, p,
+                    ws_error_msg("unavailable", "event history is unavailable (Redis)", NULL));
         return;
     }
     c->batch = xcalloc((size_t)count + 1, sizeof *c->batch);
@@ -379,7 +381,8 @@ handle_session_msg(struct lws *wsi, pss_t *p, json_object *msg)
         }
     } else {
         char m[160];
-        snprintf(m, sizeof m, "unknown message type \"%.60s\" (expected action, signal, ping)", type);
+        snprintf(m, sizeof m, "unknown message type \"%.60s\" (expected action, signal, ping)",
+                 type);
         queue_reply(wsi, p, ws_error_msg("bad_request", m, id));
     }
 }
@@ -396,16 +399,19 @@ handle_message(struct lws *wsi, pss_t *p, bool binary)
     err_t err = {0};
     json_object *msg = json_parse(p->msg.data ? p->msg.data : "", p->msg.len, &err);
     if (!msg || !json_object_is_type(msg, json_type_object)) {
-        queue_reply(wsi, p, ws_error_msg("bad_request", msg ? "messages are JSON objects" : err.msg, NULL));
+        queue_reply(wsi, p,
+                    ws_error_msg("bad_request", msg ? "messages are JSON objects" : err.msg, NULL));
         json_object_put(msg);
         return;
     }
     if (p->kind == K_TERMINAL) {
         json_object *rs = json_get(msg, "resize");
         if (rs)
-            session_term_resize(&p->term, (int)json_get_int(rs, "cols", 80), (int)json_get_int(rs, "rows", 24));
+            session_term_resize(&p->term, (int)json_get_int(rs, "cols", 80),
+                                (int)json_get_int(rs, "rows", 24));
         else if (json_get(msg, "input"))
-            session_term_input(&p->term, json_get_str(msg, "input", ""), strlen(json_get_str(msg, "input", "")));
+            session_term_input(&p->term, json_get_str(msg, "input", ""),
+                               strlen(json_get_str(msg, "input", "")));
     } else if (p->kind == K_SESSION) {
         handle_session_msg(wsi, p, msg);
     } else {
@@ -435,8 +441,9 @@ authenticate(struct lws *wsi, pss_t *p)
         char q[JWT_BUF_LEN + 8];
         const char *v = lws_get_urlarg_by_name(wsi, "token=", q, sizeof q);
         if (!v || !*v) {
-            snprintf(p->auth_error, sizeof p->auth_error,
-                     "a bearer token is required (Sec-WebSocket-Protocol bearer.<token> or ?token=)");
+            snprintf(
+                p->auth_error, sizeof p->auth_error,
+                "a bearer token is required (Sec-WebSocket-Protocol bearer.<token> or ?token=)");
             return;
         }
         snprintf(tok, sizeof tok, "%s", v);
@@ -467,7 +474,12 @@ setup(struct lws *wsi, pss_t *p)
         return 0;
     }
     if (strncmp(uri, "/ws/sessions/", 13) != 0) {
-        queue_reply(wsi, p, ws_error_msg("not_found", "unknown endpoint (use /ws/control, /ws/sessions/{id}, /ws/sessions/{id}/terminal)", NULL));
+        queue_reply(
+            wsi, p,
+            ws_error_msg(
+                "not_found",
+                "unknown endpoint (use /ws/control, /ws/sessions/{id}, /ws/sessions/{id}/terminal)",
+                NULL));
         p->close_after_replies = true;
         return 0;
     }
@@ -584,7 +596,8 @@ on_writeable(struct lws *wsi, pss_t *p)
         }
         if (p->term_closed) {
             char msg[64];
-            int len = snprintf(msg, sizeof msg, "{\"type\":\"exit\",\"exit_code\":%d}", p->term_exit);
+            int len =
+                snprintf(msg, sizeof msg, "{\"type\":\"exit\",\"exit_code\":%d}", p->term_exit);
             write_text(wsi, msg, (size_t)len, LWS_WRITE_TEXT);
             lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
             return -1;
@@ -612,15 +625,12 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 {
     pss_t *p = user;
     switch (reason) {
-    case LWS_CALLBACK_ESTABLISHED:
-        nconns++;
-        return setup(wsi, p);
+    case LWS_CALLBACK_ESTABLISHED: nconns++; return setup(wsi, p);
     case LWS_CALLBACK_CLOSED:
         nconns--;
         teardown(p);
         break;
-    case LWS_CALLBACK_SERVER_WRITEABLE:
-        return on_writeable(wsi, p);
+    case LWS_CALLBACK_SERVER_WRITEABLE: return on_writeable(wsi, p);
     case LWS_CALLBACK_RECEIVE:
         if (!p->authed || p->close_after_replies)
             break;
@@ -636,8 +646,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
             buf_clear(&p->msg);
         }
         break;
-    default:
-        break;
+    default: break;
     }
     return 0;
 }

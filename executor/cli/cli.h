@@ -17,21 +17,21 @@
 #include "exec_client.h"
 
 #define CLI_EXIT_USAGE 2
-#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_FAIL  1
 
 typedef struct cli cli_t;
 
 /* What a subcommand does with its main channel. All optional. */
 typedef struct {
     void (*on_data)(cli_t *c, bool is_stderr, const uint8_t *p, size_t n); /* default: stdout/err */
-    void (*on_json)(cli_t *c, json_object *msg);   /* default: one JSON line on stdout */
-    void (*on_eof)(cli_t *c);                      /* default: nothing */
-    void (*on_close)(cli_t *c, json_object *res);  /* default: cli_print_result */
-    void (*on_sigint)(cli_t *c);                   /* default: detach once, then exit 130 */
-    void (*on_winch)(cli_t *c);                    /* default: nothing */
+    void (*on_json)(cli_t *c, json_object *msg);           /* default: one JSON line on stdout */
+    void (*on_eof)(cli_t *c);                              /* default: nothing */
+    void (*on_close)(cli_t *c, json_object *res);          /* default: cli_print_result */
+    void (*on_sigint)(cli_t *c);                           /* default: detach once, then exit 130 */
+    void (*on_winch)(cli_t *c);                            /* default: nothing */
     void (*on_pong)(cli_t *c, const uint8_t *p, size_t n); /* PONG on channel 0 */
-    void (*on_writable)(cli_t *c, size_t avail);   /* the server granted DATA credit */
-    void (*on_connect)(cli_t *c);                  /* connected, before the main OPEN */
+    void (*on_writable)(cli_t *c, size_t avail);           /* the server granted DATA credit */
+    void (*on_connect)(cli_t *c);                          /* connected, before the main OPEN */
 } cli_hooks_t;
 
 struct cli {
@@ -41,22 +41,22 @@ struct cli {
     const char *tcp_addr; /* HOST:PORT, or NULL for the unix socket */
     const char *token;
     exec_client_t *ec;
-    int sock; /* -1 until connected */
+    int sock;    /* -1 until connected */
     uint32_t ch; /* main channel, 0 before OPEN */
     cli_hooks_t hooks;
     bool done;
     int exit_code;
-    bool json_out;   /* --json: results to stdout even where stderr is the default */
-    bool verbose;    /* -v: HELLO and protocol warnings */
+    bool json_out; /* --json: results to stdout even where stderr is the default */
+    bool verbose;  /* -v: HELLO and protocol warnings */
     int sigints;
     /* DATA forwarding from a local fd on the main channel. */
-    int input_fd;       /* -1: none */
-    bool input_started; /* forwarding begins once set (after OPEN, or after an event) */
-    bool input_eof;     /* local EOF reached and sent */
-    bool input_send_eof;/* send EOF at local EOF (false for terminals) */
+    int input_fd;        /* -1: none */
+    bool input_started;  /* forwarding begins once set (after OPEN, or after an event) */
+    bool input_eof;      /* local EOF reached and sent */
+    bool input_send_eof; /* send EOF at local EOF (false for terminals) */
     /* Per-subcommand state. */
     const char *session;
-    int out_fd;       /* where DATA goes for download */
+    int out_fd; /* where DATA goes for download */
     void *op;
 };
 

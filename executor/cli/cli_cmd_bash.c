@@ -31,19 +31,14 @@ parse_bash_opts(int argc, char **argv, bash_opts_t *o, bool allow_timeout)
     while ((r = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
         char *end;
         switch (r) {
-        case 'S':
-            o->session = optarg;
-            break;
+        case 'S': o->session = optarg; break;
         case 'T':
             o->timeout = strtod(optarg, &end);
             if (!allow_timeout || *end || end == optarg || o->timeout <= 0)
                 return -1;
             break;
-        case 'j':
-            o->json_out = true;
-            break;
-        default:
-            return -1;
+        case 'j': o->json_out = true; break;
+        default: return -1;
         }
     }
     return optind;
@@ -184,8 +179,8 @@ cli_cmd_action(cli_t *c, int argc, char **argv)
     json_object *action = json_parse(argv[i], strlen(argv[i]), &e);
     if (!action || !json_object_is_type(action, json_type_object)) {
         json_object_put(action);
-        fprintf(stderr, "sandpipe-exec: the action must be a JSON object%s%s\n",
-                action ? "" : ": ", action ? "" : e.msg);
+        fprintf(stderr, "sandpipe-exec: the action must be a JSON object%s%s\n", action ? "" : ": ",
+                action ? "" : e.msg);
         return CLI_EXIT_USAGE;
     }
     return run_common(c, &o, action, true);

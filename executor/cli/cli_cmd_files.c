@@ -185,8 +185,7 @@ download_on_data(cli_t *c, bool is_stderr, const uint8_t *p, size_t n)
     (void)is_stderr;
     int r = cli_write_all(c->out_fd, p, n);
     if (r < 0)
-        cli_die(CLI_EXIT_FAIL, "writing %s: %s", d->to_stdout ? "stdout" : d->part,
-                strerror(-r));
+        cli_die(CLI_EXIT_FAIL, "writing %s: %s", d->to_stdout ? "stdout" : d->part, strerror(-r));
 }
 
 static void

@@ -55,8 +55,7 @@ term_on_close(cli_t *c, json_object *res)
         return;
     }
     json_object *code = json_get(res, "exit_code");
-    c->exit_code = code && json_object_is_type(code, json_type_int) ? json_object_get_int(code)
-                                                                     : 0;
+    c->exit_code = code && json_object_is_type(code, json_type_int) ? json_object_get_int(code) : 0;
 }
 
 int

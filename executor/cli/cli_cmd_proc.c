@@ -100,9 +100,7 @@ cli_cmd_spawn(cli_t *c, int argc, char **argv)
     while ((r = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
         const char *eq;
         switch (r) {
-        case 'C':
-            json_set_str(req, "cwd", optarg);
-            break;
+        case 'C': json_set_str(req, "cwd", optarg); break;
         case 'E':
             eq = strchr(optarg, '=');
             if (!eq || eq == optarg) {
@@ -117,9 +115,7 @@ cli_cmd_spawn(cli_t *c, int argc, char **argv)
             json_set_str(env, key, eq + 1);
             free(key);
             break;
-        case 'D':
-            st.detach = true;
-            break;
+        case 'D': st.detach = true; break;
         default:
             json_object_put(req);
             json_object_put(env);

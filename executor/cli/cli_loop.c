@@ -102,8 +102,9 @@ cli_print_json(int fd, json_object *obj, bool pretty)
     if (json_object_is_type(obj, json_type_object) && json_object_object_length(obj) == 0)
         pretty = false; /* "{}", not "{\n}" */
     const char *s = json_object_to_json_string_length(
-        obj, (pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN) |
-                 JSON_C_TO_STRING_NOSLASHESCAPE,
+        obj,
+        (pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN) |
+            JSON_C_TO_STRING_NOSLASHESCAPE,
         &len);
     cli_write_all(fd, s, len);
     cli_write_all(fd, "\n", 1);
@@ -475,8 +476,8 @@ loop(cli_t *c)
             .fd = c->sock,
             .events = POLLIN | (exec_client_out(c->ec)->len ? POLLOUT : 0),
         };
-        bool want_input = c->input_fd >= 0 && c->input_started && !c->input_eof &&
-                          c->ch && exec_client_credit_avail(c->ec, c->ch) > 0;
+        bool want_input = c->input_fd >= 0 && c->input_started && !c->input_eof && c->ch &&
+                          exec_client_credit_avail(c->ec, c->ch) > 0;
         if (want_input)
             pfd[np++] = (struct pollfd){.fd = c->input_fd, .events = POLLIN};
         if (poll(pfd, (nfds_t)np, -1) < 0) {

@@ -25,9 +25,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *esc = cmd_escape_special_chars(text);
     free(esc);
     /* The same bytes as terminal output of a finished command. */
-    bash_obs_in_t in = {.command = text, .output = (const char *)data, .output_len = size,
-                        .end = BASH_END_COMPLETED, .exit_code = 0, .timeout = 1.5,
-                        .no_change_timeout = 10, .pid = -1, .username = "u", .hostname = "h",
+    bash_obs_in_t in = {.command = text,
+                        .output = (const char *)data,
+                        .output_len = size,
+                        .end = BASH_END_COMPLETED,
+                        .exit_code = 0,
+                        .timeout = 1.5,
+                        .no_change_timeout = 10,
+                        .pid = -1,
+                        .username = "u",
+                        .hostname = "h",
                         .working_dir = "/w"};
     json_object *o = bash_obs_build(&in);
     if (!o)

@@ -23,7 +23,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             off += FRAME_HEADER_LEN + (size_t)f.len;
             continue;
         }
-        if ((size_t)r != FRAME_HEADER_LEN + (size_t)f.len || f.payload != data + off + FRAME_HEADER_LEN)
+        if ((size_t)r != FRAME_HEADER_LEN + (size_t)f.len ||
+            f.payload != data + off + FRAME_HEADER_LEN)
             __builtin_trap();
         switch (f.type) {
         case FRAME_HELLO:
@@ -39,11 +40,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             json_object_put(o);
             break;
         }
-        case FRAME_CREDIT:
-            (void)frame_get_u32(f.payload);
-            break;
-        default:
-            break;
+        case FRAME_CREDIT: (void)frame_get_u32(f.payload); break;
+        default: break;
         }
         (void)frame_type_name(f.type);
         off += (size_t)r;

@@ -20,7 +20,7 @@
 /* ---- helpers: a recording callback set and a frame builder ---- */
 
 typedef struct {
-    buf_t log;   /* one line per callback */
+    buf_t log; /* one line per callback */
     exec_client_t *c;
     bool stop_auto_grant_in_data;
     bool free_in_close;
@@ -181,8 +181,8 @@ drain_out(exec_client_t *c)
     size_t off = 0;
     while (off < out->len) {
         frame_t f;
-        int r = frame_decode((const uint8_t *)out->data + off, out->len - off, UINT32_MAX, &f,
-                             NULL);
+        int r =
+            frame_decode((const uint8_t *)out->data + off, out->len - off, UINT32_MAX, &f, NULL);
         assert_true(r > 0);
         buf_printf(&txt, "%s %u ", frame_type_name(f.type), f.channel);
         if (f.type == FRAME_CREDIT)

@@ -161,22 +161,22 @@ run(op_fn op, const char *fmt, ...)
 }
 
 /* Asserts the op succeeds and frees the result. */
-#define OK(op, ...)                                                                               \
-    do {                                                                                          \
-        json_object *r_ = run(op, __VA_ARGS__);                                                   \
-        if (!r_)                                                                                  \
-            fail_msg("unexpected error %d: %s", err.code, err.msg);                               \
-        json_object_put(r_);                                                                      \
+#define OK(op, ...)                                                                                \
+    do {                                                                                           \
+        json_object *r_ = run(op, __VA_ARGS__);                                                    \
+        if (!r_)                                                                                   \
+            fail_msg("unexpected error %d: %s", err.code, err.msg);                                \
+        json_object_put(r_);                                                                       \
     } while (0)
 
 /* Asserts the op fails with the code want. */
-#define FAILS(want, op, ...)                                                                      \
-    do {                                                                                          \
-        json_object *r_ = run(op, __VA_ARGS__);                                                   \
-        if (r_)                                                                                   \
-            fail_msg("expected error %d, got %s", (int)(want), json_text(r_, NULL));              \
-        if (err.code != (want))                                                                   \
-            fail_msg("expected error %d, got %d: %s", (int)(want), err.code, err.msg);            \
+#define FAILS(want, op, ...)                                                                       \
+    do {                                                                                           \
+        json_object *r_ = run(op, __VA_ARGS__);                                                    \
+        if (r_)                                                                                    \
+            fail_msg("expected error %d, got %s", (int)(want), json_text(r_, NULL));               \
+        if (err.code != (want))                                                                    \
+            fail_msg("expected error %d, got %d: %s", (int)(want), err.code, err.msg);             \
     } while (0)
 
 static inline const char *
@@ -187,6 +187,5 @@ str(json_object *o, const char *key)
         fail_msg("no string %s in %s", key, json_text(o, NULL));
     return s;
 }
-
 
 #endif

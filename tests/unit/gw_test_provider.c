@@ -169,7 +169,8 @@ conn_close(conn_t *k)
 static int
 conn_open(conn_t *k, const char *path, double secs)
 {
-    static const exec_client_cbs_t cbs = {.on_data = on_data, .on_json = on_json, .on_close = on_close};
+    static const exec_client_cbs_t cbs = {
+        .on_data = on_data, .on_json = on_json, .on_close = on_close};
     double end = now() + secs;
     memset(k, 0, sizeof *k);
     k->fd = -1;
@@ -239,8 +240,8 @@ static sandbox_spec_t
 spec_for(const char *name, char *id, size_t idn)
 {
     snprintf(id, idn, "t%d-%s", (int)getpid(), name);
-    sandbox_spec_t s = {.id = id, .profile = "default", .state_dir = g_state,
-                        .executor_path = g_executor};
+    sandbox_spec_t s = {
+        .id = id, .profile = "default", .state_dir = g_state, .executor_path = g_executor};
     return s;
 }
 
@@ -270,7 +271,8 @@ cgroup_dirs_gone(const sandbox_t *sb)
     static const char *const ctrls[] = {"memory", "pids", "cpu", "cpuacct", "freezer", ""};
     for (size_t i = 0; i < sizeof ctrls / sizeof ctrls[0]; i++) {
         char p[PATH_MAX + 64];
-        snprintf(p, sizeof p, "/sys/fs/cgroup/%s%s%s", ctrls[i], ctrls[i][0] ? "/" : "", sb->cgroup);
+        snprintf(p, sizeof p, "/sys/fs/cgroup/%s%s%s", ctrls[i], ctrls[i][0] ? "/" : "",
+                 sb->cgroup);
         if (sb->cgroup[0] && access(p, F_OK) == 0)
             return false;
     }
@@ -350,8 +352,7 @@ test_cgroup_limits_membership_kill_remove(void **state)
     NEED(cg.version != 0, "cgroups are not writable here");
     char buf[64];
     char path[CGROUP_DIR_MAX + 64];
-    snprintf(path, sizeof path, "%s/%s", cg.dir[CG_PIDS],
-             "pids.max");
+    snprintf(path, sizeof path, "%s/%s", cg.dir[CG_PIDS], "pids.max");
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     assert_non_null(fgets(buf, sizeof buf, f));
@@ -481,7 +482,8 @@ test_bwrap_identity_network_and_filesystem_isolation(void **state)
     (void)state;
     need_bwrap();
     char ida[64], idb[64];
-    sandbox_spec_t sa = spec_for("iso-a", ida, sizeof ida), sb2 = spec_for("iso-b", idb, sizeof idb);
+    sandbox_spec_t sa = spec_for("iso-a", ida, sizeof ida),
+                   sb2 = spec_for("iso-b", idb, sizeof idb);
     json_object *env = json_tokener_parse("{\"GREETING\": \"hi there\"}");
     sa.env = env;
     sandbox_t *a = make(&provider_bwrap, &sa);
@@ -492,10 +494,11 @@ test_bwrap_identity_network_and_filesystem_isolation(void **state)
     assert_string_equal(out, "1000\n1000\nsandbox\n/workspace|hi there\nlo\n");
     free(out);
     char cmd[PATH_MAX * 3];
-    snprintf(cmd, sizeof cmd,
-             "for p in /root %s %s /etc/shadow /sys/fs/cgroup; do test -e $p && echo visible $p; done; "
-             "ls /run/sandpipe; touch /usr/x 2>/dev/null && echo wrote-usr; true",
-             b->dir, b->workspace);
+    snprintf(
+        cmd, sizeof cmd,
+        "for p in /root %s %s /etc/shadow /sys/fs/cgroup; do test -e $p && echo visible $p; done; "
+        "ls /run/sandpipe; touch /usr/x 2>/dev/null && echo wrote-usr; true",
+        b->dir, b->workspace);
     out = run_ok(a, cmd);
     assert_string_equal(out, "executor.sock\n");
     free(out);
@@ -707,7 +710,7 @@ test_bwrap_destroy_leaves_nothing_behind(void **state)
     snprintf(p, sizeof p, "/proc/%d", (int)sb->pid);
     assert_int_equal(access(p, F_OK), -1);
     assert_int_equal(system("pgrep -f 'slee[p] 1000' >/dev/null"), 256); /* pgrep: none */
-    assert_int_equal(provider_bwrap.destroy(sb, true, &err), 0); /* idempotent */
+    assert_int_equal(provider_bwrap.destroy(sb, true, &err), 0);         /* idempotent */
 }
 
 /* ---- local ---- */
@@ -790,13 +793,17 @@ main(void)
         cmocka_unit_test(test_cgroup_unwritable_degrades_with_warning),
         cmocka_unit_test(test_sandbox_json_round_trip_and_bad_input),
         cmocka_unit_test_setup_teardown(test_create_refuses_bad_id_and_env, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bwrap_identity_network_and_filesystem_isolation, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bwrap_memory_hog_is_killed_executor_survives, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bwrap_fork_bomb_is_contained_and_destroyed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bwrap_identity_network_and_filesystem_isolation, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_bwrap_memory_hog_is_killed_executor_survives, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_bwrap_fork_bomb_is_contained_and_destroyed, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_bwrap_sandbox_survives_its_creator, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bwrap_pause_freezes_resume_thaws, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bwrap_destroy_leaves_nothing_behind, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_local_runs_a_command_in_its_workspace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_local_runs_a_command_in_its_workspace, setup,
+                                        teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[PATH_MAX + 16];

@@ -36,16 +36,33 @@ test_split_keeps_single_commands(void **state)
 {
     (void)state;
     static const char *const one[] = {
-        "ls -l", "echo 'Hello, world!'", "cd /tmp && touch test.txt",
-        "echo -e 'line1\\nline2\\nline3'", "grep 'pattern' file.txt | sort | uniq",
-        "for i in {1..5}; do echo $i; done", "echo 'Single quotes don\\'t escape'",
-        "echo \"Double quotes \\\"do\\\" escape\"", "cat <<EOF\nmultiline\ntext\nEOF",
+        "ls -l",
+        "echo 'Hello, world!'",
+        "cd /tmp && touch test.txt",
+        "echo -e 'line1\\nline2\\nline3'",
+        "grep 'pattern' file.txt | sort | uniq",
+        "for i in {1..5}; do echo $i; done",
+        "echo 'Single quotes don\\'t escape'",
+        "echo \"Double quotes \\\"do\\\" escape\"",
+        "cat <<EOF\nmultiline\ntext\nEOF",
         "echo \"Command with a trailing backslash \\\n  and continuation\"",
         "find /tmp/test_dir -type f -exec grep -l \"implemented_function\" {} \\;",
-        "ls & pwd", "ls;", "ls &", "a && b || c", "ls |\nwc -l", "ls &&\npwd",
-        "echo a\\\nb", "if true; then\necho \"inside if\"\nfi", "(cd x\nls)", "{ ls\npwd; }",
-        "echo \"$(ls\npwd)\"", "echo `ls`", "f() {\n  echo\n}", "while true; do\nsleep 1\ndone",
-        "python -c \"import sys\nprint(1)\"", "cat <<-EOF\n\tx\n\tEOF",
+        "ls & pwd",
+        "ls;",
+        "ls &",
+        "a && b || c",
+        "ls |\nwc -l",
+        "ls &&\npwd",
+        "echo a\\\nb",
+        "if true; then\necho \"inside if\"\nfi",
+        "(cd x\nls)",
+        "{ ls\npwd; }",
+        "echo \"$(ls\npwd)\"",
+        "echo `ls`",
+        "f() {\n  echo\n}",
+        "while true; do\nsleep 1\ndone",
+        "python -c \"import sys\nprint(1)\"",
+        "cat <<-EOF\n\tx\n\tEOF",
         NULL};
     for (int i = 0; one[i]; i++)
         expect_split(one[i], 1, one[i]);
@@ -55,18 +72,19 @@ static void
 test_split_multiline_commands_util(void **state)
 {
     (void)state;
-    expect_split("ls -l\necho -e \"hello\nworld\"\necho -e \"hello it's me\"\n"
-                 "echo \\\n    -e 'hello' \\\n    -v\necho -e 'hello\\nworld\\nare\\nyou\\nthere?'\n"
-                 "echo -e 'hello\nworld\nare\nyou\\n\nthere?'\necho -e 'hello\nworld \"\n'\n"
-                 "kubectl apply -f - <<EOF\napiVersion: v1\nkind: Pod\nEOF\n"
-                 "mkdir -p _modules && for month in {01..04}; do\n    for day in {01..05}; do\n"
-                 "        touch \"_modules/2024-${month}-${day}-sample.md\"\n    done\ndone",
-                 9, "ls -l", "echo -e \"hello\nworld\"", "echo -e \"hello it's me\"",
-                 "echo \\\n    -e 'hello' \\\n    -v", "echo -e 'hello\\nworld\\nare\\nyou\\nthere?'",
-                 "echo -e 'hello\nworld\nare\nyou\\n\nthere?'", "echo -e 'hello\nworld \"\n'",
-                 "kubectl apply -f - <<EOF\napiVersion: v1\nkind: Pod\nEOF",
-                 "mkdir -p _modules && for month in {01..04}; do\n    for day in {01..05}; do\n"
-                 "        touch \"_modules/2024-${month}-${day}-sample.md\"\n    done\ndone");
+    expect_split(
+        "ls -l\necho -e \"hello\nworld\"\necho -e \"hello it's me\"\n"
+        "echo \\\n    -e 'hello' \\\n    -v\necho -e 'hello\\nworld\\nare\\nyou\\nthere?'\n"
+        "echo -e 'hello\nworld\nare\nyou\\n\nthere?'\necho -e 'hello\nworld \"\n'\n"
+        "kubectl apply -f - <<EOF\napiVersion: v1\nkind: Pod\nEOF\n"
+        "mkdir -p _modules && for month in {01..04}; do\n    for day in {01..05}; do\n"
+        "        touch \"_modules/2024-${month}-${day}-sample.md\"\n    done\ndone",
+        9, "ls -l", "echo -e \"hello\nworld\"", "echo -e \"hello it's me\"",
+        "echo \\\n    -e 'hello' \\\n    -v", "echo -e 'hello\\nworld\\nare\\nyou\\nthere?'",
+        "echo -e 'hello\nworld\nare\nyou\\n\nthere?'", "echo -e 'hello\nworld \"\n'",
+        "kubectl apply -f - <<EOF\napiVersion: v1\nkind: Pod\nEOF",
+        "mkdir -p _modules && for month in {01..04}; do\n    for day in {01..05}; do\n"
+        "        touch \"_modules/2024-${month}-${day}-sample.md\"\n    done\ndone");
 }
 
 static void
@@ -90,9 +108,9 @@ static void
 test_split_backslash_continuation(void **state)
 {
     (void)state;
-    expect_split("\necho \"This is a long command that spans multiple lines\"\necho \"Next command\"\n",
-                 2, "echo \"This is a long command that spans multiple lines\"",
-                 "echo \"Next command\"");
+    expect_split(
+        "\necho \"This is a long command that spans multiple lines\"\necho \"Next command\"\n", 2,
+        "echo \"This is a long command that spans multiple lines\"", "echo \"Next command\"");
 }
 
 static void
@@ -178,10 +196,13 @@ test_escape_special_chars(void **state)
         {"cat \\< input.txt", "cat \\\\< input.txt"},
         {"echo \"test \\; unchanged\"", "echo \"test \\; unchanged\""},
         {"echo 'test \\| unchanged'", "echo 'test \\| unchanged'"},
-        {"echo \"quoted \\;\" \\; \"more\" \\| grep", "echo \"quoted \\;\" \\\\; \"more\" \\\\| grep"},
+        {"echo \"quoted \\;\" \\; \"more\" \\| grep",
+         "echo \"quoted \\;\" \\\\; \"more\" \\\\| grep"},
         {"cmd1 \\;\\|\\& cmd2", "cmd1 \\\\;\\\\|\\\\& cmd2"},
         {"echo test\\ntest", "echo test\\ntest"},
-        {"", ""}, {"\\\\", "\\\\"}, {"\\\"", "\\\""},
+        {"", ""},
+        {"\\\\", "\\\\"},
+        {"\\\"", "\\\""},
         {"echo 'unclosed quote", "echo 'unclosed quote"},
         {"cat <<EOF\nline1 \\; not escaped\nline2 \\| not escaped\nEOF",
          "cat <<EOF\nline1 \\; not escaped\nline2 \\| not escaped\nEOF"},

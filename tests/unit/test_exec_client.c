@@ -21,16 +21,17 @@ test_feed_split_at_every_byte_gives_same_callbacks(void **state)
     put_str(&s, FRAME_CLOSE, 1, "{\"exit_code\":0}");
     put(&s, FRAME_PONG, 0, 0, "p1", 2);
 
-    static const char expect[] = "hello {\"protocol\":1,\"window\":1000}\n"
-                         "json 1 {\"event\":\"started\",\"pid\":7}\n"
-                         "data 1 out hello \n"
-                         "data 1 err oops\n"
-                         "data 1 out \0bin\xff\n"
-                         "writable 1 1010\n"
-                         "error 0 {\"error\":{\"code\":\"protocol_error\",\"message\":\"x\"}}\n"
-                         "eof 1\n"
-                         "close 1 {\"exit_code\":0}\n"
-                         "pong p1\n";
+    static const char expect[] =
+        "hello {\"protocol\":1,\"window\":1000}\n"
+        "json 1 {\"event\":\"started\",\"pid\":7}\n"
+        "data 1 out hello \n"
+        "data 1 err oops\n"
+        "data 1 out \0bin\xff\n"
+        "writable 1 1010\n"
+        "error 0 {\"error\":{\"code\":\"protocol_error\",\"message\":\"x\"}}\n"
+        "eof 1\n"
+        "close 1 {\"exit_code\":0}\n"
+        "pong p1\n";
     size_t expect_len = sizeof(expect) - 1;
 
     for (size_t cut = 0; cut <= s.len; cut++) {
@@ -147,16 +148,16 @@ test_invalid_frame_is_skipped_and_stream_stays_in_sync(void **state)
 {
     (void)state;
     buf_t s = BUF_INIT;
-    put(&s, 42, 0, 0, "junk-junk-junk", 14);      /* unknown type */
+    put(&s, 42, 0, 0, "junk-junk-junk", 14); /* unknown type */
     uint8_t h[FRAME_HEADER_LEN];
     frame_encode_header(h, FRAME_PONG, 0, 0, 3); /* reserved bits set */
     h[6] = 1;
     buf_append(&s, h, sizeof(h));
     buf_append(&s, "abc", 3);
-    put(&s, FRAME_CREDIT, 0, 1, "12345", 5);      /* CREDIT must be 4 bytes */
-    put(&s, FRAME_OPEN, 0, 1, "{}", 2);           /* servers do not send OPEN */
+    put(&s, FRAME_CREDIT, 0, 1, "12345", 5); /* CREDIT must be 4 bytes */
+    put(&s, FRAME_OPEN, 0, 1, "{}", 2);      /* servers do not send OPEN */
     put_str(&s, FRAME_JSON, 1, "{not json");
-    put(&s, FRAME_DATA, 0, 33, "zz", 2);          /* channel not open */
+    put(&s, FRAME_DATA, 0, 33, "zz", 2); /* channel not open */
     put(&s, FRAME_PONG, 0, 0, "ok", 2);
     for (size_t cut = 0; cut <= s.len; cut++) {
         rec_t r;
@@ -221,8 +222,9 @@ test_sends_refused_after_detach(void **state)
     assert_int_equal(exec_client_send_close(r.c, ch, NULL), -EPIPE);
     assert_int_equal(exec_client_send_json(r.c, 99, m), -ERR_NOT_FOUND);
     char *out = drain_out(r.c);
-    assert_string_equal(out, "OPEN 1 {\"op\":\"x\"}\nJSON 1 {\"resize\":{\"cols\":80,\"rows\":24}}\n"
-                             "CLOSE 1 \n");
+    assert_string_equal(out,
+                        "OPEN 1 {\"op\":\"x\"}\nJSON 1 {\"resize\":{\"cols\":80,\"rows\":24}}\n"
+                        "CLOSE 1 \n");
     free(out);
     json_object_put(m);
     rec_done(&r);

@@ -1,7 +1,8 @@
 /* test_file_actions.c — the OpenHands read/write/edit actions and the OHEditor core, on real files
  * in a fresh mkdtemp tree per test:  base/ws (the root, cwd and workspace)  base/outside/secret.
  * Expected texts are those of openhands-aci 0.3.2 tests/integration/test_oh_editor.py,
- * tests/integration/editor/ (basic operations, error handling) and OpenHands 0.62.0 tests/runtime/test_aci_edit.py. */
+ * tests/integration/editor/ (basic operations, error handling) and OpenHands 0.62.0
+ * tests/runtime/test_aci_edit.py. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -144,7 +145,7 @@ run_args(json_object *(*fn)(editor_t *, const fa_ctx_t *, json_object *), json_o
     return o;
 }
 
-#define READ(...) run_args(fa_read, args(__VA_ARGS__, NULL))
+#define READ(...)  run_args(fa_read, args(__VA_ARGS__, NULL))
 #define WRITE(...) run_args(fa_write, args(__VA_ARGS__, NULL))
 
 static const char *
@@ -179,8 +180,7 @@ assert_lacks(const char *hay, const char *needle)
         fail_msg("did not expect\n%s\nin\n%s", needle, hay);
 }
 
-static void
-expect_eq(const char *got, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void expect_eq(const char *got, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
 expect_eq(const char *got, const char *fmt, ...)
@@ -218,7 +218,8 @@ test_view_file_trailing_newline_shows_empty_numbered_line(void **state)
     put("x.txt", "a\n\tb\n");
     char *p = P("x.txt");
     expect_eq(EDIT("command", "view", "path", p),
-              "Here's the result of running `cat -n` on %s:\n     1\ta\n     2\t\tb\n     3\t\n", p);
+              "Here's the result of running `cat -n` on %s:\n     1\ta\n     2\t\tb\n     3\t\n",
+              p);
     free(p);
 }
 
@@ -227,10 +228,11 @@ test_view_directory_lists_entries_with_slash(void **state)
 {
     (void)state;
     put("test.txt", TEST_TXT);
-    expect_eq(EDIT("command", "view", "path", ws),
-              "Here's the files and directories up to 2 levels deep in %s, excluding hidden items:\n"
-              "%s/\n%s/test.txt",
-              ws, ws, ws);
+    expect_eq(
+        EDIT("command", "view", "path", ws),
+        "Here's the files and directories up to 2 levels deep in %s, excluding hidden items:\n"
+        "%s/\n%s/test.txt",
+        ws, ws, ws);
 }
 
 static void
@@ -241,11 +243,12 @@ test_view_directory_counts_hidden_entries(void **state)
     char *d = P(".downloads");
     mkdir(d, 0755);
     free(d);
-    expect_eq(EDIT("command", "view", "path", ws),
-              "Here's the files and directories up to 2 levels deep in %s, excluding hidden items:\n"
-              "%s/\n%s/test.txt\n\n1 hidden files/directories in this directory are excluded. You can "
-              "use 'ls -la %s' to see them.",
-              ws, ws, ws, ws);
+    expect_eq(
+        EDIT("command", "view", "path", ws),
+        "Here's the files and directories up to 2 levels deep in %s, excluding hidden items:\n"
+        "%s/\n%s/test.txt\n\n1 hidden files/directories in this directory are excluded. You can "
+        "use 'ls -la %s' to see them.",
+        ws, ws, ws, ws);
 }
 
 static void
@@ -264,12 +267,13 @@ test_view_directory_depth_two_sorted_without_hidden(void **state)
     mkdir(p = P(".hidden_test_dir/.hidden_dir"), 0755), free(p);
     put(".hidden_test_dir/.hidden_dir/visible3.txt", "c");
     mkdir(p = P(".hidden_test_dir/a-b"), 0755), free(p);
-    expect_eq(EDIT("command", "view", "path", d),
-              "Here's the files and directories up to 2 levels deep in %s, excluding hidden items:\n"
-              "%s/\n%s/a-b/\n%s/visible1.txt\n%s/visible_dir/\n%s/visible_dir/deeper/\n"
-              "%s/visible_dir/visible2.txt\n\n2 hidden files/directories in this directory are "
-              "excluded. You can use 'ls -la %s' to see them.",
-              d, d, d, d, d, d, d, d);
+    expect_eq(
+        EDIT("command", "view", "path", d),
+        "Here's the files and directories up to 2 levels deep in %s, excluding hidden items:\n"
+        "%s/\n%s/a-b/\n%s/visible1.txt\n%s/visible_dir/\n%s/visible_dir/deeper/\n"
+        "%s/visible_dir/visible2.txt\n\n2 hidden files/directories in this directory are "
+        "excluded. You can use 'ls -la %s' to see them.",
+        d, d, d, d, d, d, d, d);
     free(d);
 }
 
@@ -283,10 +287,11 @@ test_view_symlinked_directory_follows_link(void **state)
     put("source_dir/file1.txt", "1");
     put("source_dir/subdir/file3.txt", "3");
     assert_int_equal(symlink(src, link), 0);
-    expect_eq(EDIT("command", "view", "path", link),
-              "Here's the files and directories up to 2 levels deep in %s, excluding hidden items:\n"
-              "%s/\n%s/file1.txt\n%s/subdir/\n%s/subdir/file3.txt",
-              link, link, link, link, link);
+    expect_eq(
+        EDIT("command", "view", "path", link),
+        "Here's the files and directories up to 2 levels deep in %s, excluding hidden items:\n"
+        "%s/\n%s/file1.txt\n%s/subdir/\n%s/subdir/file3.txt",
+        link, link, link, link, link);
     free(src), free(sub), free(link);
 }
 
@@ -302,9 +307,10 @@ test_view_large_directory_truncated(void **state)
         put(rel, "content");
     }
     const char *c = EDIT("command", "view", "path", d);
-    assert_has(c, "<response clipped><NOTE>Due to the max output limit, only part of this directory "
-                  "has been shown to you. You should use `ls -la` instead to view large directories "
-                  "incrementally.</NOTE>");
+    assert_has(c,
+               "<response clipped><NOTE>Due to the max output limit, only part of this directory "
+               "has been shown to you. You should use `ls -la` instead to view large directories "
+               "incrementally.</NOTE>");
     free(d);
 }
 
@@ -347,7 +353,8 @@ test_view_range_minus_one_reads_to_end(void **state)
     (void)state;
     put("f.txt", "line 1\nline 2\nline 3\n");
     char *p = P("f.txt");
-    expect_eq(view_range(p, "[2, -1]"), "Here's the result of running `cat -n` on %s:\n     2\tline 2\n     3\tline 3\n", p);
+    expect_eq(view_range(p, "[2, -1]"),
+              "Here's the result of running `cat -n` on %s:\n     2\tline 2\n     3\tline 3\n", p);
     free(p);
 }
 
@@ -359,7 +366,8 @@ test_view_range_past_end_adds_note(void **state)
     char *p = P("f.txt");
     expect_eq(view_range(p, "[1, 10]"),
               "NOTE: We only show up to 3 since there're only 3 lines in this file.\n"
-              "Here's the result of running `cat -n` on %s:\n     1\tline 1\n     2\tline 2\n     3\tline 3\n",
+              "Here's the result of running `cat -n` on %s:\n     1\tline 1\n     2\tline 2\n     "
+              "3\tline 3\n",
               p);
     free(p);
 }
@@ -370,15 +378,17 @@ test_view_range_errors_use_python_lists(void **state)
     (void)state;
     put("f.txt", "line 1\nline 2\nline 3\n");
     char *p = P("f.txt");
-    expect_eq(view_range(p, "[1]"), "ERROR:\nInvalid `view_range` parameter: [1]. It should be a list of two integers.");
-    expect_eq(view_range(p, "[1, \"x\"]"),
-              "ERROR:\nInvalid `view_range` parameter: [1, 'x']. It should be a list of two integers.");
-    expect_eq(view_range(p, "[0, 2]"),
-              "ERROR:\nInvalid `view_range` parameter: [0, 2]. Its first element `0` should be within the "
-              "range of lines of the file: [1, 3].");
-    expect_eq(view_range(p, "[3, 1]"),
-              "ERROR:\nInvalid `view_range` parameter: [3, 1]. Its second element `1` should be greater than "
-              "or equal to the first element `3`.");
+    expect_eq(view_range(p, "[1]"),
+              "ERROR:\nInvalid `view_range` parameter: [1]. It should be a list of two integers.");
+    expect_eq(
+        view_range(p, "[1, \"x\"]"),
+        "ERROR:\nInvalid `view_range` parameter: [1, 'x']. It should be a list of two integers.");
+    expect_eq(view_range(p, "[0, 2]"), "ERROR:\nInvalid `view_range` parameter: [0, 2]. Its first "
+                                       "element `0` should be within the "
+                                       "range of lines of the file: [1, 3].");
+    expect_eq(view_range(p, "[3, 1]"), "ERROR:\nInvalid `view_range` parameter: [3, 1]. Its second "
+                                       "element `1` should be greater than "
+                                       "or equal to the first element `3`.");
     free(p);
 }
 
@@ -393,9 +403,11 @@ test_view_large_file_truncated_at_16000_chars(void **state)
     buf_free(&b);
     char *p = P("large_test.txt");
     const char *c = EDIT("command", "view", "path", p);
-    assert_has(c, "Line <response clipped><NOTE>Due to the max output limit, only part of this file has "
-                  "been shown to you. You should retry this tool after you have searched inside the file "
-                  "with `grep -n` in order to find the line numbers of what you are looking for.</NOTE>\n");
+    assert_has(
+        c,
+        "Line <response clipped><NOTE>Due to the max output limit, only part of this file has "
+        "been shown to you. You should retry this tool after you have searched inside the file "
+        "with `grep -n` in order to find the line numbers of what you are looking for.</NOTE>\n");
     /* 16,000 characters = 2285 lines of 7 + "Line " */
     assert_has(c, "  2285\tLine 1\n  2286\tLine <response clipped>");
     assert_lacks(c, "  2287\t");
@@ -415,7 +427,8 @@ test_create_writes_file(void **state)
     assert_string_equal(t, "New file content");
     free(t);
     json_object *ex = json_get(last, "extras");
-    expect_eq(json_get_str(ex, "diff", ""), "--- %s\n+++ %s\n@@ -1 +1 @@\n-\n+New file content", p, p);
+    expect_eq(json_get_str(ex, "diff", ""), "--- %s\n+++ %s\n@@ -1 +1 @@\n-\n+New file content", p,
+              p);
     free(p);
 }
 
@@ -425,7 +438,8 @@ test_create_empty_then_view_shows_line_one(void **state)
     (void)state;
     char *p = P("empty_content.txt");
     EDIT("command", "create", "path", p, "file_text", "");
-    expect_eq(EDIT("command", "view", "path", p), "Here's the result of running `cat -n` on %s:\n     1\t\n", p);
+    expect_eq(EDIT("command", "view", "path", p),
+              "Here's the result of running `cat -n` on %s:\n     1\t\n", p);
     free(p);
 }
 
@@ -435,10 +449,11 @@ test_create_refuses_existing_file(void **state)
     (void)state;
     put("test.txt", "Line 1\nLine 2");
     char *p = P("test.txt");
-    expect_eq(EDIT("command", "create", "path", p, "file_text", "New content"),
-              "ERROR:\nInvalid `path` parameter: %s. File already exists at: %s. Cannot overwrite files "
-              "using command `create`.",
-              p, p);
+    expect_eq(
+        EDIT("command", "create", "path", p, "file_text", "New content"),
+        "ERROR:\nInvalid `path` parameter: %s. File already exists at: %s. Cannot overwrite files "
+        "using command `create`.",
+        p, p);
     free(p);
 }
 
@@ -447,7 +462,8 @@ test_create_without_file_text(void **state)
 {
     (void)state;
     char *p = P("none_content.txt");
-    expect_eq(EDIT("command", "create", "path", p), "ERROR:\nParameter `file_text` is required for command: create.");
+    expect_eq(EDIT("command", "create", "path", p),
+              "ERROR:\nParameter `file_text` is required for command: create.");
     free(p);
 }
 
@@ -456,8 +472,10 @@ test_create_in_missing_directory_reports_oserror(void **state)
 {
     (void)state;
     char *p = P("no/such/dir.txt");
-    expect_eq(EDIT("command", "create", "path", p, "file_text", "x"),
-              "ERROR:\nRan into [Errno 2] No such file or directory: '%s' while trying to write to %s", p, p);
+    expect_eq(
+        EDIT("command", "create", "path", p, "file_text", "x"),
+        "ERROR:\nRan into [Errno 2] No such file or directory: '%s' while trying to write to %s", p,
+        p);
     free(p);
 }
 
@@ -469,18 +487,20 @@ test_str_replace_shows_snippet(void **state)
     (void)state;
     put("test.txt", TEST_TXT);
     char *p = P("test.txt");
-    expect_eq(EDIT("command", "str_replace", "path", p, "old_str", "test file", "new_str", "sample file"),
-              "The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n"
-              "     1\tThis is a sample file.\n     2\tThis file is for testing purposes.\n"
-              "Review the changes and make sure they are as expected. Edit the file again if necessary.",
-              p, p);
+    expect_eq(
+        EDIT("command", "str_replace", "path", p, "old_str", "test file", "new_str", "sample file"),
+        "The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n"
+        "     1\tThis is a sample file.\n     2\tThis file is for testing purposes.\n"
+        "Review the changes and make sure they are as expected. Edit the file again if necessary.",
+        p, p);
     char *t = get("test.txt");
     assert_string_equal(t, "This is a sample file.\nThis file is for testing purposes.");
     free(t);
     json_object *ex = json_get(last, "extras");
     assert_string_equal(json_get_str(ex, "old_content", ""), "test file");
     assert_string_equal(json_get_str(ex, "new_content", ""), "sample file");
-    char *diff = xasprintf("--- %s\n+++ %s\n@@ -1 +1 @@\n-This is a test file.\n+This is a sample file.", p, p);
+    char *diff = xasprintf(
+        "--- %s\n+++ %s\n@@ -1 +1 @@\n-This is a test file.\n+This is a sample file.", p, p);
     assert_string_equal(json_get_str(ex, "diff", ""), diff);
     free(diff);
     free(p);
@@ -492,12 +512,14 @@ test_str_replace_multi_line_with_tabs(void **state)
     (void)state;
     char *p = P("test.py");
     EDIT("command", "create", "path", p, "file_text", "def test():\n\tprint(\"Hello, World!\")");
-    expect_eq(EDIT("command", "str_replace", "path", p, "old_str", "def test():\n\tprint(\"Hello, World!\")",
-                   "new_str", "def test():\n\tprint(\"Hello, Universe!\")"),
-              "The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n"
-              "     1\tdef test():\n     2\t\tprint(\"Hello, Universe!\")\n"
-              "Review the changes and make sure they are as expected. Edit the file again if necessary.",
-              p, p);
+    expect_eq(
+        EDIT("command", "str_replace", "path", p, "old_str",
+             "def test():\n\tprint(\"Hello, World!\")", "new_str",
+             "def test():\n\tprint(\"Hello, Universe!\")"),
+        "The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n"
+        "     1\tdef test():\n     2\t\tprint(\"Hello, Universe!\")\n"
+        "Review the changes and make sure they are as expected. Edit the file again if necessary.",
+        p, p);
     free(p);
 }
 
@@ -508,7 +530,8 @@ test_str_replace_refuses_two_matches(void **state)
     put("test.txt", TEST_TXT);
     char *p = P("test.txt");
     expect_eq(EDIT("command", "str_replace", "path", p, "old_str", "test", "new_str", "sample"),
-              "ERROR:\nNo replacement was performed. Multiple occurrences of old_str `test` in lines [1, 2]. "
+              "ERROR:\nNo replacement was performed. Multiple occurrences of old_str `test` in "
+              "lines [1, 2]. "
               "Please ensure it is unique.");
     free(p);
 }
@@ -521,8 +544,10 @@ test_str_replace_multiline_matches_name_start_lines(void **state)
     char *text = xasprintf("%s\n\nprint('separator')\n\n%s", block, block);
     put("test.txt", text);
     char *p = P("test.txt");
-    assert_has(EDIT("command", "str_replace", "path", p, "old_str", block, "new_str", "def new():\n    print(\"World\")"),
-               "Multiple occurrences of old_str `def example():\n    print(\"Hello\")\n    return True` in lines [1, 7].");
+    assert_has(EDIT("command", "str_replace", "path", p, "old_str", block, "new_str",
+                    "def new():\n    print(\"World\")"),
+               "Multiple occurrences of old_str `def example():\n    print(\"Hello\")\n    return "
+               "True` in lines [1, 7].");
     free(text);
     free(p);
 }
@@ -533,8 +558,11 @@ test_str_replace_reports_missing_text(void **state)
     (void)state;
     put("test.txt", "Line 1\nLine 2");
     char *p = P("test.txt");
-    expect_eq(EDIT("command", "str_replace", "path", p, "old_str", "Non-existent Line", "new_str", "New Line"),
-              "ERROR:\nNo replacement was performed, old_str `Non-existent Line` did not appear verbatim in %s.", p);
+    expect_eq(EDIT("command", "str_replace", "path", p, "old_str", "Non-existent Line", "new_str",
+                   "New Line"),
+              "ERROR:\nNo replacement was performed, old_str `Non-existent Line` did not appear "
+              "verbatim in %s.",
+              p);
     free(p);
 }
 
@@ -545,11 +573,14 @@ test_str_replace_empty_old_str_lists_every_line(void **state)
     put("test.txt", "Line 1\nLine 2\nLine 3");
     char *p = P("test.txt");
     expect_eq(EDIT("command", "str_replace", "path", p, "old_str", "", "new_str", "New string"),
-              "ERROR:\nNo replacement was performed. Multiple occurrences of old_str `` in lines [1, 2, 3]. "
+              "ERROR:\nNo replacement was performed. Multiple occurrences of old_str `` in lines "
+              "[1, 2, 3]. "
               "Please ensure it is unique.");
-    /* written by the write action, the file gains a final newline: four lines, as upstream's runtime test */
+    /* written by the write action, the file gains a final newline: four lines, as upstream's
+     * runtime test */
     WRITE("path", "test.txt", "content", "Line 1\nLine 2\nLine 3");
-    assert_has(EDIT("command", "str_replace", "path", p, "old_str", "", "new_str", "New string"), "in lines [1, 2, 3, 4].");
+    assert_has(EDIT("command", "str_replace", "path", p, "old_str", "", "new_str", "New string"),
+               "in lines [1, 2, 3, 4].");
     free(p);
 }
 
@@ -559,9 +590,11 @@ test_str_replace_refuses_identical_strings(void **state)
     (void)state;
     put("test.txt", TEST_TXT);
     char *p = P("test.txt");
-    expect_eq(EDIT("command", "str_replace", "path", p, "old_str", "test file", "new_str", "test file"),
-              "ERROR:\nInvalid `new_str` parameter: test file. No replacement was performed. `new_str` and "
-              "`old_str` must be different.");
+    expect_eq(
+        EDIT("command", "str_replace", "path", p, "old_str", "test file", "new_str", "test file"),
+        "ERROR:\nInvalid `new_str` parameter: test file. No replacement was performed. `new_str` "
+        "and "
+        "`old_str` must be different.");
     expect_eq(EDIT("command", "str_replace", "path", p, "new_str", "sample"),
               "ERROR:\nParameter `old_str` is required for command: str_replace.");
     free(p);
@@ -573,13 +606,15 @@ test_str_replace_deletes_line_and_retries_stripped(void **state)
     (void)state;
     put("test.txt", "Line 1\nLine to remove\nLine 3");
     char *p = P("test.txt");
-    const char *c = EDIT("command", "str_replace", "path", p, "old_str", "Line to remove\n", "new_str", "");
+    const char *c =
+        EDIT("command", "str_replace", "path", p, "old_str", "Line to remove\n", "new_str", "");
     assert_lacks(c, "Line to remove");
     char *t = get("test.txt");
     assert_string_equal(t, "Line 1\nLine 3");
     free(t);
     /* whitespace around old_str is dropped on a second attempt, and around new_str too */
-    EDIT("command", "str_replace", "path", p, "old_str", "  Line 3\n\n", "new_str", " Third line\n");
+    EDIT("command", "str_replace", "path", p, "old_str", "  Line 3\n\n", "new_str",
+         " Third line\n");
     t = get("test.txt");
     assert_string_equal(t, "Line 1\nThird line");
     free(t);
@@ -599,13 +634,15 @@ test_str_replace_snippet_on_large_file(void **state)
     buf_free(&b);
     /* the snippet starts at max(0, line - 4) + 1 and, as the lines keep their "\n", ends with
      * an empty numbered line */
-    const char *c = EDIT("command", "str_replace", "path", p, "old_str", "Line 500", "new_str", "500 new");
-    expect_eq(c,
-              "The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n"
-              "   497\tLine 497\n   498\tLine 498\n   499\tLine 499\n   500\t500 new\n   501\tLine 501\n"
-              "   502\tLine 502\n   503\tLine 503\n   504\tLine 504\n   505\t\n"
-              "Review the changes and make sure they are as expected. Edit the file again if necessary.",
-              p, p);
+    const char *c =
+        EDIT("command", "str_replace", "path", p, "old_str", "Line 500", "new_str", "500 new");
+    expect_eq(
+        c,
+        "The file %s has been edited. Here's the result of running `cat -n` on a snippet of %s:\n"
+        "   497\tLine 497\n   498\tLine 498\n   499\tLine 499\n   500\t500 new\n   501\tLine 501\n"
+        "   502\tLine 502\n   503\tLine 503\n   504\tLine 504\n   505\t\n"
+        "Review the changes and make sure they are as expected. Edit the file again if necessary.",
+        p, p);
     c = EDIT("command", "str_replace", "path", p, "old_str", "500 new\n", "new_str", "");
     assert_has(c, "   499\tLine 499\n   500\tLine 501\n");
     c = edit_insert(p, 499, "Inserted line at 500");
@@ -621,12 +658,15 @@ test_insert_after_line(void **state)
     (void)state;
     put("test.txt", TEST_TXT);
     char *p = P("test.txt");
-    expect_eq(edit_insert(p, 1, "Inserted line"),
-              "The file %s has been edited. Here's the result of running `cat -n` on a snippet of the edited "
-              "file:\n     1\tThis is a test file.\n     2\tInserted line\n     3\tThis file is for testing "
-              "purposes.\nReview the changes and make sure they are as expected (correct indentation, no "
-              "duplicate lines, etc). Edit the file again if necessary.",
-              p);
+    expect_eq(
+        edit_insert(p, 1, "Inserted line"),
+        "The file %s has been edited. Here's the result of running `cat -n` on a snippet of the "
+        "edited "
+        "file:\n     1\tThis is a test file.\n     2\tInserted line\n     3\tThis file is for "
+        "testing "
+        "purposes.\nReview the changes and make sure they are as expected (correct indentation, no "
+        "duplicate lines, etc). Edit the file again if necessary.",
+        p);
     free(p);
 }
 
@@ -636,12 +676,14 @@ test_insert_at_top_with_unicode(void **state)
     (void)state;
     put("test.txt", TEST_TXT);
     char *p = P("test.txt");
-    expect_eq(edit_insert(p, 0, "中文文本"),
-              "The file %s has been edited. Here's the result of running `cat -n` on a snippet of the edited "
-              "file:\n     1\t中文文本\n     2\tThis is a test file.\n     3\tThis file is for testing "
-              "purposes.\nReview the changes and make sure they are as expected (correct indentation, no "
-              "duplicate lines, etc). Edit the file again if necessary.",
-              p);
+    expect_eq(
+        edit_insert(p, 0, "中文文本"),
+        "The file %s has been edited. Here's the result of running `cat -n` on a snippet of the "
+        "edited "
+        "file:\n     1\t中文文本\n     2\tThis is a test file.\n     3\tThis file is for testing "
+        "purposes.\nReview the changes and make sure they are as expected (correct indentation, no "
+        "duplicate lines, etc). Edit the file again if necessary.",
+        p);
     free(p);
 }
 
@@ -668,9 +710,10 @@ test_insert_refuses_line_out_of_range(void **state)
     put("test.txt", "Line 1\nLine 2");
     char *p = P("test.txt");
     expect_eq(edit_insert(p, 10, "Invalid Insert"),
-              "ERROR:\nInvalid `insert_line` parameter: 10. It should be within the range of allowed values: [0, 2]");
-    expect_eq(edit_insert(p, -1, "x"),
-              "ERROR:\nInvalid `insert_line` parameter: -1. It should be within the range of allowed values: [0, 2]");
+              "ERROR:\nInvalid `insert_line` parameter: 10. It should be within the range of "
+              "allowed values: [0, 2]");
+    expect_eq(edit_insert(p, -1, "x"), "ERROR:\nInvalid `insert_line` parameter: -1. It should be "
+                                       "within the range of allowed values: [0, 2]");
     free(p);
 }
 
@@ -694,7 +737,8 @@ test_insert_line_given_as_string(void **state)
     (void)state;
     put("test.txt", "Line 1\nLine 2");
     char *p = P("test.txt");
-    assert_has(EDIT("command", "insert", "path", p, "insert_line", " 1 ", "new_str", "Line 1.5"), "     2\tLine 1.5\n");
+    assert_has(EDIT("command", "insert", "path", p, "insert_line", " 1 ", "new_str", "Line 1.5"),
+               "     2\tLine 1.5\n");
     expect_eq(EDIT("command", "insert", "path", p, "insert_line", "abc", "new_str", "x"),
               "ERROR:\nInvalid insert_line value: 'abc'. Expected an integer.");
     assert_string_equal(json_get_str(json_get(last, "extras"), "diff", "?"), "");
@@ -723,7 +767,8 @@ test_undo_edit_restores_previous_text(void **state)
     (void)state;
     put("test.txt", "This is a test file.");
     char *p = P("test.txt");
-    assert_has(EDIT("command", "str_replace", "path", p, "old_str", "test", "new_str", "sample"), "This is a sample file.");
+    assert_has(EDIT("command", "str_replace", "path", p, "old_str", "test", "new_str", "sample"),
+               "This is a sample file.");
     expect_eq(EDIT("command", "undo_edit", "path", p),
               "Last edit to %s undone successfully. Here's the result of running `cat -n` on %s:\n"
               "     1\tThis is a test file.\n",
@@ -741,7 +786,8 @@ test_undo_edit_steps_back_twice(void **state)
     put("test.txt", TEST_TXT);
     char *p = P("test.txt");
     EDIT("command", "str_replace", "path", p, "old_str", "test file", "new_str", "sample file v1");
-    EDIT("command", "str_replace", "path", p, "old_str", "sample file v1", "new_str", "sample file v2");
+    EDIT("command", "str_replace", "path", p, "old_str", "sample file v1", "new_str",
+         "sample file v2");
     assert_has(EDIT("command", "undo_edit", "path", p), "Last edit to");
     char *t = get("test.txt");
     assert_has(t, "sample file v1");
@@ -787,7 +833,9 @@ test_undo_history_keeps_ten_entries_and_create_adds_one(void **state)
     p = P("c.txt");
     EDIT("command", "create", "path", p, "file_text", "hello");
     expect_eq(EDIT("command", "undo_edit", "path", p),
-              "Last edit to %s undone successfully. Here's the result of running `cat -n` on %s:\n     1\thello\n", p, p);
+              "Last edit to %s undone successfully. Here's the result of running `cat -n` on %s:\n "
+              "    1\thello\n",
+              p, p);
     free(p);
 }
 
@@ -799,14 +847,17 @@ test_relative_path_refused_with_suggestion(void **state)
     (void)state;
     put("test.txt", TEST_TXT);
     expect_eq(EDIT("command", "view", "path", "test.txt"),
-              "ERROR:\nInvalid `path` parameter: test.txt. The path should be an absolute path, starting with "
+              "ERROR:\nInvalid `path` parameter: test.txt. The path should be an absolute path, "
+              "starting with "
               "`/`. Maybe you meant %s/test.txt?",
               ws);
     expect_eq(EDIT("command", "view", "path", "nope.txt"),
-              "ERROR:\nInvalid `path` parameter: nope.txt. The path should be an absolute path, starting with `/`.");
+              "ERROR:\nInvalid `path` parameter: nope.txt. The path should be an absolute path, "
+              "starting with `/`.");
     ctx.workspace = NULL;
     expect_eq(EDIT("command", "view", "path", "test.txt"),
-              "ERROR:\nInvalid `path` parameter: test.txt. The path should be an absolute path, starting with `/`.");
+              "ERROR:\nInvalid `path` parameter: test.txt. The path should be an absolute path, "
+              "starting with `/`.");
 }
 
 static void
@@ -815,21 +866,26 @@ test_missing_path_and_directory_errors(void **state)
     (void)state;
     char *p = P("nonexistent.txt");
     expect_eq(EDIT("command", "view", "path", p),
-              "ERROR:\nInvalid `path` parameter: %s. The path %s does not exist. Please provide a valid path.", p, p);
+              "ERROR:\nInvalid `path` parameter: %s. The path %s does not exist. Please provide a "
+              "valid path.",
+              p, p);
     expect_eq(EDIT("command", "str_replace", "path", ws, "old_str", "something", "new_str", "new"),
-              "ERROR:\nInvalid `path` parameter: %s. The path %s is a directory and only the `view` command can "
+              "ERROR:\nInvalid `path` parameter: %s. The path %s is a directory and only the "
+              "`view` command can "
               "be used on directories.",
               ws, ws);
     put("doc.pdf", "%PDF-1.4 text");
     char *pdf = P("doc.pdf");
     expect_eq(EDIT("command", "str_replace", "path", pdf, "old_str", "a", "new_str", "b"),
-              "ERROR:\nInvalid `path` parameter: %s. The path %s points to a binary file (.pdf) and only the "
+              "ERROR:\nInvalid `path` parameter: %s. The path %s points to a binary file (.pdf) "
+              "and only the "
               "`view` command can be used on supported binary files.",
               pdf, pdf);
     put("t.txt", "x");
     char *t = P("t.txt");
     expect_eq(EDIT("command", "write", "path", t),
-              "ERROR:\nUnrecognized command write. The allowed commands for the oh_editor tool are: view, "
+              "ERROR:\nUnrecognized command write. The allowed commands for the oh_editor tool "
+              "are: view, "
               "create, str_replace, insert, undo_edit");
     free(p), free(pdf), free(t);
 }
@@ -843,7 +899,9 @@ test_path_outside_roots_is_an_error_observation(void **state)
     fputs("s", f);
     fclose(f);
     json_object *o = run_args(fa_edit, args("command", "view", "path", secret, NULL));
-    expect_eq(content(o), "You're not allowed to access this path: %s. You can only access paths inside the workspace.",
+    expect_eq(content(o),
+              "You're not allowed to access this path: %s. You can only access paths inside the "
+              "workspace.",
               secret);
     assert_string_equal(json_get_str(o, "observation", ""), "error");
     o = READ("path", "../outside/secret");
@@ -869,7 +927,8 @@ test_binary_files(void **state)
     assert_string_equal(json_get_str(o, "observation", ""), "error");
     assert_string_equal(json_get_str(o, "message", ""), "ERROR_BINARY_FILE");
     expect_eq(EDIT("command", "str_replace", "path", p, "old_str", "a", "new_str", "b"),
-              "ERROR:\nFile validation failed for %s: File appears to be binary and this file type cannot be read "
+              "ERROR:\nFile validation failed for %s: File appears to be binary and this file type "
+              "cannot be read "
               "or edited by this tool.",
               p);
     assert_true(fa_is_binary(p));
@@ -949,7 +1008,8 @@ test_read_plain_and_errors(void **state)
 {
     (void)state;
     json_object *o = READ("path", "hello.sh");
-    expect_eq(content(o), "File not found: %s/hello.sh. Your current working directory is %s.", ws, ws);
+    expect_eq(content(o), "File not found: %s/hello.sh. Your current working directory is %s.", ws,
+              ws);
     assert_string_equal(json_get_str(json_get(o, "extras"), "error_id", "?"), "");
     put("hello.sh", "echo \"Hello, World!\"\n");
     o = READ("path", "hello.sh");
@@ -1003,7 +1063,8 @@ test_edit_observation_has_upstream_fields(void **state)
     expect_eq(json_get_str(o, "message", ""), "I edited the file %s.", p);
     assert_string_equal(json_get_str(o, "observation", ""), "edit");
     json_object *ex = json_get(o, "extras");
-    const char *keys[] = {"path", "prev_exist", "old_content", "new_content", "impl_source", "diff", "_diff_cache"};
+    const char *keys[] = {"path",        "prev_exist", "old_content", "new_content",
+                          "impl_source", "diff",       "_diff_cache"};
     assert_int_equal(json_object_object_length(ex), 7);
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         assert_true(json_object_object_get_ex(ex, keys[i], NULL));
@@ -1034,7 +1095,9 @@ test_crlf_file_is_read_with_universal_newlines(void **state)
     (void)state;
     put("w.txt", "one\r\ntwo\r\n");
     char *p = P("w.txt");
-    expect_eq(EDIT("command", "view", "path", p), "Here's the result of running `cat -n` on %s:\n     1\tone\n     2\ttwo\n     3\t\n", p);
+    expect_eq(EDIT("command", "view", "path", p),
+              "Here's the result of running `cat -n` on %s:\n     1\tone\n     2\ttwo\n     3\t\n",
+              p);
     EDIT("command", "str_replace", "path", p, "old_str", "two", "new_str", "2");
     char *t = get("w.txt");
     assert_string_equal(t, "one\n2\n");

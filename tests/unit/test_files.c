@@ -294,11 +294,11 @@ test_oh_list_dirs_first_case_insensitive(void **state)
     assert_int_equal(mkdir(at("adir"), 0755), 0);
     assert_int_equal(mkdir(at(".git"), 0755), 0);
     assert_int_equal(mkdir(at("a-b"), 0755), 0);
-    assert_int_equal(symlink("adir", at("ldir")), 0);     /* a link to a directory is one */
+    assert_int_equal(symlink("adir", at("ldir")), 0); /* a link to a directory is one */
     assert_int_equal(symlink("c", at("lfile")), 0);
     assert_int_equal(symlink("missing", at("broken")), 0); /* os.path.exists: left out */
-    const char *const want[] = {".git/", "a-b/", "adir/", "ldir/", "Zdir/",
-                                ".hidden", "A.txt", "b.txt", "c", "lfile", NULL};
+    const char *const want[] = {".git/", "a-b/",  "adir/", "ldir/", "Zdir/", ".hidden",
+                                "A.txt", "b.txt", "c",     "lfile", NULL};
     expect_oh("{}", want);
     expect_oh("{\"path\": null}", want);
     expect_oh("{\"path\": \"\"}", want);
@@ -309,11 +309,20 @@ static void
 test_oh_list_unicode_lowercase_order(void **state)
 {
     (void)state;
-    put_str("\xc3\x8a" "b", ""); /* "Êb": lowered "êb" (U+EA) sorts after "éa" (U+E9) */
-    put_str("\xc3\xa9" "a", "");
+    put_str("\xc3\x8a"
+            "b",
+            ""); /* "Êb": lowered "êb" (U+EA) sorts after "éa" (U+E9) */
+    put_str("\xc3\xa9"
+            "a",
+            "");
     put_str("Zz", "");
     put_str("aa", "");
-    const char *const want[] = {"aa", "Zz", "\xc3\xa9" "a", "\xc3\x8a" "b", NULL};
+    const char *const want[] = {"aa", "Zz",
+                                "\xc3\xa9"
+                                "a",
+                                "\xc3\x8a"
+                                "b",
+                                NULL};
     expect_oh("{}", want);
 }
 

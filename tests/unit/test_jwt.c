@@ -20,8 +20,8 @@
 #include "jwt.h"
 #include "xalloc.h"
 
-#define NOW 1700000000LL
-#define HDR "{\"alg\":\"HS256\",\"typ\":\"JWT\"}"
+#define NOW     1700000000LL
+#define HDR     "{\"alg\":\"HS256\",\"typ\":\"JWT\"}"
 #define PAYLOAD "{\"sub\":\"alice\",\"role\":\"user\",\"exp\":1700003600}"
 
 static const uint8_t *secret = (const uint8_t *)"sandpipe-known-answer-secret-32b";
@@ -51,8 +51,8 @@ craft_n(const char *h, size_t hn, const char *p, size_t pn, const uint8_t *key)
     char *input = xasprintf("%s.%s", h64, p64);
     uint8_t mac[32];
     unsigned int mac_len;
-    assert_non_null(HMAC(EVP_sha256(), key, 32, (const unsigned char *)input, strlen(input), mac,
-                         &mac_len));
+    assert_non_null(
+        HMAC(EVP_sha256(), key, 32, (const unsigned char *)input, strlen(input), mac, &mac_len));
     char *s64 = b64url(mac, mac_len);
     char *tok = xasprintf("%s.%s", input, s64);
     free(h64);
@@ -83,8 +83,8 @@ assert_refused_with(const char *token, int code, const char *words)
     memset(&c, 0xaa, sizeof c);
     int r = verify(token, &c, &err);
     if (r != -code || !strstr(err.msg, words))
-        fail_msg("token %.80s: got %d \"%s\", wanted %d \"...%s...\"", token ? token : "(null)",
-                 r, err.msg, -code, words);
+        fail_msg("token %.80s: got %d \"%s\", wanted %d \"...%s...\"", token ? token : "(null)", r,
+                 err.msg, -code, words);
     assert_int_equal(err.code, code);
     jwt_claims_t zero;
     memset(&zero, 0, sizeof zero);
@@ -165,17 +165,17 @@ test_sign_then_verify_round_trips_every_claim(void **state)
  *   "nbf":1700000100,"exp":1700003600}.
  * KAT_SPACED: h = '{ "typ": "JWT", "kid": "k", "alg": "HS256" }',
  *   p = '{"exp": 1700003600, "role": "admin", "sub": "root", "aud": ["x"]}' (used verbatim). */
-#define KAT_ALICE                                                                                \
-    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."                                                      \
+#define KAT_ALICE                                                                                  \
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."                                                        \
     "eyJzdWIiOiJhbGljZSIsInJvbGUiOiJ1c2VyIiwiaWF0IjoxNzAwMDAwMDAwLCJleHAiOjE3MDAwMDM2MDAsImp0aSI6" \
     "ImsxIn0.xhhkhuovPcZ27ag-TmKtOGEqBYsyDOqcgkdqPFf0rKE"
-#define KAT_VIEWER                                                                               \
-    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."                                                      \
+#define KAT_VIEWER                                                                                 \
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."                                                        \
     "eyJzdWIiOiJkYXNoIiwicm9sZSI6InZpZXdlciIsInNlc3Npb24iOiJzLTQyIiwiaWF0IjoxNzAwMDAwMDAwLCJuYmYi" \
     "OjE3MDAwMDAxMDAsImV4cCI6MTcwMDAwMzYwMH0.4zrJENGAKlMx8XStWRXGoCY8QZbX56S2ItGyiUqShOg"
-#define KAT_SPACED                                                                               \
-    "eyAidHlwIjogIkpXVCIsICJraWQiOiAiayIsICJhbGciOiAiSFMyNTYiIH0."                               \
-    "eyJleHAiOiAxNzAwMDAzNjAwLCAicm9sZSI6ICJhZG1pbiIsICJzdWIiOiAicm9vdCIsICJhdWQiOiBbIngiXX0."   \
+#define KAT_SPACED                                                                                 \
+    "eyAidHlwIjogIkpXVCIsICJraWQiOiAiayIsICJhbGciOiAiSFMyNTYiIH0."                                 \
+    "eyJleHAiOiAxNzAwMDAzNjAwLCAicm9sZSI6ICJhZG1pbiIsICJzdWIiOiAicm9vdCIsICJhdWQiOiBbIngiXX0."     \
     "2HVlSZm50QRas_4MjeTmPCiTddZBNDzR-C_HbahvB00"
 
 static void
@@ -243,11 +243,11 @@ test_verify_refuses_nbf_in_future(void **state)
 {
     (void)state;
     err_t err = {0};
-    assert_int_equal(jwt_verify(secret, secret_len, KAT_VIEWER, 1700000099, NULL, &err),
-                     -ERR_AUTH);
+    assert_int_equal(jwt_verify(secret, secret_len, KAT_VIEWER, 1700000099, NULL, &err), -ERR_AUTH);
     assert_non_null(strstr(err.msg, "not valid before"));
     assert_string_equal(err_name(err.code), "unauthorized");
-    assert_crafted_refused(HDR, "{\"sub\":\"a\",\"role\":\"user\",\"exp\":1800000000,\"nbf\":\"0\"}",
+    assert_crafted_refused(HDR,
+                           "{\"sub\":\"a\",\"role\":\"user\",\"exp\":1800000000,\"nbf\":\"0\"}",
                            ERR_AUTH, "nbf claim is not an integer");
 }
 
@@ -329,8 +329,11 @@ test_verify_refuses_alg_none(void **state)
 {
     (void)state;
     static const char *const nones[] = {
-        "{\"alg\":\"none\",\"typ\":\"JWT\"}", "{\"alg\":\"none\"}", "{\"alg\":\"None\"}",
-        "{\"alg\":\"NONE\"}", "{\"alg\":\"\"}",
+        "{\"alg\":\"none\",\"typ\":\"JWT\"}",
+        "{\"alg\":\"none\"}",
+        "{\"alg\":\"None\"}",
+        "{\"alg\":\"NONE\"}",
+        "{\"alg\":\"\"}",
     };
     for (size_t i = 0; i < sizeof nones / sizeof nones[0]; i++) {
         /* Unsecured JWS: empty signature part. */
@@ -355,9 +358,15 @@ test_verify_refuses_every_alg_but_hs256(void **state)
 {
     (void)state;
     static const char *const headers[] = {
-        "{\"alg\":\"HS512\",\"typ\":\"JWT\"}", "{\"alg\":\"HS384\"}", "{\"alg\":\"RS256\"}",
-        "{\"alg\":\"ES256\"}", "{\"alg\":\"hs256\"}", "{\"alg\":\"Hs256\"}",
-        "{\"alg\":\"HS256 \"}", "{\"alg\":\" HS256\"}", "{\"alg\":\"HS2560\"}",
+        "{\"alg\":\"HS512\",\"typ\":\"JWT\"}",
+        "{\"alg\":\"HS384\"}",
+        "{\"alg\":\"RS256\"}",
+        "{\"alg\":\"ES256\"}",
+        "{\"alg\":\"hs256\"}",
+        "{\"alg\":\"Hs256\"}",
+        "{\"alg\":\"HS256 \"}",
+        "{\"alg\":\" HS256\"}",
+        "{\"alg\":\"HS2560\"}",
         "{\"alg\":\"HS25\"}",
     };
     for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++)
@@ -378,8 +387,7 @@ test_verify_refuses_duplicate_or_hidden_alg(void **state)
     (void)state;
     assert_crafted_refused("{\"alg\":\"none\",\"alg\":\"HS256\"}", PAYLOAD, ERR_AUTH, "duplicate");
     assert_crafted_refused("{\"alg\":\"HS256\",\"alg\":\"none\"}", PAYLOAD, ERR_AUTH, "duplicate");
-    assert_crafted_refused("{\"alg\":\"HS256\",\"alg\":\"HS256\"}", PAYLOAD, ERR_AUTH,
-                           "duplicate");
+    assert_crafted_refused("{\"alg\":\"HS256\",\"alg\":\"HS256\"}", PAYLOAD, ERR_AUTH, "duplicate");
     /* "al\u0067" is "alg": a duplicate spelled differently. */
     assert_crafted_refused("{\"alg\":\"HS256\",\"al\\u0067\":\"none\"}", PAYLOAD, ERR_AUTH,
                            "duplicate");
@@ -391,8 +399,9 @@ test_verify_refuses_duplicate_or_hidden_alg(void **state)
     assert_crafted_refused("{\"alg\":\"HS256\",'alg':\"none\"}", PAYLOAD, ERR_AUTH, "header:");
     assert_crafted_refused("{'alg':'HS256'}", PAYLOAD, ERR_AUTH, "header:");
     /* Duplicates in the (signed) payload too. */
-    assert_crafted_refused(HDR, "{\"sub\":\"a\",\"role\":\"user\",\"role\":\"admin\",\"exp\":1800000000}",
-                           ERR_AUTH, "duplicate");
+    assert_crafted_refused(
+        HDR, "{\"sub\":\"a\",\"role\":\"user\",\"role\":\"admin\",\"exp\":1800000000}", ERR_AUTH,
+        "duplicate");
     /* A comma inside a nested value or a string is not a member separator. */
     assert_crafted_ok("{\"alg\":\"HS256\",\"kid\":\"a,b\\\",c\",\"x\":[1,2,{\"y\":3,\"z\":4}]}",
                       PAYLOAD);
@@ -423,14 +432,16 @@ test_verify_requires_exp_role_and_sub(void **state)
                            "sub claim is not a string");
     assert_crafted_refused(HDR, "{\"sub\":\"a\",\"role\":null,\"exp\":1800000000}", ERR_AUTH,
                            "role claim is not a string");
-    static const char *const bad_exps[] = {"\"1800000000\"", "1.8e9", "1800000000.0", "NaN",
-                                           "Infinity", "true", "null", "[1800000000]"};
+    static const char *const bad_exps[] = {
+        "\"1800000000\"", "1.8e9", "1800000000.0", "NaN",
+        "Infinity",       "true",  "null",         "[1800000000]"};
     for (size_t i = 0; i < sizeof bad_exps / sizeof bad_exps[0]; i++) {
         char *p = xasprintf("{\"sub\":\"a\",\"role\":\"user\",\"exp\":%s}", bad_exps[i]);
         assert_crafted_refused(HDR, p, ERR_AUTH, "exp claim is not an integer");
         free(p);
     }
-    assert_crafted_refused(HDR, "{\"sub\":\"a\",\"role\":\"user\",\"exp\":1800000000,\"iat\":\"x\"}",
+    assert_crafted_refused(HDR,
+                           "{\"sub\":\"a\",\"role\":\"user\",\"exp\":1800000000,\"iat\":\"x\"}",
                            ERR_AUTH, "iat claim is not an integer");
     assert_crafted_refused(HDR, "{\"sub\":\"a\",\"role\":\"user\",\"exp\":1800000000,\"jti\":1}",
                            ERR_AUTH, "jti claim is not a string");
@@ -446,14 +457,16 @@ test_verify_refuses_unknown_role_and_viewer_without_session(void **state)
         assert_crafted_refused(HDR, p, ERR_AUTH, "role");
         free(p);
     }
-    assert_crafted_refused(HDR, "{\"sub\":\"a\",\"role\":\"administrator-of-all\",\"exp\":1800000000}",
+    assert_crafted_refused(HDR,
+                           "{\"sub\":\"a\",\"role\":\"administrator-of-all\",\"exp\":1800000000}",
                            ERR_AUTH, "role claim is longer");
     assert_crafted_refused(HDR, "{\"sub\":\"a\",\"role\":\"viewer\",\"exp\":1800000000}", ERR_AUTH,
                            "viewer token has no session");
-    assert_crafted_refused(HDR,
-                           "{\"sub\":\"a\",\"role\":\"viewer\",\"session\":\"\",\"exp\":1800000000}",
-                           ERR_AUTH, "viewer token has no session");
-    assert_crafted_ok(HDR, "{\"sub\":\"a\",\"role\":\"viewer\",\"session\":\"s1\",\"exp\":1800000000}");
+    assert_crafted_refused(
+        HDR, "{\"sub\":\"a\",\"role\":\"viewer\",\"session\":\"\",\"exp\":1800000000}", ERR_AUTH,
+        "viewer token has no session");
+    assert_crafted_ok(HDR,
+                      "{\"sub\":\"a\",\"role\":\"viewer\",\"session\":\"s1\",\"exp\":1800000000}");
 }
 
 static void
@@ -546,7 +559,8 @@ test_verify_caps_token_length_at_8k(void **state)
             char *pad = xmalloc(pad_len + 1);
             memset(pad, 'p', pad_len);
             pad[pad_len] = '\0';
-            char *p = xasprintf("{\"sub\":\"a\",\"role\":\"user\",\"exp\":1800000000,\"pad\":\"%s\"}", pad);
+            char *p = xasprintf(
+                "{\"sub\":\"a\",\"role\":\"user\",\"exp\":1800000000,\"pad\":\"%s\"}", pad);
             free(pad);
             tok = craft(HDR, p);
             free(p);
@@ -575,15 +589,20 @@ static void
 test_verify_refuses_header_or_payload_that_is_not_an_object(void **state)
 {
     (void)state;
-    static const char *const not_objects[] = {"[]", "[\"HS256\"]", "\"HS256\"", "1", "null",
-                                              "true"};
+    static const char *const not_objects[] = {"[]", "[\"HS256\"]", "\"HS256\"",
+                                              "1",  "null",        "true"};
     for (size_t i = 0; i < sizeof not_objects / sizeof not_objects[0]; i++) {
         assert_crafted_refused(not_objects[i], PAYLOAD, ERR_AUTH, "header: not a JSON object");
         assert_crafted_refused(HDR, not_objects[i], ERR_AUTH, "payload: not a JSON object");
     }
-    static const char *const not_json[] = {"", "{", "{\"alg\":\"HS256\"", "{\"alg\":\"HS256\"}x",
-                                           "{\"alg\":\"HS256\"}{}", "{\"alg\":\"HS256\",}",
-                                           "{\"alg\":\"HS256\" /* c */}", "\xef\xbb\xbf{}"};
+    static const char *const not_json[] = {"",
+                                           "{",
+                                           "{\"alg\":\"HS256\"",
+                                           "{\"alg\":\"HS256\"}x",
+                                           "{\"alg\":\"HS256\"}{}",
+                                           "{\"alg\":\"HS256\",}",
+                                           "{\"alg\":\"HS256\" /* c */}",
+                                           "\xef\xbb\xbf{}"};
     for (size_t i = 0; i < sizeof not_json / sizeof not_json[0]; i++)
         assert_crafted_refused(not_json[i], PAYLOAD, ERR_AUTH, "header: invalid JSON");
     assert_crafted_refused(HDR, "{\"sub\":\"a\"", ERR_AUTH, "payload: invalid JSON");
@@ -949,8 +968,8 @@ main(void)
                                         secret_setup, secret_teardown),
         cmocka_unit_test_setup_teardown(test_secret_load_reads_hex_or_raw, secret_setup,
                                         secret_teardown),
-        cmocka_unit_test_setup_teardown(test_secret_load_refuses_weak_or_unsafe_files,
-                                        secret_setup, secret_teardown),
+        cmocka_unit_test_setup_teardown(test_secret_load_refuses_weak_or_unsafe_files, secret_setup,
+                                        secret_teardown),
         cmocka_unit_test(test_bearer_from_authorization_header),
         cmocka_unit_test(test_token_from_websocket_protocol_header),
         cmocka_unit_test(test_token_from_query_string),

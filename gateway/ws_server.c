@@ -24,12 +24,12 @@
 #include "ws_control.h"
 #include "xalloc.h"
 
-#define WS_MSG_MAX          (1u << 20) /* largest client message */
-#define WS_REPLIES_MAX      64         /* queued replies before a client is cut off */
-#define WS_FETCH_BATCH      256        /* events per Redis read while catching up */
-#define WS_TERM_WRITE       (64 * 1024)
-#define WS_EVENTS_PER_WRITE 64 /* events written in one WRITEABLE while the socket is not choked   \
-                                */
+#define WS_MSG_MAX     (1u << 20) /* largest client message */
+#define WS_REPLIES_MAX 64         /* queued replies before a client is cut off */
+#define WS_FETCH_BATCH 256        /* events per Redis read while catching up */
+#define WS_TERM_WRITE  (64 * 1024)
+/* events written in one WRITEABLE while the socket is not choked */
+#define WS_EVENTS_PER_WRITE 64
 
 typedef enum { K_NONE, K_CONTROL, K_SESSION, K_TERMINAL } kind_t;
 

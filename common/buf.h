@@ -11,10 +11,9 @@ typedef struct {
     size_t cap;
 } buf_t;
 
-#define BUF_INIT                                                                                   \
-    {                                                                                              \
-        NULL, 0, 0                                                                                 \
-    }
+/* clang-format off */
+#define BUF_INIT {NULL, 0, 0}
+/* clang-format on */
 
 /* Ensures at least n free bytes after len; returns pointer to them. */
 char *buf_reserve(buf_t *b, size_t n);

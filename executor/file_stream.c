@@ -18,8 +18,8 @@
 #include "xalloc.h"
 
 #define WATCH_MAX_DIRS 4096
-#define WATCH_BACKLOG_MAX                                                                          \
-    (4u << 20) /* queued bytes on the connection before events are counted, not sent */
+/* queued bytes on the connection before watch events are counted, not sent */
+#define WATCH_BACKLOG_MAX (4u << 20)
 
 static int
 resolve(channel_t *ch, json_object *req, const char *key, int flags, char out[PATH_MAX])

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make run: install what is missing, build, start redis + the gateway (bubblewrap sandboxes,
 # a small warm pool) + sandpipe-api (FastCGI) + nginx on one loopback origin, print the URL and a
-# development token. Ctrl-C stops it all;
-# state (secret, Redis AOF, sandboxes) stays in ./run for the next start.
+# development token. Ctrl-C stops it all, sandboxes included (the secret and Redis' AOF stay in
+# ./run for the next start).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -15,10 +15,27 @@ HTTP_PORT=${SANDPIPE_PORT:-8080}
 mkdir -p "$RUN/redis" "$RUN/sandboxes"
 [ -f "$RUN/secret" ] || "$B/sandpipe-token" --secret-file "$RUN/secret" --generate
 pids=()
+rcli() { redis-cli -s "$RUN/redis.sock" "$@" 2>/dev/null; }
 stop() {
     trap - INT TERM EXIT
     echo; echo "stopping..."
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    # nginx, the API and the gateway first (reverse order), Redis last: the gateway's last
+    # writes reach it.
+    for ((i = ${#pids[@]} - 1; i >= 1; i--)); do kill "${pids[$i]}" 2>/dev/null || true; done
+    sleep 0.5
+    # Sandboxes outlive a gateway restart by design; Ctrl-C here means everything stops.
+    for sid in $(rcli --scan --pattern 'sp:gateway:*:sessions' | xargs -r -n1 redis-cli -s "$RUN/redis.sock" SMEMBERS); do
+        rcli HSET "sp:session:{$sid}" status STOPPED >/dev/null
+    done
+    rcli --scan --pattern 'sp:gateway:*:sessions' | xargs -r redis-cli -s "$RUN/redis.sock" DEL >/dev/null 2>&1
+    rcli --scan --pattern 'sp:pool:*' | xargs -r redis-cli -s "$RUN/redis.sock" DEL >/dev/null 2>&1
+    pkill -KILL -f "bwrap.*$RUN/sandboxes" 2>/dev/null || true
+    pkill -KILL -f "sandpipe-executor.*$RUN/sandboxes" 2>/dev/null || true
+    sleep 0.3
+    for c in memory pids cpu cpuacct freezer; do rmdir /sys/fs/cgroup/$c/sandpipe/sb-*/ 2>/dev/null; done
+    rmdir /sys/fs/cgroup/sandpipe/sb-*/ 2>/dev/null
+    rm -rf "$RUN/sandboxes"/sb-*
+    kill "${pids[0]}" 2>/dev/null || true
     wait 2>/dev/null || true
 }
 trap stop INT TERM EXIT

@@ -32,6 +32,11 @@ extern api_cfg_t g_api;
 /* Handles one request end to end (parse, route, reply). Never fails: errors are replies. */
 void api_handle(api_req_t *r);
 
+/* Queues an OpenHands action (borrowed) on session sid through gateway gw's inbox; on API_GW_OK
+ * *res is {"seq":S} (new ref) and the "actions" metric counted; else as api_gw_call. */
+int api_action_submit(api_req_t *r, const char *gw, const char *sid, json_object *action,
+                      json_object **res, json_object **err);
+
 /* Route handlers (api_routes.c maps method + path pattern to these). params[] holds the
  * pattern's {captures} in order, decoded. Each replies exactly once. */
 typedef void (*api_handler_fn)(api_req_t *r, char **params);

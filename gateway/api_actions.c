@@ -107,6 +107,21 @@ api_wait_observation(api_req_t *r, const char *sid, uint64_t seq, int timeout_ms
     }
 }
 
+int
+api_action_submit(api_req_t *r, const char *gw, const char *sid, json_object *action,
+                  json_object **res, json_object **err)
+{
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", "action");
+    json_set_str(req, "session", sid);
+    json_set(req, "action", json_object_get(action));
+    int rc = api_gw_call(r, gw, req, g_api.gw_timeout, res, err);
+    json_object_put(req);
+    if (rc == API_GW_OK)
+        api_metric_incr(r, "actions", 1);
+    return rc;
+}
+
 void
 api_actions_submit(api_req_t *r, char **params)
 {
@@ -153,20 +168,14 @@ api_actions_submit(api_req_t *r, char **params)
         return;
     }
     json_object_put(s);
-    json_object *req = json_object_new_object();
-    json_set_str(req, "op", "action");
-    json_set_str(req, "session", sid);
-    json_set(req, "action", json_object_get(action));
-    json_object_put(body);
     json_object *res, *err;
-    int rc = api_gw_call(r, gw, req, g_api.gw_timeout, &res, &err);
-    json_object_put(req);
+    int rc = api_action_submit(r, gw, sid, action, &res, &err);
+    json_object_put(body);
     if (rc != API_GW_OK) {
         api_gw_reply_failure(r, rc, err);
         json_object_put(err);
         return;
     }
-    api_metric_incr(r, "actions", 1);
     uint64_t seq = (uint64_t)json_get_int(res, "seq", 0);
     if (!wait) {
         api_reply_json(r, 202, res);

@@ -216,14 +216,9 @@ api_rt_execute_action(api_req_t *r, char **params)
     if (wait_s > API_WAIT_MAX_S)
         wait_s = API_WAIT_MAX_S;
     touch(r, sid);
-    json_object *req = json_object_new_object();
-    json_set_str(req, "op", "action");
-    json_set_str(req, "session", sid);
-    json_set(req, "action", json_object_get(action));
-    json_object_put(body);
     json_object *res, *err;
-    int rc = api_gw_call(r, gw, req, g_api.gw_timeout, &res, &err);
-    json_object_put(req);
+    int rc = api_action_submit(r, gw, sid, action, &res, &err);
+    json_object_put(body);
     if (rc != API_GW_OK) {
         char d[400];
         if (rc == API_GW_ERROR && api_gw_status(json_get_str(err, "code", "")) == 409)
@@ -236,7 +231,6 @@ api_rt_execute_action(api_req_t *r, char **params)
         json_object_put(err);
         return;
     }
-    api_metric_incr(r, "actions", 1);
     uint64_t seq = (uint64_t)json_get_int(res, "seq", 0);
     json_object_put(res);
     const char *why = "";

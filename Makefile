@@ -35,6 +35,7 @@ all:
 include common/module.mk
 include executor/module.mk
 include gateway/module.mk
+include cli/module.mk
 include tests/module.mk
 include bench/module.mk
 

@@ -83,6 +83,13 @@ int jwt_secret_load(const char *path, uint8_t *out, size_t cap, size_t *len, err
  * is left alone), or another < 0 with err set. */
 int jwt_secret_generate(const char *path, err_t *err);
 
+/* Mints a token with the secret in secret_file: claims sub, role, session ("" for none),
+ * iat now, exp now + ttl. Returns a new token (caller frees), or NULL with err set (secret
+ * unreadable, or claims jwt_sign refuses: bad role, viewer without session, control chars).
+ * The secret is wiped from memory before returning. */
+char *jwt_mint_file(const char *secret_file, const char *sub, const char *role, const char *session,
+                    int64_t ttl, err_t *err);
+
 /* Token from an Authorization header value "Bearer <token>" (scheme case-insensitive, one or
  * more spaces after it). *token points into authorization (borrowed) and runs to its end; no
  * trailing whitespace is trimmed (HTTP servers hand header values over trimmed; a stray space

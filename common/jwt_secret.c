@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -196,4 +197,28 @@ jwt_secret_generate(const char *path, err_t *err)
     if (r == 0)
         fsync_parent(path);
     return r;
+}
+
+char *
+jwt_mint_file(const char *secret_file, const char *sub, const char *role, const char *session,
+              int64_t ttl, err_t *err)
+{
+    uint8_t secret[JWT_SECRET_MAX];
+    size_t len;
+    if (jwt_secret_load(secret_file, secret, sizeof secret, &len, err) < 0)
+        return NULL;
+    jwt_claims_t cl;
+    memset(&cl, 0, sizeof cl);
+    snprintf(cl.sub, sizeof cl.sub, "%s", sub);
+    snprintf(cl.role, sizeof cl.role, "%s", role);
+    snprintf(cl.session, sizeof cl.session, "%s", session ? session : "");
+    cl.iat = (int64_t)time(NULL);
+    cl.exp = cl.iat + ttl;
+    char *tok = jwt_sign(secret, len, &cl);
+    OPENSSL_cleanse(secret, sizeof secret);
+    if (!tok)
+        err_set(err, ERR_BAD_REQ,
+                "cannot mint that token (role must be admin, user or viewer; viewers need a "
+                "session; no control characters)");
+    return tok;
 }

@@ -54,24 +54,9 @@ main(int argc, char **argv)
         }
         return 0;
     }
-    uint8_t secret[JWT_SECRET_MAX];
-    size_t len;
-    if (jwt_secret_load(file, secret, sizeof secret, &len, &err) < 0) {
-        fprintf(stderr, "sandpipe-token: %s\n", err.msg);
-        return 1;
-    }
-    jwt_claims_t cl;
-    memset(&cl, 0, sizeof cl);
-    snprintf(cl.sub, sizeof cl.sub, "%s", sub);
-    snprintf(cl.role, sizeof cl.role, "%s", role);
-    snprintf(cl.session, sizeof cl.session, "%s", session);
-    cl.iat = (int64_t)time(NULL);
-    cl.exp = cl.iat + ttl;
-    char *tok = jwt_sign(secret, len, &cl);
+    char *tok = jwt_mint_file(file, sub, role, session, ttl, &err);
     if (!tok) {
-        fprintf(stderr,
-                "sandpipe-token: cannot mint that token (role must be admin, user or viewer;"
-                " viewers need --session)\n");
+        fprintf(stderr, "sandpipe-token: %s\n", err.msg);
         return 1;
     }
     printf("%s\n", tok);

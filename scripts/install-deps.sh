@@ -6,6 +6,10 @@ PKGS=(build-essential pkg-config git clang libclang-rt-14-dev
       libjson-c-dev libcmocka-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv
       libhiredis-dev libfcgi-dev libssl-dev
       bash procps bc python3 bubblewrap redis-server nginx)
+if [ "${1:-}" = "--list" ]; then # the package list, for .ci/run
+    echo "${PKGS[@]}"
+    exit 0
+fi
 missing=()
 for p in "${PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

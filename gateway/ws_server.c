@@ -22,51 +22,8 @@
 #include "jwt.h"
 #include "session.h"
 #include "ws_control.h"
+#include "ws_int.h"
 #include "xalloc.h"
-
-#define WS_MSG_MAX     (1u << 20) /* largest client message */
-#define WS_REPLIES_MAX 64         /* queued replies before a client is cut off */
-#define WS_FETCH_BATCH 256        /* events per Redis read while catching up */
-#define WS_TERM_WRITE  (64 * 1024)
-/* events written in one WRITEABLE while the socket is not choked */
-#define WS_EVENTS_PER_WRITE 64
-
-typedef enum { K_NONE, K_CONTROL, K_SESSION, K_TERMINAL } kind_t;
-
-typedef struct reply {
-    struct reply *next;
-    char *text;
-    size_t len;
-} reply_t;
-
-/* Heap part of a connection: outlives the lws pss while a Redis read is in flight. */
-typedef struct cursor {
-    gw_sub_t sub;
-    struct lws *wsi; /* NULL once the connection closed */
-    gw_session_t *s;
-    uint64_t next_seq;
-    evlog_entry_t *batch; /* events read from Redis, not yet sent */
-    int batch_n, batch_i;
-    bool fetching;
-} cursor_t;
-
-typedef struct {
-    kind_t kind;
-    jwt_claims_t claims;
-    bool authed;
-    char auth_error[ERR_MSG_MAX + 16];
-    char session[64];
-    cursor_t *cur;
-    gw_term_t term;
-    buf_t term_out; /* PTY bytes waiting for the socket */
-    bool term_closed;
-    int term_exit;
-    buf_t msg; /* a client message being reassembled */
-    reply_t *replies, *replies_tail;
-    int nreplies;
-    bool close_after_replies;
-    uint64_t conn_id;
-} pss_t;
 
 static uint64_t next_conn_id = 1;
 static size_t nconns;
@@ -126,8 +83,8 @@ ws_connections(void)
 
 /* ---- replies ---- */
 
-static void
-queue_reply(struct lws *wsi, pss_t *p, json_object *msg)
+void
+ws_queue_reply(struct lws *wsi, pss_t *p, json_object *msg)
 {
     if (p->nreplies >= WS_REPLIES_MAX) {
         /* The client sends requests but does not read: it is cut off, visibly. */
@@ -167,137 +124,17 @@ void
 ws_reply(struct lws *wsi, json_object *msg)
 {
     pss_t *p = lws_wsi_user(wsi);
-    queue_reply(wsi, p, msg);
+    ws_queue_reply(wsi, p, msg);
 }
 
-static int
-write_text(struct lws *wsi, const char *s, size_t n, enum lws_write_protocol proto)
+int
+ws_write_text(struct lws *wsi, const char *s, size_t n, enum lws_write_protocol proto)
 {
     unsigned char *b = xmalloc(LWS_PRE + n);
     memcpy(b + LWS_PRE, s, n);
     int w = lws_write(wsi, b + LWS_PRE, n, proto);
     free(b);
     return w < (int)n ? -1 : 0;
-}
-
-/* ---- cursors ---- */
-
-static void
-cursor_wake(gw_sub_t *sub)
-{
-    cursor_t *c = (cursor_t *)sub;
-    if (c->wsi)
-        lws_callback_on_writable(c->wsi);
-}
-
-static void
-queue_text(struct lws *wsi, pss_t *p, const char *text, size_t len)
-{
-    reply_t *r = xcalloc(1, sizeof *r);
-    r->text = xstrndup(text, len);
-    r->len = len;
-    if (p->replies_tail)
-        p->replies_tail->next = r;
-    else
-        p->replies = r;
-    p->replies_tail = r;
-    p->nreplies++;
-    lws_callback_on_writable(wsi);
-}
-
-/* The session is going away (its log too): hand the client the events it has not seen yet
- * (the final STOPPED status among them), then say the session ended and close. */
-static void
-cursor_gone(gw_sub_t *sub)
-{
-    cursor_t *c = (cursor_t *)sub;
-    if (c->wsi && c->s && !c->batch_n) {
-        pss_t *p = lws_wsi_user(c->wsi);
-        event_log_t *log = session_log(c->s);
-        for (uint64_t seq = c->next_seq; seq < evlog_next_seq(log); seq++) {
-            const evlog_entry_t *e = evlog_get(log, seq);
-            if (e)
-                queue_text(c->wsi, p, e->text, e->len);
-        }
-    }
-    c->s = NULL;
-    if (c->wsi) {
-        pss_t *p = lws_wsi_user(c->wsi);
-        queue_reply(c->wsi, p, ws_error_msg("session_ended", "the session was stopped", NULL));
-        p->close_after_replies = true;
-    }
-}
-
-static void
-cursor_free(cursor_t *c)
-{
-    for (int i = c->batch_i; i < c->batch_n; i++)
-        free(c->batch[i].text);
-    free(c->batch);
-    free(c);
-}
-
-static void
-on_fetched(void *ud, const evlog_entry_t *entries, int count)
-{
-    cursor_t *c = ud;
-    c->fetching = false;
-    if (!c->wsi) { /* the client left while we read */
-        cursor_free(c);
-        return;
-    }
-    if (count < 0) {
-        pss_t *p = lws_wsi_user(c->wsi);
-        queue_reply(c->wsi, p,
-                    ws_error_msg("unavailable", "event history is unavailable (Redis)", NULL));
-        return;
-    }
-    c->batch = xcalloc((size_t)count + 1, sizeof *c->batch);
-    for (int i = 0; i < count; i++) {
-        c->batch[i] = entries[i];
-        c->batch[i].text = xstrndup(entries[i].text, entries[i].len);
-    }
-    c->batch_n = count;
-    c->batch_i = 0;
-    if (count == 0 && c->s) /* nothing older in Redis: skip to what memory has */
-        c->next_seq = evlog_first_in_memory(session_log(c->s));
-    lws_callback_on_writable(c->wsi);
-}
-
-/* Writes the next event for this cursor, if any. Returns -1 to close. */
-static int
-cursor_write(struct lws *wsi, cursor_t *c)
-{
-    if (c->batch_i < c->batch_n) {
-        evlog_entry_t *e = &c->batch[c->batch_i++];
-        int rc = write_text(wsi, e->text, e->len, LWS_WRITE_TEXT);
-        c->next_seq = e->seq + 1;
-        free(e->text);
-        e->text = NULL;
-        if (c->batch_i == c->batch_n) {
-            free(c->batch);
-            c->batch = NULL;
-            c->batch_n = c->batch_i = 0;
-        }
-        lws_callback_on_writable(wsi);
-        return rc;
-    }
-    if (!c->s || c->fetching)
-        return 0;
-    event_log_t *log = session_log(c->s);
-    const evlog_entry_t *e = evlog_get(log, c->next_seq);
-    if (e) {
-        int rc = write_text(wsi, e->text, e->len, LWS_WRITE_TEXT);
-        c->next_seq++;
-        if (c->next_seq < evlog_next_seq(log))
-            lws_callback_on_writable(wsi);
-        return rc;
-    }
-    if (c->next_seq < evlog_first_in_memory(log)) {
-        c->fetching = true;
-        evlog_fetch(session_id(c->s), c->next_seq, WS_FETCH_BATCH, on_fetched, c);
-    }
-    return 0;
 }
 
 /* ---- terminal ---- */
@@ -345,22 +182,23 @@ handle_session_msg(struct lws *wsi, pss_t *p, json_object *msg)
         json_set_str(r, "type", "pong");
         if (id)
             json_set(r, "id", json_object_get(id));
-        queue_reply(wsi, p, r);
+        ws_queue_reply(wsi, p, r);
         return;
     }
     if (!s) {
-        queue_reply(wsi, p, ws_error_msg("session_ended", "the session is gone", id));
+        ws_queue_reply(wsi, p, ws_error_msg("session_ended", "the session is gone", id));
         return;
     }
     if (!may_access(p, s, true)) {
-        queue_reply(wsi, p, ws_error_msg("forbidden", "this token may only watch the session", id));
+        ws_queue_reply(wsi, p,
+                       ws_error_msg("forbidden", "this token may only watch the session", id));
         return;
     }
     err_t err = {0};
     if (!strcmp(type, "action")) {
         uint64_t seq = session_submit(s, json_get(msg, "action"), p->claims.sub, &err);
         if (!seq) {
-            queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, id));
+            ws_queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, id));
             return;
         }
         json_object *r = json_object_new_object();
@@ -368,22 +206,22 @@ handle_session_msg(struct lws *wsi, pss_t *p, json_object *msg)
         if (id)
             json_set(r, "id", json_object_get(id));
         json_set_int(r, "seq", (int64_t)seq);
-        queue_reply(wsi, p, r);
+        ws_queue_reply(wsi, p, r);
     } else if (!strcmp(type, "signal")) {
         if (session_signal(s, json_get_str(msg, "signal", "INT"), &err) < 0)
-            queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, id));
+            ws_queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, id));
         else {
             json_object *r = json_object_new_object();
             json_set_str(r, "type", "ack");
             if (id)
                 json_set(r, "id", json_object_get(id));
-            queue_reply(wsi, p, r);
+            ws_queue_reply(wsi, p, r);
         }
     } else {
         char m[160];
         snprintf(m, sizeof m, "unknown message type \"%.60s\" (expected action, signal, ping)",
                  type);
-        queue_reply(wsi, p, ws_error_msg("bad_request", m, id));
+        ws_queue_reply(wsi, p, ws_error_msg("bad_request", m, id));
     }
 }
 
@@ -399,8 +237,8 @@ handle_message(struct lws *wsi, pss_t *p, bool binary)
     err_t err = {0};
     json_object *msg = json_parse(p->msg.data ? p->msg.data : "", p->msg.len, &err);
     if (!msg || !json_object_is_type(msg, json_type_object)) {
-        queue_reply(wsi, p,
-                    ws_error_msg("bad_request", msg ? "messages are JSON objects" : err.msg, NULL));
+        ws_queue_reply(
+            wsi, p, ws_error_msg("bad_request", msg ? "messages are JSON objects" : err.msg, NULL));
         json_object_put(msg);
         return;
     }
@@ -464,7 +302,7 @@ setup(struct lws *wsi, pss_t *p)
     conn_ref_add(p->conn_id, wsi);
     authenticate(wsi, p);
     if (!p->authed) {
-        queue_reply(wsi, p, ws_error_msg("unauthorized", p->auth_error, NULL));
+        ws_queue_reply(wsi, p, ws_error_msg("unauthorized", p->auth_error, NULL));
         p->close_after_replies = true;
         return 0;
     }
@@ -474,7 +312,7 @@ setup(struct lws *wsi, pss_t *p)
         return 0;
     }
     if (strncmp(uri, "/ws/sessions/", 13) != 0) {
-        queue_reply(
+        ws_queue_reply(
             wsi, p,
             ws_error_msg(
                 "not_found",
@@ -489,27 +327,28 @@ setup(struct lws *wsi, pss_t *p)
     snprintf(p->session, sizeof p->session, "%.*s", (int)(idlen < 63 ? idlen : 63), rest);
     bool terminal = slash && !strcmp(slash, "/terminal");
     if (slash && !terminal) {
-        queue_reply(wsi, p, ws_error_msg("not_found", "unknown session endpoint", NULL));
+        ws_queue_reply(wsi, p, ws_error_msg("not_found", "unknown session endpoint", NULL));
         p->close_after_replies = true;
         return 0;
     }
     gw_session_t *s = session_find(p->session);
     if (!s || !may_access(p, s, false)) {
-        queue_reply(wsi, p, ws_error_msg("not_found", "no such session on this gateway", NULL));
+        ws_queue_reply(wsi, p, ws_error_msg("not_found", "no such session on this gateway", NULL));
         p->close_after_replies = true;
         return 0;
     }
     cursor_t *c = xcalloc(1, sizeof *c);
     c->wsi = wsi;
     c->s = s;
-    c->sub.wake = cursor_wake;
-    c->sub.gone = cursor_gone;
+    c->sub.wake = ws_cursor_wake;
+    c->sub.gone = ws_cursor_gone;
     p->cur = c;
     if (terminal) {
         p->kind = K_TERMINAL;
         err_t err = {0};
         if (!may_access(p, s, true)) {
-            queue_reply(wsi, p, ws_error_msg("forbidden", "viewers cannot open a terminal", NULL));
+            ws_queue_reply(wsi, p,
+                           ws_error_msg("forbidden", "viewers cannot open a terminal", NULL));
             p->close_after_replies = true;
             return 0;
         }
@@ -521,7 +360,7 @@ setup(struct lws *wsi, pss_t *p)
         p->term.on_data = term_on_data;
         p->term.on_close = term_on_close;
         if (session_term_open(s, &p->term, cols > 0 ? cols : 80, rows > 0 ? rows : 24, &err) < 0) {
-            queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, NULL));
+            ws_queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, NULL));
             p->close_after_replies = true;
         }
         return 0;
@@ -550,7 +389,7 @@ teardown(pss_t *p)
         if (p->kind == K_TERMINAL && p->term.s)
             session_term_close(&p->term);
         if (!c->fetching)
-            cursor_free(c); /* else freed when the read returns */
+            ws_cursor_free(c); /* else freed when the read returns */
         p->cur = NULL;
     }
     while (p->replies) {
@@ -572,7 +411,7 @@ on_writeable(struct lws *wsi, pss_t *p)
         if (!p->replies)
             p->replies_tail = NULL;
         p->nreplies--;
-        int rc = write_text(wsi, r->text, r->len, LWS_WRITE_TEXT);
+        int rc = ws_write_text(wsi, r->text, r->len, LWS_WRITE_TEXT);
         free(r->text);
         free(r);
         if (rc < 0)
@@ -587,7 +426,7 @@ on_writeable(struct lws *wsi, pss_t *p)
     if (p->kind == K_TERMINAL) {
         if (p->term_out.len) {
             size_t n = p->term_out.len > WS_TERM_WRITE ? WS_TERM_WRITE : p->term_out.len;
-            if (write_text(wsi, p->term_out.data, n, LWS_WRITE_BINARY) < 0)
+            if (ws_write_text(wsi, p->term_out.data, n, LWS_WRITE_BINARY) < 0)
                 return -1;
             buf_consume(&p->term_out, n);
             session_term_consumed(&p->term, n);
@@ -598,7 +437,7 @@ on_writeable(struct lws *wsi, pss_t *p)
             char msg[64];
             int len =
                 snprintf(msg, sizeof msg, "{\"type\":\"exit\",\"exit_code\":%d}", p->term_exit);
-            write_text(wsi, msg, (size_t)len, LWS_WRITE_TEXT);
+            ws_write_text(wsi, msg, (size_t)len, LWS_WRITE_TEXT);
             lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
             return -1;
         }
@@ -610,7 +449,7 @@ on_writeable(struct lws *wsi, pss_t *p)
         for (int i = 0; i < WS_EVENTS_PER_WRITE; i++) {
             uint64_t before = p->cur->next_seq;
             int before_i = p->cur->batch_i;
-            if (cursor_write(wsi, p->cur) < 0)
+            if (ws_cursor_write(wsi, p->cur) < 0)
                 return -1;
             if ((p->cur->next_seq == before && p->cur->batch_i == before_i) ||
                 lws_send_pipe_choked(wsi))
@@ -636,7 +475,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
             break;
         if (p->msg.len + len > WS_MSG_MAX) {
             buf_clear(&p->msg);
-            queue_reply(wsi, p, ws_error_msg("too_large", "message over 1 MiB", NULL));
+            ws_queue_reply(wsi, p, ws_error_msg("too_large", "message over 1 MiB", NULL));
             p->close_after_replies = true;
             break;
         }

@@ -1,0 +1,69 @@
+/* ws_int.h — what ws_server.c (connections, requests, writes) and ws_cursor.c (a client's
+ * cursor over a session's event log) share. Not for other modules. */
+#ifndef SP_WS_INT_H
+#define SP_WS_INT_H
+
+#include <libwebsockets.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "jwt.h"
+#include "session.h"
+
+#define WS_MSG_MAX     (1u << 20) /* largest client message */
+#define WS_REPLIES_MAX 64         /* queued replies before a client is cut off */
+#define WS_FETCH_BATCH 256        /* events per Redis read while catching up */
+#define WS_TERM_WRITE  (64 * 1024)
+/* events written in one WRITEABLE while the socket is not choked */
+#define WS_EVENTS_PER_WRITE 64
+
+typedef enum { K_NONE, K_CONTROL, K_SESSION, K_TERMINAL } kind_t;
+
+typedef struct reply {
+    struct reply *next;
+    char *text;
+    size_t len;
+} reply_t;
+
+/* Heap part of a connection: outlives the lws pss while a Redis read is in flight. */
+typedef struct cursor {
+    gw_sub_t sub;
+    struct lws *wsi; /* NULL once the connection closed */
+    gw_session_t *s;
+    uint64_t next_seq;
+    evlog_entry_t *batch; /* events read from Redis, not yet sent */
+    int batch_n, batch_i;
+    bool fetching;
+} cursor_t;
+
+typedef struct {
+    kind_t kind;
+    jwt_claims_t claims;
+    bool authed;
+    char auth_error[ERR_MSG_MAX + 16];
+    char session[64];
+    cursor_t *cur;
+    gw_term_t term;
+    buf_t term_out; /* PTY bytes waiting for the socket */
+    bool term_closed;
+    int term_exit;
+    buf_t msg; /* a client message being reassembled */
+    reply_t *replies, *replies_tail;
+    int nreplies;
+    bool close_after_replies;
+    uint64_t conn_id;
+} pss_t;
+
+/* ws_server.c */
+void ws_queue_reply(struct lws *wsi, pss_t *p, json_object *msg); /* takes ownership */
+void ws_queue_text(struct lws *wsi, pss_t *p, const char *text, size_t len);
+int ws_write_text(struct lws *wsi, const char *s, size_t n, enum lws_write_protocol proto);
+/* ws_cursor.c */
+void ws_cursor_wake(gw_sub_t *sub);
+void ws_cursor_gone(gw_sub_t *sub);
+void ws_cursor_free(cursor_t *c);
+/* Writes the next event for the cursor, if any. Returns -1 to close. */
+int ws_cursor_write(struct lws *wsi, cursor_t *c);
+
+#endif

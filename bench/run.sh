@@ -8,7 +8,7 @@ work=$(mktemp -d /tmp/sp-bench.XXXXXX)
 pids=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    pkill -KILL -f "bwrap.*$work/sandboxes" 2>/dev/null || true  # a sandbox's init ignores SIGTERM
+    pkill -KILL -f "^[^ ]*bwrap .*$work/sandboxes" 2>/dev/null || true  # a sandbox's init ignores SIGTERM
     sleep 0.3
     for c in memory pids cpu cpuacct freezer; do rmdir /sys/fs/cgroup/$c/sandpipe/sb-*/ 2>/dev/null; done
     rmdir /sys/fs/cgroup/sandpipe/sb-*/ 2>/dev/null

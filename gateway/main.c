@@ -37,7 +37,18 @@ gw_wall(void)
 }
 
 static uv_signal_t sigint, sigterm;
-static uv_timer_t tick;
+static uv_timer_t tick, quit;
+
+/* Handles libwebsockets and hiredis close asynchronously on a foreign loop; give them this long,
+ * then leave the loop whatever is still open. */
+#define QUIT_GRACE_MS 300
+
+static void
+on_quit(uv_timer_t *t)
+{
+    (void)t;
+    uv_stop(g_gw.loop);
+}
 
 static void
 usage(FILE *f)
@@ -76,6 +87,8 @@ on_stop(uv_signal_t *h, int signo)
     uv_close((uv_handle_t *)&sigint, NULL);
     uv_close((uv_handle_t *)&sigterm, NULL);
     uv_close((uv_handle_t *)&tick, NULL);
+    uv_timer_init(g_gw.loop, &quit);
+    uv_timer_start(&quit, on_quit, QUIT_GRACE_MS, 0);
 }
 
 static void
@@ -232,6 +245,6 @@ main(int argc, char **argv)
     GW_LOG("%s listening on ws://%s (provider %s, pool %d, redis %s)", cfg->id, listen,
            cfg->provider, cfg->pool_size, cfg->redis);
     uv_run(g_gw.loop, UV_RUN_DEFAULT);
-    uv_loop_close(g_gw.loop);
-    return 0;
+    GW_LOG("stopped");
+    return 0; /* the loop may still hold handles lws left open: the process ends them */
 }

@@ -18,18 +18,19 @@ pids=()
 rcli() { redis-cli -s "$RUN/redis.sock" "$@" 2>/dev/null; }
 stop() {
     trap - INT TERM EXIT
+    set +e # best effort from here: every step runs even if one fails
     echo; echo "stopping..."
     # nginx, the API and the gateway first (reverse order), Redis last: the gateway's last
     # writes reach it.
-    for ((i = ${#pids[@]} - 1; i >= 1; i--)); do kill "${pids[$i]}" 2>/dev/null || true; done
-    sleep 0.5
+    for ((i = ${#pids[@]} - 1; i >= 1; i--)); do kill "${pids[$i]}" 2>/dev/null; done
+    for ((i = ${#pids[@]} - 1; i >= 1; i--)); do wait "${pids[$i]}" 2>/dev/null; done
     # Sandboxes outlive a gateway restart by design; Ctrl-C here means everything stops.
     for sid in $(rcli --scan --pattern 'sp:gateway:*:sessions' | xargs -r -n1 redis-cli -s "$RUN/redis.sock" SMEMBERS); do
         rcli HSET "sp:session:{$sid}" status STOPPED >/dev/null
     done
     rcli --scan --pattern 'sp:gateway:*:sessions' | xargs -r redis-cli -s "$RUN/redis.sock" DEL >/dev/null 2>&1
     rcli --scan --pattern 'sp:pool:*' | xargs -r redis-cli -s "$RUN/redis.sock" DEL >/dev/null 2>&1
-    pkill -KILL -f "bwrap.*$RUN/sandboxes" 2>/dev/null || true
+    pkill -KILL -f "^[^ ]*bwrap .*$RUN/sandboxes" 2>/dev/null || true
     pkill -KILL -f "sandpipe-executor.*$RUN/sandboxes" 2>/dev/null || true
     sleep 0.3
     for c in memory pids cpu cpuacct freezer; do rmdir /sys/fs/cgroup/$c/sandpipe/sb-*/ 2>/dev/null; done

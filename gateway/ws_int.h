@@ -52,6 +52,7 @@ typedef struct {
     reply_t *replies, *replies_tail;
     int nreplies;
     bool close_after_replies;
+    bool close_scheduled;
     uint64_t conn_id;
 } pss_t;
 

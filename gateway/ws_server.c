@@ -420,8 +420,14 @@ on_writeable(struct lws *wsi, pss_t *p)
         return 0;
     }
     if (p->close_after_replies) {
-        lws_close_reason(wsi, LWS_CLOSE_STATUS_POLICY_VIOLATION, NULL, 0);
-        return -1;
+        /* The last reply is out. Closing right now could reset the connection while a request
+         * of the client's is still unread, and a reset discards the reply on the client's
+         * side: let the client close after reading it; lws closes in a second otherwise. */
+        if (!p->close_scheduled) {
+            p->close_scheduled = true;
+            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 1);
+        }
+        return 0;
     }
     if (p->kind == K_TERMINAL) {
         if (p->term_out.len) {

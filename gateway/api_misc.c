@@ -221,7 +221,7 @@ api_metrics(api_req_t *r, char **params)
     buf_printf(&b, "# HELP sandpipe_api_responses_total REST API responses by status class.\n"
                    "# TYPE sandpipe_api_responses_total counter\n");
     for (int k = 2; k <= 5; k++) {
-        char f[16];
+        char f[32]; /* room for any int: the compiler cannot see that k is 2..5 */
         snprintf(f, sizeof f, "http_%dxx", k);
         buf_printf(&b, "sandpipe_api_responses_total{class=\"%dxx\"} %lld\n", k,
                    metric_field(h, f));

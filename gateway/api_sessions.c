@@ -165,8 +165,9 @@ api_sessions_list(api_req_t *r, char **params)
             api_error(r, 400, "bad_request", "malformed cursor");
             return;
         }
-        snprintf(max, sizeof max, "%s", cursor);
-        snprintf(last_id, sizeof last_id, "%s", comma + 1);
+        /* lengths checked above; the precision tells the compiler */
+        snprintf(max, sizeof max, "%.*s", (int)sizeof max - 1, cursor);
+        snprintf(last_id, sizeof last_id, "%.*s", (int)sizeof last_id - 1, comma + 1);
     }
     if (!api_redis_get(r, true))
         return;

@@ -1112,6 +1112,7 @@ test_plain_read_of_crlf_file_gives_single_newlines(void **state)
     put("c.txt", "one\r\ntwo\rthree\n");
     json_object *a = args("path", "c.txt", NULL);
     assert_string_equal(content(fa_read(ed, &ctx, a)), "one\ntwo\nthree\n");
+    json_object_put(a);
 }
 
 int

@@ -1,5 +1,6 @@
 /* cli.c — plumbing every `sandpipe` command uses: connecting with the global options, one
  * control request, server errors, exit-code helpers, strict number parsing. */
+#include "io.h"
 #include "cli.h"
 
 #include <errno.h>
@@ -126,28 +127,6 @@ cli_parse_int(const char *s, long long min, long long max, long long *out)
 }
 
 int
-cli_write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN) {
-                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-                poll(&pfd, 1, -1);
-                continue;
-            }
-            return -errno;
-        }
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-int
 cli_session_path(char *out, size_t cap, const char *session, const char *suffix)
 {
     size_t n = strlen(session);
@@ -190,7 +169,7 @@ cli_write_output(int fd, json_object *event)
 {
     json_object *d = json_get(event, "data");
     if (d && json_object_is_type(d, json_type_string))
-        return cli_write_all(fd, json_object_get_string(d), (size_t)json_object_get_string_len(d));
+        return io_write_all(fd, json_object_get_string(d), (size_t)json_object_get_string_len(d));
     json_object *b = json_get(event, "data_b64");
     if (!b || !json_object_is_type(b, json_type_string))
         return 0;
@@ -198,7 +177,7 @@ cli_write_output(int fd, json_object *event)
     char *out = xmalloc(BASE64_DECODED_MAX(n) + 1);
     int rc = base64_decode(json_object_get_string(b), n, out, &out_len);
     if (rc == 0)
-        rc = cli_write_all(fd, out, out_len);
+        rc = io_write_all(fd, out, out_len);
     free(out);
     return rc;
 }

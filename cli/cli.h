@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <uv.h>
 
+#include "io.h" /* io_write_all */
 #include "err.h"
 #include "ws.h"
 
@@ -61,9 +62,6 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 
 /* Parses a decimal integer in [min, max] (the whole string). Returns 0 or -EINVAL. */
 int cli_parse_int(const char *s, long long min, long long max, long long *out);
-
-/* Writes all of p[0..n) to fd, waiting out EAGAIN and EINTR. Returns 0 or -errno. */
-int cli_write_all(int fd, const void *p, size_t n);
 
 /* Closes the handles (libuv) and runs the loop until their close callbacks have run, so they
  * may live on the caller's stack. Overwrites each handle's data. */

@@ -190,7 +190,7 @@ attach_loop(attach_t *a, err_t *err)
             return -1;
         }
         if (m.binary) {
-            int rc = cli_write_all(STDOUT_FILENO, m.data, m.len);
+            int rc = io_write_all(STDOUT_FILENO, m.data, m.len);
             free(m.data);
             if (rc < 0)
                 return err_set(err, -rc, "cannot write to stdout: %s", strerror(-rc));

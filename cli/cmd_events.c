@@ -62,7 +62,7 @@ events_print(events_t *e, bool follow)
             return cli_fail("events: %s", err.msg);
         }
         m.data[m.len] = '\n';
-        int rc = cli_write_all(STDOUT_FILENO, m.data, m.len + 1);
+        int rc = io_write_all(STDOUT_FILENO, m.data, m.len + 1);
         free(m.data);
         if (rc < 0)
             return rc == -EPIPE ? 0 : cli_fail("events: cannot write to stdout: %s", strerror(-rc));

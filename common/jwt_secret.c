@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "jwt.h"
 #include "xalloc.h"
 
@@ -122,21 +123,6 @@ out:
     return r;
 }
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -errno;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Best effort: makes the new directory entry durable. */
 static void
 fsync_parent(const char *path)
@@ -177,7 +163,7 @@ jwt_secret_generate(const char *path, err_t *err)
         OPENSSL_cleanse(text, sizeof text);
         return r;
     }
-    if (fchmod(fd, 0600) < 0 || (r = write_all(fd, text, 2 * JWT_SECRET_GEN_LEN + 1)) < 0 ||
+    if (fchmod(fd, 0600) < 0 || (r = io_write_all(fd, text, 2 * JWT_SECRET_GEN_LEN + 1)) < 0 ||
         fsync(fd) < 0) {
         int e = r < 0 ? -r : errno;
         r = err_set(err, e, "%s: %s", tmp, strerror(e));

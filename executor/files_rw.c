@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "base64.h"
 #include "buf.h"
 #include "files_int.h"
@@ -214,21 +215,6 @@ make_parent(const char *abs, bool parents, err_t *err)
     return files_mkdir_parents(dir, FILES_DIR_MODE, false, &created, err);
 }
 
-static int
-write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -errno;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Appends in place: cheap for large files; a failed append is cut back to the old size. */
 static int
 append_file(const char *abs, const char *p, size_t n, mode_t mode, bool set_mode, off_t *size,
@@ -239,7 +225,7 @@ append_file(const char *abs, const char *p, size_t n, mode_t mode, bool set_mode
     int fd = open(abs, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, mode);
     if (fd < 0 || fstat(fd, &st) < 0) {
         rc = files_sys_err(err, errno, "append to", abs);
-    } else if ((rc = write_all(fd, p, n)) < 0) {
+    } else if ((rc = io_write_all(fd, p, n)) < 0) {
         err_set(err, -rc, "append to %s: %s", abs, strerror(-rc));
         if (ftruncate(fd, st.st_size) < 0) { /* best effort */
         }
@@ -378,7 +364,7 @@ atomic_file_write(atomic_file_t *af, const void *p, size_t n, err_t *err)
     /* A write by an unprivileged process clears the set-id bits atomic_file_open gave the
      * temp file: put them back, or "mode kept" would not hold for a setuid/setgid file. */
     bool set_id = fstat(af->fd, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID));
-    int rc = write_all(af->fd, p, n);
+    int rc = io_write_all(af->fd, p, n);
     if (rc < 0)
         return err_set(err, -rc, "write %s: %s", af->path, strerror(-rc));
     if (set_id && fchmod(af->fd, st.st_mode & 07777) < 0)

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io.h" /* io_write_all */
 #include "exec_client.h"
 
 #define CLI_EXIT_USAGE 2
@@ -76,9 +77,6 @@ void cli_print_result(cli_t *c, json_object *res);
 
 /* Reports {"error":{"code","message"}} on stderr if res is one; returns true when it was. */
 bool cli_report_error(const char *what, json_object *res);
-
-/* Writes all of p[0..n) to fd (blocking, handles EAGAIN and EINTR). Returns 0 or -errno. */
-int cli_write_all(int fd, const void *p, size_t n);
 
 /* Prints obj to fd, pretty when pretty, with a newline. */
 void cli_print_json(int fd, json_object *obj, bool pretty);

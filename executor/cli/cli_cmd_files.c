@@ -47,8 +47,8 @@ cat_on_close(cli_t *c, json_object *res)
     }
     json_object *content = json_get(res, "content");
     if (content && json_object_is_type(content, json_type_string))
-        cli_write_all(STDOUT_FILENO, json_object_get_string(content),
-                      (size_t)json_object_get_string_len(content));
+        io_write_all(STDOUT_FILENO, json_object_get_string(content),
+                     (size_t)json_object_get_string_len(content));
     else
         cli_print_json(STDOUT_FILENO, res, true);
     if (c->verbose) {
@@ -183,7 +183,7 @@ download_on_data(cli_t *c, bool is_stderr, const uint8_t *p, size_t n)
 {
     download_t *d = c->op;
     (void)is_stderr;
-    int r = cli_write_all(c->out_fd, p, n);
+    int r = io_write_all(c->out_fd, p, n);
     if (r < 0)
         cli_die(CLI_EXIT_FAIL, "writing %s: %s", d->to_stdout ? "stdout" : d->part, strerror(-r));
 }

@@ -28,8 +28,8 @@ proc_on_json(cli_t *c, json_object *msg)
     json_object *id = json_get(msg, "id");
     if (st->detach && !st->detached && id) {
         const char *s = json_object_get_string(id);
-        cli_write_all(STDOUT_FILENO, s, strlen(s));
-        cli_write_all(STDOUT_FILENO, "\n", 1);
+        io_write_all(STDOUT_FILENO, s, strlen(s));
+        io_write_all(STDOUT_FILENO, "\n", 1);
         exec_client_send_close(c->ec, c->ch, NULL);
         st->detached = true;
     } else if (c->verbose) {

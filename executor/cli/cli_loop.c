@@ -14,6 +14,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "io.h"
 #include "cli.h"
 #include "json_util.h"
 
@@ -73,28 +74,6 @@ cli_tty_raw(int fd)
     return 0;
 }
 
-int
-cli_write_all(int fd, const void *p, size_t n)
-{
-    const char *q = p;
-    while (n > 0) {
-        ssize_t w = write(fd, q, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN) {
-                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-                poll(&pfd, 1, -1);
-                continue;
-            }
-            return -errno;
-        }
-        q += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 void
 cli_print_json(int fd, json_object *obj, bool pretty)
 {
@@ -106,8 +85,8 @@ cli_print_json(int fd, json_object *obj, bool pretty)
         (pretty ? JSON_C_TO_STRING_PRETTY : JSON_C_TO_STRING_PLAIN) |
             JSON_C_TO_STRING_NOSLASHESCAPE,
         &len);
-    cli_write_all(fd, s, len);
-    cli_write_all(fd, "\n", 1);
+    io_write_all(fd, s, len);
+    io_write_all(fd, "\n", 1);
 }
 
 json_object *
@@ -190,7 +169,7 @@ on_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
         c->hooks.on_data(c, is_stderr, p, n);
         return;
     }
-    if (cli_write_all(is_stderr ? STDERR_FILENO : STDOUT_FILENO, p, n) < 0) {
+    if (io_write_all(is_stderr ? STDERR_FILENO : STDOUT_FILENO, p, n) < 0) {
         c->done = true; /* stdout closed (e.g. piped into head): stop quietly */
         c->exit_code = CLI_EXIT_FAIL;
     }

@@ -44,6 +44,7 @@ err_name(int code)
     case EINVAL: return "invalid";
     case ENOSPC: return "no_space";
     case EFBIG: return "too_large";
+    case ENOTSUP: return "unsupported";
     default: return "internal";
     }
 }

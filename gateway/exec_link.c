@@ -20,7 +20,7 @@ struct exec_link {
     uv_timer_t timer; /* connect retries, heartbeats */
     char *path;
     double deadline;
-    bool pipe_open, up, connecting, freeing;
+    bool pipe_open, up, connecting, freeing, quiet;
     int closing_handles;
     size_t backlog;
     double ping_sent, last_pong, rtt_ms;
@@ -233,7 +233,7 @@ on_timer(uv_timer_t *t)
         try_connect(l);
         return;
     }
-    if (!l->up)
+    if (!l->up || l->quiet)
         return;
     double now = gw_now();
     if ((now - l->last_pong) * 1000.0 > EXEC_LINK_DEAD_MS) {
@@ -311,6 +311,14 @@ exec_client_t *
 exec_link_client(exec_link_t *l)
 {
     return l->up ? l->client : NULL;
+}
+
+void
+exec_link_set_quiet(exec_link_t *l, bool quiet)
+{
+    l->quiet = quiet;
+    if (!quiet)
+        l->last_pong = gw_now(); /* a thawed executor answers the next ping */
 }
 
 size_t

@@ -118,7 +118,7 @@ handle(json_object *r)
     }
     gw_session_t *s = session_find(json_get_str(r, "session", ""));
     bool write = strcmp(op, "file.read") && strcmp(op, "file.list") && strcmp(op, "file.stat") &&
-                 strcmp(op, "oh.list_files") && strcmp(op, "session.get");
+                 strcmp(op, "oh.list_files") && strcmp(op, "session.get") && strcmp(op, "health");
     if (!s || !allowed(r, s, write)) {
         reply_err(reply, ERR_NOT_FOUND, "no such session on this gateway");
         return;
@@ -131,6 +131,13 @@ handle(json_object *r)
         session_delete(s, "deleted through the API");
         json_set_str(d, "status", ST_STOPPED);
         reply_ok(reply, d);
+    } else if (!strcmp(op, "session.pause") || !strcmp(op, "session.resume")) {
+        int rc = !strcmp(op, "session.pause") ? session_pause(s, "paused through the API", &err)
+                                              : session_resume(s, &err);
+        if (rc < 0)
+            reply_err(reply, err.code, err.msg);
+        else
+            reply_ok(reply, session_describe(s));
     } else if (!strcmp(op, "action")) {
         uint64_t seq = session_submit(s, json_get(r, "action"), json_get_str(r, "owner", ""), &err);
         if (!seq) {
@@ -146,7 +153,7 @@ handle(json_object *r)
         else
             reply_ok(reply, NULL);
     } else if (!strcmp(op, "file.read") || !strcmp(op, "file.list") || !strcmp(op, "file.stat") ||
-               !strcmp(op, "oh.list_files") || !strcmp(op, "file.write") ||
+               !strcmp(op, "oh.list_files") || !strcmp(op, "health") || !strcmp(op, "file.write") ||
                !strcmp(op, "file.mkdir") || !strcmp(op, "file.remove") ||
                !strcmp(op, "file.move")) {
         /* The request's own fields are the executor op's fields. */

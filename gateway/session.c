@@ -159,7 +159,9 @@ session_describe(const gw_session_t *s)
     json_set_int(o, "last_seq", (int64_t)evlog_next_seq(s->log) - 1);
     json_set_int(o, "queued_actions", s->queued + (s->act_ch ? 1 : 0));
     json_set_int(o, "idle_timeout", s->idle_timeout);
+    json_set_str(o, "idle_action", s->idle_pause ? "pause" : "stop");
     json_set_int(o, "max_lifetime", s->max_lifetime);
+    json_set(o, "idle_seconds", json_object_new_double(gw_now() - s->last_activity));
     return o;
 }
 
@@ -234,8 +236,9 @@ save_session(gw_session_t *s)
     json_object *sb = sandbox_to_json(&s->sb);
     rds_cmd(NULL, NULL,
             "HSET %s id %s owner %s gateway %s status %s profile %s created %s "
-            "idle_timeout %s max_lifetime %s sandbox %s",
-            key, s->id, s->owner, g_gw.cfg.id, s->status, s->profile, created, idle, life,
+            "idle_timeout %s idle_action %s max_lifetime %s sandbox %s",
+            key, s->id, s->owner, g_gw.cfg.id, s->status, s->profile, created, idle,
+            s->idle_pause ? "pause" : "stop", life,
             json_object_to_json_string_ext(sb, JSON_C_TO_STRING_PLAIN));
     json_object_put(sb);
     char gkey[128];
@@ -294,6 +297,7 @@ session_create(json_object *params, const char *owner, session_ready_cb cb, void
     s->params = params ? json_object_get(params) : json_object_new_object();
     s->idle_timeout = (int)json_get_int(params, "idle_timeout", s->idle_timeout);
     s->max_lifetime = (int)json_get_int(params, "max_lifetime", s->max_lifetime);
+    s->idle_pause = !strcmp(json_get_str(params, "idle_action", "stop"), "pause");
     s->ready_cb = cb;
     s->ready_ud = ud;
     snprintf(s->status, sizeof s->status, "%s", "");
@@ -338,11 +342,21 @@ sessions_tick(void)
     double now = gw_now(), wall = gw_wall();
     for (gw_session_t *s = g_gw.sessions, *next; s; s = next) {
         next = s->next;
-        bool busy = s->act_ch || s->qhead || s->terms;
-        if (s->idle_timeout > 0 && !busy && now - s->last_activity > s->idle_timeout)
-            session_delete(s, "idle timeout");
-        else if (s->max_lifetime > 0 && wall - s->created > s->max_lifetime)
+        bool busy = s->act_ch || s->qhead || s->terms || s->oneshots;
+        bool paused = !strcmp(s->status, ST_PAUSED);
+        bool idle = s->idle_timeout > 0 && !busy && !paused &&
+                    now - s->last_activity > s->idle_timeout;
+        if (s->max_lifetime > 0 && wall - s->created > s->max_lifetime) {
             session_delete(s, "maximum lifetime reached");
+        } else if (idle && s->idle_pause) {
+            err_t err = {0};
+            if (!strcmp(s->status, ST_READY) && session_pause(s, "idle timeout", &err) < 0) {
+                GW_LOG("session %s: idle pause failed (%s): stopping it", s->id, err.msg);
+                session_delete(s, "idle timeout");
+            }
+        } else if (idle) {
+            session_delete(s, "idle timeout");
+        }
     }
 }
 

@@ -53,7 +53,7 @@ struct gw_term {
 typedef void (*session_ready_cb)(void *ud, gw_session_t *s, int code, const char *msg);
 
 /* Creates a session from params {"profile","env","memory","cpu","pids","idle_timeout",
- * "max_lifetime","plugins"} for owner; cb runs once it is READY (or failed: s NULL). */
+ * "idle_action" ("stop" or "pause"),"max_lifetime","plugins"} for owner; cb runs once it is READY (or failed: s NULL). */
 void session_create(json_object *params, const char *owner, session_ready_cb cb, void *ud);
 gw_session_t *session_find(const char *id);
 gw_session_t *session_next(const gw_session_t *s); /* iteration from g_gw.sessions */
@@ -70,6 +70,12 @@ int session_signal(gw_session_t *s, const char *sig, err_t *err);
  * (borrowed; {"error":...} on failure or when the runtime goes away). cb may be NULL. */
 typedef void (*session_op_cb)(void *ud, json_object *result);
 int session_exec_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, err_t *err);
+/* Freezes the sandbox (status PAUSED; processes keep their state, output produced before the
+ * pause stays in the stream); actions and file ops are refused until session_resume thaws it.
+ * Both return 0 (also when already in the wanted state) or -1 with err (ENOTSUP: the provider
+ * has no freezer; ERR_BUSY: the session is not READY / not PAUSED). session_pause.c. */
+int session_pause(gw_session_t *s, const char *reason, err_t *err);
+int session_resume(gw_session_t *s, err_t *err);
 /* Stops and destroys the session (status STOPPED). */
 void session_delete(gw_session_t *s, const char *reason);
 

@@ -387,6 +387,8 @@ int
 session_exec_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, err_t *err)
 {
     exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
+    if (!strcmp(s->status, ST_PAUSED))
+        return err_set(err, ERR_BUSY, "the session is PAUSED: resume it first");
     if (!c)
         return err_set(err, ERR_BUSY, "the runtime is not connected (status %s)", s->status);
     uint32_t ch = exec_client_open(c, req, err);

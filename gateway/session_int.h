@@ -53,6 +53,8 @@ struct gw_session {
     json_object *params;
     int reconnects;
     bool deleting;
+    bool idle_pause;        /* idle_action "pause": an idle session is frozen, not deleted */
+    bool connect_on_resume; /* restored while paused: the executor link waits for the thaw */
     oneshot_t *oneshots;
 };
 

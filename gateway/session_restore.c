@@ -57,6 +57,7 @@ sessions_restore(void)
         redisReply *h = redisCommand(rc, "HGETALL sp:session:{%s}", id);
         const char *owner = "", *profile = "default", *sbjson = NULL, *status = "";
         int idle = g_gw.cfg.idle_timeout, life = g_gw.cfg.max_lifetime;
+        bool idle_pause = false;
         double created = gw_wall();
         uint64_t inflight = 0;
         const char *inflight_action = NULL;
@@ -74,6 +75,8 @@ sessions_restore(void)
                 idle = atoi(v);
             else if (!strcmp(f, "max_lifetime"))
                 life = atoi(v);
+            else if (!strcmp(f, "idle_action"))
+                idle_pause = !strcmp(v, "pause");
             else if (!strcmp(f, "created"))
                 created = atof(v);
             else if (!strcmp(f, "inflight"))
@@ -103,6 +106,7 @@ sessions_restore(void)
         snprintf(s->status, sizeof s->status, "%s", status);
         s->idle_timeout = idle;
         s->max_lifetime = life;
+        s->idle_pause = idle_pause;
         s->created = created;
         s->params = json_object_new_object();
         s->sb = sb;
@@ -112,7 +116,9 @@ sessions_restore(void)
         GW_LOG("restore: session %s (events from %" PRIu64 ")", id, next_seq);
         if (inflight && inflight < next_seq)
             resume_inflight(s, inflight, inflight_action);
-        if (s->prov->alive(&s->sb)) {
+        if (s->prov->alive(&s->sb) && !strcmp(status, ST_PAUSED)) {
+            s->connect_on_resume = true; /* a frozen executor cannot say HELLO */
+        } else if (s->prov->alive(&s->sb)) {
             exec_link_connect(s->link, s->sb.socket_path, 5000);
         } else {
             snprintf(s->status, sizeof s->status, "%s", "");

@@ -129,6 +129,23 @@ ws_control_handle(struct lws *wsi, const jwt_claims_t *who, json_object *msg)
         ws_reply(wsi, result_msg(id, r));
         return;
     }
+    if (!strcmp(method, "session.pause") || !strcmp(method, "session.resume")) {
+        gw_session_t *s = session_find(json_get_str(params, "session", ""));
+        if (!s || !can_see(who, s)) {
+            ws_reply(wsi, error_msg(id, "not_found", "no such session on this gateway"));
+            return;
+        }
+        if (viewer) {
+            ws_reply(wsi, error_msg(id, "forbidden", "viewers cannot pause or resume sessions"));
+            return;
+        }
+        err_t err = {0};
+        int rc = !strcmp(method, "session.pause") ? session_pause(s, "paused by client", &err)
+                                                  : session_resume(s, &err);
+        ws_reply(wsi, rc < 0 ? error_msg(id, err_name(err.code), err.msg)
+                             : result_msg(id, session_describe(s)));
+        return;
+    }
     char m[160];
     snprintf(m, sizeof m, "unknown method \"%.80s\"", method);
     ws_reply(wsi, error_msg(id, "bad_request", m));

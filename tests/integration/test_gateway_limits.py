@@ -90,6 +90,18 @@ def wait_destroyed(sb, timeout=5):
     return not sandbox_alive(sb) and not os.path.exists(sb["dir"])
 
 
+def thaw(ids):
+    for sid in ids:
+        sid = sid.decode() if isinstance(sid, bytes) else sid
+        for path, value in ((f"/sys/fs/cgroup/freezer/sandpipe/{sid}/freezer.state", "THAWED"),
+                            (f"/sys/fs/cgroup/sandpipe/{sid}/cgroup.freeze", "0")):
+            try:
+                with open(path, "w") as f:
+                    f.write(value)
+            except OSError:
+                pass
+
+
 def destroy_stack_sandboxes(st):
     """Stack.stop() ends sandboxes with SIGTERM by name, which only reaches the outer bwrap: the
     sandbox's pid-namespace init ignores it and lives on. Kill this stack's sandbox processes by
@@ -110,6 +122,7 @@ def destroy_stack_sandboxes(st):
                     ids.update(re.findall(rb"/sandboxes/(sb-[0-9a-f]+)", cmd))
         if not pids:
             break
+        thaw(ids)  # frozen (paused) processes cannot die before they are thawed
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)

@@ -11,6 +11,7 @@
 #include "json_util.h"
 #include "redis_client.h"
 #include "session.h"
+#include "xfer.h"
 #include "xalloc.h"
 
 #define REPLY_TTL 120
@@ -118,7 +119,8 @@ handle(json_object *r)
     }
     gw_session_t *s = session_find(json_get_str(r, "session", ""));
     bool write = strcmp(op, "file.read") && strcmp(op, "file.list") && strcmp(op, "file.stat") &&
-                 strcmp(op, "oh.list_files") && strcmp(op, "session.get") && strcmp(op, "health");
+                 strcmp(op, "oh.list_files") && strcmp(op, "session.get") && strcmp(op, "health") &&
+                 strcmp(op, "file.download");
     if (!s || !allowed(r, s, write)) {
         reply_err(reply, ERR_NOT_FOUND, "no such session on this gateway");
         return;
@@ -138,6 +140,9 @@ handle(json_object *r)
             reply_err(reply, err.code, err.msg);
         else
             reply_ok(reply, session_describe(s));
+    } else if (!strcmp(op, "file.upload") || !strcmp(op, "file.download")) {
+        if (xfer_start(s, r, !strcmp(op, "file.upload"), &err) < 0)
+            reply_err(reply, err.code, err.msg);
     } else if (!strcmp(op, "action")) {
         uint64_t seq = session_submit(s, json_get(r, "action"), json_get_str(r, "owner", ""), &err);
         if (!seq) {

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "err.h"
 #include "event_log.h"
@@ -53,7 +54,8 @@ struct gw_term {
 typedef void (*session_ready_cb)(void *ud, gw_session_t *s, int code, const char *msg);
 
 /* Creates a session from params {"profile","env","memory","cpu","pids","idle_timeout",
- * "idle_action" ("stop" or "pause"),"max_lifetime","plugins"} for owner; cb runs once it is READY (or failed: s NULL). */
+ * "idle_action" ("stop" or "pause"),"max_lifetime","plugins"} for owner; cb runs once it is READY
+ * (or failed: s NULL). */
 void session_create(json_object *params, const char *owner, session_ready_cb cb, void *ud);
 gw_session_t *session_find(const char *id);
 gw_session_t *session_next(const gw_session_t *s); /* iteration from g_gw.sessions */
@@ -70,6 +72,29 @@ int session_signal(gw_session_t *s, const char *sig, err_t *err);
  * (borrowed; {"error":...} on failure or when the runtime goes away). cb may be NULL. */
 typedef void (*session_op_cb)(void *ud, json_object *result);
 int session_exec_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, err_t *err);
+
+/* A streamed executor op (file.upload, file.download): session_exec_op plus the channel's JSON
+ * events, its DATA and its credit. The handle is valid until on_close (the op's cb) has run;
+ * on_close always comes, also after a cancel or when the runtime goes away. session_stream.c. */
+typedef struct oneshot session_stream_t;
+typedef struct {
+    void (*on_json)(void *ud, json_object *msg);           /* borrowed */
+    void (*on_data)(void *ud, const uint8_t *p, size_t n); /* borrowed */
+    void (*on_writable)(void *ud);                         /* more send credit */
+} session_stream_cbs_t;
+/* auto_grant false: the caller grants receive credit itself (session_stream_grant). */
+session_stream_t *session_stream_open(gw_session_t *s, json_object *req,
+                                      const session_stream_cbs_t *cbs, session_op_cb on_close,
+                                      void *ud, bool auto_grant, err_t *err);
+/* Queues up to n bytes within the executor's credit; returns how many (0: wait for
+ * on_writable), or < 0 when the channel no longer takes data. */
+ssize_t session_stream_send(session_stream_t *st, const void *p, size_t n);
+int session_stream_eof(session_stream_t *st);
+void session_stream_grant(session_stream_t *st, size_t n);
+/* Credit the executor still has to send to us. */
+size_t session_stream_recv_window(const session_stream_t *st);
+/* Asks the executor to end the op (an upload's temp file is removed); on_close follows. */
+void session_stream_cancel(session_stream_t *st);
 /* Freezes the sandbox (status PAUSED; processes keep their state, output produced before the
  * pause stays in the stream); actions and file ops are refused until session_resume thaws it.
  * Both return 0 (also when already in the wanted state) or -1 with err (ENOTSUP: the provider

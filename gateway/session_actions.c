@@ -149,11 +149,36 @@ on_link_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
         s->last_activity = gw_now();
         return;
     }
+    if (kind && *kind == CH_ONESHOT) {
+        session_oneshot_data((oneshot_t *)kind, p, n);
+        return;
+    }
     for (gw_term_t *t = s->terms; t; t = t->next)
         if (t->ch == ch) {
             t->on_data(t, p, n);
             return;
         }
+}
+
+static void
+on_link_json(void *ud, uint32_t ch, json_object *msg)
+{
+    gw_session_t *s = ud;
+    exec_client_t *c = exec_link_client(s->link);
+    chan_kind_t *kind = c ? exec_client_get_chan_data(c, ch) : NULL;
+    if (kind && *kind == CH_ONESHOT)
+        session_oneshot_json((oneshot_t *)kind, msg);
+}
+
+static void
+on_link_writable(void *ud, uint32_t ch, size_t avail)
+{
+    (void)avail;
+    gw_session_t *s = ud;
+    exec_client_t *c = exec_link_client(s->link);
+    chan_kind_t *kind = c ? exec_client_get_chan_data(c, ch) : NULL;
+    if (kind && *kind == CH_ONESHOT)
+        session_oneshot_writable((oneshot_t *)kind);
 }
 
 static void
@@ -185,34 +210,12 @@ session_error_observation(const char *text)
     return o;
 }
 
-void
-session_fail_oneshots(gw_session_t *s, const char *why)
-{
-    while (s->oneshots) {
-        oneshot_t *o = s->oneshots;
-        s->oneshots = o->next;
-        if (o->cb) {
-            json_object *e = json_error_new(ERR_BUSY, why);
-            o->cb(o->ud, e);
-            json_object_put(e);
-        }
-        free(o);
-    }
-}
-
 static void
 on_link_close(void *ud, uint32_t ch, json_object *res)
 {
     gw_session_t *s = ud;
-    for (oneshot_t **pp = &s->oneshots; *pp; pp = &(*pp)->next)
-        if ((*pp)->ch == ch) {
-            oneshot_t *o = *pp;
-            *pp = o->next;
-            if (o->cb)
-                o->cb(o->ud, res);
-            free(o);
-            return;
-        }
+    if (session_oneshot_closed(s, ch, res))
+        return;
     if (ch == s->act_ch) {
         json_object *err = json_get(res, "error");
         if (err) {
@@ -299,7 +302,9 @@ const exec_link_cbs_t session_link_cbs = {
     .on_up = on_link_up,
     .on_down = on_link_down,
     .on_data = on_link_data,
+    .on_json = on_link_json,
     .on_close = on_link_close,
+    .on_writable = on_link_writable,
 };
 
 /* ---- actions ---- */
@@ -381,30 +386,6 @@ session_submit(gw_session_t *s, json_object *action, const char *origin, err_t *
     s->last_activity = gw_now();
     session_start_next_action(s);
     return seq;
-}
-
-int
-session_exec_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, err_t *err)
-{
-    exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
-    if (!strcmp(s->status, ST_PAUSED))
-        return err_set(err, ERR_BUSY, "the session is PAUSED: resume it first");
-    if (!c)
-        return err_set(err, ERR_BUSY, "the runtime is not connected (status %s)", s->status);
-    uint32_t ch = exec_client_open(c, req, err);
-    if (!ch)
-        return -1;
-    oneshot_t *o = xcalloc(1, sizeof *o);
-    o->kind = CH_ONESHOT;
-    o->ch = ch;
-    o->cb = cb;
-    o->ud = ud;
-    o->next = s->oneshots;
-    s->oneshots = o;
-    exec_client_set_chan_data(c, ch, o);
-    exec_link_flush(s->link);
-    s->last_activity = gw_now();
-    return 0;
 }
 
 int

@@ -20,14 +20,18 @@ typedef struct queued {
     uint64_t seq;
 } queued_t;
 
-/* A one-shot executor op (file.read, bash.signal, ...) waiting for its CLOSE. */
-typedef struct oneshot {
+/* A one-shot executor op (file.read, bash.signal, ...) waiting for its CLOSE, or a streamed
+ * one (file.upload, file.download: scbs set). It is the session_stream_t of session.h. */
+struct oneshot {
     chan_kind_t kind; /* CH_ONESHOT: first, so the channel's data pointer tells the kind */
     struct oneshot *next;
+    gw_session_t *s;
     uint32_t ch;
     session_op_cb cb;
     void *ud;
-} oneshot_t;
+    const session_stream_cbs_t *scbs;
+};
+typedef struct oneshot oneshot_t;
 
 struct gw_session {
     gw_session_t *next;
@@ -71,7 +75,12 @@ gw_session_t *session_alloc(const char *id, const char *owner, const char *profi
 void session_start_next_action(gw_session_t *s);
 void session_enqueue(gw_session_t *s, json_object *action, uint64_t seq);
 json_object *session_error_observation(const char *text);
+/* session_stream.c: the executor link's events for one-shot and streamed ops. */
 void session_fail_oneshots(gw_session_t *s, const char *why);
+bool session_oneshot_closed(gw_session_t *s, uint32_t ch, json_object *res);
+void session_oneshot_data(oneshot_t *o, const uint8_t *p, size_t n);
+void session_oneshot_json(oneshot_t *o, json_object *msg);
+void session_oneshot_writable(oneshot_t *o);
 void session_on_log_drained(void *ud);
 
 #endif

@@ -1,9 +1,10 @@
-/* gw_test_provider.c — the bwrap and local providers and cgroup.c against the real kernel,
+/* gw_test_provider.c — the bwrap and local providers against the real kernel,
  * real bubblewrap and the real sandpipe-executor (SANDPIPE_EXECUTOR, else
  * <repo>/build/{release,$MODE}/sandpipe-executor found from this binary's path or the cwd).
  * Commands run through the executor protocol (proc.spawn) over a blocking unix socket.
  * Every sandbox a test creates is registered and destroyed (purged) by the teardown, also when
- * an assertion fails; the state directory is a mkdtemp removed at the end. Needs root. */
+ * an assertion fails; the state directory is a mkdtemp removed at the end. Needs root.
+ * cgroup.c on its own: gw_test_cgroup.c. */
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -54,185 +55,7 @@ static struct {
 } g_made[8];
 static int g_nmade;
 
-static double
-now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void
-sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* ---- a blocking executor client on top of exec_client ---- */
-
-typedef struct {
-    int fd;
-    exec_client_t *c;
-    uint32_t ch;
-    buf_t out;
-    json_object *started, *result;
-} conn_t;
-
-static void
-on_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
-{
-    conn_t *k = ud;
-    if (ch == k->ch && !is_stderr)
-        buf_append(&k->out, p, n);
-}
-
-static void
-on_json(void *ud, uint32_t ch, json_object *msg)
-{
-    conn_t *k = ud;
-    if (ch == k->ch && !k->started)
-        k->started = json_object_get(msg);
-}
-
-static void
-on_close(void *ud, uint32_t ch, json_object *result)
-{
-    conn_t *k = ud;
-    if (ch == k->ch)
-        k->result = json_object_get(result ? result : json_object_new_object());
-}
-
-static int
-flush_out(conn_t *k)
-{
-    buf_t *o = exec_client_out(k->c);
-    while (o->len) {
-        ssize_t w = send(k->fd, o->data, o->len, MSG_NOSIGNAL);
-        if (w <= 0)
-            return -1;
-        buf_consume(o, (size_t)w);
-    }
-    return 0;
-}
-
-/* Reads until done() or the deadline; 0, or -1 on timeout/EOF. */
-static int
-pump(conn_t *k, double secs, bool (*done)(conn_t *))
-{
-    double end = now() + secs;
-    while (!done(k)) {
-        if (flush_out(k) < 0)
-            return -1;
-        struct pollfd pfd = {k->fd, POLLIN, 0};
-        int left = (int)((end - now()) * 1000);
-        if (left <= 0 || poll(&pfd, 1, left) <= 0)
-            return -1;
-        char b[65536];
-        ssize_t n = recv(k->fd, b, sizeof b, 0);
-        if (n <= 0 || exec_client_feed(k->c, b, (size_t)n, NULL) < 0)
-            return -1;
-    }
-    return flush_out(k);
-}
-
-static bool
-got_hello(conn_t *k)
-{
-    return exec_client_hello(k->c) != NULL;
-}
-static bool
-got_result(conn_t *k)
-{
-    return k->result != NULL;
-}
-static bool
-got_started(conn_t *k)
-{
-    return k->started != NULL || k->result != NULL;
-}
-
-static void
-conn_close(conn_t *k)
-{
-    if (k->fd >= 0)
-        close(k->fd);
-    exec_client_free(k->c);
-    buf_free(&k->out);
-    json_object_put(k->started);
-    json_object_put(k->result);
-    memset(k, 0, sizeof *k);
-    k->fd = -1;
-}
-
-/* Connects and waits for HELLO; retries until secs have passed (the executor is starting). */
-static int
-conn_open(conn_t *k, const char *path, double secs)
-{
-    static const exec_client_cbs_t cbs = {
-        .on_data = on_data, .on_json = on_json, .on_close = on_close};
-    double end = now() + secs;
-    memset(k, 0, sizeof *k);
-    k->fd = -1;
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
-    while (now() < end) {
-        k->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (connect(k->fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
-            k->c = exec_client_new(&cbs, k);
-            if (pump(k, end - now(), got_hello) == 0)
-                return 0;
-            conn_close(k);
-        } else {
-            close(k->fd);
-            k->fd = -1;
-        }
-        sleep_ms(20);
-    }
-    return -1;
-}
-
-static uint32_t
-conn_spawn(conn_t *k, const char *cmd)
-{
-    json_object *req = json_object_new_object();
-    json_set_str(req, "op", "proc.spawn");
-    json_set_str(req, "cmd", cmd);
-    k->ch = exec_client_open(k->c, req, NULL);
-    json_object_put(req);
-    return k->ch;
-}
-
-/* Runs cmd in the sandbox; returns the CLOSE result (caller puts it), stdout into *out. */
-static json_object *
-run(const char *sock, const char *cmd, double secs, char **out)
-{
-    conn_t k;
-    if (conn_open(&k, sock, 10) < 0)
-        return NULL;
-    conn_spawn(&k, cmd);
-    json_object *res = NULL;
-    if (pump(&k, secs, got_result) == 0) {
-        res = json_object_get(k.result);
-        if (out)
-            *out = xstrndup(k.out.data ? k.out.data : "", k.out.len);
-    }
-    conn_close(&k);
-    return res;
-}
-
-/* Runs cmd and asserts it exits 0; returns its stdout (caller frees). */
-static char *
-run_ok(const sandbox_t *sb, const char *cmd)
-{
-    char *out = NULL;
-    json_object *res = run(sb->socket_path, cmd, 20, &out);
-    assert_non_null(res);
-    if (json_get_int(res, "exit_code", -1) != 0)
-        fail_msg("'%s' -> %s, stdout: %s", cmd, json_object_to_json_string(res), out);
-    json_object_put(res);
-    return out;
-}
+#include "exec_sync.h"
 
 /* ---- sandbox bookkeeping ---- */
 
@@ -316,113 +139,6 @@ static void
 need_bwrap(void)
 {
     NEED(g_have_bwrap && geteuid() == 0, "bubblewrap and root are required");
-}
-
-/* ---- cgroup.c alone ---- */
-
-static pid_t
-spawn_sleeper(void)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        execlp("sleep", "sleep", "60", (char *)NULL);
-        _exit(127);
-    }
-    return pid;
-}
-
-static void
-reap(pid_t pid)
-{
-    for (int i = 0; i < 200 && waitpid(pid, NULL, WNOHANG) == 0; i++)
-        sleep_ms(10);
-}
-
-/* Limits land in the controller files, a process can be put in, counted, killed, removed. */
-static void
-test_cgroup_limits_membership_kill_remove(void **state)
-{
-    (void)state;
-    cgroup_t cg;
-    err_t err = {0};
-    char id[64];
-    snprintf(id, sizeof id, "t%d-cg", (int)getpid());
-    cgroup_limits_t lim = {128 * MiB, 500, 64};
-    assert_int_equal(cgroup_create(&cg, NULL, id, &lim, &err), 0);
-    NEED(cg.version != 0, "cgroups are not writable here");
-    char buf[64];
-    char path[CGROUP_DIR_MAX + 64];
-    snprintf(path, sizeof path, "%s/%s", cg.dir[CG_PIDS], "pids.max");
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    assert_non_null(fgets(buf, sizeof buf, f));
-    fclose(f);
-    assert_int_equal(atoi(buf), 64);
-    pid_t pid = spawn_sleeper();
-    assert_int_equal(cgroup_enter(&cg, pid), 0);
-    assert_int_equal(cgroup_nprocs(&cg), 1);
-    json_object *u = cgroup_usage(&cg);
-    assert_int_equal(json_get_int(u, "memory_limit_bytes", -1), 128 * MiB);
-    assert_int_equal(json_get_int(u, "pids", -1), 1);
-    json_object_put(u);
-    cgroup_t again;
-    assert_int_equal(cgroup_open(&again, NULL, cg.version, cg.rel), 0);
-    assert_string_equal(again.dir[CG_MEMORY], cg.dir[CG_MEMORY]);
-    assert_int_equal(cgroup_kill(&again, &err), 1);
-    reap(pid);
-    assert_int_equal(cgroup_remove(&again, &err), 0);
-    assert_int_equal(access(cg.dir[CG_PIDS], F_OK), -1);
-    assert_int_equal(cgroup_open(&again, NULL, cg.version, cg.rel), -ENOENT);
-}
-
-/* cgroup v2 code (cgroup.freeze/events/kill) on the hybrid unified mount when there is one. */
-static void
-test_cgroup_v2_freeze_and_kill_on_unified_mount(void **state)
-{
-    (void)state;
-    const char *mnt = "/sys/fs/cgroup/unified";
-    char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s/cgroup.controllers", mnt);
-    NEED(access(p, F_OK) == 0, "no cgroup v2 mount with cgroup.controllers");
-    cgroup_t cg;
-    err_t err = {0};
-    char id[64];
-    snprintf(id, sizeof id, "t%d-v2", (int)getpid());
-    cgroup_limits_t lim = {64 * MiB, 0, 0};
-    assert_int_equal(cgroup_create(&cg, mnt, id, &lim, &err), 0);
-    NEED(cg.version != 0, "cgroups are not writable here");
-    assert_int_equal(cg.version, 2);
-    pid_t pid = spawn_sleeper();
-    assert_int_equal(cgroup_enter(&cg, pid), 0);
-    assert_int_equal(cgroup_freeze(&cg, &err), 0);
-    json_object *u = cgroup_usage(&cg);
-    assert_true(json_get_bool(u, "frozen", false));
-    json_object_put(u);
-    assert_int_equal(cgroup_thaw(&cg, &err), 0);
-    assert_int_equal(cgroup_kill(&cg, &err), 1);
-    reap(pid);
-    assert_int_equal(cgroup_remove(&cg, &err), 0);
-    assert_int_equal(access(cg.dir[CG_FREEZER], F_OK), -1);
-}
-
-/* No cgroup filesystem: create still works, says version 0 and why. */
-static void
-test_cgroup_unwritable_degrades_with_warning(void **state)
-{
-    (void)state;
-    char dir[] = "/tmp/sp-nocg-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    cgroup_t cg;
-    err_t err = {0};
-    cgroup_limits_t lim = {128 * MiB, 0, 0};
-    int e = cgroup_create(&cg, dir, "x1", &lim, &err);
-    rmdir(dir);
-    assert_int_equal(e, 0);
-    assert_int_equal(cg.version, 0);
-    assert_true(strlen(cg.warning) > 0);
-    assert_int_equal(cgroup_enter(&cg, getpid()), 0);
-    assert_int_equal(cgroup_freeze(&cg, &err), -ENOTSUP);
-    assert_int_equal(cgroup_create(&cg, NULL, "../etc", &lim, &err), -EINVAL);
 }
 
 /* ---- plain data ---- */
@@ -788,9 +504,6 @@ main(void)
     if (!mkdtemp(g_state))
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cgroup_limits_membership_kill_remove),
-        cmocka_unit_test(test_cgroup_v2_freeze_and_kill_on_unified_mount),
-        cmocka_unit_test(test_cgroup_unwritable_degrades_with_warning),
         cmocka_unit_test(test_sandbox_json_round_trip_and_bad_input),
         cmocka_unit_test_setup_teardown(test_create_refuses_bad_id_and_env, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bwrap_identity_network_and_filesystem_isolation, setup,

@@ -31,4 +31,12 @@ const char *files_type_name(mode_t m);
  * umask, when set_mode). *created tells whether abs itself was made. */
 int files_mkdir_parents(const char *abs, mode_t mode, bool set_mode, bool *created, err_t *err);
 
+/* A growing list of names (owned copies). */
+typedef struct {
+    char **names;
+    size_t n, cap;
+} names_t;
+void names_add(names_t *v, const char *s);
+void names_free(names_t *v);
+
 #endif

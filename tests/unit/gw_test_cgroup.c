@@ -18,16 +18,7 @@
 
 #include <cmocka.h>
 
-/* A test whose precondition does not hold here fails, unless SANDPIPE_ALLOW_SKIP is set (for
- * machines known to lack it): a skipped test is not a pass. */
-#define NEED(cond, why)                                                                            \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            if (getenv("SANDPIPE_ALLOW_SKIP"))                                                     \
-                skip();                                                                            \
-            fail_msg("cannot run here: %s", why);                                                  \
-        }                                                                                          \
-    } while (0)
+#include "need.h"
 
 #include "gateway/cgroup.h"
 #include "json_util.h"

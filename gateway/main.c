@@ -2,6 +2,7 @@
  * warm pool, re-attachment of surviving sessions, heartbeats, orderly shutdown. */
 #include <getopt.h>
 #include <libwebsockets.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,11 @@ main(int argc, char **argv)
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     gw_config_t *cfg = &g_gw.cfg;
+    /* Streamed transfers move 256 KiB items (hiredis' reader, the chunk being handed to the
+     * executor): keep blocks of that size in the heap, reused, rather than glibc's mmap for
+     * large blocks, which faults every page in again for each chunk. */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    mallopt(M_TRIM_THRESHOLD, 4 << 20);
     const char *listen = "127.0.0.1:8081";
     cfg->redis = "127.0.0.1:6379";
     cfg->provider = "bwrap";

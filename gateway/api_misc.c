@@ -10,6 +10,7 @@
 #include "api_redis.h"
 #include "buf.h"
 #include "json_util.h"
+#include "metrics.h"
 
 #define METRICS_SESSIONS_MAX 10000
 
@@ -136,6 +137,41 @@ metric_field(const redisReply *h, const char *name)
     return 0;
 }
 
+/* What the gateways count (gateway/metrics.h): the action latency histogram, streamed output
+ * and transfer bytes. */
+static void
+print_gateway_counters(buf_t *b, const redisReply *h)
+{
+    static const double bounds[METRICS_ACTION_NBUCKETS] = METRICS_ACTION_BUCKETS;
+    buf_printf(b, "# HELP sandpipe_action_duration_seconds Actions from submission to their "
+                  "observation, every origin (REST, /runtime/, WebSocket).\n"
+                  "# TYPE sandpipe_action_duration_seconds histogram\n");
+    long long cum = 0;
+    for (int i = 0; i <= METRICS_ACTION_NBUCKETS; i++) {
+        char f[24];
+        snprintf(f, sizeof f, "action_b%d", i);
+        cum += metric_field(h, f);
+        if (i < METRICS_ACTION_NBUCKETS)
+            buf_printf(b, "sandpipe_action_duration_seconds_bucket{le=\"%g\"} %lld\n", bounds[i],
+                       cum);
+        else
+            buf_printf(b, "sandpipe_action_duration_seconds_bucket{le=\"+Inf\"} %lld\n", cum);
+    }
+    buf_printf(b, "sandpipe_action_duration_seconds_sum %.6f\n",
+               (double)metric_field(h, "action_sum_us") / 1e6);
+    buf_printf(b, "sandpipe_action_duration_seconds_count %lld\n", cum);
+    buf_printf(b,
+               "# HELP sandpipe_output_bytes_total Bytes of command and terminal output streamed.\n"
+               "# TYPE sandpipe_output_bytes_total counter\nsandpipe_output_bytes_total %lld\n",
+               metric_field(h, "output_bytes"));
+    buf_printf(b,
+               "# HELP sandpipe_transfer_bytes_total Bytes moved by streamed file transfers.\n"
+               "# TYPE sandpipe_transfer_bytes_total counter\n"
+               "sandpipe_transfer_bytes_total{direction=\"upload\"} %lld\n"
+               "sandpipe_transfer_bytes_total{direction=\"download\"} %lld\n",
+               metric_field(h, "upload_bytes"), metric_field(h, "download_bytes"));
+}
+
 void
 api_metrics(api_req_t *r, char **params)
 {
@@ -230,6 +266,7 @@ api_metrics(api_req_t *r, char **params)
                "# HELP sandpipe_api_errors_total REST API responses with a 5xx status.\n"
                "# TYPE sandpipe_api_errors_total counter\nsandpipe_api_errors_total %lld\n",
                metric_field(h, "errors"));
+    print_gateway_counters(&b, h);
     api_reply_raw(r, 200, "text/plain; version=0.0.4", (const char *)b.data, b.len);
     buf_free(&b);
     freeReplyObject(z);

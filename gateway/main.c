@@ -15,6 +15,7 @@
 
 #include "gw.h"
 #include "inbox.h"
+#include "metrics.h"
 #include "jwt.h"
 #include "pool.h"
 #include "redis_client.h"
@@ -107,6 +108,7 @@ on_tick(uv_timer_t *t)
 {
     (void)t;
     heartbeat();
+    metrics_flush();
     sessions_tick();
     pool_tick();
 }

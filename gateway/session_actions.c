@@ -9,6 +9,7 @@
 
 #include "gw.h"
 #include "json_util.h"
+#include "metrics.h"
 #include "redis_client.h"
 #include "session_int.h"
 #include "xalloc.h"
@@ -139,6 +140,7 @@ on_link_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
     gw_session_t *s = ud;
     exec_client_t *c = exec_link_client(s->link);
     chan_kind_t *kind = c ? exec_client_get_chan_data(c, ch) : NULL;
+    metrics_output(n);
     if (kind == &session_kind_action && ch == s->act_ch) {
         buf_append(&s->out, p, n);
         if (s->out.len >= GW_OUTPUT_CHUNK)
@@ -189,6 +191,7 @@ finish_action(gw_session_t *s, json_object *obs)
     json_set_int(e, "action", (int64_t)s->act_seq);
     json_set(e, "observation", obs);
     evlog_append(s->log, e);
+    metrics_action_done(gw_now() - s->act_t0);
     s->act_ch = 0;
     s->act_seq = 0;
     s->owed = 0;
@@ -327,6 +330,7 @@ session_start_next_action(gw_session_t *s)
     uint32_t ch = exec_client_open(c, req, &err);
     json_object_put(req);
     s->act_seq = q->seq;
+    s->act_t0 = q->t0;
     char seqs[32];
     snprintf(seqs, sizeof seqs, "%" PRIu64, q->seq);
     session_save_field(s, "inflight", seqs);
@@ -351,6 +355,7 @@ session_enqueue(gw_session_t *s, json_object *action, uint64_t seq)
     queued_t *q = xcalloc(1, sizeof *q);
     q->action = json_object_get(action);
     q->seq = seq;
+    q->t0 = gw_now();
     if (s->qtail)
         s->qtail->next = q;
     else

@@ -18,6 +18,7 @@ typedef struct queued {
     struct queued *next;
     json_object *action;
     uint64_t seq;
+    double t0; /* when it was queued: latency is measured from here */
 } queued_t;
 
 /* A one-shot executor op (file.read, bash.signal, ...) waiting for its CLOSE, or a streamed
@@ -46,6 +47,7 @@ struct gw_session {
     int queued;
     uint32_t act_ch; /* executor channel of the running action, 0 if none */
     uint64_t act_seq;
+    double act_t0;
     buf_t out;        /* output not yet turned into an event */
     size_t owed;      /* output credit held back while Redis catches up */
     uv_timer_t timer; /* output flush / credit release */

@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "gw.h"
 #include "json_util.h"
+#include "metrics.h"
 #include "redis_client.h"
 #include "xalloc.h"
 
@@ -167,6 +168,7 @@ on_exec_data(void *ud, const uint8_t *p, size_t n)
     if (x->upload || x->done)
         return;
     buf_append(&x->out, p, n);
+    metrics_transfer(false, n);
     /* Push a full chunk, or whatever is here once the executor has used all its credit (it
      * sends nothing more before we grant). */
     if (x->out.len >= XFER_CHUNK || session_stream_recv_window(x->st) == 0)
@@ -188,6 +190,7 @@ try_send(xfer_t *x)
             return; /* on_writable continues */
         x->pend_off += (size_t)k;
     }
+    metrics_transfer(true, x->pend_len);
     free(x->pend);
     x->pend = NULL;
     push_item(x->ack, 'K', NULL, 0);

@@ -102,6 +102,30 @@ class ServiceRoutes(Base):
         self.assertError(self.req("GET", "/metrics", token=self.alice), 403, "forbidden")
         self.assertError(self.req("GET", "/metrics"), 401, "unauthorized")
 
+    def test_metrics_count_action_latency_and_streamed_bytes(self):
+        def values():
+            _, text, _ = self.req("GET", "/metrics", token=self.admin)
+            return {l.rsplit(" ", 1)[0]: float(l.rsplit(" ", 1)[1])
+                    for l in text.splitlines() if l and not l.startswith("#")}
+        before = values()
+        sid = self.session()
+        self.run_wait(sid, "head -c 5000 /dev/zero | tr '\\0' x")
+        deadline = time.monotonic() + 10  # gateways flush their counters once a second
+        while time.monotonic() < deadline:
+            v = values()
+            if v["sandpipe_action_duration_seconds_count"] > before["sandpipe_action_duration_seconds_count"]:
+                break
+            time.sleep(0.2)
+        self.assertGreater(v["sandpipe_action_duration_seconds_count"],
+                           before["sandpipe_action_duration_seconds_count"])
+        self.assertGreaterEqual(v["sandpipe_output_bytes_total"] - before["sandpipe_output_bytes_total"], 5000)
+        self.assertGreater(v["sandpipe_action_duration_seconds_sum"], 0)
+        buckets = [(k, n) for k, n in v.items() if k.startswith("sandpipe_action_duration_seconds_bucket")]
+        self.assertEqual(buckets[-1][0], 'sandpipe_action_duration_seconds_bucket{le="+Inf"}')
+        self.assertEqual(buckets[-1][1], v["sandpipe_action_duration_seconds_count"])
+        self.assertEqual([n for _, n in buckets], sorted(n for _, n in buckets))  # cumulative
+        self.assertIn('sandpipe_transfer_bytes_total{direction="upload"}', v)
+
     def test_tokens_minted_by_an_admin_work_and_others_cannot_mint(self):
         st, body, _ = self.req("POST", "/api/v1/tokens", {"sub": "carol", "role": "user", "ttl": 60},
                                token=self.admin)

@@ -1,0 +1,27 @@
+/* metrics.h — counters the gateway adds to the shared Prometheus figures (hash sp:metrics, read
+ * by the API's /metrics): action latency histogram (submit to observation, every origin: REST,
+ * /runtime/, WebSocket), bytes of command and terminal output streamed, bytes moved by file
+ * transfers. Counted in memory, flushed with HINCRBY once a second, so the hot paths pay an
+ * addition, not a Redis command. */
+#ifndef SP_METRICS_H
+#define SP_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Upper bounds (seconds) of the action latency buckets; the last bucket is +Inf. The API
+ * prints them in this order, cumulatively. Fields in sp:metrics: "action_b<i>" (count in
+ * bucket i, not cumulative), "action_b<N>" for +Inf, "action_sum_us". */
+#define METRICS_ACTION_BUCKETS                                                                     \
+    {                                                                                              \
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120        \
+    }
+#define METRICS_ACTION_NBUCKETS 16
+
+void metrics_action_done(double seconds);
+void metrics_output(size_t bytes);
+void metrics_transfer(bool upload, size_t bytes);
+/* Writes what was counted since the last flush to Redis (from the once-a-second tick). */
+void metrics_flush(void);
+
+#endif

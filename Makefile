@@ -8,7 +8,7 @@ MODE ?= release
 BUILD := build/$(MODE)
 CC ?= cc
 
-PKGS := json-c libcrypto
+PKGS := json-c libcrypto zlib
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "gw.h"
 #include "json_util.h"
 #include "redis_client.h"
@@ -23,23 +24,21 @@ static bool retry_init, stopping;
 
 typedef struct {
     char reply[128];
+    uint64_t seq; /* action waited for */
 } req_t;
 
 static void read_next(void);
 
 /* ---- replies ---- */
 
+static void send_reply_text(const char *key, const char *t, size_t len);
+
 static void
 send_reply(const char *key, json_object *msg)
 {
     size_t len;
     const char *t = json_text(msg, &len);
-    const char *argv[] = {"RPUSH", key, t};
-    size_t lens[] = {5, strlen(key), len};
-    rds_cmdv(NULL, NULL, 3, argv, lens);
-    char ttl[16];
-    snprintf(ttl, sizeof ttl, "%d", REPLY_TTL);
-    rds_cmd(NULL, NULL, "EXPIRE %s %s", key, ttl);
+    send_reply_text(key, t, len);
     json_object_put(msg);
 }
 
@@ -81,6 +80,41 @@ on_created(void *ud, gw_session_t *s, int code, const char *msg)
         reply_ok(q->reply, session_describe(s));
     else
         reply_err(q->reply, code, msg ? msg : "the session could not start");
+    free(q);
+}
+
+static void
+send_reply_text(const char *key, const char *t, size_t len)
+{
+    const char *argv[] = {"RPUSH", key, t};
+    size_t lens[] = {5, strlen(key), len};
+    rds_cmdv(NULL, NULL, 3, argv, lens);
+    char ttl[16];
+    snprintf(ttl, sizeof ttl, "%d", REPLY_TTL);
+    rds_cmd(NULL, NULL, "EXPIRE %s %s", key, ttl);
+}
+
+/* The observation event of a waited-for action: the reply embeds its stored text as is. */
+static void
+on_observed(void *ud, const char *event, size_t len)
+{
+    req_t *q = ud;
+    if (event) {
+        buf_t b = BUF_INIT;
+        buf_printf(&b,
+                   "{\"ok\":true,\"result\":{\"seq\":%llu,\"event\":", (unsigned long long)q->seq);
+        buf_append(&b, event, len);
+        buf_puts(&b, "}}");
+        send_reply_text(q->reply, b.data, b.len);
+        buf_free(&b);
+    } else {
+        json_object *m = json_object_new_object(), *e = json_object_new_object();
+        json_set_str(e, "code", "session_ended");
+        json_set_str(e, "message", "the session stopped before the action finished");
+        json_set(m, "error", e);
+        json_set_bool(m, "ok", false);
+        send_reply(q->reply, m);
+    }
     free(q);
 }
 
@@ -152,6 +186,12 @@ handle(json_object *r)
         json_object *res = json_object_new_object();
         json_set_int(res, "seq", (int64_t)seq);
         reply_ok(reply, res);
+        if (json_get_bool(r, "wait", false)) { /* a second answer: the observation event */
+            req_t *q = xcalloc(1, sizeof *q);
+            snprintf(q->reply, sizeof q->reply, "%s", reply);
+            q->seq = seq;
+            session_watch_action(s, seq, on_observed, q);
+        }
     } else if (!strcmp(op, "signal")) {
         if (session_signal(s, json_get_str(r, "signal", "INT"), &err) < 0)
             reply_err(reply, err.code, err.msg);

@@ -43,13 +43,17 @@ pool_create_sandbox(const char *profile, json_object *params, sandbox_t *out, er
         memset(r, 0, sizeof r);
     char id[64];
     snprintf(id, sizeof id, "sb-%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4], r[5]);
+    /* resource_factor (OpenHands' 1, 2, 4, 8) scales the default limits */
+    int64_t f = json_get_int(params, "resource_factor", 1);
+    if (f < 1 || f > 16)
+        return err_set(err, ERR_BAD_REQ, "resource_factor must be an integer from 1 to 16");
     sandbox_spec_t spec = {
         .id = id,
         .profile = profile,
         .env = json_get(params, "env"),
-        .memory_bytes = json_get_int(params, "memory", g_gw.cfg.default_memory),
-        .cpu_millicores = json_get_int(params, "cpu", g_gw.cfg.default_cpu),
-        .pids_max = json_get_int(params, "pids", g_gw.cfg.default_pids),
+        .memory_bytes = json_get_int(params, "memory", g_gw.cfg.default_memory * f),
+        .cpu_millicores = json_get_int(params, "cpu", g_gw.cfg.default_cpu * f),
+        .pids_max = json_get_int(params, "pids", g_gw.cfg.default_pids * f),
         .network = json_get_bool(params, "network", false),
         .state_dir = g_gw.cfg.state_dir,
         .executor_path = g_gw.cfg.executor_path,

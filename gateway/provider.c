@@ -277,6 +277,29 @@ env_put(char ***envp, size_t *n, const char *key, const char *val)
     (*envp)[*n] = NULL;
 }
 
+int
+provider_env_check(json_object *env, err_t *err)
+{
+    if (!env)
+        return 0;
+    if (!json_object_is_type(env, json_type_object))
+        return err_set(err, ERR_BAD_REQ, "env must be an object of strings");
+    json_object_object_foreach(env, key, val)
+    {
+        bool ok = key[0] && !(key[0] >= '0' && key[0] <= '9');
+        for (const char *p = key; ok && *p; p++)
+            ok = *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                 (*p >= '0' && *p <= '9');
+        if (!ok || !json_object_is_type(val, json_type_string) ||
+            strlen(json_object_get_string(val)) != (size_t)json_object_get_string_len(val))
+            return err_set(err, ERR_BAD_REQ,
+                           "env: bad variable '%.64s' (names match [A-Za-z_][A-Za-z0-9_]*, "
+                           "values are strings without NUL)",
+                           key);
+    }
+    return 0;
+}
+
 char **
 provider_env_new(const sandbox_spec_t *spec, const char *home, err_t *err)
 {
@@ -286,22 +309,13 @@ provider_env_new(const sandbox_spec_t *spec, const char *home, err_t *err)
     env_put(&envp, &n, "HOME", home);
     env_put(&envp, &n, "LANG", "C.UTF-8");
     env_put(&envp, &n, "TERM", "xterm-256color");
-    if (spec->env && !json_object_is_type(spec->env, json_type_object)) {
+    if (provider_env_check(spec->env, err) < 0) {
         provider_env_free(envp);
-        err_set(err, ERR_BAD_REQ, "env must be an object of strings");
         return NULL;
     }
     if (spec->env) {
         json_object_object_foreach(spec->env, key, val)
-        {
-            if (!key[0] || strchr(key, '=') || !json_object_is_type(val, json_type_string) ||
-                strlen(json_object_get_string(val)) != (size_t)json_object_get_string_len(val)) {
-                provider_env_free(envp);
-                err_set(err, ERR_BAD_REQ, "env: bad variable '%s'", key);
-                return NULL;
-            }
             env_put(&envp, &n, key, json_object_get_string(val));
-        }
     }
     return envp;
 }

@@ -94,6 +94,9 @@ int provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[]
 char **provider_env_new(const sandbox_spec_t *spec, const char *home, err_t *err);
 void provider_env_free(char **envp);
 
+/* 0 when env (may be NULL) is an object of valid NAME: "string" pairs, else -ERR_BAD_REQ. */
+int provider_env_check(json_object *env, err_t *err);
+
 /* The generic destroy / alive / pause / resume both providers use. */
 int provider_generic_destroy(const sandbox_t *sb, bool purge, err_t *err);
 int provider_generic_alive(const sandbox_t *sb);

@@ -193,6 +193,7 @@ on_timer_closed(uv_handle_t *h)
     buf_free(&s->out);
     evlog_free(s->log);
     json_object_put(s->params);
+    json_object_put(s->pending_env);
     free(s);
 }
 
@@ -221,6 +222,7 @@ session_free(gw_session_t *s)
         free(q);
     }
     session_fail_oneshots(s, "the session was stopped");
+    session_observed(s, 0, 0);
     exec_link_free(s->link);
     uv_close((uv_handle_t *)&s->timer, on_timer_closed);
 }
@@ -269,6 +271,11 @@ on_claimed(void *ud, const sandbox_t *sb)
     if (s->deleting)
         return;
     if (sb) {
+        /* A warm sandbox started with the default env: the session's own comes once its
+         * executor answers (bash.env, before READY). */
+        json_object *env = json_get(s->params, "env");
+        if (env && json_object_is_type(env, json_type_object) && json_object_object_length(env))
+            s->pending_env = json_object_get(env);
         attach_sandbox(s, sb);
         return;
     }
@@ -290,6 +297,11 @@ on_claimed(void *ud, const sandbox_t *sb)
 void
 session_create(json_object *params, const char *owner, session_ready_cb cb, void *ud)
 {
+    err_t err = {0};
+    if (provider_env_check(json_get(params, "env"), &err) < 0) { /* before a sandbox is taken */
+        cb(ud, NULL, err.code, err.msg);
+        return;
+    }
     char id[64];
     random_id(id, sizeof id, "s-");
     const char *profile = json_get_str(params, "profile", "default");
@@ -303,10 +315,11 @@ session_create(json_object *params, const char *owner, session_ready_cb cb, void
     snprintf(s->status, sizeof s->status, "%s", "");
     session_set_status(s, ST_STARTING, NULL);
     save_session(s);
-    /* Custom limits or env need a sandbox made for them; the pool serves the defaults. */
-    bool custom = json_get(params, "env") || json_get(params, "memory") ||
-                  json_get(params, "cpu") || json_get(params, "pids") ||
-                  json_get(params, "network");
+    /* Custom limits need a sandbox made for them; the pool serves the default ones (env is
+     * applied to a warm sandbox once claimed). */
+    bool custom = json_get(params, "memory") || json_get(params, "cpu") ||
+                  json_get(params, "pids") || json_get(params, "network") ||
+                  json_get_int(params, "resource_factor", 1) != 1;
     if (custom)
         on_claimed(s, NULL);
     else
@@ -344,8 +357,8 @@ sessions_tick(void)
         next = s->next;
         bool busy = s->act_ch || s->qhead || s->terms || s->oneshots;
         bool paused = !strcmp(s->status, ST_PAUSED);
-        bool idle = s->idle_timeout > 0 && !busy && !paused &&
-                    now - s->last_activity > s->idle_timeout;
+        bool idle =
+            s->idle_timeout > 0 && !busy && !paused && now - s->last_activity > s->idle_timeout;
         if (s->max_lifetime > 0 && wall - s->created > s->max_lifetime) {
             session_delete(s, "maximum lifetime reached");
         } else if (idle && s->idle_pause) {

@@ -101,6 +101,11 @@ void session_stream_cancel(session_stream_t *st);
  * has no freezer; ERR_BUSY: the session is not READY / not PAUSED). session_pause.c. */
 int session_pause(gw_session_t *s, const char *reason, err_t *err);
 int session_resume(gw_session_t *s, err_t *err);
+/* Calls cb once action seq has its observation, with the event's stored JSON text (borrowed),
+ * or with NULL when the session ends first. For callers that wait for an action's result (the
+ * API's execute_action) without reading the stream. session_watch.c. */
+typedef void (*session_obs_cb)(void *ud, const char *event, size_t len);
+void session_watch_action(gw_session_t *s, uint64_t seq, session_obs_cb cb, void *ud);
 /* Stops and destroys the session (status STOPPED). */
 void session_delete(gw_session_t *s, const char *reason);
 

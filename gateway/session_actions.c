@@ -190,7 +190,7 @@ finish_action(gw_session_t *s, json_object *obs)
     json_object *e = session_event_new("observation");
     json_set_int(e, "action", (int64_t)s->act_seq);
     json_set(e, "observation", obs);
-    evlog_append(s->log, e);
+    session_observed(s, s->act_seq, evlog_append(s->log, e));
     metrics_action_done(gw_now() - s->act_t0);
     s->act_ch = 0;
     s->act_seq = 0;
@@ -241,11 +241,63 @@ on_link_close(void *ud, uint32_t ch, json_object *res)
         }
 }
 
+static void became_ready(gw_session_t *s);
+
+/* A warm sandbox was started before its session's env was known: export it in the shell (and
+ * for every process started later) before the session says READY. */
+static void
+on_env_applied(void *ud, json_object *result)
+{
+    gw_session_t *s = ud;
+    s->env_applying = false;
+    if (s->deleting)
+        return;
+    json_object *err = json_get(result, "error");
+    if (!err) {
+        became_ready(s);
+        return;
+    }
+    char why[300];
+    snprintf(why, sizeof why, "setting the session's env failed: %s",
+             json_get_str(err, "message", "?"));
+    session_set_status(s, ST_ERROR, why);
+    if (s->ready_cb) {
+        session_ready_cb cb = s->ready_cb;
+        s->ready_cb = NULL;
+        cb(s->ready_ud, NULL, ERR_BAD_REQ, why);
+    }
+    session_delete(s, why);
+}
+
 static void
 on_link_up(void *ud)
 {
     gw_session_t *s = ud;
     s->reconnects = 0;
+    if (s->pending_env) {
+        json_object *req = json_object_new_object();
+        json_set_str(req, "op", "bash.env");
+        json_set_str(req, "session", "default");
+        json_set(req, "env", s->pending_env);
+        s->pending_env = NULL;
+        if (!strcmp(s->status, ST_STARTING))
+            session_set_status(s, ST_STARTED, NULL);
+        err_t err = {0};
+        s->env_applying = true;
+        if (session_exec_op(s, req, on_env_applied, s, &err) < 0) {
+            json_object *e = json_error_new(err.code, err.msg);
+            on_env_applied(s, e);
+            json_object_put(e);
+        }
+        json_object_put(req);
+        return;
+    }
+    became_ready(s);
+}
+
+static void
+became_ready(gw_session_t *s)
+{
     if (strcmp(s->status, ST_READY) != 0) {
         if (strcmp(s->status, ST_STARTING) == 0)
             session_set_status(s, ST_STARTED, NULL);
@@ -276,7 +328,7 @@ on_link_down(void *ud, const char *why)
         json_object *e = session_event_new("observation");
         json_set_int(e, "action", (int64_t)seq);
         json_set(e, "observation", session_error_observation(text));
-        evlog_append(s->log, e);
+        session_observed(s, seq, evlog_append(s->log, e));
         s->act_seq = 0;
     }
     for (gw_term_t *t = s->terms, *next; t; t = next) {
@@ -316,7 +368,7 @@ void
 session_start_next_action(gw_session_t *s)
 {
     exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
-    if (s->act_ch || !s->qhead || !c)
+    if (s->act_ch || !s->qhead || !c || s->env_applying)
         return;
     queued_t *q = s->qhead;
     s->qhead = q->next;

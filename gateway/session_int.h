@@ -59,9 +59,12 @@ struct gw_session {
     json_object *params;
     int reconnects;
     bool deleting;
-    bool idle_pause;        /* idle_action "pause": an idle session is frozen, not deleted */
-    bool connect_on_resume; /* restored while paused: the executor link waits for the thaw */
+    bool idle_pause;          /* idle_action "pause": an idle session is frozen, not deleted */
+    bool connect_on_resume;   /* restored while paused: the executor link waits for the thaw */
+    bool env_applying;        /* bash.env of a warm sandbox in flight: actions wait */
+    json_object *pending_env; /* env for a warm sandbox, exported once its executor is up */
     oneshot_t *oneshots;
+    struct action_watch *watches;
 };
 
 extern chan_kind_t session_kind_action, session_kind_term;
@@ -77,6 +80,10 @@ gw_session_t *session_alloc(const char *id, const char *owner, const char *profi
 void session_start_next_action(gw_session_t *s);
 void session_enqueue(gw_session_t *s, json_object *action, uint64_t seq);
 json_object *session_error_observation(const char *text);
+/* session_watch.c: the observation event (seq event_seq) of action seq was appended; with
+ * event_seq 0, every watcher is told the session ended. */
+void session_observed(gw_session_t *s, uint64_t seq, uint64_t event_seq);
+
 /* session_stream.c: the executor link's events for one-shot and streamed ops. */
 void session_fail_oneshots(gw_session_t *s, const char *why);
 bool session_oneshot_closed(gw_session_t *s, uint32_t ch, json_object *res);

@@ -245,6 +245,21 @@ class GatewayTest(unittest.TestCase):
         ids = [json.loads(x)["id"] for x in sandboxes]
         self.assertEqual(len(set(ids)), 6)  # no sandbox handed out twice
 
+    def test_env_applies_to_a_warm_sandbox(self):
+        c = self.st.control()
+        claims = self.st.call(c, "pool")["result"]["default"]["claims"]
+        r = self.st.call(c, "session.create", {"env": {"SP_GREETING": "hello world", "SP_N": "7"}})
+        self.assertEqual(r["result"]["status"], "READY", r)
+        self.assertEqual(self.st.call(c, "pool")["result"]["default"]["claims"], claims + 1)  # warm
+        ws = self.session_ws(r["result"]["id"])
+        _, out, _ = run_action(ws, "echo \"$SP_GREETING/$SP_N\"; bash -c 'echo $SP_N'")
+        self.assertEqual(out, "hello world/7\n7\n")
+        bad = self.st.call(c, "session.create", {"env": {"1BAD": "x"}})
+        self.assertEqual(bad["type"], "error", bad)
+        self.assertIn("bad variable '1BAD'", bad["error"]["message"])
+        self.assertEqual(bad["error"]["code"], "bad_request")
+        c.close()
+
     def test_many_idle_clients(self):
         sid = self.st.create_session()
         conns = [self.session_ws(sid) for _ in range(300)]

@@ -5,10 +5,15 @@
  * events bench_ws idle    HOST PORT SESSION TOKEN N      opens N idle session sockets, holds them
  *                                                   until stdin closes (memory is read by the
  * caller)
+ *   bench_ws throughput HOST PORT S1,S2,... TOKEN TOTAL  one thread and socket per session, each
+ *                                                   sending the next `echo hi` when the last is
+ *                                                   answered, TOTAL actions in all: actions/s
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +37,7 @@ typedef struct {
     int fd;
     char *buf;
     size_t have, cap;
+    size_t consumed; /* bytes of the last message returned by ws_recv, dropped on the next call */
 } ws_t;
 
 static int
@@ -54,7 +60,7 @@ ws_open(ws_t *w, const char *host, int port, const char *path)
         return -1;
     w->cap = 1 << 22;
     w->buf = malloc(w->cap);
-    w->have = 0;
+    w->have = w->consumed = 0;
     for (;;) {
         ssize_t r = read(w->fd, w->buf + w->have, w->cap - w->have);
         if (r <= 0)
@@ -102,11 +108,10 @@ ws_send(ws_t *w, const char *s)
 static char *
 ws_recv(ws_t *w, size_t *len)
 {
-    static size_t consumed;
-    if (consumed) {
-        memmove(w->buf, w->buf + consumed, w->have - consumed);
-        w->have -= consumed;
-        consumed = 0;
+    if (w->consumed) {
+        memmove(w->buf, w->buf + w->consumed, w->have - w->consumed);
+        w->have -= w->consumed;
+        w->consumed = 0;
     }
     for (;;) {
         if (w->have >= 2) {
@@ -123,7 +128,7 @@ ws_recv(ws_t *w, size_t *len)
                 n = (size_t)-1;
             }
             if (n != (size_t)-1 && w->have >= h + n) {
-                consumed = h + n;
+                w->consumed = h + n;
                 *len = n;
                 return w->buf + h;
             }
@@ -246,17 +251,100 @@ wait_observation(ws_t *w, size_t *out_bytes)
     }
 }
 
+static const char ECHO_HI[] = "{\"type\":\"action\",\"action\":{\"action\":\"run\",\"args\":{"
+                              "\"command\":\"echo hi\"}}}";
+
+/* ---- throughput: one thread per session socket ---- */
+
+typedef struct {
+    const char *host;
+    int port;
+    char path[2048];
+    double *lat;
+    size_t n_lat, cap_lat;
+} driver_t;
+
+static atomic_long remaining;
+static pthread_barrier_t start_line;
+
+static void *
+drive(void *arg)
+{
+    driver_t *d = arg;
+    ws_t w;
+    if (ws_open(&w, d->host, d->port, d->path) < 0) {
+        fprintf(stderr, "cannot connect\n");
+        exit(1);
+    }
+    pthread_barrier_wait(&start_line);
+    while (atomic_fetch_sub(&remaining, 1) > 0) {
+        double t0 = now_us();
+        ws_send(&w, ECHO_HI);
+        wait_observation(&w, NULL);
+        if (d->n_lat == d->cap_lat) {
+            d->cap_lat = d->cap_lat ? 2 * d->cap_lat : 1024;
+            d->lat = realloc(d->lat, d->cap_lat * sizeof *d->lat);
+        }
+        d->lat[d->n_lat++] = now_us() - t0;
+    }
+    close(w.fd);
+    free(w.buf);
+    return NULL;
+}
+
+static int
+throughput(const char *host, int port, char *sids, const char *tok, long total)
+{
+    driver_t ds[64];
+    pthread_t th[64];
+    int n = 0;
+    for (char *sv, *sid = strtok_r(sids, ",", &sv); sid && n < 64; sid = strtok_r(NULL, ",", &sv)) {
+        ds[n] = (driver_t){.host = host, .port = port};
+        snprintf(ds[n].path, sizeof ds[n].path, "/ws/sessions/%s?token=%s", sid, tok);
+        n++;
+    }
+    atomic_store(&remaining, total);
+    pthread_barrier_init(&start_line, NULL, (unsigned)n + 1);
+    for (int i = 0; i < n; i++)
+        pthread_create(&th[i], NULL, drive, &ds[i]);
+    pthread_barrier_wait(&start_line);
+    double t0 = now_us();
+    size_t nl = 0;
+    for (int i = 0; i < n; i++) {
+        pthread_join(th[i], NULL);
+        nl += ds[i].n_lat;
+    }
+    double secs = (now_us() - t0) / 1e6;
+    double *all = malloc((nl ? nl : 1) * sizeof *all);
+    size_t k = 0;
+    for (int i = 0; i < n; i++) {
+        memcpy(all + k, ds[i].lat, ds[i].n_lat * sizeof *all);
+        k += ds[i].n_lat;
+        free(ds[i].lat);
+    }
+    qsort(all, nl, sizeof *all, cmp);
+    printf("gateway WebSocket throughput: %d sessions, %zu actions in %.2f s = %.0f actions/s; "
+           "latency under load p50=%.0fus p99=%.0fus\n",
+           n, nl, secs, (double)nl / secs, nl ? all[nl / 2] : 0, nl ? all[nl * 99 / 100] : 0);
+    free(all);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
     if (argc < 7) {
-        fprintf(stderr, "usage: bench_ws latency|stream|idle HOST PORT SESSION TOKEN ARG\n");
+        fprintf(
+            stderr,
+            "usage: bench_ws latency|stream|fanout|idle|throughput HOST PORT SESSION TOKEN ARG\n");
         return 2;
     }
     const char *mode = argv[1], *host = argv[2], *sid = argv[4], *tok = argv[5];
     int port = atoi(argv[3]);
     char path[2048];
     snprintf(path, sizeof path, "/ws/sessions/%s?token=%s", sid, tok);
+    if (!strcmp(mode, "throughput"))
+        return throughput(host, port, argv[4], tok, atol(argv[6]));
     if (!strcmp(mode, "idle")) {
         int n = atoi(argv[6]);
         struct rlimit rl = {(rlim_t)n + 100, (rlim_t)n + 100};
@@ -302,8 +390,7 @@ main(int argc, char **argv)
     if (!strcmp(mode, "latency")) {
         int n = atoi(argv[6]);
         double *v = calloc((size_t)n, sizeof *v);
-        const char *act = "{\"type\":\"action\",\"action\":{\"action\":\"run\",\"args\":{"
-                          "\"command\":\"echo hi\"}}}";
+        const char *act = ECHO_HI;
         for (int i = -20; i < n; i++) {
             double t0 = now_us();
             ws_send(&w, act);

@@ -4,6 +4,8 @@ BENCH_BINS := $(BUILD)/bench/bench_latency $(BUILD)/bench/bench_stream $(BUILD)/
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lutil $(PKG_LIBS)
 
+$(BUILD)/bench/bench_ws: ALL_LDFLAGS += -pthread
+
 bench: all $(BENCH_BINS)
 	@bench/run.sh $(MODE)
 
@@ -12,3 +14,10 @@ $(BUILD)/bench/bench_evlog.o: ALL_CFLAGS += $(GATEWAY_CFLAGS) -Igateway
 $(BUILD)/bench/bench_evlog: $(BUILD)/bench/bench_evlog.o $(BUILD)/gateway/event_log.o $(BUILD)/gateway/redis_client.o $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(GATEWAY_LIBS)
 bench: $(BUILD)/bench/bench_evlog
+
+# bench_api: the REST API through nginx (keep-alive HTTP client in httpc.c; hiredis for the
+# XRANGE peer; one thread per session for the throughput run).
+$(BUILD)/bench/bench_api.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
+$(BUILD)/bench/bench_api: $(BUILD)/bench/bench_api.o $(BUILD)/bench/httpc.o
+	$(CC) $(ALL_LDFLAGS) -pthread -o $@ $^ $(shell pkg-config --libs hiredis 2>/dev/null)
+bench: $(BUILD)/bench/bench_api

@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# make bench: executor figures, each next to its reference measured in the same run on this
-# machine. Results are printed as markdown; docs/benchmarks.md records a run and how to repeat it.
+# make bench: executor, gateway and REST API figures, each next to its reference measured in the
+# same run on this machine. Results are printed as markdown; docs/benchmarks.md records a run and
+# how to repeat it.
+#   bench/run.sh [MODE]             MODE: the build to measure (build/MODE, default release)
+#   BENCH_SECTIONS="executor gateway api" (default: all three) runs only the sections named.
 set -euo pipefail
 MODE=${1:-release}
 B=build/$MODE
+SECTIONS=" ${BENCH_SECTIONS:-executor gateway api} "
+want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 work=$(mktemp -d /tmp/sp-bench.XXXXXX)
 pids=()
-cleanup() {
+cleanup() { # keeps the script's exit status; nothing here may fail the run
+    local rc=$?
+    set +e
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
     pkill -KILL -f "^[^ ]*bwrap .*$work/sandboxes" 2>/dev/null || true  # a sandbox's init ignores SIGTERM
     sleep 0.3
     for c in memory pids cpu cpuacct freezer; do rmdir /sys/fs/cgroup/$c/sandpipe/sb-*/ 2>/dev/null; done
     rmdir /sys/fs/cgroup/sandpipe/sb-*/ 2>/dev/null
     rm -rf "$work"
-    true
+    exit "$rc"
 }
 trap cleanup EXIT
 mkdir -p "$work/ws" "$work/home"
@@ -25,6 +32,7 @@ start_executor() { # socket
     echo "executor did not start" >&2; exit 1
 }
 start_executor "$work/e.sock"
+if want executor; then
 echo "## executor benchmarks ($(date -u +%F), $(nproc) cores, $(uname -r))"
 echo
 echo '### `echo hi` round trip (run action → observation), 2000 rounds'
@@ -70,9 +78,10 @@ done
 echo "$n idle executors: RSS sum $((tot_rss / 1024)) MiB, PSS sum $((tot_pss / 1024)) MiB (their bash shells: PSS $((bash_rss / 1024)) MiB more)"
 echo '```'
 
+fi
+
 # ---- gateway ----
-echo
-echo "### gateway (bubblewrap sandboxes, Redis on a unix socket)"
+# Redis and one gateway with a warm pool of 2, used by the gateway and api sections.
 redis-server redis/redis.conf --port 0 --unixsocket "$work/redis.sock" --dir "$work" \
     --daemonize no >/dev/null 2>&1 &  # the production config: AOF, fsync every second
 pids+=($!)
@@ -88,6 +97,9 @@ TOKEN=$(python3 -c "import sys; sys.path.insert(0,'tests/integration'); from wsc
 SID=$(python3 -c "
 import sys; sys.path.insert(0,'tests/integration'); from wsclient import WS
 ws=WS('127.0.0.1',$GW_PORT,'/ws/control?token=$TOKEN'); ws.send_json({'id':1,'method':'session.create'}); print(ws.recv_json(60)['result']['id'])")
+if want gateway; then
+echo
+echo "### gateway (bubblewrap sandboxes, Redis on a unix socket)"
 echo '```'
 "$B/bench/bench_ws" latency 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" 2000
 head -c $((256 << 20)) /dev/zero | tr '\0' 'x' | fold -w 100 > "$work/ws/text.txt"
@@ -108,3 +120,7 @@ R1=$(awk '/VmRSS/{print $2}' /proc/$GW/status)
 echo "$N idle WebSocket clients: gateway RSS $R0 KiB → $R1 KiB = $(( (R1 - R0) * 1024 / N )) bytes per client"
 wait %% 2>/dev/null || true
 echo '```'
+fi
+
+want api && . bench/run_api.sh
+true

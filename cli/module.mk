@@ -1,4 +1,5 @@
-# sandpipe: the command-line client (WebSocket API over libwebsockets' client on libuv).
+# sandpipe: the command-line client (the WebSocket API, and for cp the REST API's streamed file
+# routes, over libwebsockets' client on libuv).
 CLI_SRCS := $(wildcard cli/*.c)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 CLI_PKGS := libuv libwebsockets

@@ -25,7 +25,9 @@ static const cli_command_t commands[] = {
     {"run", cmd_run, "run [--timeout SEC] (SESSION | --new) -- CMD..."},
     {"attach", cmd_attach, "attach SESSION"},
     {"events", cmd_events, "events SESSION [--since N] [--follow]"},
-    {"cp", cmd_cp, "cp LOCAL SESSION:PATH | cp SESSION:PATH LOCAL"},
+    {"cp", cmd_cp,
+     "cp [--mode M] LOCAL SESSION:PATH | cp SESSION:PATH LOCAL   (LOCAL - is stdin/stdout;"
+     " needs nginx's http:// url)"},
 };
 
 static void

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "http.h"
 #include "jwt.h"
 #include "xalloc.h"
 
@@ -197,6 +198,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
 
 static const struct lws_protocols protocols[] = {
     {"sandpipe-cli", callback, 0, 65536, 0, NULL, 0},
+    {HTTP_PROTOCOL_NAME, http_callback, 0, 65536, 0, NULL, 0}, /* http.c's plain requests */
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
@@ -272,9 +274,21 @@ ws_ctx_free(ws_ctx_t *ctx)
     lws_context_destroy(lws);
 }
 
-/* Splits url into its parts (copy in url_buf). */
-static int
-parse_url(char *url_buf, const char **host, int *port, const char **prefix, bool *tls, err_t *err)
+struct lws_context *
+ws_ctx_lws(ws_ctx_t *ctx)
+{
+    return ctx->lws;
+}
+
+uv_loop_t *
+ws_ctx_loop(ws_ctx_t *ctx)
+{
+    return ctx->loop;
+}
+
+int
+ws_parse_url(char *url_buf, const char **host, int *port, const char **prefix, bool *tls,
+             err_t *err)
 {
     const char *scheme = NULL, *path = NULL;
     char *raw = xstrdup(url_buf);
@@ -315,7 +329,7 @@ ws_open(ws_ctx_t *ctx, const ws_target_t *t, const char *path, int timeout_ms, e
     const char *host, *prefix;
     int port;
     bool tls;
-    if (parse_url(url, &host, &port, &prefix, &tls, err) < 0)
+    if (ws_parse_url(url, &host, &port, &prefix, &tls, err) < 0)
         return NULL;
     /* lws_parse_uri drops the leading '/' of the url's path: it is the prefix (nginx location). */
     size_t plen = strlen(prefix);

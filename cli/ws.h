@@ -24,6 +24,7 @@
 
 typedef struct ws_ctx ws_ctx_t;
 typedef struct ws ws_t;
+struct lws_context;
 
 typedef struct {
     bool binary;
@@ -44,6 +45,14 @@ ws_ctx_t *ws_ctx_new(uv_loop_t *loop, err_t *err);
 /* Destroys the lws context; the loop must then be run until it has no handles left (main.c
  * does uv_run + uv_loop_close). NULL is a no-op. */
 void ws_ctx_free(ws_ctx_t *ctx);
+
+/* For http.c, which runs plain HTTP requests on the same context: its lws context and loop,
+ * and url_buf split in place into host, port, path prefix (no leading '/') and TLS. 0, or
+ * -EINVAL with err set. */
+struct lws_context *ws_ctx_lws(ws_ctx_t *ctx);
+uv_loop_t *ws_ctx_loop(ws_ctx_t *ctx);
+int ws_parse_url(char *url_buf, const char **host, int *port, const char **prefix, bool *tls,
+                 err_t *err);
 
 /* Connects to target's url + path ("/ws/control", may carry a query) and waits up to
  * timeout_ms for the upgrade. Returns the connection, or NULL with err set (bad url, refused,

@@ -11,7 +11,8 @@
 #include "api_redis.h"
 #include "json_util.h"
 
-#define WAIT_SLICE_MS 2000 /* one XREAD BLOCK at most: re-check the deadline between slices */
+#define WAIT_SLICE_MS 2000  /* one XREAD BLOCK at most: re-check the deadline between slices */
+#define RUN_DIRECT_MS 10000 /* how long api_action_run waits for the gateway's own answer */
 
 static int64_t
 now_ms(void)
@@ -122,6 +123,41 @@ api_action_submit(api_req_t *r, const char *gw, const char *sid, json_object *ac
     return rc;
 }
 
+json_object *
+api_action_run(api_req_t *r, const char *gw, const char *sid, json_object *action, int timeout_ms,
+               uint64_t *seq_out, int *rc, json_object **err, const char **why)
+{
+    *err = NULL;
+    *seq_out = 0;
+    *why = "";
+    json_object *req = json_object_new_object(), *res = NULL, *done = NULL;
+    json_set_str(req, "op", "action");
+    json_set_str(req, "session", sid);
+    json_set(req, "action", json_object_get(action));
+    json_set_bool(req, "wait", true);
+    /* The gateway answers twice: {"seq"} once queued, then the observation event. Both come
+     * in one round trip; only an action outlasting the first wait reads the stream. */
+    int first_ms = timeout_ms < RUN_DIRECT_MS ? timeout_ms : RUN_DIRECT_MS;
+    int64_t t0 = now_ms();
+    *rc = api_gw_call2(r, gw, req, g_api.gw_timeout, (first_ms + 999) / 1000, &res, &done, err);
+    json_object_put(req);
+    if (*rc != API_GW_OK)
+        return NULL;
+    api_metric_incr(r, "actions", 1);
+    uint64_t seq = (uint64_t)json_get_int(res, "seq", 0);
+    *seq_out = seq;
+    json_object_put(res);
+    json_object *ev = json_get(done, "event");
+    if (ev) {
+        ev = json_object_get(ev);
+        json_object_put(done);
+        return ev;
+    }
+    json_object_put(done);
+    int left = timeout_ms - (int)(now_ms() - t0);
+    return api_wait_observation(r, sid, seq, left > 0 ? left : 1, why);
+}
+
 void
 api_actions_submit(api_req_t *r, char **params)
 {
@@ -169,21 +205,31 @@ api_actions_submit(api_req_t *r, char **params)
     }
     json_object_put(s);
     json_object *res, *err;
-    int rc = api_action_submit(r, gw, sid, action, &res, &err);
-    json_object_put(body);
-    if (rc != API_GW_OK) {
-        api_gw_reply_failure(r, rc, err);
-        json_object_put(err);
-        return;
-    }
-    uint64_t seq = (uint64_t)json_get_int(res, "seq", 0);
     if (!wait) {
+        int rc = api_action_submit(r, gw, sid, action, &res, &err);
+        json_object_put(body);
+        if (rc != API_GW_OK) {
+            api_gw_reply_failure(r, rc, err);
+            json_object_put(err);
+            return;
+        }
         api_reply_json(r, 202, res);
         return;
     }
-    json_object_put(res);
+    int rc;
+    uint64_t seq;
     const char *why = "";
-    json_object *ev = api_wait_observation(r, sid, seq, (int)timeout * 1000, &why);
+    json_object *ev =
+        api_action_run(r, gw, sid, action, (int)timeout * 1000, &seq, &rc, &err, &why);
+    json_object_put(body);
+    if (rc != API_GW_OK) {
+        if (rc == API_GW_ERROR && !strcmp(json_get_str(err, "code", ""), "session_ended"))
+            api_error(r, 409, "session_ended", "the session stopped before the action finished");
+        else
+            api_gw_reply_failure(r, rc, err);
+        json_object_put(err);
+        return;
+    }
     if (ev)
         api_reply_json(r, 200, ev);
     else if (!strcmp(why, "ended"))

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +19,11 @@ api_param(const api_req_t *r, const char *cgi_name)
 }
 
 void
-api_req_read(api_req_t *r, FCGX_Request *fcgi, size_t body_max)
+api_req_read(api_req_t *r, FCGX_Request *fcgi)
 {
     memset(r, 0, sizeof *r);
     r->fcgi = fcgi;
+    r->content_len = -1;
     r->method = api_param(r, "REQUEST_METHOD");
     if (!r->method)
         r->method = "GET";
@@ -40,24 +42,80 @@ api_req_read(api_req_t *r, FCGX_Request *fcgi, size_t body_max)
     char *end;
     errno = 0;
     unsigned long long n = strtoull(cl, &end, 10);
-    if (errno || *end || cl[0] == '-') {
+    if (errno || *end || cl[0] == '-' || n > (unsigned long long)INT64_MAX) {
         r->body_too_big = true; /* unreadable length: treat as unacceptable */
+        r->body_end = true;
         return;
     }
-    if (n > body_max) {
+    r->content_len = (long long)n;
+    r->body_end = n == 0;
+}
+
+long
+api_body_read(api_req_t *r, char *buf, size_t cap)
+{
+    if (r->body_broken)
+        return -1;
+    if (r->body_end || cap == 0)
+        return 0;
+    if (r->content_len >= 0 && (unsigned long long)r->content_len - r->body_taken < cap)
+        cap = (size_t)((unsigned long long)r->content_len - r->body_taken);
+    if (cap > INT32_MAX)
+        cap = INT32_MAX;
+    /* FCGX_GetStr returns less than asked only at the end of stdin or on an error. */
+    int k = FCGX_GetStr(buf, (int)cap, r->fcgi->in);
+    if (k < 0)
+        k = 0;
+    r->body_taken += (unsigned long long)k;
+    if ((size_t)k < cap) {
+        /* A clean end is nginx's empty stdin record; a closed socket is an error. */
+        if (FCGX_GetError(r->fcgi->in) ||
+            (r->content_len >= 0 && r->body_taken < (unsigned long long)r->content_len)) {
+            r->body_broken = true;
+            return k ? k : -1;
+        }
+        r->body_end = true;
+    } else if (r->content_len >= 0 && r->body_taken == (unsigned long long)r->content_len) {
+        r->body_end = true;
+    }
+    return k;
+}
+
+int
+api_req_body(api_req_t *r, size_t max)
+{
+    if (r->body_too_big)
+        return -1;
+    if (r->content_len > (long long)max) {
         r->body_too_big = true;
-        return;
+        return -1;
     }
-    r->body = xmalloc((size_t)n + 1);
-    size_t got = 0;
-    while (got < n) {
-        int k = FCGX_GetStr(r->body + got, (int)(n - got), fcgi->in);
-        if (k <= 0)
+    size_t cap = r->content_len >= 0 ? (size_t)r->content_len : 4096;
+    r->body = xrealloc(r->body, cap + 1);
+    for (;;) {
+        if (r->body_len == cap) {
+            if (r->body_end || r->content_len >= 0)
+                break;
+            if (cap >= max + 1) { /* one byte past the limit read: too big */
+                r->body_too_big = true;
+                return -1;
+            }
+            cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+            r->body = xrealloc(r->body, cap + 1);
+        }
+        long k = api_body_read(r, r->body + r->body_len, cap - r->body_len);
+        if (k < 0)
+            return -1;
+        if (k == 0)
             break;
-        got += (size_t)k;
+        r->body_len += (size_t)k;
     }
-    r->body[got] = '\0';
-    r->body_len = got;
+    if (r->body_len > max) {
+        r->body_too_big = true;
+        return -1;
+    }
+    r->body[r->body_len] = '\0';
+    return 0;
 }
 
 void

@@ -1,7 +1,9 @@
 /* api_http.h — one FastCGI request as the API sees it, and the replies it can get.
  *
  * api_req_read parses method, raw path (from REQUEST_URI, so %2F in a segment stays a segment
- * character), query and body (CONTENT_LENGTH, limited) out of an accepted FCGX_Request.
+ * character), query and the announced body length out of an accepted FCGX_Request. The body is
+ * read later, by the route: whole (api_req_body, limited; what most routes get before their
+ * handler runs) or streamed in pieces (api_body_read, for uploads of any size).
  * Strings in api_req_t point into FastCGI's environment or into the request's own buffers,
  * valid until api_req_free. Every 4xx/5xx of the REST API carries
  * {"error": {"code", "message"}}; /runtime/ routes use OpenHands' {"detail": ...} bodies. */
@@ -26,15 +28,25 @@ typedef struct {
     const char *query;  /* raw query string, "" when none */
     char *body;         /* NUL-terminated copy of the body (may hold NULs), NULL when none */
     size_t body_len;
-    bool body_too_big; /* CONTENT_LENGTH above the limit: the body was not read */
-    bool authed;       /* claims hold a verified token */
+    bool body_too_big;             /* the body is over the limit: not read (or not all of it) */
+    long long content_len;         /* CONTENT_LENGTH, -1 when not announced (chunked, streamed) */
+    unsigned long long body_taken; /* bytes read from FastCGI's stdin so far */
+    bool body_end;                 /* the whole body was read */
+    bool body_broken;              /* the body ended early: the client went away */
+    bool authed;                   /* claims hold a verified token */
     jwt_claims_t claims;
     redisContext *rc; /* the worker's connection (borrowed), NULL until api_redis_get */
     int status;       /* the status replied, 0 before the reply */
 } api_req_t;
 
-/* Fills r from an accepted request, reading at most body_max bytes of body. */
-void api_req_read(api_req_t *r, FCGX_Request *fcgi, size_t body_max);
+/* Fills r from an accepted request; reads no body. */
+void api_req_read(api_req_t *r, FCGX_Request *fcgi);
+/* Reads the whole body into r->body / r->body_len when it is at most max bytes; else sets
+ * r->body_too_big and reads nothing more. Returns 0, or -1 when too big or broken. */
+int api_req_body(api_req_t *r, size_t max);
+/* Streams the body: fills buf[0..cap) as far as the body goes. Returns > 0 bytes (cap unless
+ * the body ends), 0 at its end, -1 when it broke off (client gone, shorter than announced). */
+long api_body_read(api_req_t *r, char *buf, size_t cap);
 void api_req_free(api_req_t *r);
 
 /* A request header by its CGI name ("HTTP_X_SESSION_API_KEY", "CONTENT_TYPE"), or NULL. */

@@ -2,13 +2,17 @@
  *
  *   sandpipe-api --socket unix:/run/sp/api.sock | --fcgi-fd N
  *                --redis unix:/path|host:port --secret-file PATH [--workers N]
- *                [--max-body BYTES] [--gateway-timeout S]
+ *                [--max-body BYTES] [--max-upload BYTES] [--gateway-timeout S]
+ *                [--oh-idle-timeout S] [--oh-max-runtimes N] [--oh-start-wait MS]
+ *                [--oh-memory BYTES] [--oh-cpu MILLICORES] [--oh-pids N]
+ * The --oh- options shape runtimes of the OpenHands Runtime API (docs/api.md).
  *
  * The parent opens the listening socket, forks N workers and restarts any that die (at most
  * one restart per worker per second); SIGTERM/SIGINT stop the workers (by pid) and exit.
  * Each worker runs an FCGX_Accept_r loop with its own Redis connection. */
 #include <fcgiapp.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +40,10 @@ static void
 usage(void)
 {
     fprintf(stderr, "usage: sandpipe-api (--socket unix:PATH | --fcgi-fd N) --redis ADDR "
-                    "--secret-file PATH [--workers N] [--max-body BYTES] [--gateway-timeout S]\n");
+                    "--secret-file PATH [--workers N] [--max-body BYTES] [--max-upload BYTES] "
+                    "[--gateway-timeout S] [--oh-idle-timeout S] [--oh-max-runtimes N] "
+                    "[--oh-start-wait MS] [--oh-memory BYTES] [--oh-cpu MILLICORES] "
+                    "[--oh-pids N]\n");
     exit(2);
 }
 
@@ -46,12 +53,17 @@ worker_run(int fd)
     signal(SIGPIPE, SIG_IGN);
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
+    /* Streamed transfers allocate 256 KiB per chunk (ours and hiredis' command buffers): keep
+     * such blocks in the heap, reused from chunk to chunk, instead of glibc's mmap for large
+     * blocks, which faults every page in anew each time (most of an upload's CPU). */
+    mallopt(M_MMAP_THRESHOLD, 8 << 20);
+    mallopt(M_TRIM_THRESHOLD, 32 << 20);
     FCGX_Request fr;
     if (FCGX_InitRequest(&fr, fd, 0) != 0)
         _exit(1);
     while (FCGX_Accept_r(&fr) >= 0) {
         api_req_t r;
-        api_req_read(&r, &fr, g_api.body_max);
+        api_req_read(&r, &fr);
         api_handle(&r);
         api_req_free(&r);
         FCGX_Finish_r(&fr);
@@ -75,7 +87,10 @@ main(int argc, char **argv)
     int fd = -1, nworkers = 4;
     g_api.redis = "127.0.0.1:6379";
     g_api.body_max = API_BODY_MAX_DEFAULT;
+    g_api.upload_max = API_UPLOAD_STREAM_DEFAULT;
     g_api.gw_timeout = 60;
+    g_api.oh.idle_timeout = 1800;
+    /* oh.memory/cpu/pids 0: the gateway's defaults (and its warm pool) */
     static const struct option opts[] = {
         {"socket", required_argument, 0, 's'},
         {"fcgi-fd", required_argument, 0, 'f'},
@@ -83,7 +98,14 @@ main(int argc, char **argv)
         {"secret-file", required_argument, 0, 'k'},
         {"workers", required_argument, 0, 'w'},
         {"max-body", required_argument, 0, 'b'},
+        {"max-upload", required_argument, 0, 'u'},
         {"gateway-timeout", required_argument, 0, 't'},
+        {"oh-idle-timeout", required_argument, 0, 'I'},
+        {"oh-max-runtimes", required_argument, 0, 'N'},
+        {"oh-start-wait", required_argument, 0, 'W'},
+        {"oh-memory", required_argument, 0, 'M'},
+        {"oh-cpu", required_argument, 0, 'C'},
+        {"oh-pids", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -96,12 +118,22 @@ main(int argc, char **argv)
         case 'k': secret_file = optarg; break;
         case 'w': nworkers = atoi(optarg); break;
         case 'b': g_api.body_max = (size_t)strtoull(optarg, NULL, 10); break;
+        case 'u': g_api.upload_max = strtoull(optarg, NULL, 10); break;
         case 't': g_api.gw_timeout = atoi(optarg); break;
+        case 'I': g_api.oh.idle_timeout = atoi(optarg); break;
+        case 'N': g_api.oh.max_runtimes = atoi(optarg); break;
+        case 'W': g_api.oh.start_wait_ms = atoi(optarg); break;
+        case 'M': g_api.oh.memory = atoll(optarg); break;
+        case 'C': g_api.oh.cpu = atoll(optarg); break;
+        case 'P': g_api.oh.pids = atoll(optarg); break;
         default: usage();
         }
     }
     if ((!sock) == (fd < 0) || !secret_file || nworkers < 1 || nworkers > WORKERS_MAX ||
-        g_api.gw_timeout < 1 || g_api.body_max < 1024)
+        g_api.gw_timeout < 1 || g_api.body_max < 1024 || g_api.upload_max < 1 ||
+        g_api.oh.idle_timeout < 0 || g_api.oh.max_runtimes < 0 || g_api.oh.start_wait_ms < 0 ||
+        g_api.oh.start_wait_ms > 10000 || g_api.oh.memory < 0 || g_api.oh.cpu < 0 ||
+        g_api.oh.pids < 0)
         usage();
     err_t err = {0};
     if (jwt_secret_load(secret_file, g_api.secret, sizeof g_api.secret, &g_api.secret_len, &err) <

@@ -17,6 +17,7 @@
 #define INBOX_MAXLEN     "10000"
 
 static redisContext *conn; /* one per worker process */
+static int posted;         /* commands sent without waiting: replies not read yet */
 
 static void
 set_timeout(redisContext *c, int ms)
@@ -31,13 +32,33 @@ api_redis_drop(api_req_t *r)
     if (conn)
         redisFree(conn);
     conn = NULL;
+    posted = 0;
     if (r)
         r->rc = NULL;
+}
+
+/* Reads (and discards) the replies of posted commands, so the next reply read is the next
+ * command's. -1 when the connection failed (then dropped). */
+static int
+drain(api_req_t *r)
+{
+    while (posted > 0) {
+        void *rep = NULL;
+        if (redisGetReply(conn, &rep) != REDIS_OK) {
+            api_redis_drop(r);
+            return -1;
+        }
+        freeReplyObject(rep);
+        posted--;
+    }
+    return 0;
 }
 
 redisContext *
 api_redis_get(api_req_t *r, bool reply)
 {
+    if (conn && posted)
+        drain(r);
     if (conn && conn->err)
         api_redis_drop(r);
     if (!conn) {
@@ -203,18 +224,25 @@ api_gateway_alive(api_req_t *r, const char *gw)
 }
 
 int
-api_gw_call(api_req_t *r, const char *gw, json_object *req, int timeout_s, json_object **result,
-            json_object **error)
+api_gw_new_id(char id[API_GW_ID_LEN])
 {
-    *result = *error = NULL;
     unsigned char rnd[12];
-    char id[32], reply[64], inbox[160];
     if (RAND_bytes(rnd, sizeof rnd) != 1)
-        return API_GW_REDIS;
+        return -1;
     for (size_t i = 0; i < sizeof rnd; i++)
         snprintf(id + 2 * i, 3, "%02x", rnd[i]);
-    snprintf(reply, sizeof reply, "sp:reply:%s", id);
-    snprintf(inbox, sizeof inbox, "sp:gateway:%s:inbox", gw);
+    return 0;
+}
+
+/* Fills req's routing fields and the XADD of it to gw's inbox into argv/lens (pointing into
+ * inbox and req's text, valid while both live). */
+static void
+inbox_xadd(api_req_t *r, const char *gw, json_object *req, const char *id, char *inbox, size_t cap,
+           const char *argv[8], size_t lens[8])
+{
+    char reply[64];
+    snprintf(reply, sizeof reply, API_GW_REPLY_FMT, id);
+    snprintf(inbox, cap, "sp:gateway:%s:inbox", gw);
     json_set_str(req, "id", id);
     json_set_str(req, "reply", reply);
     json_set_str(req, "owner", r->claims.sub);
@@ -222,11 +250,19 @@ api_gw_call(api_req_t *r, const char *gw, json_object *req, int timeout_s, json_
     json_set_str(req, "viewer_session", r->claims.session);
     size_t len;
     const char *t = json_text(req, &len);
-    char tbuf[24];
-    snprintf(tbuf, sizeof tbuf, "%d", timeout_s);
+    const char *a[] = {"XADD", inbox, "MAXLEN", "~", INBOX_MAXLEN, "*", "r", t};
+    size_t l[] = {4, strlen(inbox), 6, 1, strlen(INBOX_MAXLEN), 1, 1, len};
+    memcpy(argv, a, sizeof a);
+    memcpy(lens, l, sizeof l);
+}
 
-    const char *xadd[] = {"XADD", inbox, "MAXLEN", "~", INBOX_MAXLEN, "*", "r", t};
-    size_t xlens[] = {4, strlen(inbox), 6, 1, strlen(INBOX_MAXLEN), 1, 1, len};
+int
+api_gw_send(api_req_t *r, const char *gw, json_object *req, const char *id)
+{
+    char inbox[160];
+    const char *xadd[8];
+    size_t xlens[8];
+    inbox_xadd(r, gw, req, id, inbox, sizeof inbox, xadd, xlens);
     redisContext *c = api_redis_get(r, false);
     if (!c)
         return API_GW_REDIS;
@@ -237,20 +273,14 @@ api_gw_call(api_req_t *r, const char *gw, json_object *req, int timeout_s, json_
     }
     int bad = x->type == REDIS_REPLY_ERROR;
     freeReplyObject(x);
-    if (bad)
-        return API_GW_REDIS;
-    const char *blpop[] = {"BLPOP", reply, tbuf};
-    x = api_redis_cmd(r, (timeout_s + 5) * 1000, 3, blpop);
-    if (!x)
-        return API_GW_REDIS;
-    if (x->type != REDIS_REPLY_ARRAY || x->elements != 2) {
-        int rc = x->type == REDIS_REPLY_ERROR ? API_GW_REDIS : API_GW_TIMEOUT;
-        freeReplyObject(x);
-        return rc;
-    }
+    return bad ? API_GW_REDIS : API_GW_OK;
+}
+
+int
+api_gw_parse_reply(const char *text, size_t len, json_object **result, json_object **error)
+{
     err_t err = {0};
-    json_object *m = json_parse(x->element[1]->str, x->element[1]->len, &err);
-    freeReplyObject(x);
+    json_object *m = json_parse(text, len, &err);
     if (!m)
         return API_GW_REDIS;
     int rc;
@@ -267,6 +297,90 @@ api_gw_call(api_req_t *r, const char *gw, json_object *req, int timeout_s, json_
     return rc;
 }
 
+/* Reads one BLPOP answer of a pipelined call: API_GW_OK/ERROR with *result or *error,
+ * API_GW_TIMEOUT (nil), API_GW_REDIS (connection lost: dropped). */
+static int
+read_answer(api_req_t *r, redisContext *c, json_object **result, json_object **error)
+{
+    redisReply *x = NULL;
+    if (redisGetReply(c, (void **)&x) != REDIS_OK || !x) {
+        api_redis_drop(r);
+        return API_GW_REDIS;
+    }
+    int rc;
+    if (x->type != REDIS_REPLY_ARRAY || x->elements != 2)
+        rc = x->type == REDIS_REPLY_ERROR ? API_GW_REDIS : API_GW_TIMEOUT;
+    else
+        rc = api_gw_parse_reply(x->element[1]->str, x->element[1]->len, result, error);
+    freeReplyObject(x);
+    return rc;
+}
+
+int
+api_gw_call2(api_req_t *r, const char *gw, json_object *req, int timeout_s, int second_s,
+             json_object **result, json_object **second, json_object **error)
+{
+    *result = *error = NULL;
+    if (second)
+        *second = NULL;
+    char id[API_GW_ID_LEN], reply[64], t1[24], t2[24], inbox[160];
+    if (api_gw_new_id(id) < 0)
+        return API_GW_REDIS;
+    const char *xadd[8];
+    size_t xlens[8];
+    inbox_xadd(r, gw, req, id, inbox, sizeof inbox, xadd, xlens);
+    snprintf(reply, sizeof reply, API_GW_REPLY_FMT, id);
+    snprintf(t1, sizeof t1, "%d", timeout_s);
+    snprintf(t2, sizeof t2, "%d", second_s);
+    const char *blpop1[] = {"BLPOP", reply, t1}, *blpop2[] = {"BLPOP", reply, t2};
+    redisContext *c = api_redis_get(r, false);
+    if (!c)
+        return API_GW_REDIS;
+    /* XADD and the BLPOPs in one write: one round trip whatever the number of answers. */
+    redisAppendCommandArgv(c, 8, xadd, xlens);
+    redisAppendCommandArgv(c, 3, blpop1, NULL);
+    if (second)
+        redisAppendCommandArgv(c, 3, blpop2, NULL);
+    set_timeout(c, ((timeout_s > second_s ? timeout_s : second_s) + 5) * 1000);
+    redisReply *x = NULL;
+    if (redisGetReply(c, (void **)&x) != REDIS_OK || !x || x->type == REDIS_REPLY_ERROR) {
+        /* not queued: drop the connection rather than wait out the BLPOPs */
+        if (x)
+            freeReplyObject(x);
+        api_redis_drop(r);
+        return API_GW_REDIS;
+    }
+    freeReplyObject(x);
+    int rc = read_answer(r, c, result, error);
+    if (second && rc != API_GW_REDIS) {
+        json_object *e2 = NULL;
+        /* a first answer that is an error is the only one: the second BLPOP just times out */
+        int rc2 = rc == API_GW_OK ? read_answer(r, c, second, &e2) : API_GW_REDIS;
+        if (rc != API_GW_OK) {
+            api_redis_drop(r); /* do not sit out the second BLPOP */
+        } else if (rc2 == API_GW_ERROR) {
+            json_object_put(*result);
+            *result = NULL;
+            *error = e2;
+            rc = API_GW_ERROR;
+        } else if (rc2 == API_GW_REDIS) {
+            json_object_put(*result);
+            *result = NULL;
+            rc = API_GW_REDIS;
+        }
+    }
+    if (r->rc)
+        set_timeout(c, REDIS_TIMEOUT_MS);
+    return rc;
+}
+
+int
+api_gw_call(api_req_t *r, const char *gw, json_object *req, int timeout_s, json_object **result,
+            json_object **error)
+{
+    return api_gw_call2(r, gw, req, timeout_s, 0, result, NULL, error);
+}
+
 int
 api_gw_status(const char *code)
 {
@@ -279,7 +393,7 @@ api_gw_status(const char *code)
         {"path_escape", 403}, {"permission_denied", 403}, {"unauthorized", 403},
         {"forbidden", 403},   {"token_expired", 401},     {"busy", 409},
         {"exists", 409},      {"not_empty", 409},         {"too_large", 413},
-        {"no_space", 507},    {"session_ended", 409},
+        {"no_space", 507},    {"session_ended", 409},     {"unsupported", 501},
     };
     for (size_t i = 0; code && i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(code, map[i].code))
@@ -302,11 +416,33 @@ api_gw_reply_failure(api_req_t *r, int rc, json_object *error)
 }
 
 void
+api_redis_post(api_req_t *r, const char *fmt, ...)
+{
+    (void)r;
+    if (!conn || conn->err)
+        return; /* best effort: never connects for a counter */
+    va_list ap;
+    va_start(ap, fmt);
+    if (redisvAppendCommand(conn, fmt, ap) == REDIS_OK)
+        posted++;
+    va_end(ap);
+}
+
+void
+api_redis_end_request(api_req_t *r)
+{
+    if (!conn || !posted)
+        return;
+    int done = 0;
+    while (!done)
+        if (redisBufferWrite(conn, &done) != REDIS_OK) {
+            api_redis_drop(r);
+            return;
+        }
+}
+
+void
 api_metric_incr(api_req_t *r, const char *field, long long by)
 {
-    if (!conn || conn->err)
-        return;
-    redisReply *x = api_redis_cmdf(r, "HINCRBY sp:metrics %s %lld", field, by);
-    if (x)
-        freeReplyObject(x);
+    api_redis_post(r, "HINCRBY sp:metrics %s %lld", field, by);
 }

@@ -22,6 +22,12 @@ redisReply *api_redis_cmd(api_req_t *r, int timeout_ms, int argc, const char **a
 redisReply *api_redis_cmdf(api_req_t *r, const char *fmt, ...);
 /* Drops the worker's connection (after a protocol error or a timeout). */
 void api_redis_drop(api_req_t *r);
+/* Posts a command whose answer does not matter (a counter, a timestamp): queued on the
+ * connection, written with the next command or at the end of the request, its reply read and
+ * discarded before the next command's. Never connects. */
+void api_redis_post(api_req_t *r, const char *fmt, ...);
+/* Writes out posted commands (the request is over; replies are read with the next one). */
+void api_redis_end_request(api_req_t *r);
 
 /* Loads sp:session:{sid} into a new JSON session object (the WebSocket API's shape plus
  * "ended"), or NULL. *found is false when the session does not exist (or r may not see it,
@@ -37,12 +43,30 @@ int api_gateway_alive(api_req_t *r, const char *gw);
 /* Results of api_gw_call. */
 enum { API_GW_OK = 0, API_GW_ERROR = 1, API_GW_TIMEOUT = -1, API_GW_REDIS = -2 };
 
+#define API_GW_ID_LEN    25              /* 24 hex digits and the NUL */
+#define API_GW_REPLY_FMT "sp:reply:{%s}" /* braces: the transfer lists' hash slot */
+
+/* A fresh random request id into id. 0, or -1 when OpenSSL has no randomness. */
+int api_gw_new_id(char id[API_GW_ID_LEN]);
+/* Fills req's (borrowed) "id" (= id), "reply", "owner", "role", "viewer_session" and XADDs it
+ * to the inbox of gateway gw. API_GW_OK or API_GW_REDIS. The answer is pushed to the list
+ * named by API_GW_REPLY_FMT and id. */
+int api_gw_send(api_req_t *r, const char *gw, json_object *req, const char *id);
+/* Parses one answer pushed by a gateway: API_GW_OK with *result, API_GW_ERROR with *error (new
+ * refs), API_GW_REDIS when it is not JSON. */
+int api_gw_parse_reply(const char *text, size_t len, json_object **result, json_object **error);
+
 /* Sends req (borrowed; "id", "reply", "owner", "role", "viewer_session" are filled in) to the
  * inbox of gateway gw and waits up to timeout_s for the answer. API_GW_OK: *result is the
  * result (new ref). API_GW_ERROR: *error is the gateway's {"code","message"} (new ref).
  * Timeout and Redis failures return their codes with nothing set. */
 int api_gw_call(api_req_t *r, const char *gw, json_object *req, int timeout_s, json_object **result,
                 json_object **error);
+/* api_gw_call for ops answered twice on their reply key (an action with "wait"): the second
+ * answer is awaited up to second_s more seconds, in the same round trip. *second is NULL when
+ * it did not come in time (API_GW_OK still: the first answer holds). */
+int api_gw_call2(api_req_t *r, const char *gw, json_object *req, int timeout_s, int second_s,
+                 json_object **result, json_object **second, json_object **error);
 
 /* HTTP status for a gateway error code name ("not_found" → 404, "busy" → 409, ...). */
 int api_gw_status(const char *code);

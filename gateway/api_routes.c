@@ -1,5 +1,6 @@
-/* api_routes.c — the REST API's route table and the per-request pipeline: body limit, route
- * match (method + path pattern with {captures}), authentication, handler, metrics. */
+/* api_routes.c — the REST API's route table and the per-request pipeline: route match (method
+ * + path pattern with {captures}), body (read whole up to --max-body, or left to a streaming
+ * handler), authentication, handler, metrics. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,13 +12,15 @@
 #define MAX_PARAMS 4
 #define PARAM_MAX  256
 
-enum { AUTH_NONE, AUTH_ANY, AUTH_ADMIN };
+/* A route's flags: one AUTH_ value, plus BODY_STREAM for handlers that read the body
+ * themselves with api_body_read (uploads of any size). Other handlers get it whole in r->body. */
+enum { AUTH_NONE = 0, AUTH_ANY = 1, AUTH_ADMIN = 2, AUTH_MASK = 3, BODY_STREAM = 4 };
 
 typedef struct {
     const char *method;
     const char *pattern;
     api_handler_fn fn;
-    int auth;
+    int flags;
 } route_t;
 
 static const route_t routes[] = {
@@ -37,7 +40,8 @@ static const route_t routes[] = {
     {"GET", "/api/v1/sessions/{}/files", api_files_list, AUTH_ANY},
     {"GET", "/api/v1/sessions/{}/files/stat", api_files_stat, AUTH_ANY},
     {"GET", "/api/v1/sessions/{}/files/content", api_files_read, AUTH_ANY},
-    {"PUT", "/api/v1/sessions/{}/files/content", api_files_write, AUTH_ANY},
+    {"PUT", "/api/v1/sessions/{}/files/content", api_files_put, AUTH_ANY | BODY_STREAM},
+    {"GET", "/api/v1/sessions/{}/files/download", api_files_download, AUTH_ANY},
     {"POST", "/api/v1/sessions/{}/files/content", api_files_write, AUTH_ANY},
     /* OpenHands action-execution server: own auth (X-Session-API-Key), own error bodies. */
     {"GET", "/runtime/{}/alive", api_rt_alive, AUTH_NONE},
@@ -45,8 +49,23 @@ static const route_t routes[] = {
     {"POST", "/runtime/{}/execute_action", api_rt_execute_action, AUTH_NONE},
     {"POST", "/runtime/{}/list_files", api_rt_list_files, AUTH_NONE},
     {"GET", "/runtime/{}/vscode/connection_token", api_rt_vscode_token, AUTH_NONE},
-    {"POST", "/runtime/{}/upload_file", api_rt_unsupported, AUTH_NONE},
-    {"GET", "/runtime/{}/download_files", api_rt_unsupported, AUTH_NONE},
+    {"POST", "/runtime/{}/upload_file", api_rt_upload_file, AUTH_NONE | BODY_STREAM},
+    {"GET", "/runtime/{}/download_files", api_rt_download_files, AUTH_NONE},
+    {"GET", "/runtime/{}/health", api_oh_health, AUTH_NONE},
+    {"GET", "/runtime/{}/ready", api_oh_ready, AUTH_NONE},
+    /* OpenHands Runtime API (provisioning): own auth (X-API-Key), errors with "detail". */
+    {"POST", "/openhands/start", api_oh_start, AUTH_NONE},
+    {"GET", "/openhands/sessions/batch", api_oh_batch, AUTH_NONE},
+    {"GET", "/openhands/sessions/{}", api_oh_sessions_get, AUTH_NONE},
+    {"GET", "/openhands/runtime/{}", api_oh_runtime_get, AUTH_NONE},
+    {"POST", "/openhands/pause", api_oh_pause, AUTH_NONE},
+    {"POST", "/openhands/resume", api_oh_resume, AUTH_NONE},
+    {"POST", "/openhands/stop", api_oh_stop, AUTH_NONE},
+    {"GET", "/openhands/list", api_oh_list, AUTH_NONE},
+    {"GET", "/openhands/registry_prefix", api_oh_registry_prefix, AUTH_NONE},
+    {"GET", "/openhands/image_exists", api_oh_image_exists, AUTH_NONE},
+    {"POST", "/openhands/build", api_oh_build, AUTH_NONE | BODY_STREAM}, /* 501, unread */
+    {"GET", "/openhands/build_status", api_oh_build_status, AUTH_NONE},
 };
 
 /* Matches path against pattern; captures go to params (decoded). Returns 1 on a match, 0 on
@@ -109,16 +128,19 @@ dispatch(api_req_t *r)
         path_matched = true;
         if (strcmp(routes[i].method, r->method) != 0)
             continue;
-        if (r->body_too_big) {
-            if (runtime)
+        int auth = routes[i].flags & AUTH_MASK;
+        if (!(routes[i].flags & BODY_STREAM) && api_req_body(r, g_api.body_max) < 0) {
+            if (r->body_broken)
+                api_error(r, 400, "bad_request", "the request body was cut short");
+            else if (runtime)
                 api_detail(r, 413, "Request body too large");
             else
                 api_error(r, 413, "too_large", "request body over %zu bytes", g_api.body_max);
             return;
         }
-        if (routes[i].auth != AUTH_NONE && api_auth_bearer(r) < 0)
+        if (auth != AUTH_NONE && api_auth_bearer(r) < 0)
             return;
-        if (routes[i].auth == AUTH_ADMIN && !api_is_admin(r)) {
+        if (auth == AUTH_ADMIN && !api_is_admin(r)) {
             api_error(r, 403, "forbidden", "this route needs an admin token");
             return;
         }
@@ -143,6 +165,7 @@ dispatch(api_req_t *r)
 void
 api_handle(api_req_t *r)
 {
+    api_oh_path_form(r); /* /rt-…/x (a runtime's own URL) is /runtime/rt-…/x */
     dispatch(r);
     if (!r->status)
         api_error(r, 500, "internal", "the handler sent no reply");
@@ -151,4 +174,5 @@ api_handle(api_req_t *r)
     api_metric_incr(r, field, 1);
     if (r->status >= 500)
         api_metric_incr(r, "errors", 1);
+    api_redis_end_request(r);
 }

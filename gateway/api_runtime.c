@@ -4,7 +4,10 @@
  * upstream's (FastAPI: {"detail": ...}); see shared/OPENHANDS-COMPAT.md. The observation is
  * returned exactly as the executor built it (the "observation" of its observation event).
  * idle_time is kept in sp:session:{ID}:runtime (field last_execute), reset by execute_action only.
+ * {id} may also be a runtime id of the OpenHands Runtime API (rt-…): its current session, with
+ * that runtime's session API key accepted as X-Session-API-Key (api_oh_path.c).
  */
+#include <openssl/crypto.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,8 @@
 
 #define RT_ACTION_TIMEOUT_DEFAULT 120.0
 #define RT_WAIT_MARGIN_S          30
+#define RT_HEALTH_TIMEOUT_S       5   /* server_info's wait for the sandbox's health */
+#define RT_CPU_WINDOW_MIN_S       0.1 /* shortest window cpu_percent is measured over */
 
 static double
 wall(void)
@@ -38,10 +43,19 @@ py_float(double v)
     return json_object_new_double_s(v, s);
 }
 
-/* The session record for sid, whatever the caller's rights (routing only). Replies and returns
- * NULL for unknown/stopped (404), paused (503), broken or gateway gone (502), Redis down (503). */
+/* A runtime of the OpenHands Runtime API (id "rt-…", its path-form URL) stands for its
+ * current session and has a session API key of its own (api_oh_path.c). */
+typedef struct {
+    char key[64];    /* the runtime's session API key, "" for a plain session id */
+    char owner[128]; /* who started the runtime */
+} rt_key_t;
+
+/* The session record for sid, whatever the caller's rights (routing only). A runtime id in sid
+ * (a route capture, PARAM_MAX bytes) is replaced by its session's id, its key put in k.
+ * Replies and returns NULL for unknown/stopped (404), paused or starting (503), broken or
+ * gateway gone (502), Redis down (503). */
 static json_object *
-rt_session(api_req_t *r, const char *sid, char *gw, size_t cap)
+rt_session(api_req_t *r, char *sid, char *gw, size_t cap, rt_key_t *k)
 {
     if (!*sid || strlen(sid) > 100 || strpbrk(sid, "{}\r\n ")) {
         api_detail(r, 404, "Not Found");
@@ -51,6 +65,20 @@ rt_session(api_req_t *r, const char *sid, char *gw, size_t cap)
         api_detail(r, 503, "Service Unavailable: Redis is not reachable");
         return NULL;
     }
+    char real[128];
+    int f = api_oh_runtime_session(r, sid, real, sizeof real, k->key, sizeof k->key, k->owner,
+                                   sizeof k->owner);
+    if (f != 1) {
+        api_detail(r,
+                   f < 0    ? 503
+                   : f == 2 ? 503
+                            : 404,
+                   f < 0    ? "Service Unavailable: Redis is not reachable"
+                   : f == 2 ? "Runtime is starting"
+                            : "Not Found");
+        return NULL;
+    }
+    strcpy(sid, real); /* no longer than the capture it replaces */
     redisReply *h = api_redis_cmdf(r, "HGETALL sp:session:{%s}", sid);
     if (!h || h->type != REDIS_REPLY_ARRAY) {
         if (h)
@@ -90,15 +118,23 @@ rt_session(api_req_t *r, const char *sid, char *gw, size_t cap)
     return s;
 }
 
-/* rt_session plus the X-Session-API-Key check. */
+/* rt_session plus the X-Session-API-Key check: a token valid for the session, or the
+ * runtime's own key (which acts as the runtime's owner). */
 static json_object *
-rt_session_authed(api_req_t *r, const char *sid, char *gw, size_t cap, bool write)
+rt_session_authed(api_req_t *r, char *sid, char *gw, size_t cap, bool write)
 {
-    json_object *s = rt_session(r, sid, gw, cap);
+    rt_key_t k;
+    json_object *s = rt_session(r, sid, gw, cap, &k);
     if (!s)
         return NULL;
-    if (api_auth_session_key(r, api_param(r, "HTTP_X_SESSION_API_KEY"), sid,
-                             json_get_str(s, "owner", ""), write) < 0) {
+    const char *presented = api_param(r, "HTTP_X_SESSION_API_KEY");
+    if (k.key[0] && presented && strlen(presented) == strlen(k.key) &&
+        CRYPTO_memcmp(presented, k.key, strlen(k.key)) == 0) {
+        memset(&r->claims, 0, sizeof r->claims);
+        snprintf(r->claims.sub, sizeof r->claims.sub, "%s", k.owner);
+        snprintf(r->claims.role, sizeof r->claims.role, "user");
+        r->authed = true;
+    } else if (api_auth_session_key(r, presented, sid, json_get_str(s, "owner", ""), write) < 0) {
         json_object_put(s);
         api_detail(r, 403, "Invalid API Key");
         return NULL;
@@ -109,16 +145,15 @@ rt_session_authed(api_req_t *r, const char *sid, char *gw, size_t cap, bool writ
 static void
 touch(api_req_t *r, const char *sid)
 {
-    redisReply *x = api_redis_cmdf(r, "HSET sp:session:{%s}:runtime last_execute %f", sid, wall());
-    if (x)
-        freeReplyObject(x);
+    api_redis_post(r, "HSET sp:session:{%s}:runtime last_execute %f", sid, wall());
 }
 
 void
 api_rt_alive(api_req_t *r, char **params)
 {
     char gw[128];
-    json_object *s = rt_session(r, params[0], gw, sizeof gw);
+    rt_key_t k;
+    json_object *s = rt_session(r, params[0], gw, sizeof gw, &k);
     if (!s)
         return;
     json_object *o = json_object_new_object();
@@ -128,41 +163,124 @@ api_rt_alive(api_req_t *r, char **params)
     api_reply_json(r, 200, o);
 }
 
-void
-api_rt_server_info(api_req_t *r, char **params)
+/* The executor's health result (op "health" through the gateway inbox, docs/protocol.md),
+ * asked as the session's owner since /server_info needs no key, like upstream's. NULL when the
+ * gateway or the executor did not answer: server_info then serves zeros. */
+static json_object *
+sandbox_health(api_req_t *r, const char *sid, const char *gw, const char *owner)
 {
-    char gw[128];
-    json_object *s = rt_session(r, params[0], gw, sizeof gw);
-    if (!s)
-        return;
-    double now = wall(), created = json_get_double(s, "created", now), last = created;
-    json_object_put(s);
-    redisReply *x = api_redis_cmdf(r, "HGET sp:session:{%s}:runtime last_execute", params[0]);
-    if (x && x->type == REDIS_REPLY_STRING)
-        last = atof(x->str);
-    if (x)
-        freeReplyObject(x);
-    json_object *o = json_object_new_object();
-    json_set(o, "uptime", py_float(now > created ? now - created : 0.0));
-    json_set(o, "idle_time", py_float(now > last ? now - last : 0.0));
-    /* Upstream's get_system_stats() shape. The gateway inbox has no health op yet, so the
-     * sandbox's numbers are not available here: zeros, with upstream's types. */
+    jwt_claims_t caller = r->claims;
+    memset(&r->claims, 0, sizeof r->claims);
+    snprintf(r->claims.sub, sizeof r->claims.sub, "%s", owner);
+    snprintf(r->claims.role, sizeof r->claims.role, "user");
+    json_object *req = json_object_new_object(), *res = NULL, *err = NULL;
+    json_set_str(req, "op", "health");
+    json_set_str(req, "session", sid);
+    int rc = api_gw_call(r, gw, req, RT_HEALTH_TIMEOUT_S, &res, &err);
+    r->claims = caller;
+    json_object_put(req);
+    json_object_put(err);
+    if (rc != API_GW_OK) {
+        json_object_put(res);
+        return NULL;
+    }
+    return res;
+}
+
+/* psutil rounds its percentages to one decimal. */
+static double
+round1(double v)
+{
+    return v > 0 ? (double)(long long)(v * 10 + 0.5) / 10 : 0.0;
+}
+
+/* Upstream's get_system_stats() shape, types included (ints for bytes, floats for percents),
+ * filled from the sandbox's health h (zeros when h is NULL). Differences, as the executor sees
+ * the sandbox rather than one server process: cpu_percent and memory.rss count every process
+ * of the sandbox; memory.percent is that RSS over the machine's memory (psutil's denominator
+ * too); disk is the filesystem of the workspace; vms and io are not measured by the executor and
+ * stay 0. */
+static json_object *
+resources(json_object *h, double cpu_pct)
+{
+    json_object *hm = json_get(h, "memory"), *hd = json_get(h, "disk");
+    int64_t rss = json_get_int(hm, "rss_bytes", 0), total_mem = json_get_int(hm, "total_bytes", 0);
+    int64_t total = json_get_int(hd, "total_bytes", 0), used = json_get_int(hd, "used_bytes", 0),
+            free_ = json_get_int(hd, "free_bytes", 0);
     json_object *res = json_object_new_object(), *mem = json_object_new_object(),
                 *disk = json_object_new_object(), *io = json_object_new_object();
-    json_set(res, "cpu_percent", py_float(0.0));
-    json_set_int(mem, "rss", 0);
+    json_set(res, "cpu_percent", py_float(round1(cpu_pct)));
+    json_set_int(mem, "rss", rss);
     json_set_int(mem, "vms", 0);
-    json_set(mem, "percent", py_float(0.0));
-    json_set_int(disk, "total", 0);
-    json_set_int(disk, "used", 0);
-    json_set_int(disk, "free", 0);
-    json_set(disk, "percent", py_float(0.0));
+    json_set(mem, "percent", py_float(total_mem > 0 ? 100.0 * (double)rss / (double)total_mem : 0));
+    json_set_int(disk, "total", total);
+    json_set_int(disk, "used", used);
+    json_set_int(disk, "free", free_);
+    json_set(disk, "percent",
+             py_float(used + free_ > 0 ? round1(100.0 * used / (used + free_)) : 0));
     json_set_int(io, "read_bytes", 0);
     json_set_int(io, "write_bytes", 0);
     json_set(res, "memory", mem);
     json_set(res, "disk", disk);
     json_set(res, "io", io);
-    json_set(o, "resources", res);
+    return res;
+}
+
+/* cpu_percent: the sandbox's CPU seconds (all its processes, from h) per wall second, in percent
+ * of one core, over the window since the previous /server_info of the session (fields
+ * cpu_seconds, cpu_at of sp:session:{ID}:runtime: prev_cpu, prev_at), or since the executor
+ * started when there is no usable previous sample (none, a window under RT_CPU_WINDOW_MIN_S, or
+ * less CPU time than before because processes ended). Upstream samples its own process over
+ * 0.1 s; asking the sandbox twice would hold a FastCGI worker that long. */
+static double
+cpu_percent(api_req_t *r, const char *sid, json_object *h, double now, double prev_cpu,
+            double prev_at)
+{
+    json_object *cpu = json_get(h, "cpu");
+    if (!cpu)
+        return 0.0;
+    double cs = json_get_double(cpu, "seconds", 0), up = json_get_double(h, "uptime", 0);
+    if (prev_at > 0 && now - prev_at < RT_CPU_WINDOW_MIN_S && cs >= prev_cpu)
+        return up > 0 ? 100.0 * cs / up : 0.0; /* keep the older sample for the next call */
+    redisReply *x =
+        api_redis_cmdf(r, "HSET sp:session:{%s}:runtime cpu_seconds %f cpu_at %f", sid, cs, now);
+    if (x)
+        freeReplyObject(x);
+    if (prev_at > 0 && cs >= prev_cpu && now > prev_at)
+        return 100.0 * (cs - prev_cpu) / (now - prev_at);
+    return up > 0 ? 100.0 * cs / up : 0.0;
+}
+
+void
+api_rt_server_info(api_req_t *r, char **params)
+{
+    char gw[128], owner[128];
+    rt_key_t k;
+    json_object *s = rt_session(r, params[0], gw, sizeof gw, &k);
+    if (!s)
+        return;
+    const char *sid = params[0];
+    double now = wall(), created = json_get_double(s, "created", now), last = created;
+    double prev_cpu = 0, prev_at = 0;
+    snprintf(owner, sizeof owner, "%s", json_get_str(s, "owner", ""));
+    json_object_put(s);
+    redisReply *x =
+        api_redis_cmdf(r, "HMGET sp:session:{%s}:runtime last_execute cpu_seconds cpu_at", sid);
+    if (x && x->type == REDIS_REPLY_ARRAY && x->elements == 3) {
+        if (x->element[0]->type == REDIS_REPLY_STRING)
+            last = atof(x->element[0]->str);
+        if (x->element[1]->type == REDIS_REPLY_STRING && x->element[2]->type == REDIS_REPLY_STRING)
+            prev_cpu = atof(x->element[1]->str), prev_at = atof(x->element[2]->str);
+    }
+    if (x)
+        freeReplyObject(x);
+    json_object *h = sandbox_health(r, sid, gw, owner);
+    double cpu = h ? cpu_percent(r, sid, h, wall(), prev_cpu, prev_at) : 0.0;
+    json_object *o = json_object_new_object();
+    json_set(o, "uptime", py_float(now > created ? now - created : 0.0));
+    json_set(o, "idle_time", py_float(now > last ? now - last : 0.0));
+    json_set(o, "resources", resources(h, cpu));
+    json_object_put(h);
     api_reply_json(r, 200, o);
 }
 
@@ -186,7 +304,7 @@ invalid_params(api_req_t *r, const char *type, const char *msg)
 void
 api_rt_execute_action(api_req_t *r, char **params)
 {
-    const char *sid = params[0];
+    char *sid = params[0];
     char gw[128];
     json_object *s = rt_session_authed(r, sid, gw, sizeof gw, true);
     if (!s)
@@ -216,12 +334,18 @@ api_rt_execute_action(api_req_t *r, char **params)
     if (wait_s > API_WAIT_MAX_S)
         wait_s = API_WAIT_MAX_S;
     touch(r, sid);
-    json_object *res, *err;
-    int rc = api_action_submit(r, gw, sid, action, &res, &err);
+    json_object *err;
+    int rc;
+    uint64_t seq;
+    const char *why = "";
+    json_object *ev = api_action_run(r, gw, sid, action, wait_s * 1000, &seq, &rc, &err, &why);
     json_object_put(body);
     if (rc != API_GW_OK) {
         char d[400];
-        if (rc == API_GW_ERROR && api_gw_status(json_get_str(err, "code", "")) == 409)
+        const char *code = json_get_str(err, "code", "");
+        if (rc == API_GW_ERROR && !strcmp(code, "session_ended"))
+            api_detail(r, 404, "Not Found");
+        else if (rc == API_GW_ERROR && api_gw_status(code) == 409)
             api_detail(r, 503, json_get_str(err, "message", "busy"));
         else if (rc == API_GW_ERROR) {
             snprintf(d, sizeof d, "Internal server error: %s", json_get_str(err, "message", "?"));
@@ -231,10 +355,7 @@ api_rt_execute_action(api_req_t *r, char **params)
         json_object_put(err);
         return;
     }
-    uint64_t seq = (uint64_t)json_get_int(res, "seq", 0);
-    json_object_put(res);
-    const char *why = "";
-    json_object *ev = api_wait_observation(r, sid, seq, wait_s * 1000, &why);
+    (void)seq;
     touch(r, sid);
     json_object *obs = json_get(ev, "observation");
     if (obs) {
@@ -311,4 +432,11 @@ api_rt_unsupported(api_req_t *r, char **params)
     api_detail(r, 501,
                "Not implemented in sandpipe yet: use the REST files API "
                "(/api/v1/sessions/{id}/files)");
+}
+
+/* For the file routes (api_runtime_files.c): rt_session_authed. */
+json_object *
+api_rt_session_authed(api_req_t *r, char *sid, char *gw, size_t cap, bool write)
+{
+    return rt_session_authed(r, sid, gw, cap, write);
 }

@@ -1,6 +1,6 @@
 /* api_sessions.c — /api/v1/sessions: create (through a live gateway's inbox), list (paged over
- * the sp:sessions sorted set, newest first), get, delete; pause/resume answer 501 until a
- * provider supports them. */
+ * the sp:sessions sorted set, newest first), get, delete, pause/resume (the gateway freezes
+ * the sandbox's cgroup; 501 when its provider cannot). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +13,8 @@
 #define LIST_BATCH    100
 #define LIST_SCAN_MAX 5000 /* sessions looked at per page at most (filters may skip many) */
 
-/* The live gateway owning the fewest sessions, into out. 1 found, 0 none, -1 Redis failure. */
-static int
-pick_gateway(api_req_t *r, char *out, size_t cap)
+int
+api_gateway_pick(api_req_t *r, char *out, size_t cap)
 {
     redisReply *m = api_redis_cmdf(r, "SMEMBERS sp:gateways");
     if (!m)
@@ -60,7 +59,7 @@ api_sessions_create(api_req_t *r, char **params)
         return;
     }
     char gw[128];
-    int found = pick_gateway(r, gw, sizeof gw);
+    int found = api_gateway_pick(r, gw, sizeof gw);
     if (found <= 0) {
         json_object_put(body);
         if (found < 0)
@@ -285,27 +284,44 @@ api_sessions_delete(api_req_t *r, char **params)
     }
 }
 
+/* session.pause / session.resume through the owning gateway: the session (PAUSED / READY),
+ * or the gateway's refusal (unsupported → 501, busy → 409). */
 static void
-not_supported(api_req_t *r, const char *sid, const char *what)
+pause_op(api_req_t *r, const char *sid, const char *op)
 {
     json_object *s = api_session_for_write(r, sid);
     if (!s)
         return;
+    char gw[128];
+    int live = api_session_live(r, s, gw, sizeof gw);
     json_object_put(s);
-    api_error(r, 501, "not_implemented",
-              "%s is not supported yet: no provider can %s a sandbox (bwrap and local run it "
-              "until it is deleted)",
-              what, what);
+    if (live < 0)
+        return;
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", op);
+    json_set_str(req, "session", sid);
+    json_object *res, *err;
+    int rc = api_gw_call(r, gw, req, g_api.gw_timeout, &res, &err);
+    json_object_put(req);
+    if (rc == API_GW_OK) {
+        api_reply_json(r, 200, res);
+    } else if (rc == API_GW_ERROR && !strcmp(json_get_str(err, "code", ""), "unsupported")) {
+        api_error(r, 501, "unsupported", "%s", json_get_str(err, "message", "not supported"));
+        json_object_put(err);
+    } else {
+        api_gw_reply_failure(r, rc, err);
+        json_object_put(err);
+    }
 }
 
 void
 api_sessions_pause(api_req_t *r, char **params)
 {
-    not_supported(r, params[0], "pause");
+    pause_op(r, params[0], "session.pause");
 }
 
 void
 api_sessions_resume(api_req_t *r, char **params)
 {
-    not_supported(r, params[0], "resume");
+    pause_op(r, params[0], "session.resume");
 }

@@ -2,15 +2,19 @@
 # Renders the nginx configuration for sandpipe into a prefix directory (pid, logs, temp paths
 # all under it, so nginx needs no system configuration), then prints how to start it.
 #   nginx/render.sh --prefix DIR --api-socket PATH [--port 8080] [--gateway 127.0.0.1:8081]
-#                   [--web-root DIR] [--body-max 16m] [--rate 200] [--burst 400]
-#                   [--workers 2] [--tls]
-# --tls serves HTTPS on the port with a self-signed certificate made here with openssl
-# (DIR/tls/cert.pem, kept across renders).
+#                   [--web-root DIR] [--body-max 16m] [--upload-max 1g] [--rate 200]
+#                   [--burst 400] [--workers 2] [--tls [--tls-cert PEM --tls-key PEM]]
+# --upload-max bounds streamed file uploads (match sandpipe-api --max-upload); --body-max every
+# other request body.
+# --tls serves HTTPS on the port (plain HTTP sent to it is redirected, HSTS on every response)
+# with the certificate chain and key given, or without them a self-signed certificate made here
+# with openssl (DIR/tls/cert.pem, kept across renders).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 PREFIX= API_SOCKET= PORT=8080 GATEWAY=127.0.0.1:8081 WEB_ROOT=$ROOT/web BODY_MAX=16m
-RATE=200 BURST=400 WORKERS=2 TLS=0
+UPLOAD_MAX=1g
+RATE=200 BURST=400 WORKERS=2 TLS=0 TLS_CERT= TLS_KEY=
 while [ $# -gt 0 ]; do
     case "$1" in
     --prefix) PREFIX=$2; shift ;;
@@ -19,15 +23,29 @@ while [ $# -gt 0 ]; do
     --gateway) GATEWAY=$2; shift ;;
     --web-root) WEB_ROOT=$2; shift ;;
     --body-max) BODY_MAX=$2; shift ;;
+    --upload-max) UPLOAD_MAX=$2; shift ;;
     --rate) RATE=$2; shift ;;
     --burst) BURST=$2; shift ;;
     --workers) WORKERS=$2; shift ;;
     --tls) TLS=1 ;;
+    --tls-cert) TLS_CERT=$2; shift ;;
+    --tls-key) TLS_KEY=$2; shift ;;
     *) echo "render.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
 done
 [ -n "$PREFIX" ] && [ -n "$API_SOCKET" ] || { echo "usage: render.sh --prefix DIR --api-socket PATH [...]" >&2; exit 2; }
+if [ -n "$TLS_CERT$TLS_KEY" ] && { [ -z "$TLS_CERT" ] || [ -z "$TLS_KEY" ] || [ "$TLS" != 1 ]; }; then
+    echo "render.sh: --tls-cert and --tls-key go together, with --tls" >&2
+    exit 2
+fi
+if [ -n "$TLS_CERT" ]; then
+    for f in "$TLS_CERT" "$TLS_KEY"; do
+        [ -r "$f" ] || { echo "render.sh: cannot read $f" >&2; exit 2; }
+    done
+    TLS_CERT=$(cd "$(dirname "$TLS_CERT")" && pwd)/$(basename "$TLS_CERT")
+    TLS_KEY=$(cd "$(dirname "$TLS_KEY")" && pwd)/$(basename "$TLS_KEY")
+fi
 mkdir -p "$PREFIX/logs" "$PREFIX/tmp"
 PREFIX=$(cd "$PREFIX" && pwd)
 USER_LINE=
@@ -36,7 +54,7 @@ LISTEN="127.0.0.1:$PORT"
 if [ "$TLS" = 1 ]; then
     LISTEN="127.0.0.1:$PORT ssl"
     mkdir -p "$PREFIX/tls"
-    if [ ! -f "$PREFIX/tls/cert.pem" ]; then
+    if [ -z "$TLS_CERT" ] && [ ! -f "$PREFIX/tls/cert.pem" ]; then
         openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj "/CN=localhost" \
             -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
             -keyout "$PREFIX/tls/key.pem" -out "$PREFIX/tls/cert.pem" 2>/dev/null
@@ -46,7 +64,10 @@ fi
 render() {
     sed -e "s|@PREFIX@|$PREFIX|g" -e "s|@API_SOCKET@|$API_SOCKET|g" -e "s|@LISTEN@|$LISTEN|g" \
         -e "s|@GATEWAY@|$GATEWAY|g" -e "s|@WEB_ROOT@|$WEB_ROOT|g" -e "s|@BODY_MAX@|$BODY_MAX|g" \
+        -e "s|@UPLOAD_MAX@|$UPLOAD_MAX|g" \
         -e "s|@RATE@|$RATE|g" -e "s|@BURST@|$BURST|g" -e "s|@WORKERS@|$WORKERS|g" \
+        -e "s|@TLS_CERT@|${TLS_CERT:-$PREFIX/tls/cert.pem}|g" \
+        -e "s|@TLS_KEY@|${TLS_KEY:-$PREFIX/tls/key.pem}|g" \
         -e "s|@USER_LINE@|$USER_LINE|g" "$1"
 }
 render "$HERE/sandpipe.conf.template" >"$PREFIX/nginx.conf"
@@ -54,6 +75,7 @@ render "$HERE/fastcgi.conf.template" >"$PREFIX/fastcgi.conf"
 if [ "$TLS" = 1 ]; then
     render "$HERE/sandpipe-tls.conf.template" >"$PREFIX/tls.conf"
 else
-    echo "# plain HTTP (render.sh --tls for HTTPS)" >"$PREFIX/tls.conf"
+    printf '%s\n' "# plain HTTP (render.sh --tls for HTTPS): no HSTS header" 'set $sp_hsts "";' \
+        >"$PREFIX/tls.conf"
 fi
 echo "$PREFIX/nginx.conf"

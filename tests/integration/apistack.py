@@ -13,8 +13,15 @@ from stack import BUILD, Stack, free_port
 
 
 class ApiStack(Stack):
-    def __init__(self, workers=4, rate=100000, burst=100000, api_extra=(), **kw):
+    def __init__(self, workers=4, rate=100000, burst=100000, api_extra=(), tls=None, **kw):
+        """tls: (cert.pem, key.pem) to serve HTTPS with that certificate (render.sh --tls);
+        request() then speaks TLS, and self.tls is the client context (verifying against
+        cert.pem) for other clients, e.g. WS(..., tls=stack.tls)."""
         super().__init__(**kw)
+        self.tls = None
+        if tls:
+            import ssl
+            self.tls = ssl.create_default_context(cafile=tls[0])
         self.api_sock = os.path.join(self.tmp, "api.sock")
         self.api_workers = workers
         self.api_extra = list(api_extra)
@@ -27,7 +34,8 @@ class ApiStack(Stack):
             subprocess.run([os.path.join(ROOT, "nginx", "render.sh"), "--prefix", self.nginx_prefix,
                             "--api-socket", self.api_sock, "--port", str(self.http_port),
                             "--gateway", f"127.0.0.1:{self.port}", "--rate", str(rate),
-                            "--burst", str(burst), "--body-max", "16m"],
+                            "--burst", str(burst), "--body-max", "16m",
+                            *(["--tls", "--tls-cert", tls[0], "--tls-key", tls[1]] if tls else [])],
                            check=True, capture_output=True)
             self.nginx = subprocess.Popen(
                 ["nginx", "-p", self.nginx_prefix, "-c", os.path.join(self.nginx_prefix, "nginx.conf")],
@@ -79,7 +87,10 @@ class ApiStack(Stack):
         if body is not None and not isinstance(body, (bytes, str)):
             data = json.dumps(body)
             h.setdefault("Content-Type", "application/json")
-        c = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=timeout)
+        if self.tls:
+            c = http.client.HTTPSConnection("127.0.0.1", self.http_port, timeout=timeout, context=self.tls)
+        else:
+            c = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=timeout)
         try:
             c.request(method, path, body=data, headers=h)
             resp = c.getresponse()

@@ -279,15 +279,14 @@ class Sessions(Base):
         for sid in ids:
             self.req("DELETE", f"/api/v1/sessions/{sid}", token=tok)
 
-    def test_pause_and_resume_are_501_with_a_clear_error(self):
+    def test_pause_and_resume(self):
         sid = self.session()
-        for verb in ("pause", "resume"):
+        for verb, status in (("pause", "PAUSED"), ("pause", "PAUSED"), ("resume", "READY")):
             st, b, _ = self.req("POST", f"/api/v1/sessions/{sid}/{verb}", token=self.alice)
-            self.assertEqual(st, 501)
-            self.assertEqual(b["error"]["code"], "not_implemented")
-            self.assertIn(verb, b["error"]["message"])
+            self.assertEqual((st, b["status"]), (200, status), b)
         self.assertError(self.req("POST", "/api/v1/sessions/s-nope/pause", token=self.alice), 404)
         self.req("DELETE", f"/api/v1/sessions/{sid}", token=self.alice)
+        self.assertError(self.req("POST", f"/api/v1/sessions/{sid}/resume", token=self.alice), 409)
 
 
 class Actions(Base):

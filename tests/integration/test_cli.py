@@ -13,6 +13,7 @@ import threading
 import time
 import unittest
 
+from apistack import ApiStack
 from stack import BUILD, Stack
 
 CLI = os.path.join(BUILD, "sandpipe")
@@ -215,10 +216,108 @@ class CliTest(unittest.TestCase):
             self.assertEqual(r.returncode, 2, (args, r.stderr))
             self.assertTrue(r.stderr, args)
 
-    def test_cp_says_not_available_yet(self):
-        r = self.cli("cp", "a.txt", f"{self.sid}:/workspace/a.txt")
-        self.assertEqual(r.returncode, 2)
-        self.assertIn(b"not available yet", r.stderr)
+    def test_cp_usage_errors_exit_2(self):
+        for args in (("cp",), ("cp", "a.txt"), ("cp", "a.txt", "b.txt"),
+                     ("cp", f"{self.sid}:a", f"{self.sid}:b"), ("cp", "a.txt", "bad id!:x"),
+                     ("cp", "a.txt", f"{self.sid}:"), ("cp", "--mode", "rwx", "a", f"{self.sid}:a"),
+                     ("cp", "-", f"{self.sid}:dir/")):
+            r = self.cli(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertTrue(r.stderr, args)
+
+    def test_cp_against_the_gateway_instead_of_nginx_says_so(self):
+        src = os.path.join(self.st.tmp, "cp-src.txt")
+        with open(src, "wb") as f:
+            f.write(b"x")
+        r = self.cli("cp", src, f"{self.sid}:x.txt")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn(b"nginx", r.stderr)
+
+
+class CliCpTest(unittest.TestCase):
+    """`sandpipe cp` through nginx and the REST API (its streamed file routes)."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.access(CLI, os.X_OK):
+            raise AssertionError(f"{CLI} is not built (make)")
+        cls.st = ApiStack(pool=1)
+        cls.token = cls.st.token(sub="alice", role="user")
+        cls.env = dict(os.environ, SANDPIPE_URL=f"http://127.0.0.1:{cls.st.http_port}",
+                       SANDPIPE_TOKEN=cls.token)
+        cls.sid = cls.st.api_create_session(cls.token)
+        cls.dir = os.path.join(cls.st.tmp, "cp")
+        os.mkdir(cls.dir)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.st.stop()
+
+    def cp(self, *args, ok=True, **kw):
+        r = subprocess.run([CLI, "cp", *args], env=self.env, capture_output=True, timeout=120, **kw)
+        if ok and r.returncode != 0:
+            self.fail(f"sandpipe cp {' '.join(args)} exited {r.returncode}: {r.stderr.decode()}")
+        return r
+
+    def local(self, name, data=None):
+        p = os.path.join(self.dir, name)
+        if data is not None:
+            with open(p, "wb") as f:
+                f.write(data)
+        return p
+
+    def read(self, name):
+        with open(self.local(name), "rb") as f:
+            return f.read()
+
+    def test_a_binary_file_both_ways(self):
+        data = os.urandom(9 << 20) + bytes(range(256))
+        self.cp(self.local("up.bin", data), f"{self.sid}:cp/up.bin")
+        self.cp(f"{self.sid}:cp/up.bin", self.local("down.bin"))
+        self.assertEqual(hashlib.sha256(self.read("down.bin")).digest(), hashlib.sha256(data).digest())
+        self.assertEqual([n for n in os.listdir(self.dir) if "sp-part" in n], [])
+
+    def test_stdin_and_stdout(self):
+        data = bytes(range(256)) * 4096
+        self.cp("-", f"{self.sid}:cp/stdin.bin", input=data)
+        r = self.cp(f"{self.sid}:cp/stdin.bin", "-")
+        self.assertEqual(r.stdout, data)
+
+    def test_directories_keep_the_file_name_and_mode_applies(self):
+        self.cp("--mode", "0755", self.local("tool.sh", b"#!/bin/sh\necho hi\n"), f"{self.sid}:cp/bin/")
+        st, s, _ = self.st.request("GET", f"/api/v1/sessions/{self.sid}/files/stat?path=cp/bin/tool.sh",
+                                   token=self.token)
+        self.assertEqual((st, s.get("mode")), (200, "0755"), s)
+        os.mkdir(self.local("into"))
+        self.cp(f"{self.sid}:cp/bin/tool.sh", self.local("into"))
+        self.assertEqual(self.read("into/tool.sh"), b"#!/bin/sh\necho hi\n")
+
+    def test_errors_exit_1_with_the_api_message_and_leave_no_file(self):
+        r = self.cp(f"{self.sid}:cp/missing.bin", self.local("missing.bin"), ok=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(b"not_found", r.stderr)
+        self.assertFalse(os.path.exists(self.local("missing.bin")))
+        self.assertEqual([n for n in os.listdir(self.dir) if "missing" in n], [])
+        r = self.cp(self.local("e.txt", b"e"), f"{self.sid}:../../etc/e.txt", ok=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(b"path_escape", r.stderr)
+        r = self.cp(self.local("e.txt"), "s-nosuchsession:e.txt", ok=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(b"not_found", r.stderr)
+        r = self.cp(self.local("nope-local.txt"), f"{self.sid}:e.txt", ok=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(b"No such file", r.stderr)
+        env = dict(self.env, SANDPIPE_TOKEN="garbage")
+        r = subprocess.run([CLI, "cp", self.local("e.txt"), f"{self.sid}:e.txt"], env=env,
+                           capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(b"unauthorized", r.stderr)
+
+    def test_a_failed_download_does_not_clobber_an_existing_file(self):
+        self.local("keep.txt", b"precious")
+        r = self.cp(f"{self.sid}:cp/nothing-here", self.local("keep.txt"), ok=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(self.read("keep.txt"), b"precious")
 
 
 

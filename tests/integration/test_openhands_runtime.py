@@ -3,6 +3,7 @@ ActionExecutionClient sends (openhands/runtime/impl/action_execution/action_exec
 replayed through nginx + sandpipe-api + gateway + a bwrap sandbox, and the answers checked field
 by field against shared/OPENHANDS-COMPAT.md."""
 import json
+import os
 import time
 import unittest
 
@@ -57,21 +58,72 @@ class RuntimeServer(unittest.TestCase):
         st, body, _ = self.s.request("GET", f"{self.base}/alive")
         self.assertEqual((st, body), (200, {"status": "ok"}))
 
+    def server_info(self):
+        st, raw, _ = self.s.request("GET", f"{self.base}/server_info", raw=True)  # no key needed
+        self.assertEqual(st, 200, raw)
+        return json.loads(raw)
+
     def test_server_info_floats_and_idle_time_reset_only_by_execute_action(self):
         self.execute("run", command="true")
         time.sleep(1.2)
         self.post("list_files", {})
-        st, raw, _ = self.s.request("GET", f"{self.base}/server_info", raw=True)
-        self.assertEqual(st, 200)
-        info = json.loads(raw)
+        info = self.server_info()
         self.assertIsInstance(info["uptime"], float)
         self.assertIsInstance(info["idle_time"], float)
         self.assertGreaterEqual(info["idle_time"], 1.0)  # list_files did not reset it
-        self.assertIn(b'"cpu_percent":0.0', raw)
-        self.assertEqual(set(info["resources"]), {"cpu_percent", "memory", "disk", "io"})
         self.execute("run", command="true")
-        st, info, _ = self.s.request("GET", f"{self.base}/server_info")
-        self.assertLess(info["idle_time"], 1.0)
+        self.assertLess(self.server_info()["idle_time"], 1.0)
+
+    def test_server_info_resources_are_the_sandboxs(self):
+        """Upstream's get_system_stats() shape and types (openhands/runtime/utils/system_stats.py),
+        filled from the executor's health of this sandbox, checked against the host's view."""
+        info = self.server_info()
+        self.assertEqual(set(info), {"uptime", "idle_time", "resources"})
+        res = info["resources"]
+        self.assertEqual(set(res), {"cpu_percent", "memory", "disk", "io"})
+        self.assertIsInstance(res["cpu_percent"], float)
+        self.assertGreaterEqual(res["cpu_percent"], 0.0)
+        self.assertLessEqual(res["cpu_percent"], 100.0 * os.cpu_count())
+
+        mem = res["memory"]
+        self.assertEqual(set(mem), {"rss", "vms", "percent"})
+        self.assertIsInstance(mem["rss"], int)
+        self.assertIsInstance(mem["vms"], int)
+        self.assertIsInstance(mem["percent"], float)
+        self.assertGreater(mem["rss"], 1 << 20)  # the executor and its bash at least
+        self.assertGreaterEqual(mem["vms"], 0)  # not measured by the executor (0)
+        with open("/proc/meminfo") as f:
+            total = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemTotal:"))
+        self.assertAlmostEqual(mem["percent"], 100.0 * mem["rss"] / total, places=4)
+
+        disk = res["disk"]
+        self.assertEqual(set(disk), {"total", "used", "free", "percent"})
+        for k in ("total", "used", "free"):
+            self.assertIsInstance(disk[k], int, k)
+        self.assertIsInstance(disk["percent"], float)
+        st = os.statvfs(self.s.tmp)  # the sandbox's workspace is a directory of this filesystem
+        self.assertEqual(disk["total"], st.f_blocks * st.f_frsize)
+        self.assertGreater(disk["used"], 0)
+        self.assertLessEqual(disk["used"] + disk["free"], disk["total"])
+        # psutil's percent: used over what a user can use, one decimal
+        self.assertEqual(disk["percent"], round(100.0 * disk["used"] / (disk["used"] + disk["free"]), 1))
+
+        self.assertEqual(set(res["io"]), {"read_bytes", "write_bytes"})
+        for k in ("read_bytes", "write_bytes"):
+            self.assertIsInstance(res["io"][k], int, k)
+            self.assertGreaterEqual(res["io"][k], 0)
+
+    def test_server_info_cpu_percent_sees_a_busy_sandbox(self):
+        obs = self.execute("run", command="(while :; do :; done) &")
+        self.assertRegex(obs["content"], r"^\[1\] \d+")
+        try:
+            self.server_info()  # the start of the window cpu_percent is measured over
+            time.sleep(0.5)
+            busy = self.server_info()["resources"]["cpu_percent"]
+        finally:
+            self.execute("run", command="kill %1")
+        self.assertGreater(busy, 0.0)
+        self.assertLessEqual(busy, 100.0 * os.cpu_count())
 
     def test_run_observation_fields(self):
         obs = self.execute("run", command="echo hello && cd /tmp")

@@ -1,6 +1,6 @@
 """A minimal RFC 6455 WebSocket client (standard library only: PyPI is not reachable here),
 enough to drive the gateway in tests: handshake with subprotocols, masked client frames,
-text/binary/close/ping, fragmented messages, and a raw mode for malformed input."""
+text/binary/close/ping, fragmented messages, a raw mode for malformed input, and wss:// (TLS)."""
 import base64
 import hashlib
 import json
@@ -18,8 +18,11 @@ class HandshakeError(Exception):
 
 
 class WS:
-    def __init__(self, host, port, path, protocols=None, timeout=10, read=True):
+    def __init__(self, host, port, path, protocols=None, timeout=10, read=True, tls=None):
+        """tls: an ssl.SSLContext to speak wss:// (the handshake is verified by the context)."""
         self.sock = socket.create_connection((host, port), timeout=timeout)
+        if tls is not None:
+            self.sock = tls.wrap_socket(self.sock, server_hostname=host)
         key = base64.b64encode(os.urandom(16)).decode()
         lines = [f"GET {path} HTTP/1.1", f"Host: {host}:{port}", "Upgrade: websocket",
                  "Connection: Upgrade", f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13"]

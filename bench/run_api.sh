@@ -1,0 +1,104 @@
+# bench/run_api.sh — the REST API section of `make bench`, sourced by bench/run.sh after the
+# gateway started (it uses $B, $work, $pids, $GW_PORT, the Redis socket and the secret there).
+#
+# Starts sandpipe-api (BENCH_API_WORKERS FastCGI workers, default 8) and nginx rendered by
+# nginx/render.sh, then measures through nginx, each next to the gateway's WebSocket (no nginx,
+# no API) in the same run:
+#   - `echo hi` execute_action latency on one keep-alive connection (BENCH_API_ROUNDS, 2000);
+#   - throughput: BENCH_API_SESSIONS sessions (16), one connection each, BENCH_API_ACTIONS
+#     actions in all (20000);
+#   - GET events?since=0&limit=10000 of a session holding >= 10,000 events, next to XRANGE;
+#   - the OpenHands Remote Runtime API: /start until ready and /alive, warm next to cold, and
+#     /pause, /resume (bench/bench_oh.py, BENCH_OH_ROUNDS rounds, default 10).
+# Rate limit: the benchmark nginx is rendered with `render.sh --rate BENCH_API_RATE --burst
+# BENCH_API_BURST` (default 100000 r/s, burst 100000) because every request comes from
+# 127.0.0.1; a second nginx rendered with the production defaults (200 r/s, burst 400 per client
+# address) is driven the same way to show what the limit does.
+API_WORKERS=${BENCH_API_WORKERS:-8}
+API_ROUNDS=${BENCH_API_ROUNDS:-2000}
+API_SESSIONS=${BENCH_API_SESSIONS:-16}
+API_ACTIONS=${BENCH_API_ACTIONS:-20000}
+free_port() { python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"; }
+
+"$B/sandpipe-api" --socket "unix:$work/api.sock" --redis "unix:$work/redis.sock" \
+    --secret-file "$work/secret" --workers "$API_WORKERS" >"$work/api.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 200); do [ -S "$work/api.sock" ] && break; sleep 0.02; done
+start_nginx() { # prefix port [render.sh options]
+    local prefix=$1 port=$2
+    shift 2
+    nginx/render.sh --prefix "$prefix" --api-socket "$work/api.sock" --port "$port" \
+        --gateway "127.0.0.1:$GW_PORT" "$@" >/dev/null
+    nginx -p "$prefix" -c "$prefix/nginx.conf" 2>"$prefix/stderr" &
+    pids+=($!)
+    for _ in $(seq 200); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+        sleep 0.02
+    done
+    echo "nginx did not start: $(cat "$prefix/stderr")" >&2
+    exit 1
+}
+HTTP_PORT=$(free_port)
+start_nginx "$work/nginx" "$HTTP_PORT" --rate "${BENCH_API_RATE:-100000}" --burst "${BENCH_API_BURST:-100000}"
+PROD_PORT=$(free_port)
+start_nginx "$work/nginx-prod" "$PROD_PORT" # render.sh defaults: --rate 200 --burst 400
+
+# Sessions created through the API by one user; its token is their X-Session-API-Key.
+USER_TOKEN=$(python3 -c "import sys; sys.path.insert(0,'tests/integration'); from wsclient import jwt; print(jwt(open('$work/secret').read().strip(), sub='bench', role='user'))")
+SIDS=$(python3 - "$HTTP_PORT" "$USER_TOKEN" "$API_SESSIONS" <<'EOF'
+import http.client, json, sys
+port, tok, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+ids = []
+for _ in range(n):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=90)
+    c.request("POST", "/api/v1/sessions", "{}", {"Authorization": "Bearer " + tok, "Content-Type": "application/json"})
+    r = c.getresponse()
+    body = json.loads(r.read())
+    if r.status != 201:
+        sys.exit(f"session create: {r.status} {body}")
+    ids.append(body["id"])
+print(" ".join(ids))
+EOF
+)
+read -r -a SID_LIST <<<"$SIDS"
+S0=${SID_LIST[0]}
+pct() { sed -n "s/.*$1=\([0-9]*\)us.*/\1/p" | head -1; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+echo
+echo "### REST API through nginx (sandpipe-api: $API_WORKERS workers; nginx: 2 workers; same gateway and Redis)"
+echo '```'
+ws_out=$("$B/bench/bench_ws" latency 127.0.0.1 "$GW_PORT" "$S0" "$USER_TOKEN" "$API_ROUNDS")
+rest_out=$("$B/bench/bench_api" latency 127.0.0.1 "$HTTP_PORT" "$S0" "$USER_TOKEN" "$API_ROUNDS")
+echo "$ws_out"
+echo "$rest_out"
+echo "overhead of nginx + API: p50 $(ratio "$(pct p50 <<<"$rest_out")" "$(pct p50 <<<"$ws_out")")x," \
+    "p99 $(ratio "$(pct p99 <<<"$rest_out")" "$(pct p99 <<<"$ws_out")")x the WebSocket's" \
+    "(+$(($(pct p50 <<<"$rest_out") - $(pct p50 <<<"$ws_out"))) us at p50)"
+# Floors for the breakdown: nginx alone (a static file), nginx + a FastCGI worker + one Redis
+# command (an unknown /api/ route: its 404 and the metrics counter).
+"$B/bench/bench_api" get 127.0.0.1 "$HTTP_PORT" / "$API_ROUNDS"
+"$B/bench/bench_api" get 127.0.0.1 "$HTTP_PORT" /api/v1/no-such-route "$API_ROUNDS"
+SID_CSV=$(tr ' ' ',' <<<"$SIDS")
+ws_tp=$("$B/bench/bench_ws" throughput 127.0.0.1 "$GW_PORT" "$SID_CSV" "$USER_TOKEN" "$API_ACTIONS")
+rest_tp=$("$B/bench/bench_api" throughput 127.0.0.1 "$HTTP_PORT" "$USER_TOKEN" "$API_ACTIONS" $SIDS) || true
+echo "$ws_tp"
+echo "$rest_tp"
+aps() { sed -n 's/.* = \([0-9]*\) actions\/s.*/\1/p' | head -1; }
+echo "REST throughput is $(ratio "$(aps <<<"$rest_tp")" "$(aps <<<"$ws_tp")")x the WebSocket's"
+"$B/bench/bench_api" throughput 127.0.0.1 "$PROD_PORT" "$USER_TOKEN" 2000 $SIDS |
+    sed 's/^/with the production rate limit (200 r\/s, burst 400, one client address): /' || true
+
+# The events benchmark reads the first 10,000 events of S0 (the runs above left ~3 per action).
+have=$(redis-cli -s "$work/redis.sock" XLEN "sp:session:{$S0}:events")
+if [ "$have" -lt 10000 ]; then
+    "$B/bench/bench_ws" latency 127.0.0.1 "$GW_PORT" "$S0" "$USER_TOKEN" $(((10000 - have) / 3 + 100)) >/dev/null
+fi
+"$B/bench/bench_api" events 127.0.0.1 "$HTTP_PORT" "$S0" "$USER_TOKEN" 10000 "${BENCH_API_EVENT_ROUNDS:-20}" "$work/redis.sock"
+echo '```'
+
+echo
+echo "### OpenHands Remote Runtime API through nginx (issue 11)"
+echo '```'
+python3 bench/bench_oh.py "$HTTP_PORT" "$USER_TOKEN" "${BENCH_OH_ROUNDS:-10}"
+echo '```'

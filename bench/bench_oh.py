@@ -77,7 +77,20 @@ def summary(name, xs):
             f"min={xs[0]:.1f} max={xs[-1]:.1f}")
 
 
-warm, cold, pause, resume = [], [], [], []
+def rest_cold_session():
+    """The peer: a plain REST session with custom limits (a fresh bwrap sandbox), created and
+    answered READY (POST /api/v1/sessions waits for READY)."""
+    t0 = time.monotonic()
+    st, s = call("POST", "/api/v1/sessions", {"memory": 2 * 1024 ** 3},
+                 headers={"Authorization": "Bearer " + TOKEN})
+    if st != 201:
+        sys.exit(f"session create: {st} {s}")
+    ms = (time.monotonic() - t0) * 1000
+    call("DELETE", f"/api/v1/sessions/{s['id']}", headers={"Authorization": "Bearer " + TOKEN})
+    return ms
+
+
+warm, cold, pause, resume, peer = [], [], [], [], []
 for _ in range(ROUNDS):
     wait_pool_ready()
     ms, rt = start_until_alive(1)
@@ -88,8 +101,11 @@ for _ in range(ROUNDS):
     ms, rt = start_until_alive(2)
     cold.append(ms)
     call("POST", "/openhands/stop", {"runtime_id": rt["runtime_id"]})
+    peer.append(rest_cold_session())
 print(summary("/start -> ready -> /alive, warm pool (resource_factor 1)", warm))
 print(summary("/start -> ready -> /alive, cold bwrap sandbox (resource_factor 2)", cold))
-print(f"warm/cold p50 ratio: {statistics.median(warm) / statistics.median(cold):.2f}")
+print(summary("peer: REST session with custom limits (fresh bwrap sandbox) until READY", peer))
+print(f"warm / cold p50: {statistics.median(warm) / statistics.median(cold):.2f}; "
+      f"cold runtime / cold REST session p50: {statistics.median(cold) / statistics.median(peer):.2f}")
 print(summary("POST /pause (cgroup freeze)", pause))
 print(summary("POST /resume (thaw)", resume))

@@ -32,6 +32,12 @@ stop() {
     rcli --scan --pattern 'sp:pool:*' | xargs -r redis-cli -s "$RUN/redis.sock" DEL >/dev/null 2>&1
     pkill -KILL -f "^[^ ]*bwrap .*$RUN/sandboxes" 2>/dev/null || true
     pkill -KILL -f "sandpipe-executor.*$RUN/sandboxes" 2>/dev/null || true
+    # A paused sandbox is frozen: its processes take the SIGKILL only once thawed.
+    for d in "$RUN"/sandboxes/sb-*; do
+        id=${d##*/}
+        echo THAWED >"/sys/fs/cgroup/freezer/sandpipe/$id/freezer.state" 2>/dev/null
+        echo 0 >"/sys/fs/cgroup/sandpipe/$id/cgroup.freeze" 2>/dev/null
+    done
     sleep 0.3
     for c in memory pids cpu cpuacct freezer; do rmdir /sys/fs/cgroup/$c/sandpipe/sb-*/ 2>/dev/null; done
     rmdir /sys/fs/cgroup/sandpipe/sb-*/ 2>/dev/null
@@ -70,6 +76,7 @@ sandpipe is running on http://127.0.0.1:$HTTP_PORT  (logs in $RUN/*.log, $RUN/ng
   REST API:      http://127.0.0.1:$HTTP_PORT/api/v1/   (docs/api.md)
   WebSocket API: ws://127.0.0.1:$HTTP_PORT/ws/control
   OpenHands:     http://127.0.0.1:$HTTP_PORT/runtime/{session}/
+  OpenHands remote runtime API (SANDBOX_REMOTE_RUNTIME_API_URL): http://127.0.0.1:$HTTP_PORT/openhands
   token:         $TOKEN
 
   try:  scripts/ws-run.py $TOKEN 'uname -a; id; ls /workspace' --url ws://127.0.0.1:$HTTP_PORT

@@ -16,6 +16,7 @@
 #include "api.h"
 #include "api_auth.h"
 #include "api_redis.h"
+#include "api_runtime_files.h"
 #include "json_util.h"
 
 #define RT_ACTION_TIMEOUT_DEFAULT 120.0
@@ -287,18 +288,7 @@ api_rt_server_info(api_req_t *r, char **params)
 static void
 invalid_params(api_req_t *r, const char *type, const char *msg)
 {
-    json_object *o = json_object_new_object(), *errs = json_object_new_array(),
-                *e = json_object_new_object(), *loc = json_object_new_array();
-    json_object_array_add(loc, json_object_new_string("body"));
-    if (!strcmp(type, "missing"))
-        json_object_array_add(loc, json_object_new_string("action"));
-    json_set_str(e, "type", type);
-    json_set(e, "loc", loc);
-    json_set_str(e, "msg", msg);
-    json_object_array_add(errs, e);
-    json_set_str(o, "detail", "Invalid request parameters");
-    json_set(o, "errors", errs);
-    api_reply_json(r, 422, o);
+    rt_invalid(r, type, "body", !strcmp(type, "missing") ? "action" : NULL, msg);
 }
 
 void

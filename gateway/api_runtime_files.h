@@ -1,5 +1,6 @@
-/* api_runtime_files.h — helpers shared by the OpenHands file routes (api_runtime_files.c:
- * upload_file, api_runtime_download.c: download_files). Header only, internal to those two. */
+/* api_runtime_files.h — helpers shared by the OpenHands routes (api_runtime.c, and the file
+ * routes: api_runtime_files.c upload_file, api_runtime_download.c download_files). Header
+ * only, internal to those. */
 #ifndef SP_API_RUNTIME_FILES_H
 #define SP_API_RUNTIME_FILES_H
 
@@ -13,14 +14,15 @@
 #define RT_PATH_MAX 4096
 
 /* {"detail":"Invalid request parameters","errors":[{type, loc:[where, field], msg}]}, as
- * FastAPI's validation errors (the other /runtime routes use the same shape). */
+ * FastAPI's validation errors (every /runtime route uses it; field may be NULL). */
 static inline void
 rt_invalid(api_req_t *r, const char *type, const char *where, const char *field, const char *msg)
 {
     json_object *o = json_object_new_object(), *errs = json_object_new_array(),
                 *e = json_object_new_object(), *loc = json_object_new_array();
     json_object_array_add(loc, json_object_new_string(where));
-    json_object_array_add(loc, json_object_new_string(field));
+    if (field)
+        json_object_array_add(loc, json_object_new_string(field));
     json_set_str(e, "type", type);
     json_set(e, "loc", loc);
     json_set_str(e, "msg", msg);

@@ -118,15 +118,16 @@ json_object *api_session_for_write(api_req_t *r, const char *sid);
  * (503). Copies the gateway id into gw. Returns 0, or -1 after replying. api_actions.c. */
 int api_session_live(api_req_t *r, json_object *s, char *gw, size_t cap);
 
-/* Runs an OpenHands action (borrowed) on session sid and waits up to timeout_ms for its
+/* Runs an OpenHands action (borrowed) on session sid (check_gw: check gateway gw's heartbeat
+ * in the same round trip, *rc API_GW_DEAD when gone) and waits up to timeout_ms for its
  * observation event (new ref), which the gateway sends back itself (inbox "action" with
  * "wait"); an action running longer than that first wait is followed on the stream
  * (api_wait_observation). NULL: *rc is not API_GW_OK (*err as api_gw_call; "session_ended"
  * when the session stopped first), or *why says why (as api_wait_observation). *seq_out is
  * the action's sequence number once queued. api_actions.c. */
-json_object *api_action_run(api_req_t *r, const char *gw, const char *sid, json_object *action,
-                            int timeout_ms, uint64_t *seq_out, int *rc, json_object **err,
-                            const char **why);
+json_object *api_action_run(api_req_t *r, const char *gw, bool check_gw, const char *sid,
+                            json_object *action, int timeout_ms, uint64_t *seq_out, int *rc,
+                            json_object **err, const char **why);
 
 /* Waits (XREAD BLOCK on the session's stream, from 0-seq) for the observation event of the
  * action with sequence number seq, up to timeout_ms. Returns the event (new ref) or NULL:

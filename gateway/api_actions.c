@@ -124,8 +124,8 @@ api_action_submit(api_req_t *r, const char *gw, const char *sid, json_object *ac
 }
 
 json_object *
-api_action_run(api_req_t *r, const char *gw, const char *sid, json_object *action, int timeout_ms,
-               uint64_t *seq_out, int *rc, json_object **err, const char **why)
+api_action_run(api_req_t *r, const char *gw, bool check_gw, const char *sid, json_object *action,
+               int timeout_ms, uint64_t *seq_out, int *rc, json_object **err, const char **why)
 {
     *err = NULL;
     *seq_out = 0;
@@ -139,7 +139,8 @@ api_action_run(api_req_t *r, const char *gw, const char *sid, json_object *actio
      * in one round trip; only an action outlasting the first wait reads the stream. */
     int first_ms = timeout_ms < RUN_DIRECT_MS ? timeout_ms : RUN_DIRECT_MS;
     int64_t t0 = now_ms();
-    *rc = api_gw_call2(r, gw, req, g_api.gw_timeout, (first_ms + 999) / 1000, &res, &done, err);
+    *rc = api_gw_call2(r, gw, check_gw, req, g_api.gw_timeout, (first_ms + 999) / 1000, &res, &done,
+                       err);
     json_object_put(req);
     if (*rc != API_GW_OK)
         return NULL;
@@ -220,7 +221,7 @@ api_actions_submit(api_req_t *r, char **params)
     uint64_t seq;
     const char *why = "";
     json_object *ev =
-        api_action_run(r, gw, sid, action, (int)timeout * 1000, &seq, &rc, &err, &why);
+        api_action_run(r, gw, false, sid, action, (int)timeout * 1000, &seq, &rc, &err, &why);
     json_object_put(body);
     if (rc != API_GW_OK) {
         if (rc == API_GW_ERROR && !strcmp(json_get_str(err, "code", ""), "session_ended"))

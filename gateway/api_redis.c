@@ -317,8 +317,8 @@ read_answer(api_req_t *r, redisContext *c, json_object **result, json_object **e
 }
 
 int
-api_gw_call2(api_req_t *r, const char *gw, json_object *req, int timeout_s, int second_s,
-             json_object **result, json_object **second, json_object **error)
+api_gw_call2(api_req_t *r, const char *gw, bool check_alive, json_object *req, int timeout_s,
+             int second_s, json_object **result, json_object **second, json_object **error)
 {
     *result = *error = NULL;
     if (second)
@@ -336,13 +336,32 @@ api_gw_call2(api_req_t *r, const char *gw, json_object *req, int timeout_s, int 
     redisContext *c = api_redis_get(r, false);
     if (!c)
         return API_GW_REDIS;
-    /* XADD and the BLPOPs in one write: one round trip whatever the number of answers. */
+    /* The heartbeat check, XADD and the BLPOPs in one write: one round trip whatever the number
+     * of answers. (A request queued to a dead gateway's inbox is harmless: a gateway reads only
+     * what arrives after it started.) */
+    if (check_alive)
+        redisAppendCommand(c, "EXISTS sp:gateway:%s", gw);
     redisAppendCommandArgv(c, 8, xadd, xlens);
     redisAppendCommandArgv(c, 3, blpop1, NULL);
     if (second)
         redisAppendCommandArgv(c, 3, blpop2, NULL);
     set_timeout(c, ((timeout_s > second_s ? timeout_s : second_s) + 5) * 1000);
     redisReply *x = NULL;
+    if (check_alive) {
+        if (redisGetReply(c, (void **)&x) != REDIS_OK || !x || x->type != REDIS_REPLY_INTEGER) {
+            if (x)
+                freeReplyObject(x);
+            api_redis_drop(r);
+            return API_GW_REDIS;
+        }
+        bool alive = x->integer > 0;
+        freeReplyObject(x);
+        x = NULL;
+        if (!alive) {
+            api_redis_drop(r); /* abandons the queued BLPOPs */
+            return API_GW_DEAD;
+        }
+    }
     if (redisGetReply(c, (void **)&x) != REDIS_OK || !x || x->type == REDIS_REPLY_ERROR) {
         /* not queued: drop the connection rather than wait out the BLPOPs */
         if (x)
@@ -378,7 +397,7 @@ int
 api_gw_call(api_req_t *r, const char *gw, json_object *req, int timeout_s, json_object **result,
             json_object **error)
 {
-    return api_gw_call2(r, gw, req, timeout_s, 0, result, NULL, error);
+    return api_gw_call2(r, gw, false, req, timeout_s, 0, result, NULL, error);
 }
 
 int
@@ -404,7 +423,9 @@ api_gw_status(const char *code)
 void
 api_gw_reply_failure(api_req_t *r, int rc, json_object *error)
 {
-    if (rc == API_GW_TIMEOUT) {
+    if (rc == API_GW_DEAD) {
+        api_error(r, 503, "unavailable", "the session's gateway is not running");
+    } else if (rc == API_GW_TIMEOUT) {
         api_error(r, 504, "timeout", "the gateway did not answer in time");
     } else if (rc == API_GW_REDIS) {
         api_error(r, 503, "unavailable", "Redis is not reachable");

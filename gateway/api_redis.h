@@ -41,7 +41,7 @@ json_object *api_session_from_hash(const redisReply *h);
 int api_gateway_alive(api_req_t *r, const char *gw);
 
 /* Results of api_gw_call. */
-enum { API_GW_OK = 0, API_GW_ERROR = 1, API_GW_TIMEOUT = -1, API_GW_REDIS = -2 };
+enum { API_GW_OK = 0, API_GW_ERROR = 1, API_GW_TIMEOUT = -1, API_GW_REDIS = -2, API_GW_DEAD = -3 };
 
 #define API_GW_ID_LEN    25              /* 24 hex digits and the NUL */
 #define API_GW_REPLY_FMT "sp:reply:{%s}" /* braces: the transfer lists' hash slot */
@@ -64,9 +64,10 @@ int api_gw_call(api_req_t *r, const char *gw, json_object *req, int timeout_s, j
                 json_object **error);
 /* api_gw_call for ops answered twice on their reply key (an action with "wait"): the second
  * answer is awaited up to second_s more seconds, in the same round trip. *second is NULL when
- * it did not come in time (API_GW_OK still: the first answer holds). */
-int api_gw_call2(api_req_t *r, const char *gw, json_object *req, int timeout_s, int second_s,
-                 json_object **result, json_object **second, json_object **error);
+ * it did not come in time (API_GW_OK still: the first answer holds). check_alive: the
+ * gateway's heartbeat is checked in that same round trip; API_GW_DEAD when it is gone. */
+int api_gw_call2(api_req_t *r, const char *gw, bool check_alive, json_object *req, int timeout_s,
+                 int second_s, json_object **result, json_object **second, json_object **error);
 
 /* HTTP status for a gateway error code name ("not_found" → 404, "busy" → 409, ...). */
 int api_gw_status(const char *code);

@@ -56,7 +56,7 @@ typedef struct {
  * Replies and returns NULL for unknown/stopped (404), paused or starting (503), broken or
  * gateway gone (502), Redis down (503). */
 static json_object *
-rt_session(api_req_t *r, char *sid, char *gw, size_t cap, rt_key_t *k)
+rt_session(api_req_t *r, char *sid, char *gw, size_t cap, rt_key_t *k, bool check_gw)
 {
     if (!*sid || strlen(sid) > 100 || strpbrk(sid, "{}\r\n ")) {
         api_detail(r, 404, "Not Found");
@@ -104,7 +104,7 @@ rt_session(api_req_t *r, char *sid, char *gw, size_t cap, rt_key_t *k)
         code = 503, detail = "Runtime is paused";
     } else if (!strcmp(st, "ERROR") || !strcmp(st, "ERROR_RUNTIME_DISCONNECTED")) {
         code = 502, detail = "Runtime disconnected";
-    } else {
+    } else if (check_gw) {
         int alive = api_gateway_alive(r, gw);
         if (alive < 0)
             code = 503, detail = "Service Unavailable: Redis is not reachable";
@@ -122,10 +122,10 @@ rt_session(api_req_t *r, char *sid, char *gw, size_t cap, rt_key_t *k)
 /* rt_session plus the X-Session-API-Key check: a token valid for the session, or the
  * runtime's own key (which acts as the runtime's owner). */
 static json_object *
-rt_session_authed(api_req_t *r, char *sid, char *gw, size_t cap, bool write)
+rt_session_authed(api_req_t *r, char *sid, char *gw, size_t cap, bool write, bool check_gw)
 {
     rt_key_t k;
-    json_object *s = rt_session(r, sid, gw, cap, &k);
+    json_object *s = rt_session(r, sid, gw, cap, &k, check_gw);
     if (!s)
         return NULL;
     const char *presented = api_param(r, "HTTP_X_SESSION_API_KEY");
@@ -154,7 +154,7 @@ api_rt_alive(api_req_t *r, char **params)
 {
     char gw[128];
     rt_key_t k;
-    json_object *s = rt_session(r, params[0], gw, sizeof gw, &k);
+    json_object *s = rt_session(r, params[0], gw, sizeof gw, &k, true);
     if (!s)
         return;
     json_object *o = json_object_new_object();
@@ -257,7 +257,7 @@ api_rt_server_info(api_req_t *r, char **params)
 {
     char gw[128], owner[128];
     rt_key_t k;
-    json_object *s = rt_session(r, params[0], gw, sizeof gw, &k);
+    json_object *s = rt_session(r, params[0], gw, sizeof gw, &k, true);
     if (!s)
         return;
     const char *sid = params[0];
@@ -296,7 +296,7 @@ api_rt_execute_action(api_req_t *r, char **params)
 {
     char *sid = params[0];
     char gw[128];
-    json_object *s = rt_session_authed(r, sid, gw, sizeof gw, true);
+    json_object *s = rt_session_authed(r, sid, gw, sizeof gw, true, false); /* checked below */
     if (!s)
         return;
     json_object_put(s);
@@ -328,12 +328,15 @@ api_rt_execute_action(api_req_t *r, char **params)
     int rc;
     uint64_t seq;
     const char *why = "";
-    json_object *ev = api_action_run(r, gw, sid, action, wait_s * 1000, &seq, &rc, &err, &why);
+    json_object *ev =
+        api_action_run(r, gw, true, sid, action, wait_s * 1000, &seq, &rc, &err, &why);
     json_object_put(body);
     if (rc != API_GW_OK) {
         char d[400];
         const char *code = json_get_str(err, "code", "");
-        if (rc == API_GW_ERROR && !strcmp(code, "session_ended"))
+        if (rc == API_GW_DEAD)
+            api_detail(r, 502, "Runtime disconnected: its gateway is not running");
+        else if (rc == API_GW_ERROR && !strcmp(code, "session_ended"))
             api_detail(r, 404, "Not Found");
         else if (rc == API_GW_ERROR && api_gw_status(code) == 409)
             api_detail(r, 503, json_get_str(err, "message", "busy"));
@@ -362,7 +365,7 @@ void
 api_rt_list_files(api_req_t *r, char **params)
 {
     char gw[128];
-    json_object *s = rt_session_authed(r, params[0], gw, sizeof gw, false);
+    json_object *s = rt_session_authed(r, params[0], gw, sizeof gw, false, true);
     if (!s)
         return;
     json_object_put(s);
@@ -402,7 +405,7 @@ void
 api_rt_vscode_token(api_req_t *r, char **params)
 {
     char gw[128];
-    json_object *s = rt_session_authed(r, params[0], gw, sizeof gw, false);
+    json_object *s = rt_session_authed(r, params[0], gw, sizeof gw, false, true);
     if (!s)
         return;
     json_object_put(s);
@@ -415,7 +418,7 @@ void
 api_rt_unsupported(api_req_t *r, char **params)
 {
     char gw[128];
-    json_object *s = rt_session_authed(r, params[0], gw, sizeof gw, true);
+    json_object *s = rt_session_authed(r, params[0], gw, sizeof gw, true, true);
     if (!s)
         return;
     json_object_put(s);
@@ -428,5 +431,5 @@ api_rt_unsupported(api_req_t *r, char **params)
 json_object *
 api_rt_session_authed(api_req_t *r, char *sid, char *gw, size_t cap, bool write)
 {
-    return rt_session_authed(r, sid, gw, cap, write);
+    return rt_session_authed(r, sid, gw, cap, write, true);
 }

@@ -107,7 +107,9 @@ on_observed(void *ud, const char *event, size_t len)
         buf_puts(&b, "}}");
         send_reply_text(q->reply, b.data, b.len);
         buf_free(&b);
-    } else {
+    } else if (!g_gw.stopping) {
+        /* (a gateway shutting down says nothing: the session and its action go on in the
+         * sandbox, and the waiting API finds the observation in the stream later) */
         json_object *m = json_object_new_object(), *e = json_object_new_object();
         json_set_str(e, "code", "session_ended");
         json_set_str(e, "message", "the session stopped before the action finished");

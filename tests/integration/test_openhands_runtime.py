@@ -4,6 +4,7 @@ replayed through nginx + sandpipe-api + gateway + a bwrap sandbox, and the answe
 by field against shared/OPENHANDS-COMPAT.md."""
 import json
 import os
+import signal
 import time
 import unittest
 
@@ -226,6 +227,32 @@ class RuntimeServer(unittest.TestCase):
         self.assertEqual((st, body), (200, {"token": None}))
         st, body, _ = self.s.request("GET", f"{self.base}/vscode/connection_token")
         self.assertEqual(st, 403)
+
+
+class RuntimeGatewayGone(unittest.TestCase):
+    """Its own stack: the session's gateway dies (SIGKILL) and its heartbeat expires."""
+
+    def test_dead_gateway_is_502_runtime_disconnected_then_a_restart_serves_again(self):
+        s = ApiStack(pool=0)
+        try:
+            owner = s.token(sub="agent", role="user")
+            sid = s.api_create_session(owner)
+            key = {"X-Session-API-Key": owner}
+            st, obs, _ = s.request("POST", f"/runtime/{sid}/execute_action", client_action("run", command="echo up"), headers=key)
+            self.assertEqual((st, obs["content"]), (200, "up"))
+            s.kill_gateway(signal.SIGKILL)
+            s.redis("DEL", "sp:gateway:gw-test")  # what its 15 s TTL does
+            st, body, _ = s.request("POST", f"/runtime/{sid}/execute_action", client_action("run", command="echo x"),
+                                    headers=key)
+            self.assertEqual((st, body), (502, {"detail": "Runtime disconnected: its gateway is not running"}))
+            st, body, _ = s.request("GET", f"/runtime/{sid}/alive")
+            self.assertEqual(st, 502, body)
+            s.start_gateway()  # re-attaches the session: the runtime answers again
+            st, obs, _ = s.request("POST", f"/runtime/{sid}/execute_action", client_action("run", command="echo back"),
+                                   headers=key)
+            self.assertEqual((st, obs["content"]), (200, "back"))
+        finally:
+            s.stop()
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 # bench/run_api.sh — the REST API section of `make bench`, sourced by bench/run.sh after the
 # gateway started (it uses $B, $work, $pids, $GW_PORT, the Redis socket and the secret there).
 #
-# Starts sandpipe-api (BENCH_API_WORKERS FastCGI workers, default 8) and nginx rendered by
-# nginx/render.sh, then measures through nginx, each next to the gateway's WebSocket (no nginx,
-# no API) in the same run:
+# Starts sandpipe-api (BENCH_API_WORKERS FastCGI workers, default 16) and nginx rendered by
+# nginx/render.sh (keeping BENCH_API_KEEPALIVE FastCGI connections per nginx worker, default a
+# quarter of the API workers, as make run does), then measures through nginx, each next to the
+# gateway's WebSocket (no nginx, no API) in the same run:
 #   - `echo hi` execute_action latency on one keep-alive connection (BENCH_API_ROUNDS, 2000);
 #   - throughput: BENCH_API_SESSIONS sessions (16), one connection each, BENCH_API_ACTIONS
 #     actions in all (20000);
@@ -14,7 +15,7 @@
 # BENCH_API_BURST` (default 100000 r/s, burst 100000) because every request comes from
 # 127.0.0.1; a second nginx rendered with the production defaults (200 r/s, burst 400 per client
 # address) is driven the same way to show what the limit does.
-API_WORKERS=${BENCH_API_WORKERS:-8}
+API_WORKERS=${BENCH_API_WORKERS:-16}
 API_ROUNDS=${BENCH_API_ROUNDS:-2000}
 API_SESSIONS=${BENCH_API_SESSIONS:-16}
 API_ACTIONS=${BENCH_API_ACTIONS:-20000}
@@ -39,9 +40,10 @@ start_nginx() { # prefix port [render.sh options]
     exit 1
 }
 HTTP_PORT=$(free_port)
-start_nginx "$work/nginx" "$HTTP_PORT" --rate "${BENCH_API_RATE:-100000}" --burst "${BENCH_API_BURST:-100000}"
+start_nginx "$work/nginx" "$HTTP_PORT" --rate "${BENCH_API_RATE:-100000}" --burst "${BENCH_API_BURST:-100000}" \
+    --api-keepalive "${BENCH_API_KEEPALIVE:-$((API_WORKERS / 4))}"
 PROD_PORT=$(free_port)
-start_nginx "$work/nginx-prod" "$PROD_PORT" # render.sh defaults: --rate 200 --burst 400
+start_nginx "$work/nginx-prod" "$PROD_PORT" --api-keepalive "${BENCH_API_KEEPALIVE:-$((API_WORKERS / 4))}" # --rate 200 --burst 400
 
 # Sessions created through the API by one user; its token is their X-Session-API-Key.
 USER_TOKEN=$(python3 -c "import sys; sys.path.insert(0,'tests/integration'); from wsclient import jwt; print(jwt(open('$work/secret').read().strip(), sub='bench', role='user'))")

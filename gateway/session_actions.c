@@ -385,9 +385,11 @@ session_start_next_action(gw_session_t *s)
     s->act_t0 = q->t0;
     char seqs[32];
     snprintf(seqs, sizeof seqs, "%" PRIu64, q->seq);
-    session_save_field(s, "inflight", seqs);
-    session_save_field(s, "inflight_action",
-                       json_object_to_json_string_ext(q->action, JSON_C_TO_STRING_PLAIN));
+    /* one HSET for both: what a restarted gateway needs to resume this action */
+    char key[128];
+    snprintf(key, sizeof key, "sp:session:{%s}", s->id);
+    rds_cmd(NULL, NULL, "HSET %s inflight %s inflight_action %s", key, seqs,
+            json_object_to_json_string_ext(q->action, JSON_C_TO_STRING_PLAIN));
     json_object_put(q->action);
     free(q);
     if (!ch) {

@@ -60,10 +60,12 @@ sleep 0.5
 kill -0 "${pids[1]}" 2>/dev/null || { cat "$RUN/gateway.log"; exit 1; }
 
 "$B/sandpipe-api" --socket "unix:$RUN/api.sock" --redis "unix:$RUN/redis.sock" \
-    --secret-file "$RUN/secret" --workers "${SANDPIPE_API_WORKERS:-4}" >"$RUN/api.log" 2>&1 &
+    --secret-file "$RUN/secret" --workers "${SANDPIPE_API_WORKERS:-8}" >"$RUN/api.log" 2>&1 &
 pids+=($!)
+# nginx keeps FastCGI connections open to the API, at most half of its workers over nginx's two
+# workers, so kept (idle) connections never hold them all (nginx/render.sh --api-keepalive).
 nginx/render.sh --prefix "$RUN/nginx" --api-socket "$RUN/api.sock" --port "$HTTP_PORT" \
-    --gateway "127.0.0.1:$GW_PORT" >/dev/null
+    --gateway "127.0.0.1:$GW_PORT" --api-keepalive $((${SANDPIPE_API_WORKERS:-8} / 4)) >/dev/null
 nginx -p "$RUN/nginx" -c "$RUN/nginx/nginx.conf" >"$RUN/nginx.log" 2>&1 &
 pids+=($!)
 sleep 0.5

@@ -35,6 +35,8 @@ class ApiStack(Stack):
                             "--api-socket", self.api_sock, "--port", str(self.http_port),
                             "--gateway", f"127.0.0.1:{self.port}", "--rate", str(rate),
                             "--burst", str(burst), "--body-max", "16m",
+                            # kept FastCGI connections, as make run: half the workers at most
+                            "--api-keepalive", str(workers // 4),
                             *(["--tls", "--tls-cert", tls[0], "--tls-key", tls[1]] if tls else [])],
                            check=True, capture_output=True)
             self.nginx = subprocess.Popen(

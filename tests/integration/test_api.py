@@ -501,6 +501,16 @@ class Robustness(Base):
         self.assertEqual(msg["type"], "error")
         ws.close()
 
+    def test_unread_bodies_do_not_poison_kept_fastcgi_connections(self):
+        # nginx keeps FastCGI connections to the API (render.sh --api-keepalive): a body the API
+        # refuses unread (413) must not be taken for the next request on that connection.
+        for i in range(30):
+            st, b, _ = self.req("POST", "/api/v1/sessions/s-x/actions", b"x" * (2 * 1024 * 1024),
+                                token=self.alice)
+            self.assertEqual(st, 413, b)
+            st, b, _ = self.req("GET", "/api/v1/health")
+            self.assertEqual(st, 200, (i, b))
+
     def test_a_worker_survives_ten_thousand_malformed_requests(self):
         pids = self.s.api_worker_pids()
         bad = [

@@ -21,7 +21,6 @@
 
 #define OH_STOPPED_TTL_S (7 * 24 * 3600) /* a stopped runtime stays visible this long */
 #define OH_PENDING_MAX_S 300 /* a create unanswered this long failed (its reply expired) */
-#define OH_INBOX_MAXLEN  "10000"
 #define OH_REFRESH_MAX   1000 /* runtimes looked at when the capacity count is refreshed */
 #define OH_ACTIVE_KEY    "sp:oh:active"
 #define OH_SESSIONS_KEY  "sp:oh:sessions"
@@ -362,28 +361,7 @@ oh_gw_send(api_req_t *r, const char *gw, json_object *req, const char *owner, co
            const char *reply)
 {
     const char *id = strncmp(reply, "sp:reply:", 9) ? reply : reply + 9;
-    json_set_str(req, "id", id);
-    json_set_str(req, "reply", reply);
-    json_set_str(req, "owner", owner);
-    json_set_str(req, "role", role);
-    json_set_str(req, "viewer_session", "");
-    char inbox[160];
-    snprintf(inbox, sizeof inbox, "sp:gateway:%s:inbox", gw);
-    size_t len;
-    const char *t = json_text(req, &len);
-    redisContext *c = api_redis_get(r, false);
-    if (!c)
-        return -1;
-    const char *argv[] = {"XADD", inbox, "MAXLEN", "~", OH_INBOX_MAXLEN, "*", "r", t};
-    size_t lens[] = {4, strlen(inbox), 6, 1, strlen(OH_INBOX_MAXLEN), 1, 1, len};
-    redisReply *x = redisCommandArgv(c, 8, argv, lens);
-    if (!x) {
-        api_redis_drop(r);
-        return -1;
-    }
-    int rc = x->type == REDIS_REPLY_ERROR ? -1 : 0;
-    freeReplyObject(x);
-    return rc;
+    return api_gw_send_as(r, gw, req, id, reply, owner, role) == API_GW_OK ? 0 : -1;
 }
 
 json_object *

@@ -234,20 +234,19 @@ api_gw_new_id(char id[API_GW_ID_LEN])
     return 0;
 }
 
-/* Fills req's routing fields and the XADD of it to gw's inbox into argv/lens (pointing into
- * inbox and req's text, valid while both live). */
+/* Fills req's routing fields (request id, reply key, who asks) and the XADD of it to gw's inbox
+ * into argv/lens (pointing into inbox and req's text, valid while both live). */
 static void
-inbox_xadd(api_req_t *r, const char *gw, json_object *req, const char *id, char *inbox, size_t cap,
-           const char *argv[8], size_t lens[8])
+inbox_xadd_as(const char *gw, json_object *req, const char *id, const char *reply,
+              const char *owner, const char *role, const char *viewer_session, char *inbox,
+              size_t cap, const char *argv[8], size_t lens[8])
 {
-    char reply[64];
-    snprintf(reply, sizeof reply, API_GW_REPLY_FMT, id);
     snprintf(inbox, cap, "sp:gateway:%s:inbox", gw);
     json_set_str(req, "id", id);
     json_set_str(req, "reply", reply);
-    json_set_str(req, "owner", r->claims.sub);
-    json_set_str(req, "role", r->claims.role);
-    json_set_str(req, "viewer_session", r->claims.session);
+    json_set_str(req, "owner", owner);
+    json_set_str(req, "role", role);
+    json_set_str(req, "viewer_session", viewer_session);
     size_t len;
     const char *t = json_text(req, &len);
     const char *a[] = {"XADD", inbox, "MAXLEN", "~", INBOX_MAXLEN, "*", "r", t};
@@ -256,13 +255,10 @@ inbox_xadd(api_req_t *r, const char *gw, json_object *req, const char *id, char 
     memcpy(lens, l, sizeof l);
 }
 
-int
-api_gw_send(api_req_t *r, const char *gw, json_object *req, const char *id)
+/* Runs a filled XADD: API_GW_OK, or API_GW_REDIS (connection dropped on failure). */
+static int
+send_xadd(api_req_t *r, const char **xadd, const size_t *xlens)
 {
-    char inbox[160];
-    const char *xadd[8];
-    size_t xlens[8];
-    inbox_xadd(r, gw, req, id, inbox, sizeof inbox, xadd, xlens);
     redisContext *c = api_redis_get(r, false);
     if (!c)
         return API_GW_REDIS;
@@ -274,6 +270,38 @@ api_gw_send(api_req_t *r, const char *gw, json_object *req, const char *id)
     int bad = x->type == REDIS_REPLY_ERROR;
     freeReplyObject(x);
     return bad ? API_GW_REDIS : API_GW_OK;
+}
+
+/* The routing fields and XADD of req as r's token asks (reply key from id). */
+static void
+inbox_xadd(api_req_t *r, const char *gw, json_object *req, const char *id, char *inbox, size_t cap,
+           const char *argv[8], size_t lens[8])
+{
+    char reply[64];
+    snprintf(reply, sizeof reply, API_GW_REPLY_FMT, id);
+    inbox_xadd_as(gw, req, id, reply, r->claims.sub, r->claims.role, r->claims.session, inbox, cap,
+                  argv, lens);
+}
+
+int
+api_gw_send_as(api_req_t *r, const char *gw, json_object *req, const char *id, const char *reply,
+               const char *owner, const char *role)
+{
+    char inbox[160];
+    const char *xadd[8];
+    size_t xlens[8];
+    inbox_xadd_as(gw, req, id, reply, owner, role, "", inbox, sizeof inbox, xadd, xlens);
+    return send_xadd(r, xadd, xlens);
+}
+
+int
+api_gw_send(api_req_t *r, const char *gw, json_object *req, const char *id)
+{
+    char inbox[160];
+    const char *xadd[8];
+    size_t xlens[8];
+    inbox_xadd(r, gw, req, id, inbox, sizeof inbox, xadd, xlens);
+    return send_xadd(r, xadd, xlens);
 }
 
 int

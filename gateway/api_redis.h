@@ -52,6 +52,10 @@ int api_gw_new_id(char id[API_GW_ID_LEN]);
  * to the inbox of gateway gw. API_GW_OK or API_GW_REDIS. The answer is pushed to the list
  * named by API_GW_REPLY_FMT and id. */
 int api_gw_send(api_req_t *r, const char *gw, json_object *req, const char *id);
+/* api_gw_send on behalf of owner/role (not r's token) with the reply key given: for requests
+ * the API makes for a runtime's owner (the OpenHands Remote Runtime API). */
+int api_gw_send_as(api_req_t *r, const char *gw, json_object *req, const char *id,
+                   const char *reply, const char *owner, const char *role);
 /* Parses one answer pushed by a gateway: API_GW_OK with *result, API_GW_ERROR with *error (new
  * refs), API_GW_REDIS when it is not JSON. */
 int api_gw_parse_reply(const char *text, size_t len, json_object **result, json_object **error);

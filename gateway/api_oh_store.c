@@ -20,7 +20,7 @@
 #include "json_util.h"
 
 #define OH_STOPPED_TTL_S (7 * 24 * 3600) /* a stopped runtime stays visible this long */
-#define OH_PENDING_MAX_S 300 /* a create unanswered this long failed (its reply expired) */
+#define OH_PENDING_MAX_S 300  /* a create unanswered this long failed (its reply expired) */
 #define OH_REFRESH_MAX   1000 /* runtimes looked at when the capacity count is refreshed */
 #define OH_ACTIVE_KEY    "sp:oh:active"
 #define OH_SESSIONS_KEY  "sp:oh:sessions"

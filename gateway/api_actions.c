@@ -269,13 +269,6 @@ api_signal_send(api_req_t *r, char **params)
     json_set_str(req, "session", params[0]);
     json_set(req, "signal", json_object_get(sig));
     json_object_put(body);
-    json_object *res, *err;
-    int rc = api_gw_call(r, gw, req, g_api.gw_timeout, &res, &err);
+    api_gw_relay(r, gw, req);
     json_object_put(req);
-    if (rc == API_GW_OK) {
-        api_reply_json(r, 200, res);
-    } else {
-        api_gw_reply_failure(r, rc, err);
-        json_object_put(err);
-    }
 }

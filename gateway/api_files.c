@@ -42,14 +42,7 @@ run_op(api_req_t *r, const char *sid, json_object *req, bool write)
     if (session_gateway(r, sid, write, gw, sizeof gw) < 0)
         return;
     json_set_str(req, "session", sid);
-    json_object *res, *err;
-    int rc = api_gw_call(r, gw, req, g_api.gw_timeout, &res, &err);
-    if (rc == API_GW_OK) {
-        api_reply_json(r, 200, res);
-    } else {
-        api_gw_reply_failure(r, rc, err);
-        json_object_put(err);
-    }
+    api_gw_relay(r, gw, req);
 }
 
 /* The required ?path= into out; replies 400 and returns -1 when missing or malformed. */

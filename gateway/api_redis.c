@@ -491,6 +491,19 @@ api_redis_end_request(api_req_t *r)
 }
 
 void
+api_gw_relay(api_req_t *r, const char *gw, json_object *req)
+{
+    json_object *res, *err;
+    int rc = api_gw_call(r, gw, req, g_api.gw_timeout, &res, &err);
+    if (rc == API_GW_OK) {
+        api_reply_json(r, 200, res);
+    } else {
+        api_gw_reply_failure(r, rc, err);
+        json_object_put(err);
+    }
+}
+
+void
 api_metric_incr(api_req_t *r, const char *field, long long by)
 {
     api_redis_post(r, "HINCRBY sp:metrics %s %lld", field, by);

@@ -77,6 +77,9 @@ int api_gw_call2(api_req_t *r, const char *gw, bool check_alive, json_object *re
 int api_gw_status(const char *code);
 /* Replies a gateway call failure in the REST error shape. rc is api_gw_call's result. */
 void api_gw_reply_failure(api_req_t *r, int rc, json_object *error);
+/* api_gw_call with the default timeout, then its result as a 200 or the failure as
+ * api_gw_reply_failure does. req stays the caller's. */
+void api_gw_relay(api_req_t *r, const char *gw, json_object *req);
 
 /* Increments the API counter field in the hash sp:metrics (best effort). */
 void api_metric_incr(api_req_t *r, const char *field, long long by);

@@ -273,15 +273,8 @@ api_sessions_delete(api_req_t *r, char **params)
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "session.delete");
     json_set_str(req, "session", params[0]);
-    json_object *res, *err;
-    int rc = api_gw_call(r, gw, req, g_api.gw_timeout, &res, &err);
+    api_gw_relay(r, gw, req);
     json_object_put(req);
-    if (rc == API_GW_OK) {
-        api_reply_json(r, 200, res);
-    } else {
-        api_gw_reply_failure(r, rc, err);
-        json_object_put(err);
-    }
 }
 
 /* session.pause / session.resume through the owning gateway: the session (PAUSED / READY),
@@ -300,18 +293,8 @@ pause_op(api_req_t *r, const char *sid, const char *op)
     json_object *req = json_object_new_object();
     json_set_str(req, "op", op);
     json_set_str(req, "session", sid);
-    json_object *res, *err;
-    int rc = api_gw_call(r, gw, req, g_api.gw_timeout, &res, &err);
+    api_gw_relay(r, gw, req); /* "unsupported" is a 501 there, like every gateway code */
     json_object_put(req);
-    if (rc == API_GW_OK) {
-        api_reply_json(r, 200, res);
-    } else if (rc == API_GW_ERROR && !strcmp(json_get_str(err, "code", ""), "unsupported")) {
-        api_error(r, 501, "unsupported", "%s", json_get_str(err, "message", "not supported"));
-        json_object_put(err);
-    } else {
-        api_gw_reply_failure(r, rc, err);
-        json_object_put(err);
-    }
 }
 
 void

@@ -2,7 +2,6 @@
 #include "proc.h"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "env.h"
 #include "executor.h"
 #include "json_util.h"
+#include "proc_launch.h"
 #include "ring.h"
 #include "xalloc.h"
 
@@ -453,82 +453,30 @@ proc_op_spawn(channel_t *ch, json_object *req)
                          "a process can run as another user only when the executor runs as root");
         return;
     }
-    int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1}, pexec[2] = {-1, -1};
-    if (pipe2(pin, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0 ||
-        pipe2(pexec, O_CLOEXEC) < 0) {
-        int e = errno;
-        for (int i = 0; i < 2; i++) {
-            if (pin[i] >= 0)
-                close(pin[i]);
-            if (pout[i] >= 0)
-                close(pout[i]);
-            if (perr[i] >= 0)
-                close(perr[i]);
-            if (pexec[i] >= 0)
-                close(pexec[i]);
-        }
-        env_free(envp);
-        json_object_put(args);
-        chan_close_error(ch, e, strerror(e));
-        return;
-    }
     char **av = xcalloc(json_object_array_length(args) + 1, sizeof *av);
     for (size_t i = 0; i < json_object_array_length(args); i++)
         av[i] = (char *)json_object_get_string(json_object_array_get_idx(args, i));
-    pid_t pid = fork();
-    if (pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
-        setsid();
-        dup2(pin[0], 0);
-        dup2(pout[1], 1);
-        dup2(perr[1], 2);
-        if (user >= 0 && geteuid() == 0) {
-            int gid = (int)json_get_int(req, "group", user);
-            if (setgroups(0, NULL) < 0 || setgid((gid_t)gid) < 0 || setuid((uid_t)user) < 0)
-                goto fail;
-        }
-        if (chdir(dir) < 0)
-            goto fail;
-        execvpe(av[0], av, envp);
-    fail:;
-        int e = errno;
-        if (write(pexec[1], &e, sizeof e) < 0)
-            _exit(127);
-        _exit(127);
-    }
-    int e = pid < 0 ? errno : 0;
-    close(pin[0]);
-    close(pout[1]);
-    close(perr[1]);
-    close(pexec[1]);
+    proc_launch_t l;
+    int e = proc_launch(av, envp, dir, user, (int)json_get_int(req, "group", user), &l);
     free(av);
     env_free(envp);
-    if (pid > 0 && read(pexec[0], &e, sizeof e) != sizeof e)
-        e = 0; /* exec succeeded: the pipe closed on exec */
-    close(pexec[0]);
     if (e) {
-        close(pin[1]);
-        close(pout[0]);
-        close(perr[0]);
         char msg[PATH_MAX + 64];
         snprintf(msg, sizeof msg, "cannot start %s: %s",
                  json_object_get_string(json_object_array_get_idx(args, 0)), strerror(e));
         json_object_put(args);
-        chan_close_error(ch, e, msg); /* the failed child is reaped by the SIGCHLD handler */
+        chan_close_error(ch, e, msg); /* a failed child is reaped by the SIGCHLD handler */
         return;
     }
     proc_t *p = xcalloc(1, sizeof *p);
     snprintf(p->id, sizeof p->id, "p%u", ++g_exec.next_proc_id);
-    p->pid = pid;
+    p->pid = l.pid;
     p->argv = args;
     p->started = loop_now();
-    p->in_fd = pin[1];
+    p->in_fd = l.in;
     fcntl(p->in_fd, F_SETFL, O_NONBLOCK);
     loop_watch_add(g_exec.loop, &p->win, p->in_fd, 0, on_stdin_writable, p);
-    int fds[2] = {pout[0], perr[0]};
+    int fds[2] = {l.out, l.err};
     for (int i = 0; i < 2; i++) {
         p->out[i].fd = fds[i];
         fcntl(fds[i], F_SETFL, O_NONBLOCK);

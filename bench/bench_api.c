@@ -23,31 +23,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_stats.h"
 #include "httpc.h"
 
 static const char ECHO_HI[] =
     "{\"action\":{\"action\":\"run\",\"args\":{\"command\":\"echo hi\"}}}";
-
-static double
-now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int
-cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double
-pct(double *v, size_t n, int p)
-{
-    return n ? v[n * (size_t)p / 100 < n ? n * (size_t)p / 100 : n - 1] : 0;
-}
 
 static void
 die(const char *what)
@@ -106,7 +86,7 @@ latency(const char *host, int port, const char *sid, const char *key, int n)
                 die("cannot reconnect");
         }
     }
-    qsort(v, (size_t)n, sizeof *v, cmp);
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
     printf("REST execute_action via nginx n=%d p50=%.0fus p90=%.0fus p99=%.0fus\n", n,
            pct(v, (size_t)n, 50), pct(v, (size_t)n, 90), pct(v, (size_t)n, 99));
     httpc_close(&c);
@@ -135,7 +115,7 @@ get_latency(const char *host, int port, const char *path, int n)
                 die("cannot reconnect");
         }
     }
-    qsort(v, (size_t)n, sizeof *v, cmp);
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
     printf("GET %s via nginx (%d) n=%d p50=%.0fus p90=%.0fus p99=%.0fus\n", path, c.status, n,
            pct(v, (size_t)n, 50), pct(v, (size_t)n, 90), pct(v, (size_t)n, 99));
     httpc_close(&c);
@@ -221,7 +201,7 @@ throughput(const char *host, int port, const char *key, long total, int nsess, c
         k += ds[i].n_lat;
         free(ds[i].lat);
     }
-    qsort(all, nl, sizeof *all, cmp);
+    qsort(all, nl, sizeof *all, cmp_double);
     printf("REST execute_action throughput: %d sessions, %ld actions in %.2f s = %.0f actions/s "
            "answered 200 (%ld other: %ld of them 429); latency under load p50=%.0fus p99=%.0fus\n",
            nsess, ok + bad, secs, (double)ok / secs, bad, n429, pct(all, nl, 50), pct(all, nl, 99));
@@ -236,7 +216,7 @@ throughput(const char *host, int port, const char *key, long total, int nsess, c
 static double
 median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp);
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
     return v[n / 2];
 }
 

@@ -14,27 +14,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_stats.h"
 #include "frame.h"
-
-static double
-now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int
-cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static void
 report(const char *name, double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp);
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
     printf("%-28s n=%d p50=%.0fus p90=%.0fus p99=%.0fus\n", name, n, v[n / 2], v[n * 9 / 10],
            v[n * 99 / 100]);
 }

@@ -25,13 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double
-now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
+#include "bench_stats.h"
 
 typedef struct {
     int fd;
@@ -228,13 +222,6 @@ fanout_round(const char *host, int port, const char *path, const char *act, int 
     return producer_ms;
 }
 
-static int
-cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void
 wait_observation(ws_t *w, size_t *out_bytes)
 {
@@ -322,10 +309,10 @@ throughput(const char *host, int port, char *sids, const char *tok, long total)
         k += ds[i].n_lat;
         free(ds[i].lat);
     }
-    qsort(all, nl, sizeof *all, cmp);
+    qsort(all, nl, sizeof *all, cmp_double);
     printf("gateway WebSocket throughput: %d sessions, %zu actions in %.2f s = %.0f actions/s; "
            "latency under load p50=%.0fus p99=%.0fus\n",
-           n, nl, secs, (double)nl / secs, nl ? all[nl / 2] : 0, nl ? all[nl * 99 / 100] : 0);
+           n, nl, secs, (double)nl / secs, pct(all, nl, 50), pct(all, nl, 99));
     free(all);
     return 0;
 }
@@ -398,7 +385,7 @@ main(int argc, char **argv)
             if (i >= 0)
                 v[i] = now_us() - t0;
         }
-        qsort(v, (size_t)n, sizeof *v, cmp);
+        qsort(v, (size_t)n, sizeof *v, cmp_double);
         printf("gateway echo hi (WebSocket)   n=%d p50=%.0fus p90=%.0fus p99=%.0fus\n", n, v[n / 2],
                v[n * 9 / 10], v[n * 99 / 100]);
         return 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "durable.h"
 #include "executor.h"
 #include "frame.h"
 #include "json_util.h"
@@ -150,14 +151,16 @@ chan_unlink(channel_t *ch)
 int64_t
 chan_credit(const channel_t *ch)
 {
-    return ch->send_credit;
+    return ch->dur ? durable_room(ch->dur) : ch->send_credit;
 }
 
-void
-chan_send_data(channel_t *ch, uint8_t flags, const void *p, size_t n)
+static void
+send_data(channel_t *ch, uint8_t flags, const void *p, size_t n)
 {
     const uint8_t *b = p;
     ch->send_credit -= (int64_t)n;
+    if (!ch->conn) /* orphaned: the bytes wait in the durable record */
+        return;
     while (n > 0) {
         size_t k = n > FRAME_DATA_CHUNK ? FRAME_DATA_CHUNK : n;
         send_frame(ch->conn, FRAME_DATA, flags, ch->id, b, k);
@@ -167,15 +170,32 @@ chan_send_data(channel_t *ch, uint8_t flags, const void *p, size_t n)
 }
 
 void
+chan_resend(channel_t *ch, const void *p, size_t n)
+{
+    send_data(ch, 0, p, n);
+}
+
+void
+chan_send_data(channel_t *ch, uint8_t flags, const void *p, size_t n)
+{
+    if (ch->dur)
+        durable_write(ch->dur, p, n); /* kept, then sent within the credit */
+    else
+        send_data(ch, flags, p, n);
+}
+
+void
 chan_send_json(channel_t *ch, json_object *msg)
 {
-    send_json_frame(ch->conn, FRAME_JSON, ch->id, msg);
+    if (ch->conn)
+        send_json_frame(ch->conn, FRAME_JSON, ch->id, msg);
 }
 
 void
 chan_send_eof(channel_t *ch)
 {
-    send_frame(ch->conn, FRAME_EOF, 0, ch->id, NULL, 0);
+    if (ch->conn)
+        send_frame(ch->conn, FRAME_EOF, 0, ch->id, NULL, 0);
 }
 
 void
@@ -184,18 +204,38 @@ chan_grant(channel_t *ch, size_t n)
     uint8_t b[4];
     frame_put_u32(b, (uint32_t)n);
     ch->recv_credit += (int64_t)n;
-    send_frame(ch->conn, FRAME_CREDIT, 0, ch->id, b, 4);
+    if (ch->conn)
+        send_frame(ch->conn, FRAME_CREDIT, 0, ch->id, b, 4);
 }
 
 void
 chan_close(channel_t *ch, json_object *result)
 {
+    if (!result)
+        result = json_object_new_object();
+    if (ch->dur && !durable_closed(ch->dur, result)) {
+        /* kept until the client says it is stored; CLOSE goes once the output before it has */
+        json_object_put(result);
+        return;
+    }
+    chan_send_close(ch, result);
+}
+
+void
+chan_send_close(channel_t *ch, json_object *result)
+{
+    if (!result)
+        result = json_object_new_object();
+    ch->dur = NULL;
+    if (!ch->conn) { /* orphaned: the result waits in the durable record */
+        json_object_put(result);
+        free(ch);
+        return;
+    }
     if (ch->conn->closing) { /* conn_close frees its channels */
         json_object_put(result);
         return;
     }
-    if (!result)
-        result = json_object_new_object();
     send_json_frame(ch->conn, FRAME_CLOSE, ch->id, result);
     json_object_put(result);
     chan_unlink(ch);
@@ -298,10 +338,17 @@ on_channel_frame(conn_t *c, const frame_t *f)
     }
     case FRAME_CREDIT:
         ch->send_credit += frame_get_u32(f->payload);
+        /* on a durable channel, credit acknowledges stored bytes (may send the CLOSE) */
+        if (ch->dur && durable_acked(ch->dur, frame_get_u32(f->payload)) == 0)
+            break;
         if (ch->ops && ch->ops->resume)
             ch->ops->resume(ch);
         break;
     case FRAME_CLOSE:
+        if (ch->dur) { /* an explicit detach: nothing to keep for this client */
+            durable_forget(ch->dur);
+            ch->dur = NULL;
+        }
         if (ch->ops && ch->ops->detach)
             ch->ops->detach(ch);
         /* detach may already have closed it */
@@ -310,6 +357,42 @@ on_channel_frame(conn_t *c, const frame_t *f)
         break;
     default: send_error(c, f->channel, ERR_PROTO, "frame type not valid on a channel");
     }
+}
+
+channel_t *
+chan_adopt(channel_t *fresh, channel_t *orphan)
+{
+    conn_t *c = fresh->conn;
+    for (channel_t **pp = &c->channels; *pp; pp = &(*pp)->next)
+        if (*pp == fresh) {
+            *pp = orphan;
+            break;
+        }
+    orphan->next = fresh->next;
+    orphan->conn = c;
+    orphan->id = fresh->id;
+    orphan->send_credit = fresh->send_credit;
+    orphan->recv_credit = fresh->recv_credit;
+    free(fresh);
+    return orphan;
+}
+
+void
+chan_orphan(channel_t *ch, const char *why)
+{
+    conn_t *c = ch->conn;
+    if (!c)
+        return;
+    json_object *e = json_error_new(ERR_BUSY, why);
+    send_json_frame(c, FRAME_CLOSE, ch->id, e);
+    json_object_put(e);
+    chan_unlink(ch);
+    ch->conn = NULL;
+    ch->next = NULL;
+    ch->id = 0;
+    ch->send_credit = 0;
+    ch->recv_credit = 0;
+    durable_orphaned(ch->dur);
 }
 
 static void
@@ -321,6 +404,7 @@ send_hello(conn_t *c)
     json_set_int(h, "max_frame", FRAME_MAX_PAYLOAD);
     json_set_int(h, "window", FRAME_DEFAULT_WINDOW);
     json_set_int(h, "pid", getpid());
+    json_set_bool(h, "durable", true); /* action ids, action.attach/release (durable.h) */
     send_json_frame(c, FRAME_HELLO, 0, h);
     json_object_put(h);
 }
@@ -432,6 +516,15 @@ conn_close(conn_t *c)
     while (c->channels) {
         channel_t *ch = c->channels;
         c->channels = ch->next;
+        if (ch->dur) { /* orphaned, not detached: the action goes on, kept in its record */
+            ch->conn = NULL;
+            ch->next = NULL;
+            ch->id = 0;
+            ch->send_credit = 0;
+            ch->recv_credit = 0;
+            durable_orphaned(ch->dur);
+            continue;
+        }
         if (ch->ops && ch->ops->detach)
             ch->ops->detach(ch);
         free(ch);

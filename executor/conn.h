@@ -26,12 +26,13 @@ typedef struct {
 } channel_ops_t;
 
 struct channel {
-    conn_t *conn;
+    conn_t *conn; /* NULL while orphaned (a durable channel whose connection went away) */
     uint32_t id;
     const channel_ops_t *ops;
     void *owner;         /* the op's state */
     int64_t send_credit; /* DATA bytes we may still send */
     int64_t recv_credit; /* DATA bytes the client may still send */
+    struct durable *dur; /* set for durable actions (durable.h) */
     channel_t *next;
 };
 
@@ -48,8 +49,17 @@ void chan_grant(channel_t *ch, size_t n);
 /* Sends CLOSE with result (takes ownership; NULL means {}) and frees ch. ops->detach is not
  * called. */
 void chan_close(channel_t *ch, json_object *result);
+/* chan_close without the durable bookkeeping (durable.c sends its deferred CLOSE with it). */
+void chan_send_close(channel_t *ch, json_object *result);
 /* chan_close with {"error":{"code","message"}}. */
 void chan_close_error(channel_t *ch, int code, const char *msg);
+/* Durable channels (durable.c): `orphan` (no connection) takes the place of `fresh` (just
+ * OPENed on a live connection, freed here) with fresh's id and credit. Returns orphan. */
+channel_t *chan_adopt(channel_t *fresh, channel_t *orphan);
+/* Takes a durable channel from its live connection (which gets CLOSE {"error"}: why). */
+void chan_orphan(channel_t *ch, const char *why);
+/* Sends DATA that was sent before (a replay): takes credit, records nothing. */
+void chan_resend(channel_t *ch, const void *p, size_t n);
 /* Bytes queued for the socket: owners may use it to avoid piling up output. */
 size_t conn_pending(const conn_t *c);
 

@@ -8,6 +8,7 @@
 #include "bash_obs.h"
 #include "bash_session.h"
 #include "conn.h"
+#include "durable.h"
 #include "executor.h"
 #include "file_actions.h"
 #include "file_stream.h"
@@ -23,10 +24,21 @@ session_name(json_object *req)
     return json_get_str(req, "session", BASH_DEFAULT_SESSION);
 }
 
-/* {"op":"action","session":"default","action":{OpenHands action}} -> observation */
+/* {"op":"action","session":"default","id":"…","action":{OpenHands action}} -> observation.
+ * With "id" the action is durable (durable.h): it survives the connection. */
 static void
 op_action(channel_t *ch, json_object *req)
 {
+    json_object *jid = json_get(req, "id");
+    if (jid) {
+        err_t derr = {0};
+        if (!json_object_is_type(jid, json_type_string) ||
+            durable_open(ch, json_object_get_string(jid), &derr) < 0) {
+            chan_close_error(ch, derr.code ? derr.code : ERR_BAD_REQ,
+                             derr.code ? derr.msg : "action \"id\" must be a string");
+            return;
+        }
+    }
     json_object *action = json_get(req, "action");
     const char *kind = json_get_str(action, "action", NULL);
     if (!kind) {
@@ -181,17 +193,31 @@ static const struct {
     const char *name;
     op_handler_t fn;
 } ops[] = {
-    {"action", op_action},           {"bash.open", op_bash_open},
-    {"bash.close", op_bash_close},   {"bash.list", op_bash_list},
-    {"bash.env", op_bash_env},       {"bash.signal", op_bash_signal},
-    {"proc.spawn", proc_op_spawn},   {"proc.attach", proc_op_attach},
-    {"proc.list", proc_op_list},     {"proc.signal", proc_op_signal},
-    {"terminal", terminal_op_open},  {"file.stat", op_file_stat},
-    {"file.list", op_file_list},     {"file.read", op_file_read},
-    {"file.write", op_file_write},   {"file.mkdir", op_file_mkdir},
-    {"file.move", op_file_move},     {"file.remove", op_file_remove},
-    {"file.upload", file_op_upload}, {"file.download", file_op_download},
-    {"file.watch", file_op_watch},   {"oh.list_files", op_oh_list_files},
+    {"action", op_action},
+    {"action.attach", durable_op_attach},
+    {"action.release", durable_op_release},
+    {"action.list", durable_op_list},
+    {"bash.open", op_bash_open},
+    {"bash.close", op_bash_close},
+    {"bash.list", op_bash_list},
+    {"bash.env", op_bash_env},
+    {"bash.signal", op_bash_signal},
+    {"proc.spawn", proc_op_spawn},
+    {"proc.attach", proc_op_attach},
+    {"proc.list", proc_op_list},
+    {"proc.signal", proc_op_signal},
+    {"terminal", terminal_op_open},
+    {"file.stat", op_file_stat},
+    {"file.list", op_file_list},
+    {"file.read", op_file_read},
+    {"file.write", op_file_write},
+    {"file.mkdir", op_file_mkdir},
+    {"file.move", op_file_move},
+    {"file.remove", op_file_remove},
+    {"file.upload", file_op_upload},
+    {"file.download", file_op_download},
+    {"file.watch", file_op_watch},
+    {"oh.list_files", op_oh_list_files},
     {"health", op_health},
 };
 

@@ -1,4 +1,4 @@
-/* event_log.c — per-session event stream: ring + Redis. See event_log.h. */
+/* event_log.c — per-session event stream: ring + Redis, store then publish. See event_log.h. */
 #include "event_log.h"
 
 #include <inttypes.h>
@@ -12,24 +12,35 @@
 #include "redis_client.h"
 #include "xalloc.h"
 
+/* The byte cap is enforced in steps: a checkpoint every cap/CAP_STEPS bytes stored. */
+#define CAP_STEPS   16
+#define CHECKPOINTS (CAP_STEPS + 2)
+
 struct event_log {
     char *sid;
     char key[160];
     uint64_t next_seq;
-    uint64_t acked;
-    size_t unacked;
-    int64_t cap;
+    uint64_t acked; /* every seq <= acked is stored (or known lost) */
+    uint64_t sent;  /* XADDs issued for every seq <= sent */
+    bool stalled;   /* a write failed: nothing more is sent until a resync */
+    bool resyncing; /* the resync's XRANGE is in flight */
+    size_t unacked_bytes;
+    int64_t cap_events, cap_bytes;
     evlog_entry_t ring[EVLOG_RING_EVENTS];
     uint64_t first; /* oldest seq in the ring */
     size_t ring_bytes;
-    evlog_wake_fn wake;
+    evlog_stored_fn stored;
     void *ud;
-    void (*drained)(void *ud);
-    size_t low_water;
+    /* byte cap: bytes stored so far, and checkpoints (seq, bytes stored before it) */
+    uint64_t stored_bytes;
+    struct {
+        uint64_t seq, before;
+    } cp[CHECKPOINTS];
+    int ncp;
     struct log_ref *ref; /* shared with in-flight Redis replies, which may outlive the log */
 };
 
-/* The log as in-flight XADD replies see it: NULL once the log is freed. */
+/* The log as in-flight replies see it: NULL once the log is freed. */
 typedef struct log_ref {
     event_log_t *log;
     int refs;
@@ -40,6 +51,15 @@ typedef struct {
     uint64_t seq;
 } ack_t;
 
+static void send_from(event_log_t *l);
+
+static log_ref_t *
+ref_get(event_log_t *l)
+{
+    l->ref->refs++;
+    return l->ref;
+}
+
 static void
 ref_put(log_ref_t *r)
 {
@@ -48,16 +68,18 @@ ref_put(log_ref_t *r)
 }
 
 event_log_t *
-evlog_new(const char *session_id, uint64_t next_seq, int64_t cap, evlog_wake_fn wake, void *ud)
+evlog_new(const char *session_id, uint64_t next_seq, int64_t cap_events, int64_t cap_bytes,
+          evlog_stored_fn stored, void *ud)
 {
     event_log_t *l = xcalloc(1, sizeof *l);
     l->sid = xstrdup(session_id);
     snprintf(l->key, sizeof l->key, "sp:session:{%s}:events", session_id);
     l->next_seq = next_seq ? next_seq : 1;
-    l->acked = l->next_seq - 1;
+    l->acked = l->sent = l->next_seq - 1;
     l->first = l->next_seq;
-    l->cap = cap;
-    l->wake = wake;
+    l->cap_events = cap_events;
+    l->cap_bytes = cap_bytes;
+    l->stored = stored;
     l->ud = ud;
     l->ref = xmalloc(sizeof *l->ref);
     l->ref->log = l;
@@ -70,6 +92,9 @@ evlog_free(event_log_t *l)
 {
     if (!l)
         return;
+    if (l->acked + 1 < l->next_seq)
+        GW_LOG("session %s: %" PRIu64 " events not confirmed by Redis when the session went away",
+               l->sid, l->next_seq - 1 - l->acked);
     for (uint64_t s = l->first; s < l->next_seq; s++)
         free(l->ring[s % EVLOG_RING_EVENTS].text);
     l->ref->log = NULL;
@@ -93,14 +118,13 @@ evlog_acked_seq(const event_log_t *l)
 size_t
 evlog_unacked(const event_log_t *l)
 {
-    return l->unacked;
+    return (size_t)(l->next_seq - 1 - l->acked);
 }
 
-void
-evlog_on_drain(event_log_t *l, void (*fn)(void *ud), size_t low_water)
+bool
+evlog_full(const event_log_t *l)
 {
-    l->drained = fn;
-    l->low_water = low_water;
+    return evlog_unacked(l) >= EVLOG_UNCONFIRMED_MAX || l->unacked_bytes >= EVLOG_UNCONFIRMED_BYTE;
 }
 
 uint64_t
@@ -109,12 +133,81 @@ evlog_first_in_memory(const event_log_t *l)
     return l->first;
 }
 
-const evlog_entry_t *
-evlog_get(const event_log_t *l, uint64_t seq)
+static evlog_entry_t *
+slot(const event_log_t *l, uint64_t seq)
 {
     if (seq < l->first || seq >= l->next_seq)
         return NULL;
-    return &l->ring[seq % EVLOG_RING_EVENTS];
+    return (evlog_entry_t *)&l->ring[seq % EVLOG_RING_EVENTS];
+}
+
+const evlog_entry_t *
+evlog_peek(const event_log_t *l, uint64_t seq)
+{
+    return slot(l, seq);
+}
+
+const evlog_entry_t *
+evlog_get(const event_log_t *l, uint64_t seq)
+{
+    return seq <= l->acked ? slot(l, seq) : NULL;
+}
+
+/* ---- the byte cap ---- */
+
+static void
+account_stored(event_log_t *l, const evlog_entry_t *e)
+{
+    if (l->cap_bytes <= 0)
+        return;
+    uint64_t step = (uint64_t)l->cap_bytes / CAP_STEPS;
+    if (l->ncp == 0 || l->stored_bytes - l->cp[l->ncp - 1].before >= step) {
+        if (l->ncp == CHECKPOINTS) { /* cannot happen with trimming below; keep the newest */
+            memmove(l->cp, l->cp + 1, sizeof l->cp[0] * (CHECKPOINTS - 1));
+            l->ncp--;
+        }
+        l->cp[l->ncp].seq = e->seq;
+        l->cp[l->ncp].before = l->stored_bytes;
+        l->ncp++;
+    }
+    l->stored_bytes += e->len;
+    /* Over the cap: trim whole steps from the front (XTRIM MINID), oldest first. */
+    if (l->stored_bytes - l->cp[0].before <= (uint64_t)l->cap_bytes)
+        return;
+    int keep = 1;
+    while (keep < l->ncp - 1 && l->stored_bytes - l->cp[keep].before > (uint64_t)l->cap_bytes)
+        keep++;
+    if (keep >= l->ncp)
+        return;
+    char minid[32];
+    snprintf(minid, sizeof minid, "0-%" PRIu64, l->cp[keep].seq);
+    rds_cmd(NULL, NULL, "XTRIM %s MINID %s", l->key, minid);
+    memmove(l->cp, l->cp + keep, sizeof l->cp[0] * (size_t)(l->ncp - keep));
+    l->ncp -= keep;
+}
+
+/* ---- writing ---- */
+
+/* acked moves over every stored entry in a row; readers are told. */
+static void
+advance(event_log_t *l)
+{
+    uint64_t before = l->acked;
+    evlog_entry_t *e;
+    while ((e = slot(l, l->acked + 1)) && e->stored) {
+        l->acked++;
+        l->unacked_bytes -= e->len;
+        account_stored(l, e);
+    }
+    if (l->acked > before && l->stored)
+        l->stored(l->ud, l->acked);
+}
+
+static bool
+already_there(const redisReply *r)
+{
+    /* A re-sent event Redis had after all: "equal or smaller than the target stream top". */
+    return r && r->type == REDIS_REPLY_ERROR && strstr(r->str, "equal or smaller");
 }
 
 static void
@@ -123,12 +216,19 @@ on_xadd(redisReply *r, void *ud)
     ack_t *a = ud;
     event_log_t *l = a->ref->log;
     if (l) {
-        l->unacked--;
-        /* Replies arrive in order; a failure leaves acked behind for evlog_resync. */
-        if (r && r->type != REDIS_REPLY_ERROR && a->seq == l->acked + 1)
-            l->acked = a->seq;
-        if (l->drained && l->unacked == l->low_water)
-            l->drained(l->ud);
+        evlog_entry_t *e = slot(l, a->seq);
+        bool ok = r && (r->type != REDIS_REPLY_ERROR || already_there(r));
+        if (ok && e && !e->stored) {
+            e->stored = true;
+            advance(l);
+        } else if (!ok && !l->stalled) {
+            /* Hold everything after it: a later event stored before this one would make it
+             * impossible to store (ids only grow). evlog_resync takes it from here. */
+            l->stalled = true;
+            if (r)
+                GW_LOG("session %s: event %" PRIu64 " refused by Redis (%s); holding events",
+                       l->sid, a->seq, r->str);
+        }
     }
     ref_put(a->ref);
     free(a);
@@ -139,25 +239,60 @@ xadd(event_log_t *l, const evlog_entry_t *e)
 {
     char id[32], maxlen[32];
     snprintf(id, sizeof id, "0-%" PRIu64, e->seq);
-    snprintf(maxlen, sizeof maxlen, "%" PRId64, l->cap > 0 ? l->cap : INT64_MAX);
+    snprintf(maxlen, sizeof maxlen, "%" PRId64, l->cap_events > 0 ? l->cap_events : INT64_MAX);
     const char *argv[] = {"XADD", l->key, "MAXLEN", "~", maxlen, id, "e", e->text};
     size_t lens[] = {4, strlen(l->key), 6, 1, strlen(maxlen), strlen(id), 1, e->len};
     ack_t *a = xmalloc(sizeof *a);
-    a->ref = l->ref;
-    a->ref->refs++;
+    a->ref = ref_get(l);
     a->seq = e->seq;
-    l->unacked++;
     rds_cmdv(on_xadd, a, 8, argv, lens);
+}
+
+/* Issues the XADDs not yet sent, in order, unless the log is stalled. */
+static void
+send_from(event_log_t *l)
+{
+    while (!l->stalled && !l->resyncing && l->sent + 1 < l->next_seq) {
+        const evlog_entry_t *e = slot(l, l->sent + 1);
+        l->sent++;
+        if (!e || e->stored)
+            continue;
+        if (!rds_connected()) { /* fails at once: hold until the reconnection resyncs */
+            l->stalled = true;
+            l->sent--;
+            return;
+        }
+        xadd(l, e);
+    }
+}
+
+/* An unconfirmed event must leave the ring (it is full of them: Redis has been away for
+ * long): it is lost, and said so in its place (readers of Redis see the gap as truncated). */
+static void
+drop_unconfirmed(event_log_t *l, evlog_entry_t *old)
+{
+    GW_LOG("session %s: event %" PRIu64 " dropped unconfirmed (Redis unavailable too long)", l->sid,
+           old->seq);
+    l->unacked_bytes -= old->len;
+    if (old->seq == l->acked + 1)
+        l->acked++;
+    if (l->sent < old->seq)
+        l->sent = old->seq;
 }
 
 uint64_t
 evlog_append_members(event_log_t *l, const char *members, size_t mlen)
 {
     uint64_t seq = l->next_seq++;
-    /* Drop the oldest ring entries beyond the count or byte bound. */
+    /* Drop the oldest stored ring entries beyond the count or byte bound. */
     while (l->first < seq &&
            (seq - l->first >= EVLOG_RING_EVENTS || l->ring_bytes > EVLOG_RING_BYTES)) {
         evlog_entry_t *old = &l->ring[l->first % EVLOG_RING_EVENTS];
+        if (old->seq > l->acked) {
+            if (seq - l->first < EVLOG_RING_EVENTS)
+                break; /* only over the byte bound: keep it until stored */
+            drop_unconfirmed(l, old);
+        }
         l->ring_bytes -= old->len;
         free(old->text);
         old->text = NULL;
@@ -171,10 +306,10 @@ evlog_append_members(event_log_t *l, const char *members, size_t mlen)
     e->seq = seq;
     e->len = t.len;
     e->text = buf_steal(&t);
+    e->stored = false;
     l->ring_bytes += e->len;
-    xadd(l, e);
-    if (l->wake)
-        l->wake(l->ud, seq);
+    l->unacked_bytes += e->len;
+    send_from(l);
     return seq;
 }
 
@@ -189,14 +324,84 @@ evlog_append(event_log_t *l, json_object *ev)
     return seq;
 }
 
+/* ---- resync: find out what Redis has, re-send the rest ---- */
+
+static uint64_t
+id_seq(const char *id)
+{
+    const char *dash = strchr(id, '-');
+    return strtoull(dash ? dash + 1 : id, NULL, 10);
+}
+
+static void
+on_resync_range(redisReply *r, void *ud)
+{
+    log_ref_t *ref = ud;
+    event_log_t *l = ref->log;
+    ref_put(ref);
+    if (!l)
+        return;
+    l->resyncing = false;
+    if (!r || r->type != REDIS_REPLY_ARRAY)
+        return; /* still stalled: the next tick or reconnection tries again */
+    uint64_t top = 0;
+    for (size_t i = 0; i < r->elements; i++) {
+        redisReply *item = r->element[i];
+        if (item->type != REDIS_REPLY_ARRAY || item->elements < 1 ||
+            item->element[0]->type != REDIS_REPLY_STRING)
+            continue;
+        uint64_t seq = id_seq(item->element[0]->str);
+        evlog_entry_t *e = slot(l, seq);
+        if (e)
+            e->stored = true;
+        if (seq > top)
+            top = seq;
+    }
+    /* Below the newest stored id, a missing event can no longer be added (stream ids only
+     * grow): count it as lost. Readers of Redis see the gap as a "truncated" event. */
+    for (uint64_t s = l->acked + 1; s < top; s++) {
+        evlog_entry_t *e = slot(l, s);
+        if (e && !e->stored) {
+            GW_LOG("session %s: event %" PRIu64 " lost by Redis", l->sid, s);
+            e->stored = true;
+            char *stub = xasprintf("{\"seq\":%" PRIu64 ",\"type\":\"truncated\",\"from\":%" PRIu64
+                                   ",\"to\":%" PRIu64 ",\"reason\":\"lost by the event store\"}",
+                                   s, s, s);
+            l->ring_bytes += strlen(stub);
+            l->ring_bytes -= e->len;
+            l->unacked_bytes += strlen(stub);
+            l->unacked_bytes -= e->len;
+            free(e->text);
+            e->text = stub;
+            e->len = strlen(stub);
+        }
+    }
+    advance(l);
+    l->sent = l->acked;
+    l->stalled = false;
+    send_from(l);
+}
+
 void
 evlog_resync(event_log_t *l)
 {
-    for (uint64_t s = l->acked + 1; s < l->next_seq; s++) {
-        const evlog_entry_t *e = evlog_get(l, s);
-        if (e)
-            xadd(l, e);
+    if (l->resyncing || !rds_connected())
+        return;
+    if (l->acked + 1 >= l->next_seq) {
+        l->stalled = false;
+        l->sent = l->acked;
+        return;
     }
+    if (!l->stalled && l->sent + 1 >= l->next_seq)
+        return;        /* everything is in flight on the live connection */
+    l->stalled = true; /* nothing new goes out until we know what Redis has */
+    l->resyncing = true;
+    char from[32], count[32];
+    snprintf(from, sizeof from, "0-%" PRIu64, l->acked + 1);
+    snprintf(count, sizeof count, "%" PRIu64, l->next_seq - l->acked);
+    /* XRANGE returns the fields too; the count is bounded by the unconfirmed events */
+    if (rds_cmd(on_resync_range, ref_get(l), "XRANGE %s %s + COUNT %s", l->key, from, count) < 0)
+        l->resyncing = false;
 }
 
 /* ---- reading back from Redis ---- */
@@ -208,6 +413,18 @@ typedef struct {
 } fetch_t;
 
 static void
+add_truncated(evlog_entry_t *out, int *n, uint64_t from, uint64_t to, const char *why)
+{
+    char *t = xasprintf("{\"seq\":%" PRIu64 ",\"type\":\"truncated\",\"from\":%" PRIu64
+                        ",\"to\":%" PRIu64 ",\"reason\":\"%s\"}",
+                        from, from, to, why);
+    out[*n].seq = from;
+    out[*n].text = t;
+    out[*n].len = strlen(t);
+    (*n)++;
+}
+
+static void
 on_xrange(redisReply *r, void *ud)
 {
     fetch_t *f = ud;
@@ -216,25 +433,20 @@ on_xrange(redisReply *r, void *ud)
         free(f);
         return;
     }
-    evlog_entry_t *out = xcalloc(r->elements + 1, sizeof *out);
+    /* at most one synthesized event per entry (for the gap before it) */
+    evlog_entry_t *out = xcalloc(2 * r->elements + 1, sizeof *out);
     int n = 0;
+    uint64_t expect = f->from;
     for (size_t i = 0; i < r->elements; i++) {
         redisReply *item = r->element[i];
         if (item->type != REDIS_REPLY_ARRAY || item->elements != 2)
             continue;
         redisReply *id = item->element[0], *fields = item->element[1];
-        uint64_t seq =
-            strtoull(strchr(id->str, '-') ? strchr(id->str, '-') + 1 : id->str, NULL, 10);
-        if (n == 0 && seq > f->from) {
-            /* Redis trimmed what the reader asked for: say so, with the exact range. */
-            char *t = xasprintf("{\"seq\":%" PRIu64 ",\"type\":\"truncated\",\"from\":%" PRIu64
-                                ",\"to\":%" PRIu64 ",\"reason\":\"stream cap reached\"}",
-                                f->from, f->from, seq - 1);
-            out[n].seq = f->from;
-            out[n].text = t;
-            out[n].len = strlen(t);
-            n++;
-        }
+        uint64_t seq = id_seq(id->str);
+        if (seq > expect) /* say what is missing, with the exact range */
+            add_truncated(out, &n, expect, seq - 1,
+                          n == 0 ? "stream cap reached" : "events missing from the stream");
+        expect = seq + 1;
         for (size_t k = 0; k + 1 < fields->elements; k += 2)
             if (strcmp(fields->element[k]->str, "e") == 0) {
                 out[n].seq = seq;

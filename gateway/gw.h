@@ -25,7 +25,9 @@ typedef struct {
     int pool_size;             /* warm sandboxes per profile */
     int idle_timeout;          /* seconds without activity before a session is reaped; 0 = off */
     int max_lifetime;          /* seconds; 0 = off */
-    int64_t stream_max_events; /* per-session event stream cap */
+    int64_t stream_max_events; /* per-session event stream cap (entries) */
+    int64_t stream_max_bytes;  /* ... and (about) bytes */
+    int retention;             /* seconds a stopped session's keys are kept */
     int64_t default_memory;    /* per-sandbox defaults */
     int64_t default_pids;
     int64_t default_cpu;

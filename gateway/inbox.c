@@ -21,10 +21,20 @@ static redisAsyncContext *blk; /* dedicated to XREAD BLOCK */
 static char last_id[64] = "$";
 static uv_timer_t retry;
 static bool retry_init, stopping;
+static double read_sent; /* when the XREAD in flight went out (0: none) */
+
+/* XREAD blocks at most INBOX_BLOCK_MS, so a live connection answers within that; one silent
+ * for INBOX_DEAD_MS is dead (a hung server) and is replaced. An error reply (a server still
+ * loading its data) is retried after INBOX_ERROR_MS, not at once. */
+#define INBOX_BLOCK_MS 2000
+#define INBOX_DEAD_MS  5000
+#define INBOX_ERROR_MS 200
 
 typedef struct {
     char reply[128];
     uint64_t seq; /* action waited for */
+    bool wait;    /* a second answer with the observation */
+    gw_session_t *s;
 } req_t;
 
 static void read_next(void);
@@ -120,6 +130,26 @@ on_observed(void *ud, const char *event, size_t len)
     free(q);
 }
 
+/* The action event is stored: its number is the answer; with wait, the observation follows. */
+static void
+on_action_stored(void *ud, uint64_t seq)
+{
+    req_t *q = ud;
+    if (!seq) {
+        if (!g_gw.stopping)
+            reply_err(q->reply, ERR_NOT_FOUND, "the session stopped before the action was queued");
+        free(q);
+        return;
+    }
+    json_object *res = json_object_new_object();
+    json_set_int(res, "seq", (int64_t)seq);
+    reply_ok(q->reply, res);
+    if (q->wait)
+        session_watch_action(q->s, seq, on_observed, q);
+    else
+        free(q);
+}
+
 static void
 on_op_done(void *ud, json_object *result)
 {
@@ -185,15 +215,14 @@ handle(json_object *r)
             reply_err(reply, err.code, err.msg);
             return;
         }
-        json_object *res = json_object_new_object();
-        json_set_int(res, "seq", (int64_t)seq);
-        reply_ok(reply, res);
-        if (json_get_bool(r, "wait", false)) { /* a second answer: the observation event */
-            req_t *q = xcalloc(1, sizeof *q);
-            snprintf(q->reply, sizeof q->reply, "%s", reply);
-            q->seq = seq;
-            session_watch_action(s, seq, on_observed, q);
-        }
+        /* answered once the action event is stored (its number is then never reused); with
+         * wait, a second answer follows: the observation event */
+        req_t *q = xcalloc(1, sizeof *q);
+        snprintf(q->reply, sizeof q->reply, "%s", reply);
+        q->seq = seq;
+        q->wait = json_get_bool(r, "wait", false);
+        q->s = s;
+        session_when_stored(s, seq, on_action_stored, q);
     } else if (!strcmp(op, "signal")) {
         if (session_signal(s, json_get_str(r, "signal", "INT"), &err) < 0)
             reply_err(reply, err.code, err.msg);
@@ -227,14 +256,23 @@ handle(json_object *r)
 
 /* ---- the blocking read loop ---- */
 
+static void connect_blk(void);
+static void on_retry(uv_timer_t *t);
+static void schedule(void);
+
 static void
 on_xread(redisAsyncContext *c, void *reply, void *privdata)
 {
     (void)c;
     (void)privdata;
     redisReply *r = reply;
+    read_sent = 0;
     if (!r) /* disconnected: the disconnect callback reconnects */
         return;
+    if (r->type == REDIS_REPLY_ERROR) {
+        uv_timer_start(&retry, on_retry, INBOX_ERROR_MS, 0);
+        return;
+    }
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 1) {
         redisReply *entries = r->element[0]->element[1];
         for (size_t i = 0; i < entries->elements; i++) {
@@ -262,16 +300,35 @@ read_next(void)
         return;
     char key[128];
     snprintf(key, sizeof key, "sp:gateway:%s:inbox", g_gw.cfg.id);
-    redisAsyncCommand(blk, on_xread, NULL, "XREAD COUNT 64 BLOCK 0 STREAMS %s %s", key, last_id);
+    read_sent = gw_now();
+    redisAsyncCommand(blk, on_xread, NULL, "XREAD COUNT 64 BLOCK %d STREAMS %s %s", INBOX_BLOCK_MS,
+                      key, last_id);
 }
 
-static void connect_blk(void);
-
+/* Retries: a new connection, or the next read after an error reply. Also the watchdog. */
 static void
 on_retry(uv_timer_t *t)
 {
     (void)t;
-    connect_blk();
+    if (!blk) {
+        connect_blk();
+    } else if (read_sent == 0) {
+        read_next();
+    }
+}
+
+static void
+on_watchdog(uv_timer_t *t)
+{
+    (void)t;
+    if (blk && read_sent > 0 && (gw_now() - read_sent) * 1000.0 > INBOX_DEAD_MS) {
+        GW_LOG("inbox: Redis silent for %d ms: reconnecting", INBOX_DEAD_MS);
+        redisAsyncContext *dead = blk;
+        blk = NULL;
+        read_sent = 0;
+        redisAsyncFree(dead);
+        schedule();
+    }
 }
 
 static void
@@ -323,9 +380,17 @@ connect_blk(void)
     redisAsyncSetDisconnectCallback(blk, on_blk_disconnect);
 }
 
+static uv_timer_t watchdog;
+
 void
 inbox_start(void)
 {
+    if (!retry_init) {
+        uv_timer_init(g_gw.loop, &retry);
+        retry_init = true;
+    }
+    uv_timer_init(g_gw.loop, &watchdog);
+    uv_timer_start(&watchdog, on_watchdog, 1000, 1000);
     connect_blk();
 }
 
@@ -336,6 +401,7 @@ inbox_stop(void)
     if (retry_init) {
         uv_timer_stop(&retry);
         uv_close((uv_handle_t *)&retry, NULL);
+        uv_close((uv_handle_t *)&watchdog, NULL);
         retry_init = false;
     }
     if (blk)

@@ -68,6 +68,8 @@ usage(FILE *f)
             "  --idle-timeout SEC       reap sessions idle this long (default 1800, 0 = never)\n"
             "  --max-lifetime SEC       stop sessions after this long (default 0 = never)\n"
             "  --stream-cap N           events kept per session stream (default 100000)\n"
+            "  --stream-bytes BYTES     and about this many bytes (default 64 MiB; 0 = no limit)\n"
+            "  --retention SEC          keep a stopped session's keys this long (default 7 days)\n"
             "  --memory BYTES --cpu MILLICORES --pids N   default sandbox limits\n");
 }
 
@@ -116,9 +118,13 @@ on_tick(uv_timer_t *t)
 static void
 on_redis_ready(void)
 {
+    static bool restored;
+    if (!restored) { /* first connection: re-attach what this gateway owned before */
+        restored = true;
+        sessions_restore();
+    }
     heartbeat();
-    for (gw_session_t *s = g_gw.sessions; s; s = session_next(s))
-        evlog_resync(session_log(s));
+    sessions_redis_ready();
     pool_start();
 }
 
@@ -136,6 +142,8 @@ main(int argc, char **argv)
                                          {"idle-timeout", required_argument, 0, 'I'},
                                          {"max-lifetime", required_argument, 0, 'L'},
                                          {"stream-cap", required_argument, 0, 'c'},
+                                         {"stream-bytes", required_argument, 0, 'B'},
+                                         {"retention", required_argument, 0, 'R'},
                                          {"memory", required_argument, 0, 'M'},
                                          {"cpu", required_argument, 0, 'C'},
                                          {"pids", required_argument, 0, 'D'},
@@ -154,6 +162,8 @@ main(int argc, char **argv)
     cfg->pool_size = 2;
     cfg->idle_timeout = 1800;
     cfg->stream_max_events = 100000;
+    cfg->stream_max_bytes = 64LL << 20;
+    cfg->retention = 7 * 86400;
     cfg->default_memory = 2LL << 30;
     cfg->default_pids = 1024;
     cfg->default_cpu = 0;
@@ -174,6 +184,8 @@ main(int argc, char **argv)
         case 'I': cfg->idle_timeout = atoi(optarg); break;
         case 'L': cfg->max_lifetime = atoi(optarg); break;
         case 'c': cfg->stream_max_events = atoll(optarg); break;
+        case 'B': cfg->stream_max_bytes = atoll(optarg); break;
+        case 'R': cfg->retention = atoi(optarg); break;
         case 'M': cfg->default_memory = atoll(optarg); break;
         case 'C': cfg->default_cpu = atoll(optarg); break;
         case 'D': cfg->default_pids = atoll(optarg); break;
@@ -241,7 +253,6 @@ main(int argc, char **argv)
         fprintf(stderr, "sandpipe-gateway: cannot listen on %s\n", listen);
         return 1;
     }
-    sessions_restore();
     rds_start(cfg->redis, on_redis_ready);
     inbox_start();
     uv_signal_init(g_gw.loop, &sigint);

@@ -16,9 +16,18 @@ static redisAsyncContext *ac;
 static bool connected;
 static char *addr_saved;
 static void (*ready_cb)(void);
-static uv_timer_t retry_timer;
+static uv_timer_t retry_timer, watch_timer;
 static bool timer_init;
 static size_t pending;
+static double ping_sent; /* monotonic time of the watchdog PING in flight, 0 if none */
+static int loading_waits;
+
+/* A connection whose PING is unanswered this long is dead (a hung or partitioned server): it is
+ * dropped and a new one made. kill -9 of Redis is seen at once (EOF); this catches the rest. */
+#define RDS_DEAD_MS    3000
+#define RDS_WATCH_MS   1000
+#define RDS_RETRY_MS   200
+#define RDS_LOADING_MS 100
 
 typedef struct {
     rds_cb cb;
@@ -26,12 +35,32 @@ typedef struct {
 } call_t;
 
 static void connect_now(void);
+static void schedule_retry(void);
+static void on_ping(redisAsyncContext *c, void *r, void *privdata);
 
 static void
 on_retry(uv_timer_t *t)
 {
     (void)t;
-    connect_now();
+    if (ac && !connected) { /* connected, still loading: ask again */
+        if (redisAsyncCommand(ac, on_ping, (void *)1, "PING") != REDIS_OK)
+            schedule_retry();
+        return;
+    }
+    if (!ac)
+        connect_now();
+}
+
+static void
+timers_init(void)
+{
+    if (!timer_init) {
+        uv_timer_init(g_gw.loop, &retry_timer);
+        uv_unref((uv_handle_t *)&retry_timer);
+        uv_timer_init(g_gw.loop, &watch_timer);
+        uv_unref((uv_handle_t *)&watch_timer);
+        timer_init = true;
+    }
 }
 
 static void
@@ -39,12 +68,56 @@ schedule_retry(void)
 {
     if (g_gw.stopping)
         return;
-    if (!timer_init) {
-        uv_timer_init(g_gw.loop, &retry_timer);
-        uv_unref((uv_handle_t *)&retry_timer);
-        timer_init = true;
+    timers_init();
+    uv_timer_start(&retry_timer, on_retry, RDS_RETRY_MS, 0);
+}
+
+/* Every second: a PING on the shared connection; one unanswered for RDS_DEAD_MS drops it. */
+static void
+on_watch(uv_timer_t *t)
+{
+    (void)t;
+    if (!ac || g_gw.stopping)
+        return;
+    if (ping_sent > 0) {
+        if ((gw_now() - ping_sent) * 1000.0 > RDS_DEAD_MS) {
+            GW_LOG("redis: no answer for %d ms: dropping the connection", RDS_DEAD_MS);
+            redisAsyncContext *dead = ac;
+            ping_sent = 0;
+            ac = NULL;
+            connected = false;
+            redisAsyncFree(dead); /* pending callbacks get NULL */
+            schedule_retry();
+        }
+        return;
     }
-    uv_timer_start(&retry_timer, on_retry, 200, 0);
+    ping_sent = gw_now();
+    if (redisAsyncCommand(ac, on_ping, NULL, "PING") != REDIS_OK)
+        ping_sent = 0;
+}
+
+/* Connected (or the watchdog's PING): a server still loading its AOF answers -LOADING; wait for
+ * it before saying ready, so nothing is sent only to be refused. */
+static void
+on_ping(redisAsyncContext *c, void *r, void *privdata)
+{
+    (void)c;
+    bool first = privdata != NULL;
+    redisReply *reply = r;
+    ping_sent = 0;
+    if (!reply || !first || connected)
+        return;
+    if (reply->type == REDIS_REPLY_ERROR && !strncmp(reply->str, "LOADING", 7)) {
+        if (loading_waits++ % 50 == 0)
+            GW_LOG("redis: the server is loading its data; waiting");
+        uv_timer_start(&retry_timer, on_retry, RDS_LOADING_MS, 0);
+        return;
+    }
+    connected = true;
+    loading_waits = 0;
+    GW_LOG("redis: connected to %s", addr_saved);
+    if (ready_cb)
+        ready_cb();
 }
 
 static void
@@ -56,10 +129,11 @@ on_connect(const redisAsyncContext *c, int status)
         schedule_retry();
         return;
     }
-    connected = true;
-    GW_LOG("redis: connected to %s", addr_saved);
-    if (ready_cb)
-        ready_cb();
+    timers_init();
+    uv_timer_start(&watch_timer, on_watch, RDS_WATCH_MS, RDS_WATCH_MS);
+    /* ready only once it answers PING (not -LOADING) */
+    if (redisAsyncCommand(ac, on_ping, (void *)1, "PING") != REDIS_OK)
+        schedule_retry();
 }
 
 static void
@@ -68,6 +142,7 @@ on_disconnect(const redisAsyncContext *c, int status)
     (void)c;
     connected = false;
     ac = NULL;
+    ping_sent = 0;
     if (status != REDIS_OK)
         GW_LOG("redis: connection lost; reconnecting");
     schedule_retry();
@@ -129,8 +204,10 @@ rds_start(const char *addr, void (*on_ready)(void))
 void
 rds_stop(void)
 {
-    if (timer_init)
+    if (timer_init) {
         uv_close((uv_handle_t *)&retry_timer, NULL);
+        uv_close((uv_handle_t *)&watch_timer, NULL);
+    }
     timer_init = false;
     if (ac)
         redisAsyncDisconnect(ac);

@@ -48,15 +48,16 @@ session_save_field(gw_session_t *s, const char *field, const char *value)
 
 /* ---- subscribers ---- */
 
+/* The event log's callback: events up to seq are stored, so visible. */
 static void
-wake_subs(void *ud, uint64_t seq)
+on_stored(void *ud, uint64_t seq)
 {
-    (void)seq;
     gw_session_t *s = ud;
     for (gw_sub_t *sub = s->subs, *next; sub; sub = next) {
         next = sub->next;
         sub->wake(sub);
     }
+    session_on_stored(s, seq);
 }
 
 void
@@ -156,7 +157,7 @@ session_describe(const gw_session_t *s)
     json_set_str(o, "gateway", g_gw.cfg.id);
     json_set_str(o, "provider", s->prov ? s->prov->name : "");
     json_set(o, "created", json_object_new_double(s->created));
-    json_set_int(o, "last_seq", (int64_t)evlog_next_seq(s->log) - 1);
+    json_set_int(o, "last_seq", (int64_t)evlog_acked_seq(s->log));
     json_set_int(o, "queued_actions", s->queued + (s->act_ch ? 1 : 0));
     json_set_int(o, "idle_timeout", s->idle_timeout);
     json_set_str(o, "idle_action", s->idle_pause ? "pause" : "stop");
@@ -172,8 +173,8 @@ session_alloc(const char *id, const char *owner, const char *profile, uint64_t n
     snprintf(s->id, sizeof s->id, "%s", id);
     snprintf(s->owner, sizeof s->owner, "%s", owner ? owner : "");
     snprintf(s->profile, sizeof s->profile, "%s", profile ? profile : "default");
-    s->log = evlog_new(s->id, next_seq, g_gw.cfg.stream_max_events, wake_subs, s);
-    evlog_on_drain(s->log, session_on_log_drained, CREDIT_HOLD_UNACKED / 2);
+    s->log = evlog_new(s->id, next_seq, g_gw.cfg.stream_max_events, g_gw.cfg.stream_max_bytes,
+                       on_stored, s);
     s->link = exec_link_new(&session_link_cbs, s);
     s->created = gw_wall();
     s->last_activity = gw_now();
@@ -191,6 +192,10 @@ on_timer_closed(uv_handle_t *h)
 {
     gw_session_t *s = h->data;
     buf_free(&s->out);
+    buf_free(&s->out_events);
+    buf_free(&s->releases);
+    json_object_put(s->act_action);
+    json_object_put(s->reattach_action);
     evlog_free(s->log);
     json_object_put(s->params);
     json_object_put(s->pending_env);
@@ -223,6 +228,7 @@ session_free(gw_session_t *s)
     }
     session_fail_oneshots(s, "the session was stopped");
     session_observed(s, 0, 0);
+    session_stored_up_to(s, 0);
     exec_link_free(s->link);
     uv_close((uv_handle_t *)&s->timer, on_timer_closed);
 }
@@ -341,6 +347,13 @@ session_delete(gw_session_t *s, const char *reason)
     snprintf(key, sizeof key, "sp:session:{%s}", s->id);
     rds_cmd(NULL, NULL, "SREM %s %s", gkey, s->id);
     rds_cmd(NULL, NULL, "HSET %s ended %f", key, gw_wall());
+    /* A stopped session's record and history are kept for the retention, then expire; its
+     * place in the listing goes with them (sessions_tick). */
+    if (g_gw.cfg.retention > 0) {
+        rds_cmd(NULL, NULL, "EXPIRE %s %d", key, g_gw.cfg.retention);
+        rds_cmd(NULL, NULL, "EXPIRE sp:session:{%s}:events %d", s->id, g_gw.cfg.retention);
+        rds_cmd(NULL, NULL, "ZADD sp:sessions:ended %f %s", gw_wall(), s->id);
+    }
     if (s->ready_cb) {
         session_ready_cb cb = s->ready_cb;
         s->ready_cb = NULL;
@@ -350,11 +363,51 @@ session_delete(gw_session_t *s, const char *reason)
 }
 
 void
+sessions_redis_ready(void)
+{
+    for (gw_session_t *s = g_gw.sessions; s; s = s->next) {
+        /* what this gateway knows is the truth: writes lost with the connection go again */
+        session_save_field(s, "status", s->status);
+        session_save_field(s, "gateway", g_gw.cfg.id);
+        evlog_resync(s->log);
+    }
+}
+
+/* Listing entries of sessions whose keys have expired (ended longer than the retention). */
+static void
+on_expired(redisReply *r, void *ud)
+{
+    (void)ud;
+    if (!r || r->type != REDIS_REPLY_ARRAY)
+        return;
+    for (size_t i = 0; i < r->elements; i++) {
+        if (r->element[i]->type != REDIS_REPLY_STRING)
+            continue;
+        rds_cmd(NULL, NULL, "ZREM sp:sessions %s", r->element[i]->str);
+        rds_cmd(NULL, NULL, "ZREM sp:sessions:ended %s", r->element[i]->str);
+    }
+}
+
+static void
+prune_listing(void)
+{
+    static double last;
+    double now = gw_now();
+    if (g_gw.cfg.retention <= 0 || now - last < 60)
+        return;
+    last = now;
+    rds_cmd(on_expired, NULL, "ZRANGEBYSCORE sp:sessions:ended -inf %f LIMIT 0 1000",
+            gw_wall() - g_gw.cfg.retention);
+}
+
+void
 sessions_tick(void)
 {
+    prune_listing();
     double now = gw_now(), wall = gw_wall();
     for (gw_session_t *s = g_gw.sessions, *next; s; s = next) {
         next = s->next;
+        evlog_resync(s->log); /* a no-op unless Redis refused a write */
         bool busy = s->act_ch || s->qhead || s->terms || s->oneshots;
         bool paused = !strcmp(s->status, ST_PAUSED);
         bool idle =

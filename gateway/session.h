@@ -106,6 +106,11 @@ int session_resume(gw_session_t *s, err_t *err);
  * API's execute_action) without reading the stream. session_watch.c. */
 typedef void (*session_obs_cb)(void *ud, const char *event, size_t len);
 void session_watch_action(gw_session_t *s, uint64_t seq, session_obs_cb cb, void *ud);
+/* Calls cb once event seq is stored in Redis (and so may be shown to a client: its number is
+ * never used again), or with seq 0 when the session ends first. Submitters acknowledge an
+ * action with it. session_watch.c. */
+typedef void (*session_stored_cb)(void *ud, uint64_t seq);
+void session_when_stored(gw_session_t *s, uint64_t seq, session_stored_cb cb, void *ud);
 /* Stops and destroys the session (status STOPPED). */
 void session_delete(gw_session_t *s, const char *reason);
 
@@ -119,8 +124,11 @@ void session_term_resize(gw_term_t *t, int cols, int rows);
 void session_term_consumed(gw_term_t *t, size_t n);
 void session_term_close(gw_term_t *t);
 
-/* Re-attaches the sessions Redis says this gateway owns (after a restart). */
+/* Re-attaches the sessions Redis says this gateway owns (after a restart). Run once Redis
+ * answers (its writes must land). */
 void sessions_restore(void);
+/* After every (re)connection to Redis: status fields again, unconfirmed events re-sent. */
+void sessions_redis_ready(void);
 /* Periodic: idle and lifetime reaping. */
 void sessions_tick(void);
 void sessions_shutdown(void);

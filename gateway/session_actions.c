@@ -52,13 +52,18 @@ utf8_valid(const uint8_t *p, size_t n)
 
 /* ---- output ---- */
 
-/* Turns buffered output into "output" events of at most GW_OUTPUT_CHUNK bytes. Text goes as
- * "data"; bytes that are not UTF-8 as "data_b64". A character split across reads is held back
- * until its end arrives (or the action ends). */
+/* Turns buffered output into "output" events of at most GW_OUTPUT_CHUNK bytes, each with the
+ * output offset of its first byte. Text goes as "data"; bytes that are not UTF-8 as
+ * "data_b64". A character split across reads is held back until its end arrives (or the
+ * action ends). While Redis is behind (evlog_full) output waits here, coalescing, unless
+ * final: the executor gets no credit meanwhile, so this is bounded by its window. */
 static void
 flush_output(gw_session_t *s, bool final)
 {
+    if (!final && evlog_full(s->log))
+        return;
     size_t off = 0; /* consumed once at the end: no memmove per event */
+    uint64_t base = s->act_recv - s->out.len;
     while (off < s->out.len) {
         const uint8_t *p = (const uint8_t *)s->out.data + off;
         size_t left = s->out.len - off;
@@ -70,7 +75,8 @@ flush_output(gw_session_t *s, bool final)
             break;
         /* Built as text directly: json-c's generic escaping was the hot spot of floods. */
         buf_t m = BUF_INIT;
-        buf_printf(&m, "\"type\":\"output\",\"action\":%" PRIu64 ",", s->act_seq);
+        buf_printf(&m, "\"type\":\"output\",\"action\":%" PRIu64 ",\"offset\":%" PRIu64 ",",
+                   s->act_seq, base + off);
         if (utf8_valid(p, n)) {
             buf_puts(&m, "\"data\":\"");
             json_escape_append(&m, (const char *)p, n);
@@ -81,7 +87,9 @@ flush_output(gw_session_t *s, bool final)
             buf_advance(&m, (size_t)len);
         }
         buf_puts(&m, "\"");
-        evlog_append_members(s->log, m.data, m.len);
+        out_event_t oe = {.act = s->act_seq, .end = base + off + n};
+        oe.seq = evlog_append_members(s->log, m.data, m.len);
+        buf_append(&s->out_events, &oe, sizeof oe);
         buf_free(&m);
         off += n;
     }
@@ -92,21 +100,36 @@ flush_output(gw_session_t *s, bool final)
  * per action for nothing (the executor still has three quarters of its window). */
 #define CREDIT_BATCH (FRAME_DEFAULT_WINDOW / 4)
 
+/* Credit is the executor's acknowledgement: it may forget output we have stored. */
 static void
 release_credit(gw_session_t *s)
 {
     exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
-    if (s->owed >= CREDIT_BATCH && c && s->act_ch && evlog_unacked(s->log) < CREDIT_HOLD_UNACKED) {
-        exec_client_grant(c, s->act_ch, (uint32_t)s->owed);
-        s->owed = 0;
+    if (c && s->act_ch && s->act_stored >= s->act_granted + CREDIT_BATCH) {
+        exec_client_grant(c, s->act_ch, (uint32_t)(s->act_stored - s->act_granted));
+        s->act_granted = s->act_stored;
         exec_link_flush(s->link);
     }
 }
 
+static void release_results(gw_session_t *s, uint64_t stored);
+static void arm_timer(gw_session_t *s);
+
 void
-session_on_log_drained(void *ud)
+session_on_stored(gw_session_t *s, uint64_t stored)
 {
-    release_credit(ud);
+    size_t n = s->out_events.len / sizeof(out_event_t), k = 0;
+    const out_event_t *oe = (const out_event_t *)s->out_events.data;
+    for (; k < n && oe[k].seq <= stored; k++)
+        if (oe[k].act == s->act_seq && oe[k].end > s->act_stored)
+            s->act_stored = oe[k].end;
+    buf_consume(&s->out_events, k * sizeof(out_event_t));
+    release_credit(s);
+    release_results(s, stored);
+    session_stored_up_to(s, stored);
+    session_start_next_action(s); /* an action runs once its event is stored */
+    if (s->out.len)               /* output held while Redis was behind */
+        arm_timer(s);
 }
 
 static void
@@ -115,8 +138,7 @@ on_timer(uv_timer_t *t)
     gw_session_t *s = t->data;
     s->timer_armed = false;
     flush_output(s, false);
-    release_credit(s);
-    if (s->out.len) { /* held credit is released by session_on_log_drained */
+    if (s->out.len) {
         s->timer_armed = true;
         uv_timer_start(&s->timer, on_timer, GW_OUTPUT_FLUSH_MS, 0);
     }
@@ -128,6 +150,33 @@ arm_timer(gw_session_t *s)
     if (!s->timer_armed) {
         s->timer_armed = true;
         uv_timer_start(&s->timer, on_timer, GW_OUTPUT_FLUSH_MS, 0);
+    }
+}
+
+/* ---- results: stored observations are released on the executor ---- */
+
+static void
+release_results(gw_session_t *s, uint64_t stored)
+{
+    size_t n = s->releases.len / sizeof(release_t), k = 0;
+    const release_t *r = (const release_t *)s->releases.data;
+    exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
+    for (; k < n && r[k].obs_seq <= stored; k++) {
+        session_observed(s, r[k].act, r[k].obs_seq);
+        if (!c) /* the executor keeps it (bounded) until a later attach or its limit */
+            continue;
+        char req[96];
+        snprintf(req, sizeof req, "{\"op\":\"action.release\",\"id\":\"%" PRIu64 "\"}", r[k].act);
+        json_object *o = json_tokener_parse(req);
+        err_t err = {0};
+        uint32_t ch = exec_client_open(c, o, &err); /* its CLOSE is not waited for */
+        json_object_put(o);
+        (void)ch;
+    }
+    if (k) {
+        buf_consume(&s->releases, k * sizeof(release_t));
+        if (c)
+            exec_link_flush(s->link);
     }
 }
 
@@ -143,10 +192,9 @@ on_link_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
     metrics_output(n);
     if (kind == &session_kind_action && ch == s->act_ch) {
         buf_append(&s->out, p, n);
+        s->act_recv += n;
         if (s->out.len >= GW_OUTPUT_CHUNK)
             flush_output(s, false);
-        s->owed += n;
-        release_credit(s);
         arm_timer(s);
         s->last_activity = gw_now();
         return;
@@ -162,13 +210,41 @@ on_link_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
         }
 }
 
+/* The executor's first word on an action.attach: what it still has for us. */
+static void
+on_attached(gw_session_t *s, json_object *msg)
+{
+    s->act_granted = (uint64_t)json_get_int(msg, "acked", 0);
+    json_object *lf = json_get(msg, "lost_from");
+    if (lf) {
+        /* The store lost output it had confirmed (its data went back in time): the executor
+         * cannot send it again. Say so in the stream. */
+        uint64_t from = (uint64_t)json_object_get_int64(lf);
+        uint64_t to = (uint64_t)json_get_int(msg, "lost_to", 0);
+        json_object *e = session_event_new("truncated");
+        json_set_int(e, "action", (int64_t)s->act_seq);
+        json_set_int(e, "from_offset", (int64_t)from);
+        json_set_int(e, "to_offset", (int64_t)to);
+        json_set_int(e, "bytes", (int64_t)(to - from));
+        json_set_str(e, "reason", "output lost by the event store");
+        evlog_append(s->log, e);
+        s->act_recv = to;
+        s->act_stored = to;
+    }
+    if (s->act_granted > s->act_stored)
+        s->act_stored = s->act_granted;
+}
+
 static void
 on_link_json(void *ud, uint32_t ch, json_object *msg)
 {
     gw_session_t *s = ud;
     exec_client_t *c = exec_link_client(s->link);
     chan_kind_t *kind = c ? exec_client_get_chan_data(c, ch) : NULL;
-    if (kind && *kind == CH_ONESHOT)
+    if (kind == &session_kind_action && ch == s->act_ch &&
+        !strcmp(json_get_str(msg, "event", ""), "attached"))
+        on_attached(s, msg);
+    else if (kind && *kind == CH_ONESHOT)
         session_oneshot_json((oneshot_t *)kind, msg);
 }
 
@@ -184,19 +260,35 @@ on_link_writable(void *ud, uint32_t ch, size_t avail)
 }
 
 static void
+clear_action(gw_session_t *s)
+{
+    s->act_ch = 0;
+    s->act_seq = 0;
+    s->act_attach = false;
+    json_object_put(s->act_action);
+    s->act_action = NULL;
+    s->act_recv = s->act_granted = s->act_stored = 0;
+}
+
+/* The observation event of action seq (takes obs); watchers hear of it once it is stored. */
+static void
+append_observation(gw_session_t *s, uint64_t seq, json_object *obs)
+{
+    json_object *e = session_event_new("observation");
+    json_set_int(e, "action", (int64_t)seq);
+    json_set(e, "observation", obs);
+    release_t r = {.act = seq, .obs_seq = evlog_append(s->log, e)};
+    buf_append(&s->releases, &r, sizeof r);
+}
+
+static void
 finish_action(gw_session_t *s, json_object *obs)
 {
     flush_output(s, true);
-    json_object *e = session_event_new("observation");
-    json_set_int(e, "action", (int64_t)s->act_seq);
-    json_set(e, "observation", obs);
-    session_observed(s, s->act_seq, evlog_append(s->log, e));
+    append_observation(s, s->act_seq, obs);
     metrics_action_done(gw_now() - s->act_t0);
-    s->act_ch = 0;
-    s->act_seq = 0;
-    s->owed = 0;
+    clear_action(s);
     s->last_activity = gw_now();
-    session_save_field(s, "inflight", "");
     session_start_next_action(s);
 }
 
@@ -221,6 +313,29 @@ on_link_close(void *ud, uint32_t ch, json_object *res)
         return;
     if (ch == s->act_ch) {
         json_object *err = json_get(res, "error");
+        if (err && s->act_attach && !strcmp(json_get_str(err, "code", ""), "not_found") &&
+            s->act_action) {
+            /* The executor never saw it (we died before it went out): run it now. */
+            json_object *action = json_object_get(s->act_action);
+            uint64_t seq = s->act_seq;
+            double t0 = s->act_t0;
+            clear_action(s);
+            session_enqueue(s, action, seq);
+            s->qtail->t0 = t0;
+            json_object_put(action);
+            /* first in line: it was submitted before anything still queued */
+            if (s->qhead != s->qtail) {
+                queued_t *q = s->qtail, *p = s->qhead;
+                while (p->next != q)
+                    p = p->next;
+                p->next = NULL;
+                s->qtail = p;
+                q->next = s->qhead;
+                s->qhead = q;
+            }
+            session_start_next_action(s);
+            return;
+        }
         if (err) {
             char text[512];
             snprintf(text, sizeof text, "ERROR: %s",
@@ -319,17 +434,14 @@ on_link_down(void *ud, const char *why)
         return;
     GW_LOG("session %s: executor link down: %s", s->id, why);
     if (s->act_ch) {
-        char text[300];
-        snprintf(text, sizeof text, "ERROR: the runtime disconnected while running the action (%s)",
-                 why);
-        s->act_ch = 0;
-        uint64_t seq = s->act_seq;
-        flush_output(s, true);
-        json_object *e = session_event_new("observation");
-        json_set_int(e, "action", (int64_t)seq);
-        json_set(e, "observation", session_error_observation(text));
-        session_observed(s, seq, evlog_append(s->log, e));
-        s->act_seq = 0;
+        /* The executor keeps the action (it is durable): take it over from what is in events
+         * once the link is back. Output not yet in an event is sent again. */
+        s->reattach_seq = s->act_seq;
+        s->reattach_off = s->act_recv - s->out.len;
+        s->reattach_action = s->act_action;
+        s->act_action = NULL;
+        buf_clear(&s->out);
+        clear_action(s);
     }
     for (gw_term_t *t = s->terms, *next; t; t = next) {
         next = t->next;
@@ -350,6 +462,15 @@ on_link_down(void *ud, const char *why)
         exec_link_connect(s->link, s->sb.socket_path, 3000);
         return;
     }
+    if (s->reattach_seq) {
+        char text[300];
+        snprintf(text, sizeof text, "ERROR: the runtime disconnected while running the action (%s)",
+                 why);
+        append_observation(s, s->reattach_seq, session_error_observation(text));
+        s->reattach_seq = 0;
+        json_object_put(s->reattach_action);
+        s->reattach_action = NULL;
+    }
     session_set_status(s, ST_DISCONNECTED, why);
 }
 
@@ -364,36 +485,30 @@ const exec_link_cbs_t session_link_cbs = {
 
 /* ---- actions ---- */
 
-void
-session_start_next_action(gw_session_t *s)
+/* Opens the action's channel: the action itself (durable, id = its seq) or, for one the
+ * executor may already be running, action.attach from the output offset in events. */
+static void
+open_action(gw_session_t *s, exec_client_t *c, uint64_t seq, json_object *action, bool attach,
+            uint64_t offset)
 {
-    exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
-    if (s->act_ch || !s->qhead || !c || s->env_applying)
-        return;
-    queued_t *q = s->qhead;
-    s->qhead = q->next;
-    if (!s->qhead)
-        s->qtail = NULL;
-    s->queued--;
+    char id[32];
+    snprintf(id, sizeof id, "%" PRIu64, seq);
     json_object *req = json_object_new_object();
-    json_set_str(req, "op", "action");
-    json_set(req, "action", json_object_get(q->action));
+    json_set_str(req, "op", attach ? "action.attach" : "action");
+    json_set_str(req, "id", id);
+    if (attach)
+        json_set_int(req, "offset", (int64_t)offset);
+    else
+        json_set(req, "action", json_object_get(action));
     err_t err = {0};
     uint32_t ch = exec_client_open(c, req, &err);
     json_object_put(req);
-    s->act_seq = q->seq;
-    s->act_t0 = q->t0;
-    char seqs[32];
-    snprintf(seqs, sizeof seqs, "%" PRIu64, q->seq);
-    /* one HSET for both: what a restarted gateway needs to resume this action */
-    char key[128];
-    snprintf(key, sizeof key, "sp:session:{%s}", s->id);
-    rds_cmd(NULL, NULL, "HSET %s inflight %s inflight_action %s", key, seqs,
-            json_object_to_json_string_ext(q->action, JSON_C_TO_STRING_PLAIN));
-    json_object_put(q->action);
-    free(q);
+    s->act_seq = seq;
+    s->act_action = action; /* takes the reference */
+    s->act_attach = attach;
+    s->act_recv = s->act_stored = offset;
+    s->act_granted = 0;
     if (!ch) {
-        s->act_ch = 0;
         finish_action(s, session_error_observation(err.msg));
         return;
     }
@@ -401,6 +516,35 @@ session_start_next_action(gw_session_t *s)
     exec_client_set_chan_data(c, ch, &session_kind_action);
     exec_client_set_auto_grant(c, ch, false);
     exec_link_flush(s->link);
+}
+
+void
+session_start_next_action(gw_session_t *s)
+{
+    exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
+    if (s->act_ch || !c || s->env_applying)
+        return;
+    if (s->reattach_seq) {
+        uint64_t seq = s->reattach_seq;
+        json_object *action = s->reattach_action;
+        s->reattach_seq = 0;
+        s->reattach_action = NULL;
+        s->act_t0 = gw_now();
+        open_action(s, c, seq, action, true, s->reattach_off);
+        return;
+    }
+    /* Only once its action event is stored: the executor never runs an action the stream does
+     * not have, and a restarted gateway finds every action it may have started. */
+    if (!s->qhead || s->qhead->seq > evlog_acked_seq(s->log))
+        return;
+    queued_t *q = s->qhead;
+    s->qhead = q->next;
+    if (!s->qhead)
+        s->qtail = NULL;
+    s->queued--;
+    s->act_t0 = q->t0;
+    open_action(s, c, q->seq, q->action, false, 0);
+    free(q);
 }
 
 void
@@ -430,6 +574,10 @@ session_submit(gw_session_t *s, json_object *action, const char *origin, err_t *
     if (strcmp(s->status, ST_READY) != 0 && strcmp(s->status, ST_STARTED) != 0 &&
         strcmp(s->status, ST_STARTING) != 0) {
         err_set(err, ERR_BUSY, "the session is %s", s->status);
+        return 0;
+    }
+    if (evlog_full(s->log)) { /* Redis away or refusing: its events could not be stored */
+        err_set(err, ERR_BUSY, "the event store (Redis) is not keeping up; try again shortly");
         return 0;
     }
     if (s->queued >= GW_ACTION_QUEUE_MAX) {

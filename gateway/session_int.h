@@ -10,9 +10,18 @@
 #include "exec_link.h"
 #include "session.h"
 
-#define CREDIT_HOLD_UNACKED 32
-
 typedef enum { CH_ACTION = 1, CH_TERM, CH_ONESHOT } chan_kind_t;
+
+/* An output event waiting for Redis: once stored, its action's output up to `end` is. */
+typedef struct {
+    uint64_t seq, act, end;
+} out_event_t;
+
+/* An observation event waiting for Redis: then watchers are told and the executor releases
+ * the action's kept result. */
+typedef struct {
+    uint64_t obs_seq, act;
+} release_t;
 
 typedef struct queued {
     struct queued *next;
@@ -45,12 +54,24 @@ struct gw_session {
     gw_term_t *terms;
     queued_t *qhead, *qtail;
     int queued;
+    /* The running action. Its channel is durable on the executor (id = act_seq): credit is
+     * granted only for output stored in Redis, so a lost link or gateway resumes from there. */
     uint32_t act_ch; /* executor channel of the running action, 0 if none */
     uint64_t act_seq;
+    json_object *act_action; /* the action itself (to run it if the executor never saw it) */
+    bool act_attach;         /* the channel is an action.attach, not the action's OPEN */
     double act_t0;
-    buf_t out;        /* output not yet turned into an event */
-    size_t owed;      /* output credit held back while Redis catches up */
-    uv_timer_t timer; /* output flush / credit release */
+    uint64_t act_recv;    /* output offset of the end of what the executor sent us */
+    uint64_t act_granted; /* output offset up to which the executor has credit back */
+    uint64_t act_stored;  /* output offset up to which output events are stored */
+    buf_t out;            /* output not yet turned into an event (ends at act_recv) */
+    buf_t out_events;     /* out_event_t: output events not yet stored, oldest first */
+    buf_t releases;       /* release_t: observations to confirm, then release on the executor */
+    /* An action to take over once the link is up (after a lost link or a gateway restart):
+     * reattach_seq 0 if none; from the output offset reattach_off (what is in events). */
+    uint64_t reattach_seq, reattach_off;
+    json_object *reattach_action;
+    uv_timer_t timer; /* output flush */
     bool timer_armed;
     double created, last_activity;
     int idle_timeout, max_lifetime;
@@ -65,6 +86,7 @@ struct gw_session {
     json_object *pending_env; /* env for a warm sandbox, exported once its executor is up */
     oneshot_t *oneshots;
     struct action_watch *watches;
+    struct action_watch *store_waits; /* session_when_stored */
 };
 
 extern chan_kind_t session_kind_action, session_kind_term;
@@ -83,6 +105,8 @@ json_object *session_error_observation(const char *text);
 /* session_watch.c: the observation event (seq event_seq) of action seq was appended; with
  * event_seq 0, every watcher is told the session ended. */
 void session_observed(gw_session_t *s, uint64_t seq, uint64_t event_seq);
+/* session_watch.c: events up to stored are in Redis (0: the session ended). */
+void session_stored_up_to(gw_session_t *s, uint64_t stored);
 
 /* session_stream.c: the executor link's events for one-shot and streamed ops. */
 void session_fail_oneshots(gw_session_t *s, const char *why);
@@ -90,6 +114,7 @@ bool session_oneshot_closed(gw_session_t *s, uint32_t ch, json_object *res);
 void session_oneshot_data(oneshot_t *o, const uint8_t *p, size_t n);
 void session_oneshot_json(oneshot_t *o, json_object *msg);
 void session_oneshot_writable(oneshot_t *o);
-void session_on_log_drained(void *ud);
+/* session_actions.c: events up to seq are stored (the event log's callback). */
+void session_on_stored(gw_session_t *s, uint64_t seq);
 
 #endif

@@ -13,34 +13,123 @@
 
 /* ---- restart: re-attach from Redis ---- */
 
-/* The gateway died while an action ran. A `run` keeps running in the sandbox with its output
- * held there: fetch the rest (and the exit code) with an empty command under the same seq, so
- * the stream shows the action's whole output and its observation. Other actions finish at
- * once; their result is unknown and says so. */
-static void
-resume_inflight(gw_session_t *s, uint64_t seq, const char *action_json)
+#define SCAN_PAGE 500
+
+typedef struct {
+    uint64_t seq;        /* the action event's seq */
+    json_object *action; /* the action as submitted */
+    uint64_t out_end;    /* output offset its stored output events reach */
+} pending_t;
+
+typedef struct {
+    pending_t *v;
+    size_t n;
+} pending_list_t;
+
+/* Bytes of output an event holds ("data" is UTF-8 text, "data_b64" base64). */
+static uint64_t
+output_bytes(json_object *ev)
 {
-    json_object *a = action_json ? json_tokener_parse(action_json) : NULL;
-    if (a && !strcmp(json_get_str(a, "action", ""), "run")) {
-        json_object *cont = json_object_new_object(), *args = json_object_new_object();
-        json_set_str(cont, "action", "run");
-        json_set_str(args, "command", "");
-        json_set_bool(args, "is_input", false);
-        json_set_bool(args, "blocking", json_get_bool(json_get(a, "args"), "blocking", false));
-        json_set(cont, "args", args);
-        if (json_get(a, "timeout"))
-            json_set(cont, "timeout", json_object_get(json_get(a, "timeout")));
-        session_enqueue(s, cont, seq);
-        json_object_put(cont);
-    } else {
-        json_object *e = session_event_new("observation");
-        json_set_int(e, "action", (int64_t)seq);
-        json_set(e, "observation",
-                 session_error_observation(
-                     "ERROR: the gateway restarted while this action ran; its result is unknown."));
-        evlog_append(s->log, e);
+    json_object *d = json_get(ev, "data");
+    if (d)
+        return (uint64_t)json_object_get_string_len(d);
+    const char *b = json_get_str(ev, "data_b64", "");
+    size_t len = strlen(b);
+    size_t pad = len >= 1 && b[len - 1] == '=' ? (len >= 2 && b[len - 2] == '=' ? 2 : 1) : 0;
+    return len / 4 * 3 - pad;
+}
+
+/* Walks the stream back from its end to the last observation. Actions are run one at a time,
+ * in order, so every action after that observation has none yet: the first may be running on
+ * the executor (its output in the stream reaches out_end), the others never started. */
+static void
+scan_unobserved(redisContext *rc, const char *id, pending_list_t *pl)
+{
+    char end[40] = "+";
+    uint64_t ends[64] = {0}, acts[64] = {0}; /* output ends seen, per action (newest first) */
+    int nends = 0;
+    for (int page = 0; page < 100000; page++) {
+        redisReply *r =
+            redisCommand(rc, "XREVRANGE sp:session:{%s}:events %s - COUNT %d", id, end, SCAN_PAGE);
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements == 0) {
+            freeReplyObject(r);
+            break;
+        }
+        bool stop = false;
+        uint64_t last = 0;
+        for (size_t i = 0; i < r->elements && !stop; i++) {
+            redisReply *item = r->element[i];
+            if (item->type != REDIS_REPLY_ARRAY || item->elements != 2)
+                continue;
+            const char *sid = item->element[0]->str, *dash = strchr(sid, '-');
+            last = strtoull(dash ? dash + 1 : sid, NULL, 10);
+            redisReply *f = item->element[1];
+            json_object *ev = NULL;
+            for (size_t k = 0; k + 1 < f->elements; k += 2)
+                if (!strcmp(f->element[k]->str, "e"))
+                    ev = json_tokener_parse(f->element[k + 1]->str);
+            const char *type = json_get_str(ev, "type", "");
+            uint64_t act = (uint64_t)json_get_int(ev, "action", 0);
+            if (!strcmp(type, "observation")) {
+                stop = true;
+            } else if (!strcmp(type, "action")) {
+                pl->v = xrealloc(pl->v, (pl->n + 1) * sizeof *pl->v);
+                memmove(pl->v + 1, pl->v, pl->n * sizeof *pl->v);
+                pl->v[0].seq = last;
+                pl->v[0].action = json_object_get(json_get(ev, "action"));
+                pl->v[0].out_end = 0;
+                for (int k = 0; k < nends; k++)
+                    if (acts[k] == last)
+                        pl->v[0].out_end = ends[k];
+                pl->n++;
+            } else if ((!strcmp(type, "output") || !strcmp(type, "truncated")) && act) {
+                uint64_t e = !strcmp(type, "output")
+                                 ? (uint64_t)json_get_int(ev, "offset", 0) + output_bytes(ev)
+                                 : (uint64_t)json_get_int(ev, "to_offset", 0);
+                int k = 0;
+                while (k < nends && acts[k] != act)
+                    k++;
+                if (k == nends && nends < 64)
+                    acts[nends++] = act, ends[k] = 0;
+                if (k < nends && e > ends[k])
+                    ends[k] = e;
+            }
+            json_object_put(ev);
+        }
+        freeReplyObject(r);
+        if (stop || last <= 1)
+            break;
+        snprintf(end, sizeof end, "(0-%" PRIu64, last);
     }
-    json_object_put(a);
+}
+
+/* Actions that were queued or running when the gateway died: the first is taken over on the
+ * executor (or run, if it never got there), the rest queued again, in order. Without a
+ * sandbox, each gets an error observation: nobody waits forever. */
+static void
+resume_actions(gw_session_t *s, pending_list_t *pl, bool sandbox_alive)
+{
+    for (size_t i = 0; i < pl->n; i++) {
+        pending_t *p = &pl->v[i];
+        if (!sandbox_alive) {
+            json_object *e = session_event_new("observation");
+            json_set_int(e, "action", (int64_t)p->seq);
+            json_set(e, "observation",
+                     session_error_observation(
+                         "ERROR: the runtime is gone: the sandbox stopped while its gateway was "
+                         "down."));
+            evlog_append(s->log, e);
+            json_object_put(p->action);
+        } else if (i == 0) {
+            s->reattach_seq = p->seq;
+            s->reattach_off = p->out_end;
+            s->reattach_action = p->action;
+        } else {
+            session_enqueue(s, p->action, p->seq);
+            json_object_put(p->action);
+        }
+    }
+    free(pl->v);
 }
 
 void
@@ -59,8 +148,6 @@ sessions_restore(void)
         int idle = g_gw.cfg.idle_timeout, life = g_gw.cfg.max_lifetime;
         bool idle_pause = false;
         double created = gw_wall();
-        uint64_t inflight = 0;
-        const char *inflight_action = NULL;
         for (size_t k = 0; h && h->type == REDIS_REPLY_ARRAY && k + 1 < h->elements; k += 2) {
             const char *f = h->element[k]->str, *v = h->element[k + 1]->str;
             if (!strcmp(f, "owner"))
@@ -79,10 +166,6 @@ sessions_restore(void)
                 idle_pause = !strcmp(v, "pause");
             else if (!strcmp(f, "created"))
                 created = atof(v);
-            else if (!strcmp(f, "inflight"))
-                inflight = strtoull(v, NULL, 10);
-            else if (!strcmp(f, "inflight_action"))
-                inflight_action = v;
         }
         redisReply *last = redisCommand(rc, "XREVRANGE sp:session:{%s}:events + - COUNT 1", id);
         uint64_t next_seq = 1;
@@ -113,15 +196,18 @@ sessions_restore(void)
         s->prov = provider_find(sb.provider);
         if (!s->prov)
             s->prov = &provider_local;
-        GW_LOG("restore: session %s (events from %" PRIu64 ")", id, next_seq);
-        if (inflight && inflight < next_seq)
-            resume_inflight(s, inflight, inflight_action);
-        if (s->prov->alive(&s->sb) && !strcmp(status, ST_PAUSED)) {
+        pending_list_t pl = {0};
+        scan_unobserved(rc, id, &pl);
+        GW_LOG("restore: session %s (events from %" PRIu64 ", %zu unfinished actions)", id,
+               next_seq, pl.n);
+        bool alive = s->prov->alive(&s->sb);
+        resume_actions(s, &pl, alive);
+        if (alive && !strcmp(status, ST_PAUSED)) {
             s->connect_on_resume = true; /* a frozen executor cannot say HELLO */
-        } else if (s->prov->alive(&s->sb)) {
+        } else if (alive) {
             exec_link_connect(s->link, s->sb.socket_path, 5000);
         } else {
-            snprintf(s->status, sizeof s->status, "%s", "");
+            /* once: a status event only if the status changes (restarts add none) */
             session_set_status(s, ST_DISCONNECTED, "the sandbox is gone");
         }
         freeReplyObject(h);

@@ -11,8 +11,39 @@ struct action_watch {
     struct action_watch *next;
     uint64_t seq;
     session_obs_cb cb;
+    session_stored_cb stored_cb; /* a session_when_stored waiter instead */
     void *ud;
 };
+
+void
+session_when_stored(gw_session_t *s, uint64_t seq, session_stored_cb cb, void *ud)
+{
+    if (seq <= evlog_acked_seq(s->log)) {
+        cb(ud, seq);
+        return;
+    }
+    struct action_watch *w = xcalloc(1, sizeof *w);
+    w->seq = seq;
+    w->stored_cb = cb;
+    w->ud = ud;
+    w->next = s->store_waits;
+    s->store_waits = w;
+}
+
+void
+session_stored_up_to(gw_session_t *s, uint64_t stored)
+{
+    for (struct action_watch **pp = &s->store_waits; *pp;) {
+        struct action_watch *w = *pp;
+        if (stored && w->seq > stored) {
+            pp = &w->next;
+            continue;
+        }
+        *pp = w->next;
+        w->stored_cb(w->ud, stored ? w->seq : 0);
+        free(w);
+    }
+}
 
 void
 session_watch_action(gw_session_t *s, uint64_t seq, session_obs_cb cb, void *ud)

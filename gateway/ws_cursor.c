@@ -47,7 +47,7 @@ ws_cursor_gone(gw_sub_t *sub)
         pss_t *p = lws_wsi_user(c->wsi);
         event_log_t *log = session_log(c->s);
         for (uint64_t seq = c->next_seq; seq < evlog_next_seq(log); seq++) {
-            const evlog_entry_t *e = evlog_get(log, seq);
+            const evlog_entry_t *e = evlog_peek(log, seq);
             if (e)
                 ws_queue_text(c->wsi, p, e->text, e->len);
         }
@@ -121,7 +121,7 @@ ws_cursor_write(struct lws *wsi, cursor_t *c)
     if (e) {
         int rc = ws_write_text(wsi, e->text, e->len, LWS_WRITE_TEXT);
         c->next_seq++;
-        if (c->next_seq < evlog_next_seq(log))
+        if (c->next_seq <= evlog_acked_seq(log))
             lws_callback_on_writable(wsi);
         return rc;
     }

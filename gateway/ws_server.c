@@ -171,6 +171,34 @@ may_access(const pss_t *p, gw_session_t *s, bool write)
     return !strcmp(session_owner(s), p->claims.sub);
 }
 
+/* An action waiting for its event to be stored before the client gets its number. */
+typedef struct {
+    uint64_t conn_id;
+    json_object *id; /* the client's request id, or NULL */
+} action_ack_t;
+
+static void
+on_action_stored(void *ud, uint64_t seq)
+{
+    action_ack_t *a = ud;
+    struct lws *wsi = ws_lookup(a->conn_id);
+    if (wsi) {
+        pss_t *p = lws_wsi_user(wsi);
+        if (seq) {
+            json_object *r = json_object_new_object();
+            json_set_str(r, "type", "ack");
+            if (a->id)
+                json_set(r, "id", json_object_get(a->id));
+            json_set_int(r, "seq", (int64_t)seq);
+            ws_queue_reply(wsi, p, r);
+        } else {
+            ws_queue_reply(wsi, p, ws_error_msg("session_ended", "the session is gone", a->id));
+        }
+    }
+    json_object_put(a->id);
+    free(a);
+}
+
 static void
 handle_session_msg(struct lws *wsi, pss_t *p, json_object *msg)
 {
@@ -201,12 +229,11 @@ handle_session_msg(struct lws *wsi, pss_t *p, json_object *msg)
             ws_queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, id));
             return;
         }
-        json_object *r = json_object_new_object();
-        json_set_str(r, "type", "ack");
-        if (id)
-            json_set(r, "id", json_object_get(id));
-        json_set_int(r, "seq", (int64_t)seq);
-        ws_queue_reply(wsi, p, r);
+        /* acknowledged once stored: a number a client holds is never given to another event */
+        action_ack_t *a = xcalloc(1, sizeof *a);
+        a->conn_id = p->conn_id;
+        a->id = id ? json_object_get(id) : NULL;
+        session_when_stored(s, seq, on_action_stored, a);
     } else if (!strcmp(type, "signal")) {
         if (session_signal(s, json_get_str(msg, "signal", "INT"), &err) < 0)
             ws_queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, id));
@@ -367,7 +394,7 @@ setup(struct lws *wsi, pss_t *p)
     }
     p->kind = K_SESSION;
     char v[32];
-    uint64_t next = evlog_next_seq(session_log(s));
+    uint64_t next = evlog_next_seq(session_log(s)); /* live from now on */
     const char *since = lws_get_urlarg_by_name(wsi, "since=", v, sizeof v);
     if (since)
         next = strtoull(since, NULL, 10) + 1;

@@ -56,7 +56,7 @@ ws_cursor_gone(gw_sub_t *sub)
     if (c->wsi) {
         pss_t *p = lws_wsi_user(c->wsi);
         ws_queue_reply(c->wsi, p, ws_error_msg("session_ended", "the session was stopped", NULL));
-        p->close_after_replies = true;
+        ws_close_after_replies(c->wsi, p, LWS_CLOSE_STATUS_NORMAL, "session ended");
     }
 }
 

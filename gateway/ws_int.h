@@ -10,6 +10,8 @@
 #include "buf.h"
 #include "jwt.h"
 #include "session.h"
+#include "utf8.h"
+#include "ws_frames.h"
 
 #define WS_MSG_MAX     (1u << 20) /* largest client message */
 #define WS_REPLIES_MAX 64         /* queued replies before a client is cut off */
@@ -48,17 +50,24 @@ typedef struct {
     buf_t term_out; /* PTY bytes waiting for the socket */
     bool term_closed;
     int term_exit;
-    buf_t msg; /* a client message being reassembled */
+    buf_t msg;             /* a client message being reassembled */
+    utf8_state_t msg_utf8; /* where the UTF-8 check of a text message stands */
     reply_t *replies, *replies_tail;
     int nreplies;
-    bool close_after_replies;
-    bool close_scheduled;
+    /* Set once the connection is to end: the replies queued so far go out, then a close frame
+     * with this code and reason; nothing the client sends is acted on any more. */
+    uint16_t close_code;
+    const char *close_reason; /* static, short */
+    bool close_sent, half_closed;
     uint64_t conn_id;
 } pss_t;
 
 /* ws_server.c */
 void ws_queue_reply(struct lws *wsi, pss_t *p, json_object *msg); /* takes ownership */
 void ws_queue_text(struct lws *wsi, pss_t *p, const char *text, size_t len);
+/* Ends the connection after the replies queued so far: a close frame with code and reason (a
+ * static string). The first call wins. */
+void ws_close_after_replies(struct lws *wsi, pss_t *p, uint16_t code, const char *reason);
 int ws_write_text(struct lws *wsi, const char *s, size_t n, enum lws_write_protocol proto);
 /* ws_cursor.c */
 void ws_cursor_wake(gw_sub_t *sub);

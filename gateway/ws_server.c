@@ -7,7 +7,12 @@
  *
  * Writes happen only in SERVER_WRITEABLE, one lws_write each. A client is a cursor (next_seq)
  * over the event log: it never owns a queue of events, so a slow client costs nothing and
- * catches up from memory or Redis. Replies to its requests queue (bounded) ahead of events. */
+ * catches up from memory or Redis. Replies to its requests queue (bounded) ahead of events.
+ *
+ * Every connection the gateway ends gets a close frame (RFC 6455 7.4): 1008 when refused
+ * (token, endpoint, access), 1009 for a message over 1 MiB, 1007 for a text message that is not
+ * UTF-8 (each after an error message saying why), 1002 for a frame that breaks the protocol;
+ * lws checks some frame rules itself, ws_guard.c the ones lws 4.1.6 does not. */
 #include "ws_server.h"
 
 #include <inttypes.h>
@@ -15,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "buf.h"
 #include "gw.h"
@@ -22,6 +28,7 @@
 #include "jwt.h"
 #include "session.h"
 #include "ws_control.h"
+#include "ws_guard.h"
 #include "ws_int.h"
 #include "xalloc.h"
 
@@ -88,8 +95,8 @@ ws_queue_reply(struct lws *wsi, pss_t *p, json_object *msg)
 {
     if (p->nreplies >= WS_REPLIES_MAX) {
         /* The client sends requests but does not read: it is cut off, visibly. */
-        p->close_after_replies = true;
         json_object_put(msg);
+        ws_close_after_replies(wsi, p, WS_CLOSE_POLICY, "too many unread replies");
         return;
     }
     reply_t *r = xcalloc(1, sizeof *r);
@@ -105,6 +112,27 @@ ws_queue_reply(struct lws *wsi, pss_t *p, json_object *msg)
     p->replies_tail = r;
     p->nreplies++;
     lws_callback_on_writable(wsi);
+}
+
+void
+ws_close_after_replies(struct lws *wsi, pss_t *p, uint16_t code, const char *reason)
+{
+    if (p->close_code)
+        return;
+    p->close_code = code;
+    p->close_reason = reason;
+    buf_clear(&p->msg);
+    lws_callback_on_writable(wsi);
+}
+
+/* Refuses what the connection asked for: an error message, then close code 1008 with the
+ * error's code as the reason. Returns 0 (the connection lives until the close is out). */
+static int
+refuse(struct lws *wsi, pss_t *p, const char *code, const char *message)
+{
+    ws_queue_reply(wsi, p, ws_error_msg(code, message, NULL));
+    ws_close_after_replies(wsi, p, WS_CLOSE_POLICY, code);
+    return 0;
 }
 
 json_object *
@@ -328,42 +356,27 @@ setup(struct lws *wsi, pss_t *p)
     p->conn_id = next_conn_id++;
     conn_ref_add(p->conn_id, wsi);
     authenticate(wsi, p);
-    if (!p->authed) {
-        ws_queue_reply(wsi, p, ws_error_msg("unauthorized", p->auth_error, NULL));
-        p->close_after_replies = true;
-        return 0;
-    }
+    if (!p->authed)
+        return refuse(wsi, p, "unauthorized", p->auth_error);
     const char *rest = NULL;
     if (!strcmp(uri, "/ws/control")) {
         p->kind = K_CONTROL;
         return 0;
     }
-    if (strncmp(uri, "/ws/sessions/", 13) != 0) {
-        ws_queue_reply(
-            wsi, p,
-            ws_error_msg(
-                "not_found",
-                "unknown endpoint (use /ws/control, /ws/sessions/{id}, /ws/sessions/{id}/terminal)",
-                NULL));
-        p->close_after_replies = true;
-        return 0;
-    }
+    if (strncmp(uri, "/ws/sessions/", 13) != 0)
+        return refuse(
+            wsi, p, "not_found",
+            "unknown endpoint (use /ws/control, /ws/sessions/{id}, /ws/sessions/{id}/terminal)");
     rest = uri + 13;
     const char *slash = strchr(rest, '/');
     size_t idlen = slash ? (size_t)(slash - rest) : strlen(rest);
     snprintf(p->session, sizeof p->session, "%.*s", (int)(idlen < 63 ? idlen : 63), rest);
     bool terminal = slash && !strcmp(slash, "/terminal");
-    if (slash && !terminal) {
-        ws_queue_reply(wsi, p, ws_error_msg("not_found", "unknown session endpoint", NULL));
-        p->close_after_replies = true;
-        return 0;
-    }
+    if (slash && !terminal)
+        return refuse(wsi, p, "not_found", "unknown session endpoint");
     gw_session_t *s = session_find(p->session);
-    if (!s || !may_access(p, s, false)) {
-        ws_queue_reply(wsi, p, ws_error_msg("not_found", "no such session on this gateway", NULL));
-        p->close_after_replies = true;
-        return 0;
-    }
+    if (!s || !may_access(p, s, false))
+        return refuse(wsi, p, "not_found", "no such session on this gateway");
     cursor_t *c = xcalloc(1, sizeof *c);
     c->wsi = wsi;
     c->s = s;
@@ -373,12 +386,8 @@ setup(struct lws *wsi, pss_t *p)
     if (terminal) {
         p->kind = K_TERMINAL;
         err_t err = {0};
-        if (!may_access(p, s, true)) {
-            ws_queue_reply(wsi, p,
-                           ws_error_msg("forbidden", "viewers cannot open a terminal", NULL));
-            p->close_after_replies = true;
-            return 0;
-        }
+        if (!may_access(p, s, true))
+            return refuse(wsi, p, "forbidden", "viewers cannot open a terminal");
         char v[32];
         const char *cs = lws_get_urlarg_by_name(wsi, "cols=", v, sizeof v);
         int cols = cs ? atoi(cs) : 80;
@@ -386,10 +395,8 @@ setup(struct lws *wsi, pss_t *p)
         int rows = rs ? atoi(rs) : 24;
         p->term.on_data = term_on_data;
         p->term.on_close = term_on_close;
-        if (session_term_open(s, &p->term, cols > 0 ? cols : 80, rows > 0 ? rows : 24, &err) < 0) {
-            ws_queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, NULL));
-            p->close_after_replies = true;
-        }
+        if (session_term_open(s, &p->term, cols > 0 ? cols : 80, rows > 0 ? rows : 24, &err) < 0)
+            return refuse(wsi, p, err_name(err.code), err.msg);
         return 0;
     }
     p->kind = K_SESSION;
@@ -429,9 +436,54 @@ teardown(pss_t *p)
     buf_free(&p->term_out);
 }
 
+/* A frame lws was not given (ws_guard.c) ends the connection: 1002 with the close frame alone,
+ * a message over the bound with too_large first, as when it is found in RECEIVE. */
+static void
+check_guard(struct lws *wsi, pss_t *p)
+{
+    const char *reason = NULL;
+    uint16_t code = ws_guard_failure(wsi, &reason);
+    if (!code || p->close_code)
+        return;
+    if (code == WS_CLOSE_TOO_BIG)
+        ws_queue_reply(wsi, p, ws_error_msg("too_large", "message over 1 MiB", NULL));
+    ws_close_after_replies(wsi, p, code, reason);
+}
+
+/* Writes the close frame itself, once the replies before it are out. Returning -1 after
+ * lws_close_reason() would not do: lws 4.1.6 as Debian builds it (_DEBUG) closes such a
+ * connection a second time at once ("uv repeat test"), and that second close drops TCP without
+ * the frame. Once the frame is on its way (the next WRITEABLE: lws flushes first) the gateway
+ * half-closes, as RFC 6455 7.1.1 has the server end TCP first: the client sees the end at once,
+ * also when ws_guard drops what it sends. Its close frame is still read (WS_PEER_INITIATED_CLOSE
+ * then ends the connection, no close is echoed); lws waits 5 s at most. Reading on until then
+ * means no reset discards what was sent. */
+/* lws' own write type for a close frame (LWS_WRITE_CLOSE in its private-lib-roles-ws.h, 4 from
+ * 2.x to this day); the public header leaves it out, meaning lws_close_reason() to be used. */
+#define WS_WRITE_CLOSE ((enum lws_write_protocol)4)
+
+static int
+send_close(struct lws *wsi, pss_t *p)
+{
+    unsigned char frame[LWS_PRE + 125];
+    size_t n = strlen(p->close_reason);
+    if (n > 123)
+        n = 123;
+    frame[LWS_PRE] = (unsigned char)(p->close_code >> 8);
+    frame[LWS_PRE + 1] = (unsigned char)(p->close_code & 0xFF);
+    memcpy(frame + LWS_PRE + 2, p->close_reason, n);
+    p->close_sent = true;
+    if (lws_write(wsi, frame + LWS_PRE, n + 2, WS_WRITE_CLOSE) < (int)(n + 2))
+        return -1;
+    lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, 5);
+    lws_callback_on_writable(wsi);
+    return 0;
+}
+
 static int
 on_writeable(struct lws *wsi, pss_t *p)
 {
+    check_guard(wsi, p);
     if (p->replies) {
         reply_t *r = p->replies;
         p->replies = r->next;
@@ -446,13 +498,12 @@ on_writeable(struct lws *wsi, pss_t *p)
         lws_callback_on_writable(wsi);
         return 0;
     }
-    if (p->close_after_replies) {
-        /* The last reply is out. Closing right now could reset the connection while a request
-         * of the client's is still unread, and a reset discards the reply on the client's
-         * side: let the client close after reading it; lws closes in a second otherwise. */
-        if (!p->close_scheduled) {
-            p->close_scheduled = true;
-            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 1);
+    if (p->close_code) {
+        if (!p->close_sent)
+            return send_close(wsi, p);
+        if (!p->half_closed) {
+            p->half_closed = true;
+            shutdown(lws_get_socket_fd(wsi), SHUT_WR);
         }
         return 0;
     }
@@ -470,9 +521,9 @@ on_writeable(struct lws *wsi, pss_t *p)
             char msg[64];
             int len =
                 snprintf(msg, sizeof msg, "{\"type\":\"exit\",\"exit_code\":%d}", p->term_exit);
-            ws_write_text(wsi, msg, (size_t)len, LWS_WRITE_TEXT);
-            lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
-            return -1;
+            ws_queue_text(wsi, p, msg, (size_t)len);
+            ws_close_after_replies(wsi, p, LWS_CLOSE_STATUS_NORMAL, "shell exited");
+            return 0;
         }
         return 0;
     }
@@ -492,32 +543,64 @@ on_writeable(struct lws *wsi, pss_t *p)
     return 0;
 }
 
+/* RFC 6455 8.1: a text message that is not UTF-8 fails the connection with 1007. */
+static int
+refuse_invalid_utf8(struct lws *wsi, pss_t *p)
+{
+    ws_queue_reply(wsi, p, ws_error_msg("bad_request", "text messages must be UTF-8", NULL));
+    ws_close_after_replies(wsi, p, WS_CLOSE_INVALID_DATA, "invalid UTF-8");
+    return 0;
+}
+
+/* A piece of a client message: reassembled (bounded), text checked as UTF-8 as it comes
+ * (a character may be split across fragments), handled once whole. */
+static int
+on_receive(struct lws *wsi, pss_t *p, const uint8_t *in, size_t len)
+{
+    if (!p->authed || p->close_code)
+        return 0;
+    if (p->msg.len + len > WS_MSG_MAX) {
+        /* ws_guard refuses such a message at its header already: this is the bound itself. */
+        ws_queue_reply(wsi, p, ws_error_msg("too_large", "message over 1 MiB", NULL));
+        ws_close_after_replies(wsi, p, WS_CLOSE_TOO_BIG, "message too big");
+        return 0;
+    }
+    bool binary = lws_frame_is_binary(wsi);
+    if (!binary && utf8_feed(&p->msg_utf8, in, len) < 0)
+        return refuse_invalid_utf8(wsi, p);
+    buf_append(&p->msg, in, len);
+    if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi))
+        return 0;
+    if (!binary && !utf8_complete(&p->msg_utf8))
+        return refuse_invalid_utf8(wsi, p);
+    handle_message(wsi, p, binary);
+    buf_clear(&p->msg);
+    p->msg_utf8 = (utf8_state_t){0};
+    return 0;
+}
+
 static int
 callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
     pss_t *p = user;
     switch (reason) {
-    case LWS_CALLBACK_ESTABLISHED: nconns++; return setup(wsi, p);
+    case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED: ws_guard_attach(wsi, WS_MSG_MAX); break;
+    case LWS_CALLBACK_WSI_DESTROY: ws_guard_detach(wsi); break;
+    case LWS_CALLBACK_ESTABLISHED: {
+        nconns++;
+        int rc = setup(wsi, p);
+        check_guard(wsi, p); /* frames may have come with the upgrade request */
+        return rc;
+    }
     case LWS_CALLBACK_CLOSED:
         nconns--;
         teardown(p);
         break;
     case LWS_CALLBACK_SERVER_WRITEABLE: return on_writeable(wsi, p);
-    case LWS_CALLBACK_RECEIVE:
-        if (!p->authed || p->close_after_replies)
-            break;
-        if (p->msg.len + len > WS_MSG_MAX) {
-            buf_clear(&p->msg);
-            ws_queue_reply(wsi, p, ws_error_msg("too_large", "message over 1 MiB", NULL));
-            p->close_after_replies = true;
-            break;
-        }
-        buf_append(&p->msg, in, len);
-        if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi)) {
-            handle_message(wsi, p, lws_frame_is_binary(wsi));
-            buf_clear(&p->msg);
-        }
-        break;
+    case LWS_CALLBACK_RECEIVE: return on_receive(wsi, p, in, len);
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        /* The answer to our close: the handshake is complete, close the TCP connection. */
+        return p->close_sent ? -1 : 0;
     default: break;
     }
     return 0;

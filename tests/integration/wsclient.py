@@ -18,8 +18,9 @@ class HandshakeError(Exception):
 
 
 class WS:
-    def __init__(self, host, port, path, protocols=None, timeout=10, read=True, tls=None):
-        """tls: an ssl.SSLContext to speak wss:// (the handshake is verified by the context)."""
+    def __init__(self, host, port, path, protocols=None, timeout=10, read=True, tls=None, early=b""):
+        """tls: an ssl.SSLContext to speak wss:// (the handshake is verified by the context).
+        early: bytes sent right behind the request, in the same write (frames before the answer)."""
         self.sock = socket.create_connection((host, port), timeout=timeout)
         if tls is not None:
             self.sock = tls.wrap_socket(self.sock, server_hostname=host)
@@ -28,7 +29,7 @@ class WS:
                  "Connection: Upgrade", f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13"]
         if protocols:
             lines.append("Sec-WebSocket-Protocol: " + ", ".join(protocols))
-        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + early)
         self.buf = b""
         while b"\r\n\r\n" not in self.buf:
             chunk = self.sock.recv(4096)

@@ -43,8 +43,9 @@ usage(FILE *f)
     fprintf(
         f,
         "usage: sandpipe-executor [options]\n"
-        "  --listen unix:PATH|tcp:HOST:PORT  where to listen (default "
-        "unix:/run/sandpipe/executor.sock)\n"
+        "  --listen unix:PATH|tcp:HOST:PORT|fd:N  where to listen (default "
+        "unix:/run/sandpipe/executor.sock);\n"
+        "                                    fd:N accepts on an inherited listening socket\n"
         "  --token-file FILE                 token clients must send in HELLO (required for tcp)\n"
         "  --workspace DIR                   initial working directory (default /workspace or "
         "cwd)\n"
@@ -83,10 +84,39 @@ on_accept(watch_t *w, uint32_t events)
     }
 }
 
+/* fd:N: a unix socket the host side created and bound where the sandbox cannot reach it
+ * (providers do this: nothing inside the sandbox names the path the gateway connects to). */
+static int
+listen_inherited(const char *spec)
+{
+    char *end;
+    long n = strtol(spec + 3, &end, 10);
+    int fd = (int)n, listening = 0, type = 0;
+    socklen_t len = sizeof listening;
+    if (spec[3] == '\0' || *end || n < 0 || n > 65535 ||
+        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0 || !listening)
+        die("%s is not a listening socket", spec);
+    len = sizeof type;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM)
+        die("%s is not a stream socket", spec);
+    struct sockaddr_storage ss;
+    len = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+        die("%s: getsockname failed", spec);
+    lst.tcp = ss.ss_family != AF_UNIX; /* an inherited TCP socket needs the token as well */
+    /* Ours alone: the shells and processes we start must not inherit it. */
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 ||
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+        die("cannot set up %s", spec);
+    return fd;
+}
+
 static int
 listen_on(const char *spec)
 {
     int fd;
+    if (strncmp(spec, "fd:", 3) == 0)
+        return listen_inherited(spec);
     if (strncmp(spec, "unix:", 5) == 0) {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         /* Bind a temporary name and rename it once listening, so the path appears only
@@ -123,7 +153,7 @@ listen_on(const char *spec)
         freeaddrinfo(ai);
         lst.tcp = true;
     } else {
-        die("--listen takes unix:PATH or tcp:HOST:PORT, not %s", spec);
+        die("--listen takes unix:PATH, tcp:HOST:PORT or fd:N, not %s", spec);
     }
     if (listen(fd, 128) < 0)
         die("listen failed on %s", spec);

@@ -1,9 +1,14 @@
 /* exec_link.c — gateway side of one executor connection. See exec_link.h. */
 #include "exec_link.h"
 
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "gw.h"
@@ -233,6 +238,12 @@ on_timer(uv_timer_t *t)
         try_connect(l);
         return;
     }
+    if (l->connecting && !l->up && gw_now() > l->deadline) {
+        /* Connected, but no HELLO: the socket exists from the sandbox's start, so a stopped or
+         * wedged executor looks like this. */
+        link_down(l, "the executor did not answer in time");
+        return;
+    }
     if (!l->up || l->quiet)
         return;
     double now = gw_now();
@@ -265,16 +276,52 @@ on_connected(uv_connect_t *req, int status)
     uv_timer_start(&l->timer, on_timer, EXEC_LINK_PING_MS, EXEC_LINK_PING_MS);
 }
 
+/* The socket's directory, opened without following any symlink, and only if it is ours and
+ * nobody else can write it: then its entries are what we put there, and addr (through
+ * /proc/self/fd, which also lifts sun_path's length limit) names the socket with no further
+ * lookup by name. Returns the directory fd (the caller closes it after connecting) or -1. */
+static int
+open_socket_dir(const char *path, char *addr, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash || slash == path || !slash[1])
+        return -1;
+    char *dir = xstrndup(path, (size_t)(slash - path));
+    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    int dfd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof how);
+    if (dfd < 0 && errno == ENOSYS) /* before Linux 5.6: the last component at least */
+        dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    free(dir);
+    struct stat st, sock;
+    if (dfd >= 0 && fstat(dfd, &st) == 0 && st.st_uid == geteuid() && !(st.st_mode & 022) &&
+        fstatat(dfd, slash + 1, &sock, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(sock.st_mode) &&
+        snprintf(addr, n, "/proc/self/fd/%d/%s", dfd, slash + 1) < (int)n)
+        return dfd;
+    if (dfd >= 0)
+        close(dfd);
+    return -1;
+}
+
 static void
 try_connect(exec_link_t *l)
 {
     if (l->pipe_open)
         return;
+    char addr[108];
+    int dfd = open_socket_dir(l->path, addr, sizeof addr);
+    if (dfd < 0) { /* not there (yet), or not safe to use: the timer retries until the deadline */
+        if (gw_now() > l->deadline)
+            link_down(l, "no executor socket in a directory only the gateway can write");
+        return;
+    }
     uv_pipe_init(g_gw.loop, &l->pipe, 0);
     l->pipe.data = l;
     l->pipe_open = true;
     l->connect_req.data = l;
-    uv_pipe_connect(&l->connect_req, &l->pipe, l->path, on_connected);
+    /* connect(2) on a unix socket completes (or fails) inside this call: dfd may go after. */
+    uv_pipe_connect(&l->connect_req, &l->pipe, addr, on_connected);
+    close(dfd);
 }
 
 exec_link_t *

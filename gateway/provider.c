@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,7 +78,6 @@ sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
     if (copy_str(o, "id", sb->id, sizeof sb->id, true, err) < 0 ||
         copy_str(o, "provider", sb->provider, sizeof sb->provider, true, err) < 0 ||
         copy_str(o, "dir", sb->dir, sizeof sb->dir, false, err) < 0 ||
-        copy_str(o, "socket_path", sb->socket_path, sizeof sb->socket_path, false, err) < 0 ||
         copy_str(o, "workspace", sb->workspace, sizeof sb->workspace, false, err) < 0 ||
         copy_str(o, "cgroup", sb->cgroup, sizeof sb->cgroup, false, err) < 0)
         return -ERR_BAD_REQ;
@@ -92,6 +94,10 @@ sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
     sb->pid = (pid_t)pid;
     sb->start_time = (uint64_t)st;
     sb->cgroup_version = (int)ver;
+    /* Never the stored path: derived from dir, it is always the host-only one (a record from
+     * an older layout, whose socket sat in a directory the sandbox could write, then finds
+     * nothing there and its session is reported disconnected). */
+    sandbox_socket_path(sb);
     return 0;
 }
 
@@ -241,22 +247,82 @@ provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, uid_t ws_uid, gid_t 
     if (snprintf(sb->dir, sizeof sb->dir, "%s/%s", real, spec->id) >= (int)sizeof sb->dir ||
         snprintf(sb->workspace, sizeof sb->workspace, "%s/workspace", sb->dir) >=
             (int)sizeof sb->workspace ||
-        snprintf(sb->socket_path, sizeof sb->socket_path, "%s/run/executor.sock", sb->dir) >=
-            (int)sizeof sb->socket_path)
+        sandbox_socket_path(sb) < 0)
         return err_set(err, ENAMETOOLONG, "state_dir path too long");
-    char run[PATH_MAX + 16];
-    snprintf(run, sizeof run, "%s/run", sb->dir);
+    char ctl[PATH_MAX + 16];
+    snprintf(ctl, sizeof ctl, "%s/" PROVIDER_CTL_DIR, sb->dir);
     /* A directory that exists belongs to a sandbox of that id, alive or not yet purged. */
     if (mkdir(sb->dir, 0711) < 0)
         return err_set(err, errno == EEXIST ? ERR_BUSY : errno, "sandbox dir %s: %s", sb->dir,
                        errno == EEXIST ? "exists (id in use or not purged)" : strerror(errno));
     int e;
     if ((e = mkdir_owned(sb->dir, 0711, geteuid(), getegid(), err)) < 0 ||
-        (e = mkdir_owned(sb->workspace, 0755, ws_uid, ws_gid, err)) < 0 ||
-        (e = mkdir_owned(run, 0755, ws_uid, ws_gid, err)) < 0)
+        (e = mkdir_owned(ctl, 0700, geteuid(), getegid(), err)) < 0 ||
+        (e = mkdir_owned(sb->workspace, 0755, ws_uid, ws_gid, err)) < 0)
         return e;
-    unlink(sb->socket_path); /* a stale socket from an earlier life would look ready */
     return 0;
+}
+
+int
+sandbox_socket_path(sandbox_t *sb)
+{
+    int n = snprintf(sb->socket_path, sizeof sb->socket_path, "%s/" PROVIDER_CTL_DIR "/%s", sb->dir,
+                     PROVIDER_SOCKET_NAME);
+    if (!sb->dir[0] || n >= (int)sizeof sb->socket_path) {
+        sb->socket_path[0] = '\0';
+        return -ENAMETOOLONG;
+    }
+    return 0;
+}
+
+int
+provider_listen(const sandbox_t *sb, err_t *err)
+{
+    char ctl[PATH_MAX + 16], addr[64];
+    snprintf(ctl, sizeof ctl, "%s/" PROVIDER_CTL_DIR, sb->dir);
+    int dfd = open(ctl, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return err_set(err, errno, "open %s: %s", ctl, strerror(errno));
+    /* Bound through the directory's fd: no length limit from sun_path, no second lookup. */
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(addr, sizeof addr, "/proc/self/fd/%d/%s", dfd, PROVIDER_SOCKET_NAME);
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", addr);
+    unlinkat(dfd, PROVIDER_SOCKET_NAME, 0); /* a stale socket from an earlier life */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), e = 0;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+        fchmodat(dfd, PROVIDER_SOCKET_NAME, 0600, 0) < 0 || listen(fd, 128) < 0)
+        e = err_set(err, errno, "executor socket in %s: %s", ctl, strerror(errno));
+    close(dfd);
+    if (e < 0 && fd >= 0)
+        close(fd);
+    return e < 0 ? e : fd;
+}
+
+int
+provider_memfd(const char *name, const void *data, size_t len, err_t *err)
+{
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return err_set(err, errno, "memfd_create: %s", strerror(errno));
+    for (size_t off = 0; off < len;) {
+        ssize_t n = write(fd, (const char *)data + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = err_set(err, errno ? errno : EIO, "memfd write: %s", strerror(errno));
+            close(fd);
+            return e;
+        }
+        off += (size_t)n;
+    }
+    /* Read-only from here: whoever reads it sees exactly what was written. */
+    if (lseek(fd, 0, SEEK_SET) < 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK) < 0) {
+        int e = err_set(err, errno, "memfd seal: %s", strerror(errno));
+        close(fd);
+        return e;
+    }
+    return fd;
 }
 
 /* ---- environment ---- */
@@ -346,7 +412,7 @@ send_rec(int fd, int kind, int value)
 /* The grandchild: runs between fork() and exec(); async-signal-safe calls only. */
 static void __attribute__((noreturn))
 spawn_child(int status_fd, int log_fd, int null_fd, const cgroup_t *cg, char *const argv[],
-            char *const envp[], const char *cwd)
+            char *const envp[], const char *cwd, const int *pass, int npass)
 {
     setsid(); /* its own session and process group: kill(-pid) reaches what did not move */
     int e = cgroup_enter(cg, 0);
@@ -364,9 +430,24 @@ spawn_child(int status_fd, int log_fd, int null_fd, const cgroup_t *cg, char *co
         send_rec(status_fd, REC_ERRNO_SETUP, errno);
         _exit(127);
     }
+    /* The passed fds become 3, 4, ...: first out of that range (status_fd too, so no dup2
+     * lands on it), then down; dup2 leaves the new fds without FD_CLOEXEC. */
+    int top = 3 + npass, moved[PROVIDER_PASS_FDS_MAX];
+    if ((status_fd = fcntl(status_fd, F_DUPFD_CLOEXEC, top)) < 0)
+        _exit(127);
+    for (int i = 0; i < npass; i++)
+        if ((moved[i] = fcntl(pass[i], F_DUPFD_CLOEXEC, top)) < 0) {
+            send_rec(status_fd, REC_ERRNO_SETUP, errno);
+            _exit(127);
+        }
+    for (int i = 0; i < npass; i++)
+        if (dup2(moved[i], 3 + i) < 0) {
+            send_rec(status_fd, REC_ERRNO_SETUP, errno);
+            _exit(127);
+        }
 #ifdef SYS_close_range
     /* Whatever the gateway holds (sockets, redis) must not leak into the sandbox. */
-    syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */);
+    syscall(SYS_close_range, (unsigned)top, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */);
 #endif
     execve(argv[0], argv, envp);
     send_rec(status_fd, REC_ERRNO_EXEC, errno);
@@ -375,8 +456,10 @@ spawn_child(int status_fd, int log_fd, int null_fd, const cgroup_t *cg, char *co
 
 int
 provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[], char *const envp[],
-               const char *cwd, err_t *err)
+               const char *cwd, const int *pass_fds, int npass, err_t *err)
 {
+    if (npass < 0 || npass > PROVIDER_PASS_FDS_MAX)
+        return err_set(err, EINVAL, "spawn: %d fds to pass", npass);
     cgroup_t *cg = xmalloc(sizeof *cg);
     cgroup_limits_t lim = {spec->memory_bytes, spec->cpu_millicores, spec->pids_max};
     int e = cgroup_create(cg, NULL, spec->id, &lim, err);
@@ -389,7 +472,7 @@ provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[], ch
 
     char log_path[PATH_MAX + 16];
     snprintf(log_path, sizeof log_path, "%s/executor.log", sb->dir);
-    log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
     null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (log_fd < 0 || null_fd < 0 || pipe2(fds, O_CLOEXEC) < 0) {
         e = err_set(err, errno, "spawn: %s: %s", log_path, strerror(errno));
@@ -404,7 +487,7 @@ provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[], ch
         setsid(); /* leave the gateway's session and terminal */
         pid_t pid = fork();
         if (pid == 0)
-            spawn_child(fds[1], log_fd, null_fd, cg, argv, envp, cwd);
+            spawn_child(fds[1], log_fd, null_fd, cg, argv, envp, cwd, pass_fds, npass);
         if (pid < 0)
             send_rec(fds[1], REC_ERRNO_FORK, errno);
         else

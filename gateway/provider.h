@@ -2,11 +2,14 @@
  * cgroup limits), `local` (no isolation, development only), later `docker` and `kubernetes`.
  *
  * A provider starts a sandbox running sandpipe-executor and tells where its executor socket is
- * on the host. Sandboxes are NOT children that die with the gateway: they are started detached
- * (own session, reparented to init) so a restarted gateway re-attaches to them from what it
- * stored in Redis (sandbox_t is plain data for that reason: sandbox_to_json/from_json).
- * Calls are synchronous and quick (fork/exec, cgroup writes); readiness of the executor is
- * found out by connecting to the socket, which is the caller's job. */
+ * on the host. The provider creates that socket itself, listening, in <dir>/ctl/ (0700, the
+ * gateway's user), and hands the listening fd to the executor (`--listen fd:3`): the sandbox
+ * never sees, and cannot write, any path the gateway connects to; the gateway (or a restarted
+ * one) connects to <dir>/ctl/executor.sock and nothing else. Sandboxes are NOT children that die
+ * with the gateway: they are started detached (own session, reparented to init) so a restarted
+ * gateway re-attaches to them from what it stored in Redis (sandbox_t is plain data for that
+ * reason: sandbox_to_json/from_json). Calls are synchronous and quick (fork/exec, cgroup writes);
+ * readiness of the executor is found out by connecting to the socket, which is the caller's job. */
 #ifndef SP_PROVIDER_H
 #define SP_PROVIDER_H
 
@@ -37,7 +40,8 @@ typedef struct {
     uint64_t start_time;        /* pid's start time (/proc/<pid>/stat field 22), so a reused
                                  * pid is not mistaken for the sandbox; 0 = unknown */
     char dir[PATH_MAX];         /* host directory of the sandbox: <state_dir>/<id> */
-    char socket_path[PATH_MAX]; /* host path of the executor's unix socket */
+    char socket_path[PATH_MAX]; /* <dir>/ctl/executor.sock, host-only; derived from dir by
+                                 * sandbox_from_json, never read from the record */
     char workspace[PATH_MAX];   /* host path of the workspace directory */
     char cgroup[PATH_MAX];      /* "sandpipe/<id>", relative to the controllers' roots (or to the
                                  * gateway's own cgroup where those are not writable), "" if none */
@@ -75,18 +79,36 @@ json_object *sandbox_usage(const sandbox_t *sb);
 
 /* ---- shared by the provider implementations (provider.c) ---- */
 
-/* Validates spec (id, state_dir, executor_path) and creates <state_dir>/<id>/{workspace,run,etc}
- * with the workspace owned by ws_uid:ws_gid; fills sb's id, dir, workspace, socket_path.
- * Returns 0 or < 0 with err set. */
+#define PROVIDER_CTL_DIR      "ctl" /* <dir>/ctl: the gateway's user only (0700) */
+#define PROVIDER_SOCKET_NAME  "executor.sock"
+#define PROVIDER_PASS_FDS_MAX 8
+
+/* Validates spec (id, state_dir, executor_path) and creates <state_dir>/<id> (0711),
+ * <id>/ctl (0700) owned by the gateway's user and <id>/workspace owned by ws_uid:ws_gid; fills
+ * sb's id, dir, workspace, socket_path. Returns 0 or < 0 with err set. */
 int provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, uid_t ws_uid, gid_t ws_gid,
                      err_t *err);
 
+/* Sets sb->socket_path from sb->dir; -ENAMETOOLONG (and "") if it does not fit. */
+int sandbox_socket_path(sandbox_t *sb);
+
+/* Creates the executor's listening unix socket at sb->socket_path (mode 0600, in the ctl
+ * directory made by provider_prepare). Returns the fd (O_CLOEXEC; the caller passes it to
+ * provider_spawn, then closes it) or < 0 with err set. */
+int provider_listen(const sandbox_t *sb, err_t *err);
+
 /* Creates the sandbox's cgroup (degrading to none with sb->warning set), starts argv[0] with envp
  * fully detached (own session, reparented to init), inside that cgroup, with cwd, stdin from
- * /dev/null and stdout/stderr appended to <sb->dir>/executor.log. Fills pid, start_time, cgroup.
- * Returns once the exec succeeded (0) or failed (< 0, err says which step). */
+ * /dev/null and stdout/stderr appended to <sb->dir>/executor.log. pass_fds[i] (npass of them, at
+ * most PROVIDER_PASS_FDS_MAX; borrowed) becomes fd 3 + i of the new process; every other fd of
+ * the gateway is closed on exec. Fills pid, start_time, cgroup. Returns once the exec succeeded
+ * (0) or failed (< 0, err says which step). */
 int provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[],
-                   char *const envp[], const char *cwd, err_t *err);
+                   char *const envp[], const char *cwd, const int *pass_fds, int npass, err_t *err);
+
+/* A sealed, read-only memfd (O_CLOEXEC) holding data, positioned at 0: how bwrap gets its
+ * arguments, generated files and seccomp program without a host path. fd or < 0, err set. */
+int provider_memfd(const char *name, const void *data, size_t len, err_t *err);
 
 /* The environment for a sandbox: PATH, HOME=home, LANG=C.UTF-8, TERM, then spec->env (which may
  * override them; keys must be non-empty without '='). NULL-terminated, caller frees with

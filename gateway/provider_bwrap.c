@@ -4,9 +4,14 @@
  * net namespaces; uid/gid 1000 and hostname "sandbox" inside; a fresh root with /usr read-only,
  * /bin, /lib, /lib64, /sbin as the host has them (symlinks or read-only binds), a curated /etc
  * (no shadow, no private keys) plus generated passwd/group/hosts/hostname, fresh /proc, /dev
- * and /tmp; <dir>/workspace at /workspace and <dir>/run at /run/sandpipe, where the executor
- * (ro-bound at /opt/sandpipe/sandpipe-executor) listens on executor.sock, mode 0666 so the
- * gateway on the host connects to <dir>/run/executor.sock.
+ * and /tmp; <dir>/workspace at /workspace and the executor ro-bound at
+ * /opt/sandpipe/sandpipe-executor.
+ *
+ * Nothing the sandbox can read names a host path of ours: bwrap's options come from a memfd
+ * (`bwrap --args 3`, so /proc/1/cmdline inside shows no state directory or sandbox id), the
+ * generated /etc files are memfds copied in by bwrap (--ro-bind-data), and the executor accepts
+ * on a listening socket the provider made in <dir>/ctl (fd 4, `--listen fd:4`), a directory the
+ * sandbox neither sees nor can write. What remains visible is in docs/operations.md (security).
  *
  * bwrap maps the sandbox's uid 1000 to the uid that runs bwrap (the gateway's, root in
  * production), which is why /etc is curated: a host file readable only by its owner would be
@@ -118,27 +123,13 @@ find_bwrap(char *out, size_t n)
     free(copy);
 }
 
-static int
-write_etc(const sandbox_t *sb, err_t *err)
-{
-    char p[PATH_MAX + 32];
-    snprintf(p, sizeof p, "%s/etc", sb->dir);
-    if (mkdir(p, 0755) < 0 && errno != EEXIST)
-        return err_set(err, errno, "mkdir %s: %s", p, strerror(errno));
-    for (size_t i = 0; i < sizeof etc_generated / sizeof etc_generated[0]; i++) {
-        snprintf(p, sizeof p, "%s/etc/%s", sb->dir, etc_generated[i].name);
-        FILE *f = fopen(p, "we");
-        if (!f || fputs(etc_generated[i].text, f) < 0 || fclose(f) != 0)
-            return err_set(err, errno, "write %s: %s", p, strerror(errno));
-    }
-    return 0;
-}
+/* fds of the bwrap process (provider_spawn places pass[i] at 3 + i). */
+enum { FD_ARGS = 3, FD_LISTEN, FD_ETC, FD_COUNT = FD_ETC + 4 };
 
+/* bwrap's options, all of them read from FD_ARGS (see the file header). */
 static void
-build_argv(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, argv_t *a)
+build_options(const sandbox_spec_t *spec, const sandbox_t *sb, argv_t *a)
 {
-    char p[PATH_MAX + 32];
-    arg(a, bwrap);
     arg(a, "--unshare-user");
     arg(a, "--unshare-pid");
     arg(a, "--unshare-ipc");
@@ -171,24 +162,47 @@ build_argv(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, a
     if (spec->network)
         args(a, "--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf");
     for (size_t i = 0; i < sizeof etc_generated / sizeof etc_generated[0]; i++) {
-        char dst[64];
-        snprintf(p, sizeof p, "%s/etc/%s", sb->dir, etc_generated[i].name);
+        char fd[16], dst[64];
+        snprintf(fd, sizeof fd, "%d", FD_ETC + (int)i);
         snprintf(dst, sizeof dst, "/etc/%s", etc_generated[i].name);
-        args(a, "--ro-bind", p, dst);
+        args(a, "--perms", "0644", NULL);
+        args(a, "--ro-bind-data", fd, dst);
     }
     args(a, "--proc", "/proc", NULL);
     args(a, "--dev", "/dev", NULL);
     args(a, "--tmpfs", "/tmp", NULL);
     args(a, "--tmpfs", "/var/tmp", NULL);
     args(a, "--bind", sb->workspace, "/workspace");
-    snprintf(p, sizeof p, "%s/run", sb->dir);
-    args(a, "--bind", p, "/run/sandpipe");
     args(a, "--ro-bind", spec->executor_path, EXECUTOR_INSIDE);
     args(a, "--chdir", "/workspace", NULL);
-    arg(a, EXECUTOR_INSIDE);
-    args(a, "--listen", "unix:/run/sandpipe/executor.sock", NULL);
-    args(a, "--workspace", "/workspace", NULL);
-    args(a, "--socket-mode", "0666", NULL);
+}
+
+/* Makes the fds bwrap reads (FD_ARGS .. FD_COUNT - 1, in that order, into fds[]). */
+static int
+make_fds(const sandbox_spec_t *spec, const sandbox_t *sb, int fds[FD_COUNT - 3], err_t *err)
+{
+    argv_t a = {0};
+    build_options(spec, sb, &a);
+    size_t len = 0;
+    for (size_t i = 0; i < a.n; i++)
+        len += strlen(a.v[i]) + 1;
+    char *blob = xmalloc(len), *p = blob;
+    for (size_t i = 0; i < a.n; i++) {
+        size_t n = strlen(a.v[i]) + 1;
+        memcpy(p, a.v[i], n);
+        p += n;
+    }
+    argv_free(&a);
+    for (int i = 0; i < FD_COUNT - 3; i++)
+        fds[i] = -1;
+    int e = fds[FD_ARGS - 3] = provider_memfd("bwrap-args", blob, len, err);
+    free(blob);
+    if (e >= 0)
+        e = fds[FD_LISTEN - 3] = provider_listen(sb, err);
+    for (size_t i = 0; e >= 0 && i < sizeof etc_generated / sizeof etc_generated[0]; i++)
+        e = fds[FD_ETC - 3 + (int)i] = provider_memfd(etc_generated[i].name, etc_generated[i].text,
+                                                      strlen(etc_generated[i].text), err);
+    return e < 0 ? e : 0;
 }
 
 static int
@@ -205,20 +219,23 @@ bwrap_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
         provider_env_free(envp);
         return e;
     }
-    if ((e = write_etc(out, err)) < 0) {
-        provider_env_free(envp);
-        provider_generic_destroy(out, true, NULL);
-        return e;
-    }
     char bwrap[PATH_MAX], exe[PATH_MAX];
     find_bwrap(bwrap, sizeof bwrap);
     sandbox_spec_t abs = *spec; /* bwrap runs in <dir>: a relative executor path would miss */
     if (realpath(spec->executor_path, exe))
         abs.executor_path = exe;
-    argv_t a = {0};
-    build_argv(&abs, out, bwrap, &a);
-    e = provider_spawn(spec, out, a.v, envp, out->dir, err);
-    argv_free(&a);
+    int fds[FD_COUNT - 3];
+    char args_fd[16], listen[16];
+    snprintf(args_fd, sizeof args_fd, "%d", FD_ARGS);
+    snprintf(listen, sizeof listen, "fd:%d", FD_LISTEN);
+    char *argv[] = {bwrap,         "--args",     args_fd, EXECUTOR_INSIDE, "--listen", listen,
+                    "--workspace", "/workspace", NULL};
+    e = make_fds(&abs, out, fds, err);
+    if (e == 0)
+        e = provider_spawn(spec, out, argv, envp, out->dir, fds, FD_COUNT - 3, err);
+    for (int i = 0; i < FD_COUNT - 3; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
     provider_env_free(envp);
     if (e < 0)
         provider_generic_destroy(out, true, NULL); /* nothing half-made stays behind */

@@ -1,9 +1,9 @@
 /* provider_local.c — the executor as a plain process of the current user: NO ISOLATION,
- * development only. Same layout as bwrap (<dir>/workspace, <dir>/run/executor.sock,
- * <dir>/executor.log) and the same cgroup (limits, pause, kill-all) when cgroups are
- * writable, so destroy and pause behave alike. The executor's file roots are the workspace
- * only; as root it runs with --user root (it would otherwise switch to uid 1000, which does
- * not own the workspace). */
+ * development only. Same layout as bwrap (<dir>/workspace, <dir>/ctl/executor.sock created here
+ * and handed to the executor as fd 3, <dir>/executor.log) and the same cgroup (limits, pause,
+ * kill-all) when cgroups are writable, so destroy and pause behave alike. The executor's file roots
+ * are the workspace only; as root it runs with --user root (it would otherwise switch to uid 1000,
+ * which does not own the workspace). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,21 +32,20 @@ local_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
     char exe[PATH_MAX];
     if (!realpath(spec->executor_path, exe)) /* it runs in the workspace: no relative path */
         snprintf(exe, sizeof exe, "%s", spec->executor_path);
-    char listen[PATH_MAX + 8];
-    snprintf(listen, sizeof listen, "unix:%s", out->socket_path);
     char *argv[] = {exe,
                     "--listen",
-                    listen,
+                    "fd:3",
                     "--workspace",
                     out->workspace,
                     "--root",
                     out->workspace,
-                    "--socket-mode",
-                    "0660",
                     geteuid() == 0 ? "--user" : NULL,
                     "root",
                     NULL};
-    e = provider_spawn(spec, out, argv, envp, out->workspace, err);
+    int lfd = provider_listen(out, err);
+    e = lfd < 0 ? lfd : provider_spawn(spec, out, argv, envp, out->workspace, &lfd, 1, err);
+    if (lfd >= 0)
+        close(lfd);
     provider_env_free(envp);
     if (e < 0)
         provider_generic_destroy(out, true, NULL); /* nothing half-made stays behind */

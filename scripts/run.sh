@@ -30,13 +30,20 @@ stop() {
     done
     rcli --scan --pattern 'sp:gateway:*:sessions' | xargs -r redis-cli -s "$RUN/redis.sock" DEL >/dev/null 2>&1
     rcli --scan --pattern 'sp:pool:*' | xargs -r redis-cli -s "$RUN/redis.sock" DEL >/dev/null 2>&1
-    pkill -KILL -f "^[^ ]*bwrap .*$RUN/sandboxes" 2>/dev/null || true
-    pkill -KILL -f "sandpipe-executor.*$RUN/sandboxes" 2>/dev/null || true
     # A paused sandbox is frozen: its processes take the SIGKILL only once thawed.
     for d in "$RUN"/sandboxes/sb-*; do
         id=${d##*/}
         echo THAWED >"/sys/fs/cgroup/freezer/sandpipe/$id/freezer.state" 2>/dev/null
         echo 0 >"/sys/fs/cgroup/sandpipe/$id/cgroup.freeze" 2>/dev/null
+    done
+    # No sandbox process names its host directory (bwrap takes its options from an fd): each
+    # sandbox's top process has it as its cwd; killing that and its child (the sandbox's
+    # pid-namespace init) ends the whole sandbox.
+    sbroot=$(realpath "$RUN/sandboxes")
+    for p in /proc/[0-9]*; do
+        case "$(readlink "$p/cwd" 2>/dev/null)" in
+        "$sbroot"/*) pkill -KILL -P "${p#/proc/}" 2>/dev/null; kill -KILL "${p#/proc/}" 2>/dev/null ;;
+        esac
     done
     sleep 0.3
     for c in memory pids cpu cpuacct freezer; do rmdir /sys/fs/cgroup/$c/sandpipe/sb-*/ 2>/dev/null; done

@@ -22,6 +22,79 @@ def free_port():
     return port
 
 
+CGROUP_BASES = ["/sys/fs/cgroup/" + c for c in ("memory", "pids", "cpu", "cpuacct", "freezer",
+                                               "cpu,cpuacct")] + ["/sys/fs/cgroup"]
+
+
+def sandbox_processes(state_dir):
+    """Host pids of the sandboxes under state_dir, and their ids. Nothing a sandbox can read
+    names its host directory (not even bwrap's command line), so they are found from the host
+    side: the provider starts each sandbox with <state_dir>/<id> as the working directory of
+    its top process (the outer bwrap, or the local provider's executor), and every other
+    process of the sandbox descends from that one."""
+    root = os.path.realpath(state_dir) + "/"
+    parent, tops, ids = {}, set(), set()
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            cwd = os.readlink(f"/proc/{d}/cwd")
+        except OSError:
+            continue
+        if cwd.startswith(root):
+            tops.add(int(d))
+            ids.add(cwd[len(root):].split("/")[0])
+    pids, todo = set(tops), list(tops)
+    while todo:
+        p = todo.pop()
+        for child, pp in parent.items():
+            if pp == p and child not in pids:
+                pids.add(child)
+                todo.append(child)
+    return pids, ids
+
+
+def thaw_cgroups(ids):
+    for sid in ids:
+        for path, value in ((f"/sys/fs/cgroup/freezer/sandpipe/{sid}/freezer.state", "THAWED"),
+                            (f"/sys/fs/cgroup/sandpipe/{sid}/cgroup.freeze", "0")):
+            try:
+                with open(path, "w") as f:
+                    f.write(value)
+            except OSError:
+                pass
+
+
+def kill_sandboxes(state_dir):
+    """SIGKILLs every process of the sandboxes under state_dir (thawed first: a frozen process
+    cannot die) and removes their cgroups. Sandboxes outlive the gateway by design, and their
+    pid-namespace init ignores SIGTERM from outside."""
+    ids = set(os.listdir(state_dir)) if os.path.isdir(state_dir) else set()
+    for _ in range(3):
+        pids, found = sandbox_processes(state_dir)
+        ids |= found
+        if not pids:
+            break
+        thaw_cgroups(ids)
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.1)
+    for sid in sorted(ids):
+        for base in CGROUP_BASES:
+            path = f"{base}/sandpipe/{sid}"
+            deadline = time.monotonic() + 2
+            while os.path.isdir(path) and time.monotonic() < deadline:
+                try:
+                    os.rmdir(path)
+                except OSError:
+                    time.sleep(0.05)
+
+
 class Stack:
     def __init__(self, provider=None, pool=2, extra=(), redis=True):
         self.tmp = tempfile.mkdtemp(prefix="sp-stack-")
@@ -32,6 +105,7 @@ class Stack:
         os.chmod(self.secret_file, 0o600)
         self.secret = open(self.secret_file).read().strip()
         self.redis_sock = os.path.join(self.tmp, "redis.sock")
+        self.state_dir = os.path.join(self.tmp, "sandboxes")
         self.redis_proc = None
         if redis:
             self.start_redis()
@@ -61,7 +135,7 @@ class Stack:
         self.gw = subprocess.Popen(
             [os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{self.port}",
              "--redis", "unix:" + self.redis_sock, "--provider", self.provider,
-             "--state-dir", os.path.join(self.tmp, "sandboxes"), "--secret-file", self.secret_file,
+             "--state-dir", self.state_dir, "--secret-file", self.secret_file,
              "--pool", str(self.pool), "--id", "gw-test", *self.extra,
              *(["--executor", os.environ["SANDPIPE_EXECUTOR"]] if os.environ.get("SANDPIPE_EXECUTOR") else [])],
             stdout=self.log, stderr=subprocess.STDOUT)
@@ -119,19 +193,7 @@ class Stack:
                 self.gw.wait(10)
             except subprocess.TimeoutExpired:
                 self.gw.kill()
-        # Sandboxes outlive the gateway by design: end them here. SIGKILL, since the sandbox's
-        # init (bwrap inside its PID namespace) ignores SIGTERM from outside.
-        subprocess.run(["pkill", "-KILL", "-f", os.path.join(self.tmp, "sandboxes")], capture_output=True)
-        sbdir = os.path.join(self.tmp, "sandboxes")
-        ids = os.listdir(sbdir) if os.path.isdir(sbdir) else []
-        time.sleep(0.2)
-        for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids",
-                     "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/freezer"):
-            for sid in ids:
-                try:
-                    os.rmdir(os.path.join(root, "sandpipe", sid))
-                except OSError:
-                    pass
+        kill_sandboxes(self.state_dir)
         if self.redis_proc:
             self.redis_proc.terminate()
             self.redis_proc.wait(5)

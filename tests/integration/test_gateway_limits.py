@@ -4,14 +4,13 @@ limits, sandbox isolation seen through the API, terminal backpressure, many idle
 the gateway heartbeat (docs/api.md, docs/operations.md, redis/README.md)."""
 import json
 import os
-import re
 import resource
 import signal
 import socket
 import time
 import unittest
 
-from stack import Stack, run_action
+from stack import Stack, kill_sandboxes, run_action
 from wsclient import BINARY, CLOSE, TEXT
 
 # 1000 client sockets in this process, and the gateway (a child, started below) inherits the
@@ -90,55 +89,9 @@ def wait_destroyed(sb, timeout=5):
     return not sandbox_alive(sb) and not os.path.exists(sb["dir"])
 
 
-def thaw(ids):
-    for sid in ids:
-        sid = sid.decode() if isinstance(sid, bytes) else sid
-        for path, value in ((f"/sys/fs/cgroup/freezer/sandpipe/{sid}/freezer.state", "THAWED"),
-                            (f"/sys/fs/cgroup/sandpipe/{sid}/cgroup.freeze", "0")):
-            try:
-                with open(path, "w") as f:
-                    f.write(value)
-            except OSError:
-                pass
-
-
 def destroy_stack_sandboxes(st):
-    """Stack.stop() ends sandboxes with SIGTERM by name, which only reaches the outer bwrap: the
-    sandbox's pid-namespace init ignores it and lives on. Kill this stack's sandbox processes by
-    pid (those whose command line names its state dir) and remove their cgroups."""
-    marker = os.path.join(st.tmp, "sandboxes").encode()
-    ids = set()
-    for _ in range(3):
-        pids = []
-        for d in os.listdir("/proc"):
-            if d.isdigit():
-                try:
-                    with open(f"/proc/{d}/cmdline", "rb") as f:
-                        cmd = f.read()
-                except OSError:
-                    continue
-                if marker in cmd:
-                    pids.append(int(d))
-                    ids.update(re.findall(rb"/sandboxes/(sb-[0-9a-f]+)", cmd))
-        if not pids:
-            break
-        thaw(ids)  # frozen (paused) processes cannot die before they are thawed
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.1)
-    for sid in sorted(i.decode() for i in ids):
-        for base in ["/sys/fs/cgroup/" + c for c in ("memory", "pids", "cpu", "cpuacct", "freezer",
-                                                      "cpu,cpuacct")] + ["/sys/fs/cgroup"]:
-            path = f"{base}/sandpipe/{sid}"
-            deadline = time.monotonic() + 2
-            while os.path.isdir(path) and time.monotonic() < deadline:
-                try:
-                    os.rmdir(path)
-                except OSError:
-                    time.sleep(0.05)
+    """What Stack.stop() does about sandboxes, again after it (a test may have left some)."""
+    kill_sandboxes(st.state_dir)
 
 
 class StackCase(unittest.TestCase):

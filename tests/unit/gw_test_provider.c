@@ -141,6 +141,8 @@ test_sandbox_json_round_trip_and_bad_input(void **state)
     sandbox_t a = {.pid = 42, .start_time = 123456, .cgroup_version = 1};
     snprintf(a.id, sizeof a.id, "abc");
     snprintf(a.provider, sizeof a.provider, "bwrap");
+    snprintf(a.dir, sizeof a.dir, "/s/abc");
+    /* A record of the old layout: its socket sat where the sandbox could replace it. */
     snprintf(a.socket_path, sizeof a.socket_path, "/s/abc/run/executor.sock");
     snprintf(a.cgroup, sizeof a.cgroup, "sandpipe/abc");
     json_object *o = sandbox_to_json(&a);
@@ -149,7 +151,8 @@ test_sandbox_json_round_trip_and_bad_input(void **state)
     assert_int_equal(sandbox_from_json(o, &b, &err), 0);
     assert_int_equal(b.pid, 42);
     assert_int_equal(b.start_time, 123456);
-    assert_string_equal(b.socket_path, a.socket_path);
+    /* The socket path is derived from dir, never taken from the record. */
+    assert_string_equal(b.socket_path, "/s/abc/ctl/executor.sock");
     assert_string_equal(b.cgroup, "sandpipe/abc");
     json_set_str(o, "pid", "42");
     assert_int_equal(sandbox_from_json(o, &b, &err), -ERR_BAD_REQ);
@@ -204,10 +207,11 @@ test_bwrap_identity_network_and_filesystem_isolation(void **state)
     snprintf(
         cmd, sizeof cmd,
         "for p in /root %s %s /etc/shadow /sys/fs/cgroup; do test -e $p && echo visible $p; done; "
-        "ls /run/sandpipe; touch /usr/x 2>/dev/null && echo wrote-usr; true",
+        "test -e /run/sandpipe && echo visible /run/sandpipe; "
+        "touch /usr/x 2>/dev/null && echo wrote-usr; true",
         b->dir, b->workspace);
     out = run_ok(a, cmd);
-    assert_string_equal(out, "executor.sock\n");
+    assert_string_equal(out, "");
     free(out);
     /* A file the sandbox writes is in its workspace on the host, not in the other one. */
     free(run_ok(a, "echo data > /workspace/mine.txt"));
@@ -216,6 +220,42 @@ test_bwrap_identity_network_and_filesystem_isolation(void **state)
     assert_int_equal(access(p, F_OK), 0);
     snprintf(p, sizeof p, "%s/mine.txt", b->workspace);
     assert_int_equal(access(p, F_OK), -1);
+}
+
+/* No host path of ours in what the sandbox reads about its processes (bwrap's argv, the
+ * executor's, environments); in mountinfo only the workspace bind names its source (documented
+ * in docs/operations.md). The executor's socket on the host is in a directory only we can
+ * write, and the sandbox holds no path to it. */
+static void
+test_bwrap_sandbox_sees_no_host_state_path(void **state)
+{
+    (void)state;
+    need_bwrap();
+    char id[64];
+    sandbox_spec_t s = spec_for("nopath", id, sizeof id);
+    sandbox_t *sb = make(&provider_bwrap, &s);
+    char *out = run_ok(sb, "cat /proc/1/cmdline /proc/[0-9]*/cmdline /proc/[0-9]*/environ "
+                           "2>/dev/null | tr '\\0' '\\n'");
+    assert_non_null(strstr(out, "sandpipe-executor"));
+    assert_null(strstr(out, g_state));
+    assert_null(strstr(out, id));
+    free(out);
+    out = run_ok(sb, "tr '\\0' ' ' < /proc/1/cmdline");
+    assert_null(strstr(out, "/sandboxes"));
+    free(out);
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "grep -F '%s' /proc/self/mountinfo | cut -d' ' -f5", g_state);
+    out = run_ok(sb, cmd);
+    assert_string_equal(out, "/workspace\n");
+    free(out);
+    struct stat st;
+    char ctl[PATH_MAX + 16];
+    snprintf(ctl, sizeof ctl, "%s/ctl", sb->dir);
+    assert_int_equal(stat(ctl, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(st.st_uid, geteuid());
+    assert_int_equal(lstat(sb->socket_path, &st), 0);
+    assert_true(S_ISSOCK(st.st_mode));
 }
 
 /* A 512 MiB allocation in a 128 MiB sandbox is OOM-killed; the executor keeps answering. */
@@ -498,6 +538,8 @@ main(void)
         cmocka_unit_test(test_sandbox_json_round_trip_and_bad_input),
         cmocka_unit_test_setup_teardown(test_create_refuses_bad_id_and_env, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bwrap_identity_network_and_filesystem_isolation, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_bwrap_sandbox_sees_no_host_state_path, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_bwrap_memory_hog_is_killed_executor_survives, setup,
                                         teardown),

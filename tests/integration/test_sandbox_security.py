@@ -1,0 +1,189 @@
+"""Sandboxes are hostile (issue 15): a tenant attacks the host side and other tenants from
+inside its own sandbox, through the public WebSocket API of a real stack (Redis, gateway, bwrap
+sandboxes, executors). Each test runs the attack and asserts it fails."""
+import json
+import os
+import signal
+import time
+import unittest
+
+from stack import Stack, run_action
+
+EXEC_LINK_DEAD_MS = 6000  # gateway/exec_link.h: heartbeats missing this long = link down
+
+
+def sandbox_of(st, sid):
+    return json.loads(st.redis("HGET", f"sp:session:{{{sid}}}", "sandbox"))
+
+
+def children_map():
+    children = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(d))
+            except OSError:
+                pass
+    return children
+
+
+def sandbox_tree(top):
+    """Host pids of a sandbox's processes: its top process (bwrap) and every descendant."""
+    children, pids, todo = children_map(), [], [top]
+    while todo:
+        p = todo.pop()
+        pids.append(p)
+        todo.extend(children.get(p, []))
+    return pids
+
+
+def cmdline(pid):
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read().replace(b"\0", b" ").decode(errors="replace")
+
+
+def executor_pid(top):
+    for p in sandbox_tree(top):
+        try:
+            if cmdline(p).split(" ")[0].endswith("sandpipe-executor"):
+                return p
+        except OSError:
+            pass
+    raise RuntimeError("executor process not found")
+
+
+class SandboxSecurityTest(unittest.TestCase):
+    def setUp(self):
+        self.st = Stack(pool=0)
+        self.socks = []
+
+    def tearDown(self):
+        for s in self.socks:
+            s.close()
+        self.st.stop()
+
+    def session_ws(self, sid, token=None):
+        ws = self.st.ws(f"/ws/sessions/{sid}", token)
+        self.socks.append(ws)
+        return ws
+
+    def act(self, ws, command, timeout=60):
+        """Sends a run action; returns ("observation", output text, observation) or ("error",
+        message, None) - a disconnected runtime answers either way."""
+        ws.send_json({"type": "action", "id": "x",
+                      "action": {"action": "run", "args": {"command": command}}})
+        seq, out = None, []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            m = ws.recv_json(timeout)
+            if m.get("type") == "ack" and m.get("id") == "x":
+                seq = m["seq"]
+            elif m.get("type") == "output" and m.get("action") == seq:
+                out.append(m.get("data", ""))
+            elif m.get("type") == "observation" and m.get("action") == seq:
+                return "observation", "".join(out), m["observation"]
+            elif m.get("type") == "error":
+                return "error", json.dumps(m), None
+        raise TimeoutError("no answer to the action")
+
+    def wait_status(self, ws, want, timeout):
+        deadline = time.monotonic() + timeout
+        status = None
+        while time.monotonic() < deadline:
+            try:
+                m = ws.recv_json(timeout=max(0.1, deadline - time.monotonic()))
+            except (TimeoutError, OSError):
+                break
+            if m.get("type") == "status":
+                status = m["status"]
+                if status == want:
+                    break
+        return status
+
+    def test_symlinked_socket_and_stopped_executor_do_not_reach_another_tenant(self):
+        a = self.st.create_session(self.st.token(sub="tenant-a"))
+        b = self.st.create_session(self.st.token(sub="tenant-b"))
+        wa = self.session_ws(a, self.st.token(sub="tenant-a"))
+        wb = self.session_ws(b, self.st.token(sub="tenant-b"))
+        secret = "B-PRIVATE-" + os.urandom(8).hex()
+        _, out, _ = run_action(wb, f"echo {secret} > /workspace/private.txt; echo ok")
+        self.assertEqual(out, "ok\n")
+        sba, sbb = sandbox_of(self.st, a), sandbox_of(self.st, b)
+        # What a tenant would aim at: B's socket on the host (the state dir is no secret to
+        # assume), today's path and the path of the layout this attack used to work against.
+        targets = [sbb["socket_path"], os.path.join(sbb["dir"], "run", "executor.sock")]
+        self.assertTrue(os.path.exists(sbb["socket_path"]))
+
+        # Inside A: put symlinks to B's socket wherever A's socket could be, then stop A's own
+        # executor (after the action has answered) so the gateway's heartbeat gives up on it.
+        links = "; ".join(
+            f"ln -sfn {t} {d}/executor.sock 2>/dev/null"
+            for t in targets for d in ("/run/sandpipe", "/workspace", "/tmp"))
+        attack = ("mkdir -p /run/sandpipe 2>/dev/null; "
+                  "mv /run/sandpipe/executor.sock /run/sandpipe/moved 2>/dev/null; "
+                  f"{links}; "
+                  "exe=$(pgrep -n -f ^/opt/sandpipe/sandpipe-executor); "
+                  "( (sleep 0.5; kill -STOP $exe) >/dev/null 2>&1 & ); "
+                  "echo stopping $exe")
+        kind, out, _ = self.act(wa, attack)
+        self.assertEqual(kind, "observation")
+        self.assertTrue(out.startswith("stopping "), out)
+        host_exe = executor_pid(sba["pid"])
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with open(f"/proc/{host_exe}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                    break
+            time.sleep(0.05)
+        else:
+            self.fail("A's executor did not stop")
+
+        # Past the heartbeat's death and the gateway's reconnect attempts.
+        status = self.wait_status(wa, "ERROR_RUNTIME_DISCONNECTED",
+                                  timeout=EXEC_LINK_DEAD_MS / 1000 + 40)
+
+        kind, out, obs = self.act(wa, "touch /workspace/touched-by-a; cat /workspace/private.txt; "
+                                      "echo ran-in-a")
+        self.assertNotIn(secret, out)
+        self.assertNotIn(secret, json.dumps(obs) if obs else "")
+        self.assertFalse(os.path.exists(os.path.join(sbb["workspace"], "touched-by-a")))
+        # A ends up disconnected (its own executor is stopped), never attached to B's.
+        self.assertEqual(status, "ERROR_RUNTIME_DISCONNECTED")
+        self.assertEqual(self.st.redis("HGET", f"sp:session:{{{a}}}", "status"),
+                         "ERROR_RUNTIME_DISCONNECTED")
+        # B is untouched and still answers to its own tenant only.
+        _, out, _ = run_action(wb, "cat /workspace/private.txt; ls /workspace")
+        self.assertEqual(out, f"{secret}\nprivate.txt\n")
+        os.kill(host_exe, signal.SIGCONT)
+
+    def test_no_host_state_path_in_what_a_sandbox_reads(self):
+        sid = self.st.create_session()
+        ws = self.session_ws(sid)
+        sb = sandbox_of(self.st, sid)
+        state = os.path.realpath(self.st.state_dir)
+        _, out, _ = run_action(ws, "tr '\\0' ' ' < /proc/1/cmdline; echo; "
+                                   "tr '\\0' ' ' < /proc/$(pgrep -n -f ^/opt/sandpipe/sandpipe-executor)/cmdline")
+        init, exe = out.splitlines()
+        self.assertIn("bwrap", init)
+        self.assertIn("sandpipe-executor", exe)
+        for text in (init, exe):
+            self.assertNotIn(state, text)
+            self.assertNotIn(sb["id"], text)
+        # Every process's command line and environment, as the sandbox sees them.
+        _, out, _ = run_action(ws, "cat /proc/[0-9]*/cmdline /proc/[0-9]*/environ 2>/dev/null "
+                                   "| tr '\\0' '\\n' | sort -u")
+        self.assertIn("sandpipe-executor", out)
+        self.assertNotIn(state, out)
+        self.assertNotIn(sb["id"], out)
+        # The same processes seen from the host: bwrap and the executor name no host path.
+        for pid in sandbox_tree(sb["pid"]):
+            try:
+                self.assertNotIn(state, cmdline(pid))
+            except OSError:
+                pass
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -3,78 +3,171 @@
 # a small warm pool) + sandpipe-api (FastCGI) + nginx on one loopback origin, print the URL and a
 # development token. Ctrl-C stops it all, sandboxes included (the secret and Redis' AOF stay in
 # ./run for the next start).
+#
+# Stopping always finishes, also under `make run | tee log` (the same Ctrl-C kills tee, so the
+# pipe is closed): each daemon runs in its own session, so the terminal's Ctrl-C reaches only
+# this script, which stops them in order, by pid; the stop handler ignores SIGPIPE and further
+# signals, writes only to stderr and ignores write errors, and every wait in it is bounded.
+#
+# Knobs (make run needs none; tests use them): SANDPIPE_PORT, SANDPIPE_GATEWAY_PORT,
+# SANDPIPE_REDIS_PORT (0: unix socket only), SANDPIPE_PROVIDER, SANDPIPE_POOL,
+# SANDPIPE_API_WORKERS, SANDPIPE_RUN_DIR (state, default ./run), SANDPIPE_BUILD_DIR (binaries,
+# default build/release), SANDPIPE_NO_SETUP=1 (do not install or build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-make -j"$(nproc)" >/dev/null
-B=build/release
-RUN=$PWD/run
+if [ -z "${SANDPIPE_NO_SETUP:-}" ]; then
+    scripts/install-deps.sh
+    make -j"$(nproc)" >/dev/null
+fi
+B=${SANDPIPE_BUILD_DIR:-build/release}
+RUN=$(realpath -m "${SANDPIPE_RUN_DIR:-run}")
 GW_PORT=${SANDPIPE_GATEWAY_PORT:-8081}
 REDIS_PORT=${SANDPIPE_REDIS_PORT:-6390}
 HTTP_PORT=${SANDPIPE_PORT:-8080}
+API_WORKERS=${SANDPIPE_API_WORKERS:-8}
 mkdir -p "$RUN/redis" "$RUN/sandboxes"
 [ -f "$RUN/secret" ] || "$B/sandpipe-token" --secret-file "$RUN/secret" --generate
-pids=()
-rcli() { redis-cli -s "$RUN/redis.sock" "$@" 2>/dev/null; }
-stop() {
-    trap - INT TERM EXIT
-    set +e # best effort from here: every step runs even if one fails
-    echo; echo "stopping..."
-    # nginx, the API and the gateway first (reverse order), Redis last: the gateway's last
-    # writes reach it.
-    for ((i = ${#pids[@]} - 1; i >= 1; i--)); do kill "${pids[$i]}" 2>/dev/null; done
-    for ((i = ${#pids[@]} - 1; i >= 1; i--)); do wait "${pids[$i]}" 2>/dev/null; done
-    # Sandboxes outlive a gateway restart by design; Ctrl-C here means everything stops.
-    for sid in $(rcli --scan --pattern 'sp:gateway:*:sessions' | xargs -r -n1 redis-cli -s "$RUN/redis.sock" SMEMBERS); do
-        rcli HSET "sp:session:{$sid}" status STOPPED >/dev/null
-    done
-    rcli --scan --pattern 'sp:gateway:*:sessions' | xargs -r redis-cli -s "$RUN/redis.sock" DEL >/dev/null 2>&1
-    rcli --scan --pattern 'sp:pool:*' | xargs -r redis-cli -s "$RUN/redis.sock" DEL >/dev/null 2>&1
-    # A paused sandbox is frozen: its processes take the SIGKILL only once thawed.
-    for d in "$RUN"/sandboxes/sb-*; do
-        id=${d##*/}
-        echo THAWED >"/sys/fs/cgroup/freezer/sandpipe/$id/freezer.state" 2>/dev/null
-        echo 0 >"/sys/fs/cgroup/sandpipe/$id/cgroup.freeze" 2>/dev/null
-    done
-    # No sandbox process names its host directory (bwrap takes its options from an fd): each
-    # sandbox's top process has it as its cwd; killing that and its child (the sandbox's
-    # pid-namespace init) ends the whole sandbox.
-    sbroot=$(realpath "$RUN/sandboxes")
+pids=() # redis, gateway, api, nginx: each the leader of its own session and process group
+
+# Starts a daemon in a session of its own (setsid execs in place: $! is the daemon's pid, and
+# its process group, workers included, is that pid).
+start() {
+    local log=$1
+    shift
+    setsid "$@" >"$log" 2>&1 </dev/null &
+    pids+=($!)
+}
+
+say() { printf '%s\n' "$*" >&2 || true; }
+rcli() { timeout 5 redis-cli -s "$RUN/redis.sock" "$@" 2>/dev/null; }
+
+# True while a process (not a zombie) of one of these process groups lives.
+groups_alive() {
+    ps -e -o pgid=,stat= | awk -v g=" $* " '$2 !~ /^Z/ && index(g, " " $1 " ") { f = 1 } END { exit !f }'
+}
+
+# True while one of these pids is a live process (not a zombie).
+pids_alive() {
+    [ $# -gt 0 ] || return 1
+    ps -o stat= -p "$(IFS=,; echo "$*")" 2>/dev/null | awk '$1 !~ /^Z/ { f = 1 } END { exit !f }'
+}
+
+# Sends SIGTERM to the process groups given, waits up to 10 s, then SIGKILLs what is left.
+stop_groups() {
+    local g
+    for g in "$@"; do kill -TERM -- "-$g" 2>/dev/null; done
+    for _ in $(seq 100); do groups_alive "$@" || return 0; sleep 0.1; done
+    say "still running after 10 s, killed: process groups $*"
+    for g in "$@"; do kill -KILL -- "-$g" 2>/dev/null; done
+    for _ in $(seq 50); do groups_alive "$@" || return 0; sleep 0.1; done
+}
+
+# Every process of this run's sandboxes: each sandbox's top process (bwrap), found by its working
+# directory, which is the sandbox's directory under $RUN/sandboxes (no sandbox process names it:
+# bwrap takes its options from an fd), and everything below it, in the sandbox's pid namespace
+# or not. Warming sandboxes included: nothing else records them all.
+sandbox_pids() {
+    local sbroot p roots=()
+    sbroot=$(realpath -m "$RUN/sandboxes")
     for p in /proc/[0-9]*; do
         case "$(readlink "$p/cwd" 2>/dev/null)" in
-        "$sbroot"/*) pkill -KILL -P "${p#/proc/}" 2>/dev/null; kill -KILL "${p#/proc/}" 2>/dev/null ;;
+        "$sbroot"/sb-*) roots+=("${p#/proc/}") ;;
         esac
     done
-    sleep 0.3
-    for c in memory pids cpu cpuacct freezer; do rmdir /sys/fs/cgroup/$c/sandpipe/sb-*/ 2>/dev/null; done
-    rmdir /sys/fs/cgroup/sandpipe/sb-*/ 2>/dev/null
-    rm -rf "$RUN/sandboxes"/sb-*
-    kill "${pids[0]}" 2>/dev/null || true
-    wait 2>/dev/null || true
+    [ ${#roots[@]} -gt 0 ] || return 0
+    ps -e -o pid=,ppid= | awk -v roots="${roots[*]}" '
+        BEGIN { n = split(roots, r, " "); for (i = 1; i <= n; i++) s[r[i]] = 1 }
+        { parent[$1] = $2 }
+        END {
+            do { more = 0; for (p in parent) if (!(p in s) && (parent[p] in s)) { s[p] = 1; more = 1 } } while (more)
+            for (p in s) if (p in parent) print p
+        }'
 }
-trap stop INT TERM EXIT
 
-redis-server redis/redis.conf --port "$REDIS_PORT" --dir "$RUN/redis" \
-    --unixsocket "$RUN/redis.sock" --unixsocketperm 700 --daemonize no >"$RUN/redis.log" 2>&1 &
-pids+=($!)
+# The cgroup directories (freezer and v2) of the given pids that belong to a sandbox.
+sandbox_cgroups() {
+    local pid line
+    for pid in "$@"; do
+        while IFS= read -r line; do
+            case "$line" in
+            *:freezer:*/sandpipe/sb-*) echo "/sys/fs/cgroup/freezer${line#*:freezer:}" ;;
+            0::*/sandpipe/sb-*) echo "/sys/fs/cgroup${line#0::}" ;;
+            esac
+        done <"/proc/$pid/cgroup" 2>/dev/null
+    done | sort -u
+}
+
+stopping=
+stop() {
+    [ -z "$stopping" ] || return 0
+    stopping=1
+    # Nothing may interrupt stopping: not a second Ctrl-C, not the pipe tee left closed.
+    trap '' INT TERM HUP PIPE
+    set +eu
+    say ""
+    say "stopping..."
+    # nginx, the API and the gateway first (reverse order), Redis last: the gateway's last
+    # writes reach it.
+    local i
+    for ((i = ${#pids[@]} - 1; i >= 1; i--)); do stop_groups "${pids[$i]}"; done
+    # Sandboxes outlive a gateway restart by design; Ctrl-C here means everything stops.
+    if [ ${#pids[@]} -gt 0 ]; then
+        local sid now
+        now=$(date +%s)
+        for sid in $(rcli --scan --pattern 'sp:gateway:*:sessions' | while read -r k; do rcli SMEMBERS "$k"; done); do
+            rcli HSET "sp:session:{$sid}" status STOPPED ended "$now" >/dev/null
+        done
+        rcli --scan --pattern 'sp:gateway:*:sessions' | while read -r k; do rcli DEL "$k" >/dev/null; done
+        rcli --scan --pattern 'sp:pool:*' | while read -r k; do rcli DEL "$k" >/dev/null; done
+    fi
+    local sb cgs cg
+    mapfile -t sb < <(sandbox_pids)
+    if [ ${#sb[@]} -gt 0 ]; then
+        mapfile -t cgs < <(sandbox_cgroups "${sb[@]}")
+        # A paused sandbox is frozen: under cgroup v1 its processes die only once thawed.
+        for cg in "${cgs[@]}"; do
+            echo THAWED >"$cg/freezer.state" 2>/dev/null
+            echo 0 >"$cg/cgroup.freeze" 2>/dev/null
+        done
+        kill -KILL "${sb[@]}" 2>/dev/null
+        for _ in $(seq 100); do pids_alive "${sb[@]}" || break; sleep 0.1; done
+        pids_alive "${sb[@]}" && say "sandbox processes still alive after 10 s: ${sb[*]}"
+        for cg in "${cgs[@]}"; do rmdir "$cg" 2>/dev/null; done
+    fi
+    # The other controllers' groups of this run's sandboxes (v1: one directory per controller).
+    local d id c
+    for d in "$RUN"/sandboxes/sb-*; do
+        [ -e "$d" ] || continue
+        id=${d##*/}
+        for c in memory pids cpu cpuacct freezer; do rmdir "/sys/fs/cgroup/$c/sandpipe/$id" 2>/dev/null; done
+        rmdir "/sys/fs/cgroup/sandpipe/$id" 2>/dev/null
+        rm -rf "$d"
+    done
+    [ ${#pids[@]} -gt 0 ] && stop_groups "${pids[0]}"
+    return 0
+}
+trap stop EXIT
+trap 'stop; exit 130' INT
+trap 'stop; exit 143' TERM
+trap 'stop; exit 129' HUP
+
+start "$RUN/redis.log" redis-server redis/redis.conf --port "$REDIS_PORT" --dir "$RUN/redis" \
+    --unixsocket "$RUN/redis.sock" --unixsocketperm 700 --daemonize no
 for _ in $(seq 100); do redis-cli -s "$RUN/redis.sock" ping >/dev/null 2>&1 && break; sleep 0.05; done
 
-"$B/sandpipe-gateway" --listen "127.0.0.1:$GW_PORT" --redis "unix:$RUN/redis.sock" \
-    --provider "${SANDPIPE_PROVIDER:-bwrap}" --state-dir "$RUN/sandboxes" \
-    --secret-file "$RUN/secret" --pool "${SANDPIPE_POOL:-2}" >"$RUN/gateway.log" 2>&1 &
-pids+=($!)
+start "$RUN/gateway.log" "$B/sandpipe-gateway" --listen "127.0.0.1:$GW_PORT" \
+    --redis "unix:$RUN/redis.sock" --provider "${SANDPIPE_PROVIDER:-bwrap}" \
+    --state-dir "$RUN/sandboxes" --secret-file "$RUN/secret" --pool "${SANDPIPE_POOL:-2}"
 sleep 0.5
 kill -0 "${pids[1]}" 2>/dev/null || { cat "$RUN/gateway.log"; exit 1; }
 
-"$B/sandpipe-api" --socket "unix:$RUN/api.sock" --redis "unix:$RUN/redis.sock" \
-    --secret-file "$RUN/secret" --workers "${SANDPIPE_API_WORKERS:-8}" >"$RUN/api.log" 2>&1 &
-pids+=($!)
+start "$RUN/api.log" "$B/sandpipe-api" --socket "unix:$RUN/api.sock" --redis "unix:$RUN/redis.sock" \
+    --secret-file "$RUN/secret" --workers "$API_WORKERS"
 # nginx keeps FastCGI connections open to the API, at most half of its workers over nginx's two
 # workers, so kept (idle) connections never hold them all (nginx/render.sh --api-keepalive).
 nginx/render.sh --prefix "$RUN/nginx" --api-socket "$RUN/api.sock" --port "$HTTP_PORT" \
-    --gateway "127.0.0.1:$GW_PORT" --api-keepalive $((${SANDPIPE_API_WORKERS:-8} / 4)) >/dev/null
-nginx -p "$RUN/nginx" -c "$RUN/nginx/nginx.conf" >"$RUN/nginx.log" 2>&1 &
-pids+=($!)
+    --gateway "127.0.0.1:$GW_PORT" --api-keepalive $((API_WORKERS / 4)) >/dev/null
+start "$RUN/nginx.log" nginx -p "$RUN/nginx" -c "$RUN/nginx/nginx.conf"
 sleep 0.5
 kill -0 "${pids[2]}" 2>/dev/null || { cat "$RUN/api.log"; exit 1; }
 kill -0 "${pids[3]}" 2>/dev/null || { cat "$RUN/nginx.log" "$RUN/nginx/logs/error.log"; exit 1; }

@@ -3,6 +3,7 @@
 #   make test       unit + fuzz replay + integration tests
 #   make run        install what is missing, build, start the stack on loopback
 #   make bench      benchmarks (results: docs/benchmarks.md)
+#   make soak       the fault suite, long (kills and restarts; counts must all be 0)
 #   make lint       clang-format check + cppcheck
 MODE ?= release
 BUILD := build/$(MODE)
@@ -29,7 +30,7 @@ ALL_LDFLAGS := $(LDFLAGS_MODE) $(LDFLAGS)
 BINS :=
 TESTS_UNIT :=
 
-.PHONY: all test unit integration fuzz-replay bench run lint clean deps
+.PHONY: all test unit integration fuzz-replay bench run lint clean deps soak
 all:
 
 include common/module.mk
@@ -53,6 +54,10 @@ run:
 
 test: all
 	@scripts/run-tests.sh $(MODE)
+
+# the fault suite, long: gateway kills, Redis restarts, executor kills (tests/soak/soak.py)
+soak: all
+	@python3 tests/soak/soak.py
 
 clean:
 	rm -rf build

@@ -1,0 +1,70 @@
+"""The fault suite, short (issue 15): a few kills of each kind against the whole real stack.
+`make soak` (tests/soak/soak.py) runs the same rounds many times. Each test counts what went
+wrong over its rounds (fault_audit.COUNTS) and fails unless every count is 0; the message
+lists every round. FAULT_SEED=<n> replays the random kill points of a run."""
+import os
+import random
+import sys
+import unittest
+
+import fault_audit as fa
+import fault_scenarios as fs
+import fault_status as fst
+from faults import FaultStack
+
+SEED = int(os.environ.get("FAULT_SEED", random.randrange(1 << 30)))
+
+
+class FaultCase(unittest.TestCase):
+    def setUp(self):
+        # a stack of its own per test: a fault one test leaves behind cannot fail the next
+        self.st = FaultStack(pool=1)
+        self.addCleanup(self.st.stop)
+        self.rng = random.Random(f"{SEED}:{self.id()}")
+
+    def check(self, rounds):
+        """All rounds' counts must be 0; prints each round (the figures a failure is read by)."""
+        total = fa.new_counts()
+        for r in rounds:
+            fa.add(total, r.counts)
+            print(f"  [{self.id().rsplit('.', 1)[-1]}] {r.line()}", file=sys.stderr)
+        bad = fa.failures(total)
+        self.assertEqual(bad, {}, f"FAULT_SEED={SEED}: " + "\n".join(r.line() for r in rounds))
+
+
+class GatewayKillTest(FaultCase):
+    def test_kill9_mid_seq_output_loses_nothing(self):
+        self.check([fs.gateway_kill(self.st, self.rng, *fs.seq_command()) for _ in range(3)])
+
+    def test_kill9_mid_paced_output_loses_nothing(self):
+        self.check([fs.gateway_kill(self.st, self.rng, *fs.paced_command(800)) for _ in range(2)])
+
+    def test_command_ending_while_gateway_down_keeps_exit_code_and_command(self):
+        self.check([fs.gateway_down_while_command_ends(self.st, self.rng, v) for v in (0, 1)])
+
+
+class RedisRestartTest(FaultCase):
+    def test_redis_kill9_keeps_history_and_gateway_recovers(self):
+        probe = self.st.create_session()
+        self.check([fs.redis_restart(self.st, self.rng, 300, probe) for _ in range(2)])
+
+    def test_redis_restart_still_loading_big_aof(self):
+        probe = self.st.create_session()
+        self.st.fill_redis(600000)  # about a second of LOADING after each restart
+        r = fs.redis_restart(self.st, self.rng, 300, probe)
+        self.check([r])
+        self.assertTrue(r.flags.get("loading_seen"), "Redis never answered LOADING: the case was not exercised")
+
+
+class ExecutorKillTest(FaultCase):
+    def test_executor_kill9_status_is_one_truth(self):
+        self.check([fst.executor_kill(self.st, self.rng) for _ in range(2)])
+
+
+class StatusAfterRestartTest(FaultCase):
+    def test_sandbox_dead_while_gateway_down_status_true_once(self):
+        self.check([fst.status_after_restart(self.st, self.rng)])
+
+
+if __name__ == "__main__":
+    unittest.main()

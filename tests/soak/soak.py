@@ -11,7 +11,7 @@ or the time budget ran out before every round ran.
   --gw-kills/--redis-restarts/--exec-kills/--status/--down-at-exit N   rounds of each
   --max-minutes M     budget; rounds not run by then count as failures
   SOAK_PROBES         space-separated glob patterns of the probe test files
-                      (default "test_*hijack*.py test_*quota*.py test_*seccomp*.py"; "" for none)
+                      (default "test_sandbox_security.py test_*quota*.py test_*seccomp*.py"; "" for none)
 """
 import argparse
 import glob
@@ -32,7 +32,7 @@ import fault_scenarios as fs  # noqa: E402
 import fault_status as fst  # noqa: E402
 from faults import FaultStack  # noqa: E402
 
-DEFAULT_PROBES = "test_*hijack*.py test_*quota*.py test_*seccomp*.py"
+DEFAULT_PROBES = "test_sandbox_security.py test_*quota*.py test_*seccomp*.py"
 LOADING_KEYS = 1000000  # about 2 s of LOADING after each restart
 
 

@@ -223,6 +223,8 @@ class GatewayTest(unittest.TestCase):
             if op == TEXT:
                 self.assertEqual(json.loads(data), {"type": "exit", "exit_code": 3})
                 break
+        op, data = t.recv()  # then a normal close (docs/api.md, "Closing")
+        self.assertEqual((op, data[:2]), (CLOSE, b"\x03\xe8"))
 
     def test_pool_claims_under_concurrent_creates(self):
         results, errors = [], []

@@ -21,3 +21,9 @@ $(BUILD)/bench/bench_api.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
 $(BUILD)/bench/bench_api: $(BUILD)/bench/bench_api.o $(BUILD)/bench/httpc.o
 	$(CC) $(ALL_LDFLAGS) -pthread -o $@ $^ $(shell pkg-config --libs hiredis 2>/dev/null)
 bench: $(BUILD)/bench/bench_api
+
+# bench_disk: a sandbox's own disk (gateway/sandbox_disk.c, loopdev.c) made and removed.
+$(BUILD)/bench/bench_disk.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
+$(BUILD)/bench/bench_disk: $(BUILD)/bench/bench_disk.o $(BUILD)/gateway/sandbox_disk.o $(BUILD)/gateway/loopdev.o $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+bench: $(BUILD)/bench/bench_disk

@@ -19,6 +19,7 @@ cleanup() { # keeps the script's exit status; nothing here may fail the run
     sleep 0.3
     for c in memory pids cpu cpuacct freezer; do rmdir /sys/fs/cgroup/$c/sandpipe/sb-*/ 2>/dev/null; done
     rmdir /sys/fs/cgroup/sandpipe/sb-*/ 2>/dev/null
+    for m in "$work"/sandboxes/sb-*/disk; do mountpoint -q "$m" && umount -l "$m"; done  # their own disks
     rm -rf "$work"
     exit "$rc"
 }
@@ -104,13 +105,16 @@ echo '```'
 "$B/bench/bench_ws" latency 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" 2000
 head -c $((256 << 20)) /dev/zero | tr '\0' 'x' | fold -w 100 > "$work/ws/text.txt"
 mkdir -p "$work/sandboxes" # (text.txt is read through the executor benchmark below for the same-run peer)
-cp "$work/ws/text.txt" "$(ls -d "$work"/sandboxes/*/workspace | head -1)/text.txt" 2>/dev/null || true
-for d in "$work"/sandboxes/*/workspace; do cp "$work/ws/text.txt" "$d/"; done
+# (a sandbox's workspace is on its own disk, <sandbox>/disk/workspace, or <sandbox>/workspace)
+for d in "$work"/sandboxes/*/disk/workspace "$work"/sandboxes/*/workspace; do
+    if [ -d "$d" ]; then cp "$work/ws/text.txt" "$d/"; fi
+done
 "$B/bench/bench_ws" stream 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" "cat text.txt"
 "$B/bench/bench_stream" "$work/e.sock" "$work/ws/text.txt" pty | sed 's/^/executor alone, /'
 "$B/bench/bench_ws" fanout 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" 100 'seq 1 300000' | sed 's/^/bulk output (2 MB, CPU-bound): /'
 "$B/bench/bench_ws" fanout 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" 100 'for i in $(seq 1 100); do echo line $i of a build log; sleep 0.005; done' | sed 's/^/paced output (a build log): /'
 python3 bench/bench_gateway.py "$GW_PORT" "$(cat "$work/secret")" "$work/redis.sock"
+"$B/bench/bench_disk" "$work" 20 || true # a sandbox's own disk (root and loop devices needed)
 "$B/bench/bench_evlog" "unix:$work/redis.sock" 500000 2>/dev/null
 R0=$(awk '/VmRSS/{print $2}' /proc/$GW/status)
 N=${BENCH_IDLE_CLIENTS:-10000}

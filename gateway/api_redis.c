@@ -151,6 +151,8 @@ api_session_from_hash(const redisReply *h)
         provider = json_get_str(sbj, "provider", "");
     }
     json_set_str(o, "provider", provider);
+    if (json_get_str(sbj, "warning", "")[0]) /* degraded isolation, as the gateway reports it */
+        json_set_str(o, "warning", json_get_str(sbj, "warning", ""));
     json_object_put(sbj);
     const redisReply *v = hash_field(h, "created");
     json_set(o, "created", json_object_new_double(v && v->str ? atof(v->str) : 0.0));

@@ -31,6 +31,8 @@ typedef struct {
     int64_t default_memory;    /* per-sandbox defaults */
     int64_t default_pids;
     int64_t default_cpu;
+    int64_t default_disk; /* each sandbox's own filesystem (sandbox_disk.h); 0 = none */
+    int64_t max_disk;     /* largest disk a session may ask for */
 } gw_config_t;
 
 typedef struct {

@@ -19,6 +19,7 @@
 #include "jwt.h"
 #include "pool.h"
 #include "redis_client.h"
+#include "sandbox_disk.h"
 #include "session.h"
 #include "ws_server.h"
 
@@ -70,7 +71,10 @@ usage(FILE *f)
             "  --stream-cap N           events kept per session stream (default 100000)\n"
             "  --stream-bytes BYTES     and about this many bytes (default 64 MiB; 0 = no limit)\n"
             "  --retention SEC          keep a stopped session's keys this long (default 7 days)\n"
-            "  --memory BYTES --cpu MILLICORES --pids N   default sandbox limits\n");
+            "  --memory BYTES --cpu MILLICORES --pids N   default sandbox limits\n"
+            "  --disk BYTES             each sandbox's own disk for /workspace, /tmp, /var/tmp\n"
+            "                           (sparse; default 10 GiB; 0 = none: host disk, tmpfs)\n"
+            "  --disk-max BYTES         largest disk per session (default 16 x --disk)\n");
 }
 
 static void
@@ -147,6 +151,8 @@ main(int argc, char **argv)
                                          {"memory", required_argument, 0, 'M'},
                                          {"cpu", required_argument, 0, 'C'},
                                          {"pids", required_argument, 0, 'D'},
+                                         {"disk", required_argument, 0, 'S'},
+                                         {"disk-max", required_argument, 0, 'X'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     gw_config_t *cfg = &g_gw.cfg;
@@ -167,6 +173,8 @@ main(int argc, char **argv)
     cfg->default_memory = 2LL << 30;
     cfg->default_pids = 1024;
     cfg->default_cpu = 0;
+    cfg->default_disk = 10LL << 30;
+    cfg->max_disk = -1; /* 16 x --disk: what the largest resource_factor asks for */
     char host[64] = "local";
     gethostname(host, sizeof host - 1);
     snprintf(cfg->id, sizeof cfg->id, "gw-%.56s", host);
@@ -189,6 +197,8 @@ main(int argc, char **argv)
         case 'M': cfg->default_memory = atoll(optarg); break;
         case 'C': cfg->default_cpu = atoll(optarg); break;
         case 'D': cfg->default_pids = atoll(optarg); break;
+        case 'S': cfg->default_disk = atoll(optarg); break;
+        case 'X': cfg->max_disk = atoll(optarg); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -214,6 +224,16 @@ main(int argc, char **argv)
     cfg->listen_port = atoi(colon + 1);
     if (!provider_find(cfg->provider)) {
         fprintf(stderr, "sandpipe-gateway: unknown provider %s\n", cfg->provider);
+        return 2;
+    }
+    if (cfg->max_disk < 0)
+        cfg->max_disk = cfg->default_disk * 16;
+    if (cfg->default_disk < 0 || (cfg->default_disk > 0 && cfg->default_disk < SANDBOX_DISK_MIN) ||
+        cfg->max_disk < cfg->default_disk) {
+        fprintf(stderr,
+                "sandpipe-gateway: --disk must be 0 or at least %lld bytes, and no more "
+                "than --disk-max\n",
+                SANDBOX_DISK_MIN);
         return 2;
     }
     if (!cfg->secret_file) {

@@ -10,6 +10,7 @@
 #include "gw.h"
 #include "json_util.h"
 #include "redis_client.h"
+#include "sandbox_disk.h"
 #include "xalloc.h"
 
 #define POOL_PROFILE "default"
@@ -35,6 +36,24 @@ pool_key(char *out, size_t cap, const char *profile)
     snprintf(out, cap, "sp:pool:{%s}:%s", profile, g_gw.cfg.id);
 }
 
+/* The sandbox's disk: params' "disk" (bytes; a session cannot opt out with 0) or the
+ * gateway's --disk scaled by resource_factor, at most --disk-max. */
+static int
+disk_param(json_object *params, int64_t factor, int64_t *out, err_t *err)
+{
+    json_object *v = json_get(params, "disk");
+    if (v && !json_object_is_type(v, json_type_int))
+        return err_set(err, ERR_BAD_REQ, "disk must be an integer (bytes)");
+    *out = v ? json_object_get_int64(v) : g_gw.cfg.default_disk * factor;
+    if (v && g_gw.cfg.max_disk < SANDBOX_DISK_MIN)
+        return err_set(err, ERR_BAD_REQ, "disk: this gateway gives sandboxes no disk of their own");
+    if ((v || *out) && (*out < SANDBOX_DISK_MIN || *out > g_gw.cfg.max_disk))
+        return err_set(err, ERR_BAD_REQ, "disk must be from %lld to %lld bytes%s", SANDBOX_DISK_MIN,
+                       (long long)g_gw.cfg.max_disk,
+                       v ? "" : " (resource_factor x the gateway's --disk is more)");
+    return 0;
+}
+
 int
 pool_create_sandbox(const char *profile, json_object *params, sandbox_t *out, err_t *err)
 {
@@ -47,6 +66,9 @@ pool_create_sandbox(const char *profile, json_object *params, sandbox_t *out, er
     int64_t f = json_get_int(params, "resource_factor", 1);
     if (f < 1 || f > 16)
         return err_set(err, ERR_BAD_REQ, "resource_factor must be an integer from 1 to 16");
+    int64_t disk = 0;
+    if (disk_param(params, f, &disk, err) < 0)
+        return -ERR_BAD_REQ;
     sandbox_spec_t spec = {
         .id = id,
         .profile = profile,
@@ -54,6 +76,7 @@ pool_create_sandbox(const char *profile, json_object *params, sandbox_t *out, er
         .memory_bytes = json_get_int(params, "memory", g_gw.cfg.default_memory * f),
         .cpu_millicores = json_get_int(params, "cpu", g_gw.cfg.default_cpu * f),
         .pids_max = json_get_int(params, "pids", g_gw.cfg.default_pids * f),
+        .disk_bytes = disk,
         .network = json_get_bool(params, "network", false),
         .state_dir = g_gw.cfg.state_dir,
         .executor_path = g_gw.cfg.executor_path,
@@ -62,7 +85,15 @@ pool_create_sandbox(const char *profile, json_object *params, sandbox_t *out, er
     const provider_t *p = provider_find(pname);
     if (!p)
         return err_set(err, ERR_BAD_REQ, "unknown provider \"%s\"", pname);
-    return p->create(&spec, out, err);
+    int e = p->create(&spec, out, err);
+    /* Degraded isolation (no cgroup, no disk) is the host's state, the same for every sandbox:
+     * logged when it first shows or changes, and kept in the sandbox's JSON (session info). */
+    static char last_warning[sizeof out->warning];
+    if (e == 0 && out->warning[0] && strcmp(out->warning, last_warning) != 0) {
+        GW_LOG("sandbox %s: %s", out->id, out->warning);
+        snprintf(last_warning, sizeof last_warning, "%s", out->warning);
+    }
+    return e;
 }
 
 static void

@@ -25,6 +25,7 @@
 
 #include "cgroup.h"
 #include "json_util.h"
+#include "sandbox_disk.h"
 #include "xalloc.h"
 
 const provider_t *
@@ -52,6 +53,9 @@ sandbox_to_json(const sandbox_t *sb)
     json_set_str(o, "workspace", sb->workspace);
     json_set_str(o, "cgroup", sb->cgroup);
     json_set_int(o, "cgroup_version", sb->cgroup_version);
+    json_set_int(o, "disk_bytes", sb->disk_bytes);
+    if (sb->warning[0])
+        json_set_str(o, "warning", sb->warning);
     return o;
 }
 
@@ -79,18 +83,21 @@ sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
         copy_str(o, "provider", sb->provider, sizeof sb->provider, true, err) < 0 ||
         copy_str(o, "dir", sb->dir, sizeof sb->dir, false, err) < 0 ||
         copy_str(o, "workspace", sb->workspace, sizeof sb->workspace, false, err) < 0 ||
-        copy_str(o, "cgroup", sb->cgroup, sizeof sb->cgroup, false, err) < 0)
+        copy_str(o, "cgroup", sb->cgroup, sizeof sb->cgroup, false, err) < 0 ||
+        copy_str(o, "warning", sb->warning, sizeof sb->warning, false, err) < 0)
         return -ERR_BAD_REQ;
-    const char *ints[] = {"pid", "start_time", "cgroup_version"};
-    for (size_t i = 0; i < 3; i++) {
+    const char *ints[] = {"pid", "start_time", "cgroup_version", "disk_bytes"};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         json_object *v = json_get(o, ints[i]);
         if (v && !json_object_is_type(v, json_type_int))
             return err_set(err, ERR_BAD_REQ, "sandbox: '%s' must be an integer", ints[i]);
     }
     int64_t pid = json_get_int(o, "pid", 0), ver = json_get_int(o, "cgroup_version", 0);
-    int64_t st = json_get_int(o, "start_time", 0);
-    if (pid < 0 || pid > INT32_MAX || ver < 0 || ver > 2 || st < 0)
-        return err_set(err, ERR_BAD_REQ, "sandbox: pid, start_time or cgroup_version out of range");
+    int64_t st = json_get_int(o, "start_time", 0), disk = json_get_int(o, "disk_bytes", 0);
+    if (pid < 0 || pid > INT32_MAX || ver < 0 || ver > 2 || st < 0 || disk < 0)
+        return err_set(err, ERR_BAD_REQ,
+                       "sandbox: pid, start_time, cgroup_version or disk_bytes out of range");
+    sb->disk_bytes = disk;
     sb->pid = (pid_t)pid;
     sb->start_time = (uint64_t)st;
     sb->cgroup_version = (int)ver;
@@ -228,6 +235,40 @@ mkdir_owned(const char *path, mode_t mode, uid_t uid, gid_t gid, err_t *err)
     return 0;
 }
 
+/* Appends to sb->warning ("; " between several). */
+static void
+add_warning(sandbox_t *sb, const char *what)
+{
+    size_t l = strlen(sb->warning);
+    snprintf(sb->warning + l, sizeof sb->warning - l, "%s%s", l ? "; " : "", what);
+}
+
+/* The workspace on the sandbox's own disk, or where there can be none (degraded, with a
+ * warning) or none is asked for, a directory on the host's disk as before. */
+static int
+prepare_workspace(const sandbox_spec_t *spec, sandbox_t *sb, uid_t uid, gid_t gid, err_t *err)
+{
+    if (spec->disk_bytes > 0) {
+        err_t why = {0};
+        int e = sandbox_disk_create(sb->dir, spec->disk_bytes, uid, gid, &why);
+        if (e == 0) {
+            if (snprintf(sb->workspace, sizeof sb->workspace, "%s/" SANDBOX_DISK_MOUNT "/workspace",
+                         sb->dir) >= (int)sizeof sb->workspace) {
+                sandbox_disk_remove(sb->dir, true, NULL);
+                return err_set(err, ENAMETOOLONG, "state_dir path too long");
+            }
+            sb->disk_bytes = spec->disk_bytes;
+            return 0;
+        }
+        if (e != -ENOTSUP)
+            return err_set(err, why.code, "%s", why.msg);
+        char w[sizeof sb->warning];
+        snprintf(w, sizeof w, "no disk limit (%.150s)", why.msg);
+        add_warning(sb, w);
+    }
+    return mkdir_owned(sb->workspace, 0755, uid, gid, err);
+}
+
 int
 provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, uid_t ws_uid, gid_t ws_gid, err_t *err)
 {
@@ -257,10 +298,9 @@ provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, uid_t ws_uid, gid_t 
                        errno == EEXIST ? "exists (id in use or not purged)" : strerror(errno));
     int e;
     if ((e = mkdir_owned(sb->dir, 0711, geteuid(), getegid(), err)) < 0 ||
-        (e = mkdir_owned(ctl, 0700, geteuid(), getegid(), err)) < 0 ||
-        (e = mkdir_owned(sb->workspace, 0755, ws_uid, ws_gid, err)) < 0)
+        (e = mkdir_owned(ctl, 0700, geteuid(), getegid(), err)) < 0)
         return e;
-    return 0;
+    return prepare_workspace(spec, sb, ws_uid, ws_gid, err); /* last: nothing fails after it */
 }
 
 int
@@ -466,7 +506,8 @@ provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[], ch
     int fds[2] = {-1, -1}, log_fd = -1, null_fd = -1;
     if (e < 0)
         goto out;
-    snprintf(sb->warning, sizeof sb->warning, "%s", cg->warning);
+    if (cg->warning[0])
+        add_warning(sb, cg->warning);
     sb->cgroup_version = cg->version;
     snprintf(sb->cgroup, sizeof sb->cgroup, "%s", cg->version ? cg->rel : "");
 
@@ -572,6 +613,9 @@ provider_generic_destroy(const sandbox_t *sb, bool purge, err_t *err)
     free(cg);
     if (e < 0)
         return e;
+    /* Every sandbox directory, whatever its JSON says: a disk left mounted would outlive us. */
+    if (sb->dir[0] == '/' && (e = sandbox_disk_remove(sb->dir, purge, err)) < 0)
+        return e;
     if (purge && sb->dir[0] == '/' && strlen(sb->dir) > 1) {
         /* FTW_PHYS: symlinks the sandbox left are removed, never followed. */
         if (nftw(sb->dir, rm_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0 && errno != ENOENT)
@@ -619,6 +663,11 @@ sandbox_usage(const sandbox_t *sb)
         json_set_int(o, "cgroup_version", 0);
     }
     json_set_bool(o, "alive", provider_generic_alive(sb) == 1);
+    int64_t used, size;
+    if (sb->disk_bytes && sandbox_disk_usage(sb->dir, &used, &size) == 0) {
+        json_set_int(o, "disk_used_bytes", used);
+        json_set_int(o, "disk_size_bytes", size);
+    }
     free(cg);
     return o;
 }

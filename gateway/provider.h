@@ -28,6 +28,8 @@ typedef struct {
     int64_t memory_bytes;   /* 0 = no limit */
     int64_t cpu_millicores; /* 1000 = one core; 0 = no limit */
     int64_t pids_max;       /* 0 = no limit */
+    int64_t disk_bytes;     /* the sandbox's own filesystem for /workspace, /tmp, /var/tmp
+                             * (sandbox_disk.h); 0 = none: workspace on the host's disk */
     bool network;           /* false (default): own empty network namespace, loopback only */
     const char *state_dir;  /* host directory for this provider's sandboxes (workspaces, sockets) */
     const char *executor_path; /* host path of the sandpipe-executor binary */
@@ -46,7 +48,8 @@ typedef struct {
     char cgroup[PATH_MAX];      /* "sandpipe/<id>", relative to the controllers' roots (or to the
                                  * gateway's own cgroup where those are not writable), "" if none */
     int cgroup_version;         /* 0 none, 1, 2 */
-    char warning[256];          /* set by create when isolation is degraded (log it); not stored */
+    int64_t disk_bytes;         /* size of its own filesystem at <dir>/disk; 0 = none */
+    char warning[256];          /* set by create when isolation is degraded (log it) */
 } sandbox_t;
 
 typedef struct provider provider_t;
@@ -68,13 +71,14 @@ extern const provider_t provider_local;
 
 const provider_t *provider_find(const char *name);
 
-/* Plain-data round trip (for Redis): every field except warning. to_json returns a new object;
+/* Plain-data round trip (for Redis), every field. to_json returns a new object;
  * from_json validates types and lengths and returns 0 or -ERR_BAD_REQ with err set. */
 json_object *sandbox_to_json(const sandbox_t *sb);
 int sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err);
 
 /* Health readings: {"alive", "cgroup_version", "memory_bytes", "pids", "cpu_usage_usec", ...}
- * (cgroup_usage's fields where there is a cgroup). New object. */
+ * (cgroup_usage's fields where there is a cgroup), "disk_used_bytes" and "disk_size_bytes"
+ * where it has its own disk. New object. */
 json_object *sandbox_usage(const sandbox_t *sb);
 
 /* ---- shared by the provider implementations (provider.c) ---- */
@@ -85,7 +89,10 @@ json_object *sandbox_usage(const sandbox_t *sb);
 
 /* Validates spec (id, state_dir, executor_path) and creates <state_dir>/<id> (0711),
  * <id>/ctl (0700) owned by the gateway's user and <id>/workspace owned by ws_uid:ws_gid; fills
- * sb's id, dir, workspace, socket_path. Returns 0 or < 0 with err set. */
+ * sb's id, dir, workspace, socket_path. With spec->disk_bytes, the workspace (and tmp/,
+ * var-tmp/) are on the sandbox's own disk, <dir>/disk (sandbox_disk.h; sb->disk_bytes set);
+ * where this host cannot make one, the workspace is <dir>/workspace as without, and
+ * sb->warning says so. Returns 0 or < 0 with err set (nothing mounted then). */
 int provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, uid_t ws_uid, gid_t ws_gid,
                      err_t *err);
 
@@ -119,7 +126,8 @@ void provider_env_free(char **envp);
 /* 0 when env (may be NULL) is an object of valid NAME: "string" pairs, else -ERR_BAD_REQ. */
 int provider_env_check(json_object *env, err_t *err);
 
-/* The generic destroy / alive / pause / resume both providers use. */
+/* The generic destroy / alive / pause / resume both providers use. destroy unmounts the
+ * sandbox's disk (and with purge removes its image). */
 int provider_generic_destroy(const sandbox_t *sb, bool purge, err_t *err);
 int provider_generic_alive(const sandbox_t *sb);
 int provider_generic_pause(const sandbox_t *sb, err_t *err);

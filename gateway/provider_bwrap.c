@@ -3,8 +3,10 @@
  * The sandbox: user, pid, ipc, uts, mount, cgroup (where supported) and, unless spec->network,
  * net namespaces; uid/gid 1000 and hostname "sandbox" inside; a fresh root with /usr read-only,
  * /bin, /lib, /lib64, /sbin as the host has them (symlinks or read-only binds), a curated /etc
- * (no shadow, no private keys) plus generated passwd/group/hosts/hostname, fresh /proc, /dev
- * and /tmp; <dir>/workspace at /workspace and the executor ro-bound at
+ * (no shadow, no private keys) plus generated passwd/group/hosts/hostname, fresh /proc and /dev
+ * (read-only, with a size-bounded /dev/shm) under a read-only root; the sandbox's own disk
+ * (sandbox_disk.h: its workspace, tmp, var-tmp at /workspace, /tmp, /var/tmp) or, without one,
+ * <dir>/workspace and size-bounded tmpfs; the executor ro-bound at
  * /opt/sandpipe/sandpipe-executor.
  *
  * Nothing the sandbox can read names a host path of ours: bwrap's options come from a memfd
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include "provider.h"
+#include "sandbox_disk.h"
 #include "xalloc.h"
 
 #define SANDBOX_UID     "1000"
@@ -126,6 +129,21 @@ find_bwrap(char *out, size_t n)
 /* fds of the bwrap process (provider_spawn places pass[i] at 3 + i). */
 enum { FD_ARGS = 3, FD_LISTEN, FD_ETC, FD_COUNT = FD_ETC + 4 };
 
+/* A quarter of the memory limit (1 GiB without one) for each bounded tmpfs. */
+static int64_t
+tmpfs_bytes(const sandbox_spec_t *spec)
+{
+    return spec->memory_bytes > 0 ? spec->memory_bytes / 4 : 1LL << 30;
+}
+
+static void
+tmpfs(argv_t *a, const char *size, const char *where)
+{
+    args(a, "--perms", "1777", NULL);
+    args(a, "--size", size, NULL);
+    args(a, "--tmpfs", where, NULL);
+}
+
 /* bwrap's options, all of them read from FD_ARGS (see the file header). */
 static void
 build_options(const sandbox_spec_t *spec, const sandbox_t *sb, argv_t *a)
@@ -170,10 +188,27 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, argv_t *a)
     }
     args(a, "--proc", "/proc", NULL);
     args(a, "--dev", "/dev", NULL);
-    args(a, "--tmpfs", "/tmp", NULL);
-    args(a, "--tmpfs", "/var/tmp", NULL);
+    /* A tmpfs is memory charged to the sandbox: bounded, so filling one gives ENOSPC, never an
+     * OOM kill of everything (docs/operations.md). /tmp and /var/tmp are on the sandbox's own
+     * disk where it has one. */
+    char size[32], p[PATH_MAX + 32];
+    snprintf(size, sizeof size, "%lld", (long long)tmpfs_bytes(spec));
+    tmpfs(a, size, "/dev/shm");
+    if (sb->disk_bytes > 0) {
+        snprintf(p, sizeof p, "%s/" SANDBOX_DISK_MOUNT "/tmp", sb->dir);
+        args(a, "--bind", p, "/tmp");
+        snprintf(p, sizeof p, "%s/" SANDBOX_DISK_MOUNT "/var-tmp", sb->dir);
+        args(a, "--bind", p, "/var/tmp");
+    } else {
+        tmpfs(a, size, "/tmp");
+        tmpfs(a, size, "/var/tmp");
+    }
     args(a, "--bind", sb->workspace, "/workspace");
     args(a, "--ro-bind", spec->executor_path, EXECUTOR_INSIDE);
+    /* The root and /dev are tmpfs too, unbounded: read-only once everything is mounted on them
+     * (what is bound above keeps its own mode). */
+    args(a, "--remount-ro", "/dev", NULL);
+    args(a, "--remount-ro", "/", NULL);
     args(a, "--chdir", "/workspace", NULL);
 }
 

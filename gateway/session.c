@@ -163,6 +163,8 @@ session_describe(const gw_session_t *s)
     json_set_str(o, "idle_action", s->idle_pause ? "pause" : "stop");
     json_set_int(o, "max_lifetime", s->max_lifetime);
     json_set(o, "idle_seconds", json_object_new_double(gw_now() - s->last_activity));
+    if (s->sb.warning[0]) /* degraded isolation: no cgroup, no disk limit (provider.h) */
+        json_set_str(o, "warning", s->sb.warning);
     return o;
 }
 
@@ -324,8 +326,8 @@ session_create(json_object *params, const char *owner, session_ready_cb cb, void
     /* Custom limits need a sandbox made for them; the pool serves the default ones (env is
      * applied to a warm sandbox once claimed). */
     bool custom = json_get(params, "memory") || json_get(params, "cpu") ||
-                  json_get(params, "pids") || json_get(params, "network") ||
-                  json_get_int(params, "resource_factor", 1) != 1;
+                  json_get(params, "pids") || json_get(params, "disk") ||
+                  json_get(params, "network") || json_get_int(params, "resource_factor", 1) != 1;
     if (custom)
         on_claimed(s, NULL);
     else

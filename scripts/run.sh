@@ -141,6 +141,8 @@ stop() {
         id=${d##*/}
         for c in memory pids cpu cpuacct freezer; do rmdir "/sys/fs/cgroup/$c/sandpipe/$id" 2>/dev/null; done
         rmdir "/sys/fs/cgroup/sandpipe/$id" 2>/dev/null
+        # Its own disk is mounted on the host (docs/operations.md, "Limits"): unmount first.
+        if mountpoint -q "$d/disk"; then umount -l "$d/disk" 2>/dev/null; fi
         rm -rf "$d"
     done
     [ ${#pids[@]} -gt 0 ] && stop_groups "${pids[0]}"

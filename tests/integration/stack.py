@@ -1,6 +1,7 @@
 """Starts the real parts for gateway tests: a redis-server and sandpipe-gateway on free
 loopback ports, with real sandboxes (bwrap by default) running the real executor."""
 import os
+import re
 import shutil
 import signal
 import socket
@@ -96,7 +97,7 @@ def kill_sandboxes(state_dir):
 
 
 class Stack:
-    def __init__(self, provider=None, pool=2, extra=(), redis=True):
+    def __init__(self, provider=None, pool=2, extra=(), redis=True, wrap=()):
         self.tmp = tempfile.mkdtemp(prefix="sp-stack-")
         self.provider = provider or os.environ.get("SANDPIPE_TEST_PROVIDER", "bwrap")
         self.secret_file = os.path.join(self.tmp, "secret")
@@ -112,6 +113,7 @@ class Stack:
         self.port = free_port()
         self.pool = pool
         self.extra = list(extra)
+        self.wrap = list(wrap)  # a command the gateway runs under (e.g. unshare), or nothing
         self.gw = None
         self.start_gateway()
 
@@ -133,7 +135,7 @@ class Stack:
     def start_gateway(self, wait=True):
         self.log = open(os.path.join(self.tmp, "gateway.log"), "a")
         self.gw = subprocess.Popen(
-            [os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{self.port}",
+            [*self.wrap, os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{self.port}",
              "--redis", "unix:" + self.redis_sock, "--provider", self.provider,
              "--state-dir", self.state_dir, "--secret-file", self.secret_file,
              "--pool", str(self.pool), "--id", "gw-test", *self.extra,
@@ -194,11 +196,32 @@ class Stack:
             except subprocess.TimeoutExpired:
                 self.gw.kill()
         kill_sandboxes(self.state_dir)
+        # Sandboxes' own disks (loop-mounted images) are mounted on the host: unmount them, or
+        # rmtree would leave their mounts and loop devices behind.
+        unmount_under(self.tmp)
         if self.redis_proc:
             self.redis_proc.terminate()
             self.redis_proc.wait(5)
         self.log.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def mounts_under(path):
+    """Mount points at or below path, from /proc/self/mountinfo, deepest first."""
+    path = os.path.realpath(path)
+    found = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            mp = line.split()[4]
+            mp = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), mp)
+            if mp == path or mp.startswith(path + "/"):
+                found.append(mp)
+    return sorted(found, key=len, reverse=True)
+
+
+def unmount_under(path):
+    for mp in mounts_under(path):
+        subprocess.run(["umount", "-l", mp], capture_output=True)
 
 
 def run_action(ws, command, ident="a", timeout=30, **args):

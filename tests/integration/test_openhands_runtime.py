@@ -102,7 +102,9 @@ class RuntimeServer(unittest.TestCase):
         for k in ("total", "used", "free"):
             self.assertIsInstance(disk[k], int, k)
         self.assertIsInstance(disk["percent"], float)
-        st = os.statvfs(self.s.tmp)  # the sandbox's workspace is a directory of this filesystem
+        # the filesystem of the sandbox's workspace: its own disk (docs/operations.md, "Limits")
+        sb = json.loads(self.s.redis("HGET", f"sp:session:{{{self.sid}}}", "sandbox"))
+        st = os.statvfs(sb["workspace"])
         self.assertEqual(disk["total"], st.f_blocks * st.f_frsize)
         self.assertGreater(disk["used"], 0)
         self.assertLessEqual(disk["used"] + disk["free"], disk["total"])

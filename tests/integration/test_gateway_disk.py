@@ -95,7 +95,7 @@ class DiskQuotaTest(StackCase):
             time.sleep(0.2)
         self.assertLess(os.stat(img).st_blocks * 512, 8 * MiB)
         # the sandbox cannot write anywhere else: / and /dev are read-only
-        _, out, obs = run(ws, "touch /x /dev/x /run/x 2>&1; echo done")
+        _, out, obs = run(ws, "touch /x /dev/x /etc/x 2>&1; echo done")
         self.assertEqual(out.count("Read-only file system"), 3, out)
         # deleting the session unmounts the disk, detaches the loop device, removes the image
         c = self.ws("/ws/control")

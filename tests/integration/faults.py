@@ -11,6 +11,7 @@ import time
 
 from apistack import ApiStack
 from resp import Redis
+from stack import unmount_under
 from wsclient import WS, HandshakeError
 
 
@@ -306,6 +307,7 @@ class FaultStack(ApiStack):
         for f in (getattr(self, "log", None), getattr(self, "api_log", None)):
             if f:
                 f.close()
+        unmount_under(self.tmp)  # sandboxes' own disks, or rmtree would leave them mounted
         shutil.rmtree(self.tmp, ignore_errors=True)
         self.tmp = None
 

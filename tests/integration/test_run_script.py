@@ -13,7 +13,7 @@ import time
 import unittest
 
 from spexec import MODE, ROOT
-from stack import free_port
+from stack import free_port, unmount_under
 from wsclient import WS
 
 STOP_BOUND = 60  # seconds: generous, the point is that stopping ends
@@ -128,6 +128,7 @@ class RunScriptStops(unittest.TestCase):
                 os.kill(p, signal.SIGKILL)
             except OSError:
                 pass
+        unmount_under(self.tmp)  # sandboxes' own disks, when a failed test left them
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def wait_for_banner(self, read_output):

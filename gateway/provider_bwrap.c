@@ -129,11 +129,12 @@ find_bwrap(char *out, size_t n)
 /* fds of the bwrap process (provider_spawn places pass[i] at 3 + i). */
 enum { FD_ARGS = 3, FD_LISTEN, FD_ETC, FD_COUNT = FD_ETC + 4 };
 
-/* A quarter of the memory limit (1 GiB without one) for each bounded tmpfs. */
+/* A quarter of the memory limit (1 GiB without one, 1 MiB at least) for each bounded tmpfs. */
 static int64_t
 tmpfs_bytes(const sandbox_spec_t *spec)
 {
-    return spec->memory_bytes > 0 ? spec->memory_bytes / 4 : 1LL << 30;
+    int64_t quarter = spec->memory_bytes / 4;
+    return spec->memory_bytes <= 0 ? 1LL << 30 : quarter < (1 << 20) ? 1 << 20 : quarter;
 }
 
 static void

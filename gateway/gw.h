@@ -31,8 +31,11 @@ typedef struct {
     int64_t default_memory;    /* per-sandbox defaults */
     int64_t default_pids;
     int64_t default_cpu;
-    int64_t default_disk; /* each sandbox's own filesystem (sandbox_disk.h); 0 = none */
-    int64_t max_disk;     /* largest disk a session may ask for */
+    int64_t default_disk;      /* each sandbox's own filesystem (sandbox_disk.h); 0 = none */
+    int64_t max_disk;          /* largest disk a session may ask for */
+    uint32_t sandbox_uid_base; /* host uids of bwrap sandboxes (0 count: the default range) */
+    uint32_t sandbox_uid_count;
+    bool sandbox_shared_uid; /* --sandbox-uids off: sandboxes run as the gateway's uid */
 } gw_config_t;
 
 typedef struct {

@@ -74,7 +74,29 @@ usage(FILE *f)
             "  --memory BYTES --cpu MILLICORES --pids N   default sandbox limits\n"
             "  --disk BYTES             each sandbox's own disk for /workspace, /tmp, /var/tmp\n"
             "                           (sparse; default 10 GiB; 0 = none: host disk, tmpfs)\n"
-            "  --disk-max BYTES         largest disk per session (default 16 x --disk)\n");
+            "  --disk-max BYTES         largest disk per session (default 16 x --disk)\n"
+            "  --sandbox-uids BASE:COUNT|off  host uids for bwrap sandboxes, one each (default "
+            "1900000000:65536); off: the gateway's uid\n");
+}
+
+/* --sandbox-uids BASE:COUNT|off */
+static int
+parse_uid_range(const char *arg, gw_config_t *cfg)
+{
+    if (strcmp(arg, "off") == 0) {
+        cfg->sandbox_shared_uid = true;
+        return 0;
+    }
+    char *end;
+    unsigned long long base = strtoull(arg, &end, 10), count;
+    if (*end != ':')
+        return -1;
+    count = strtoull(end + 1, &end, 10);
+    if (*end || base == 0 || count == 0 || base + count > 0x7fffffffULL)
+        return -1;
+    cfg->sandbox_uid_base = (uint32_t)base;
+    cfg->sandbox_uid_count = (uint32_t)count;
+    return 0;
 }
 
 static void
@@ -153,6 +175,7 @@ main(int argc, char **argv)
                                          {"pids", required_argument, 0, 'D'},
                                          {"disk", required_argument, 0, 'S'},
                                          {"disk-max", required_argument, 0, 'X'},
+                                         {"sandbox-uids", required_argument, 0, 'U'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     gw_config_t *cfg = &g_gw.cfg;
@@ -199,6 +222,12 @@ main(int argc, char **argv)
         case 'D': cfg->default_pids = atoll(optarg); break;
         case 'S': cfg->default_disk = atoll(optarg); break;
         case 'X': cfg->max_disk = atoll(optarg); break;
+        case 'U':
+            if (parse_uid_range(optarg, cfg) < 0) {
+                fprintf(stderr, "sandpipe-gateway: --sandbox-uids takes BASE:COUNT or off\n");
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -246,7 +275,7 @@ main(int argc, char **argv)
         fprintf(stderr, "sandpipe-gateway: %s\n", err.msg);
         return 1;
     }
-    mkdir(cfg->state_dir, 0755);
+    mkdir(cfg->state_dir, 0711); /* searchable by the sandboxes' uids, not listable */
     signal(SIGPIPE, SIG_IGN);
     /* One fd per client and per executor: take all the descriptors we are allowed. */
     struct rlimit rl;

@@ -80,6 +80,9 @@ pool_create_sandbox(const char *profile, json_object *params, sandbox_t *out, er
         .network = json_get_bool(params, "network", false),
         .state_dir = g_gw.cfg.state_dir,
         .executor_path = g_gw.cfg.executor_path,
+        .uid_base = g_gw.cfg.sandbox_uid_base,
+        .uid_count = g_gw.cfg.sandbox_uid_count,
+        .shared_uid = g_gw.cfg.sandbox_shared_uid,
     };
     const char *pname = json_get_str(params, "provider", g_gw.cfg.provider);
     const provider_t *p = provider_find(pname);

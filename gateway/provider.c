@@ -1,6 +1,7 @@
 /* provider.c — what every provider shares: lookup by name, sandbox_t <-> JSON, the on-disk
- * layout, the detached spawn (double fork, own session, cgroup joined before exec), and the
- * generic destroy/alive/pause/resume built on cgroup.c and /proc.
+ * layout (and the sandbox's uid, sandbox_uid.c), the executor's listening socket, the detached
+ * spawn (double fork, own session, cgroup joined and uid switched before exec), and the generic
+ * destroy/pause/resume built on cgroup.c and provider_proc.c. The environment: provider_env.c.
  *
  * Sandboxes are never our children for long: the intermediate child exits at once, so the
  * sandbox is reparented to init (or the nearest subreaper) and outlives the gateway. We only
@@ -10,12 +11,12 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -26,6 +27,7 @@
 #include "cgroup.h"
 #include "json_util.h"
 #include "sandbox_disk.h"
+#include "sandbox_uid.h"
 #include "xalloc.h"
 
 const provider_t *
@@ -56,6 +58,8 @@ sandbox_to_json(const sandbox_t *sb)
     json_set_int(o, "disk_bytes", sb->disk_bytes);
     if (sb->warning[0])
         json_set_str(o, "warning", sb->warning);
+    json_set_int(o, "uid", sb->uid);
+    json_set_int(o, "gid", sb->gid);
     return o;
 }
 
@@ -86,7 +90,7 @@ sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
         copy_str(o, "cgroup", sb->cgroup, sizeof sb->cgroup, false, err) < 0 ||
         copy_str(o, "warning", sb->warning, sizeof sb->warning, false, err) < 0)
         return -ERR_BAD_REQ;
-    const char *ints[] = {"pid", "start_time", "cgroup_version", "disk_bytes"};
+    const char *ints[] = {"pid", "start_time", "cgroup_version", "disk_bytes", "uid", "gid"};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         json_object *v = json_get(o, ints[i]);
         if (v && !json_object_is_type(v, json_type_int))
@@ -98,6 +102,12 @@ sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
         return err_set(err, ERR_BAD_REQ,
                        "sandbox: pid, start_time, cgroup_version or disk_bytes out of range");
     sb->disk_bytes = disk;
+    /* A record without them is from before per-sandbox uids: the gateway's (root's). */
+    int64_t uid = json_get_int(o, "uid", 0), gid = json_get_int(o, "gid", 0);
+    if (uid < 0 || uid >= UINT32_MAX || gid < 0 || gid >= UINT32_MAX)
+        return err_set(err, ERR_BAD_REQ, "sandbox: uid or gid out of range");
+    sb->uid = (uid_t)uid;
+    sb->gid = (gid_t)gid;
     sb->pid = (pid_t)pid;
     sb->start_time = (uint64_t)st;
     sb->cgroup_version = (int)ver;
@@ -106,108 +116,6 @@ sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
      * nothing there and its session is reported disconnected). */
     sandbox_socket_path(sb);
     return 0;
-}
-
-/* ---- /proc ---- */
-
-/* State letter and start time of pid from /proc/<pid>/stat; -ENOENT when gone. */
-static int
-proc_stat(pid_t pid, char *state, uint64_t *start, pid_t *ppid)
-{
-    char p[64], buf[1024];
-    snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -ENOENT;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -ENOENT;
-    buf[n] = '\0';
-    char *s = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
-    if (!s || s[1] != ' ')
-        return -EIO;
-    /* Fields after comm start at 3 (state); starttime is field 22. */
-    char *save = NULL, *t = strtok_r(s + 2, " ", &save);
-    for (int field = 3; t; field++, t = strtok_r(NULL, " ", &save)) {
-        if (field == 3 && state)
-            *state = t[0];
-        else if (field == 4 && ppid)
-            *ppid = (pid_t)strtol(t, NULL, 10);
-        else if (field == 22) {
-            if (start)
-                *start = strtoull(t, NULL, 10);
-            return 0;
-        }
-    }
-    return -EIO;
-}
-
-int
-provider_generic_alive(const sandbox_t *sb)
-{
-    char state = 0;
-    uint64_t start = 0;
-    if (sb->pid <= 0 || proc_stat(sb->pid, &state, &start, NULL) < 0)
-        return 0;
-    if (state == 'Z' || state == 'X')
-        return 0;
-    return sb->start_time == 0 || start == sb->start_time;
-}
-
-/* Pids of every descendant of root (and root), from one scan of /proc. Caller frees. */
-static size_t
-proc_tree(pid_t root, pid_t **out)
-{
-    size_t n = 0, cap = 64;
-    pid_t *pids = xmalloc(cap * sizeof *pids), *parents = xmalloc(cap * sizeof *parents);
-    DIR *d = opendir("/proc");
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-        pid_t pid = (pid_t)strtol(de->d_name, NULL, 10), pp = 0;
-        if (pid <= 0 || proc_stat(pid, NULL, NULL, &pp) < 0)
-            continue;
-        if (n == cap) {
-            cap *= 2;
-            pids = xrealloc(pids, cap * sizeof *pids);
-            parents = xrealloc(parents, cap * sizeof *parents);
-        }
-        pids[n] = pid;
-        parents[n++] = pp;
-    }
-    if (d)
-        closedir(d);
-    /* Breadth-first over the parent links: tree[0..m) holds root and what we reached. */
-    pid_t *tree = xmalloc((n + 1) * sizeof *tree);
-    size_t m = 0;
-    tree[m++] = root;
-    for (size_t i = 0; i < m; i++)
-        for (size_t j = 0; j < n; j++)
-            if (parents[j] == tree[i] && pids[j] != root)
-                tree[m++] = pids[j];
-    free(pids);
-    free(parents);
-    *out = tree;
-    return m;
-}
-
-/* Without a cgroup: stop the whole tree (no more forks), collect it again, then SIGKILL it. */
-static void
-kill_tree(const sandbox_t *sb)
-{
-    for (int round = 0; round < 20 && provider_generic_alive(sb); round++) {
-        pid_t *tree;
-        size_t n = proc_tree(sb->pid, &tree);
-        for (size_t i = 0; i < n; i++)
-            kill(tree[i], SIGSTOP);
-        free(tree);
-        n = proc_tree(sb->pid, &tree);
-        for (size_t i = 0; i < n; i++)
-            kill(tree[i], SIGKILL);
-        free(tree);
-        struct timespec ts = {0, 10 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
 }
 
 /* ---- layout ---- */
@@ -269,8 +177,51 @@ prepare_workspace(const sandbox_spec_t *spec, sandbox_t *sb, uid_t uid, gid_t gi
     return mkdir_owned(sb->workspace, 0755, uid, gid, err);
 }
 
+/* The uid the sandbox runs as: its own from the range, or the gateway's. */
+static int
+choose_uid(const sandbox_spec_t *spec, sandbox_t *sb, bool own_uid, const char *state_dir,
+           err_t *err)
+{
+    sb->uid = geteuid();
+    sb->gid = getegid();
+    if (!own_uid || spec->shared_uid)
+        return 0;
+    if (geteuid() != 0) {
+        char w[64];
+        snprintf(w, sizeof w, "gateway not root: the sandbox runs as its uid %u",
+                 (unsigned)geteuid());
+        add_warning(sb, w);
+        return 0;
+    }
+    /* bwrap runs as that uid and starts in <dir>: the state directory and its parents must
+     * be searchable by every user, and ours is not listable (0711): sandboxes' ids and
+     * directories are no business of other users. */
+    struct stat st;
+    if (stat(state_dir, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0777) != 0711)
+        chmod(state_dir, 0711);
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s", state_dir);
+    for (char *s = p + strlen(p); s; s = strrchr(p, '/')) {
+        *s = '\0';
+        if (stat(p[0] ? p : "/", &st) < 0 || !(st.st_mode & S_IXOTH))
+            return err_set(err, EACCES,
+                           "%s must be searchable by every user (o+x): sandboxes run as their "
+                           "own uid",
+                           p[0] ? p : "/");
+    }
+    uid_t u;
+    int e =
+        sandbox_uid_claim(state_dir, sb->id, spec->uid_count ? spec->uid_base : PROVIDER_UID_BASE,
+                          spec->uid_count ? spec->uid_count : PROVIDER_UID_COUNT, &u, err);
+    if (e < 0)
+        return e;
+    sb->uid = u;
+    sb->gid = (gid_t)u;
+    return 0;
+}
+
 int
-provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, uid_t ws_uid, gid_t ws_gid, err_t *err)
+provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, bool own_uid, err_t *err)
 {
     if (!valid_id(spec->id))
         return err_set(err, ERR_BAD_REQ, "sandbox id must be 1-48 of [A-Za-z0-9_-]");
@@ -298,9 +249,16 @@ provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, uid_t ws_uid, gid_t 
                        errno == EEXIST ? "exists (id in use or not purged)" : strerror(errno));
     int e;
     if ((e = mkdir_owned(sb->dir, 0711, geteuid(), getegid(), err)) < 0 ||
-        (e = mkdir_owned(ctl, 0700, geteuid(), getegid(), err)) < 0)
+        (e = mkdir_owned(ctl, 0700, geteuid(), getegid(), err)) < 0 ||
+        (e = choose_uid(spec, sb, own_uid, real, err)) < 0 ||
+        /* Its own uid alone (and root) may enter <dir>: no other sandbox's uid reaches its
+         * workspace, disk, tmp or log, whatever their modes. */
+        (sb->uid != geteuid() && (e = mkdir_owned(sb->dir, 0710, geteuid(), sb->gid, err)) < 0) ||
+        (e = prepare_workspace(spec, sb, sb->uid, sb->gid, err)) < 0) {
+        provider_generic_destroy(sb, true, NULL); /* ours, just made: nothing runs in it */
         return e;
-    return prepare_workspace(spec, sb, ws_uid, ws_gid, err); /* last: nothing fails after it */
+    }
+    return 0;
 }
 
 int
@@ -338,105 +296,16 @@ provider_listen(const sandbox_t *sb, err_t *err)
     return e < 0 ? e : fd;
 }
 
-int
-provider_memfd(const char *name, const void *data, size_t len, err_t *err)
-{
-    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0)
-        return err_set(err, errno, "memfd_create: %s", strerror(errno));
-    for (size_t off = 0; off < len;) {
-        ssize_t n = write(fd, (const char *)data + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            int e = err_set(err, errno ? errno : EIO, "memfd write: %s", strerror(errno));
-            close(fd);
-            return e;
-        }
-        off += (size_t)n;
-    }
-    /* Read-only from here: whoever reads it sees exactly what was written. */
-    if (lseek(fd, 0, SEEK_SET) < 0 ||
-        fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK) < 0) {
-        int e = err_set(err, errno, "memfd seal: %s", strerror(errno));
-        close(fd);
-        return e;
-    }
-    return fd;
-}
-
-/* ---- environment ---- */
-
-static void
-env_put(char ***envp, size_t *n, const char *key, const char *val)
-{
-    size_t kl = strlen(key);
-    for (size_t i = 0; i < *n; i++) {
-        if (strncmp((*envp)[i], key, kl) == 0 && (*envp)[i][kl] == '=') {
-            free((*envp)[i]);
-            (*envp)[i] = xasprintf("%s=%s", key, val);
-            return;
-        }
-    }
-    *envp = xrealloc(*envp, (*n + 2) * sizeof **envp);
-    (*envp)[(*n)++] = xasprintf("%s=%s", key, val);
-    (*envp)[*n] = NULL;
-}
-
-int
-provider_env_check(json_object *env, err_t *err)
-{
-    if (!env)
-        return 0;
-    if (!json_object_is_type(env, json_type_object))
-        return err_set(err, ERR_BAD_REQ, "env must be an object of strings");
-    json_object_object_foreach(env, key, val)
-    {
-        bool ok = key[0] && !(key[0] >= '0' && key[0] <= '9');
-        for (const char *p = key; ok && *p; p++)
-            ok = *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                 (*p >= '0' && *p <= '9');
-        if (!ok || !json_object_is_type(val, json_type_string) ||
-            strlen(json_object_get_string(val)) != (size_t)json_object_get_string_len(val))
-            return err_set(err, ERR_BAD_REQ,
-                           "env: bad variable '%.64s' (names match [A-Za-z_][A-Za-z0-9_]*, "
-                           "values are strings without NUL)",
-                           key);
-    }
-    return 0;
-}
-
-char **
-provider_env_new(const sandbox_spec_t *spec, const char *home, err_t *err)
-{
-    char **envp = xcalloc(1, sizeof *envp);
-    size_t n = 0;
-    env_put(&envp, &n, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-    env_put(&envp, &n, "HOME", home);
-    env_put(&envp, &n, "LANG", "C.UTF-8");
-    env_put(&envp, &n, "TERM", "xterm-256color");
-    if (provider_env_check(spec->env, err) < 0) {
-        provider_env_free(envp);
-        return NULL;
-    }
-    if (spec->env) {
-        json_object_object_foreach(spec->env, key, val)
-            env_put(&envp, &n, key, json_object_get_string(val));
-    }
-    return envp;
-}
-
-void
-provider_env_free(char **envp)
-{
-    for (size_t i = 0; envp && envp[i]; i++)
-        free(envp[i]);
-    free(envp);
-}
-
 /* ---- detached spawn ---- */
 
-enum { REC_PID = 1, REC_ERRNO_CGROUP, REC_ERRNO_EXEC, REC_ERRNO_FORK, REC_ERRNO_SETUP };
+enum {
+    REC_PID = 1,
+    REC_ERRNO_CGROUP,
+    REC_ERRNO_EXEC,
+    REC_ERRNO_FORK,
+    REC_ERRNO_SETUP,
+    REC_ERRNO_USER
+};
 typedef struct {
     int32_t kind, value;
 } spawn_rec_t;
@@ -451,13 +320,21 @@ send_rec(int fd, int kind, int value)
 
 /* The grandchild: runs between fork() and exec(); async-signal-safe calls only. */
 static void __attribute__((noreturn))
-spawn_child(int status_fd, int log_fd, int null_fd, const cgroup_t *cg, char *const argv[],
-            char *const envp[], const char *cwd, const int *pass, int npass)
+spawn_child(int status_fd, int log_fd, int null_fd, const cgroup_t *cg, const sandbox_t *sb,
+            char *const argv[], char *const envp[], const char *cwd, const int *pass, int npass)
 {
     setsid(); /* its own session and process group: kill(-pid) reaches what did not move */
     int e = cgroup_enter(cg, 0);
     if (e < 0) {
         send_rec(status_fd, REC_ERRNO_CGROUP, -e);
+        _exit(127);
+    }
+    /* In its cgroup (joined as root), then the sandbox's user for good: no groups, all three
+     * ids, so nothing can switch back. */
+    if (sb->uid != geteuid() &&
+        (setgroups(0, NULL) < 0 || setresgid(sb->gid, sb->gid, sb->gid) < 0 ||
+         setresuid(sb->uid, sb->uid, sb->uid) < 0)) {
+        send_rec(status_fd, REC_ERRNO_USER, errno);
         _exit(127);
     }
     sigset_t all;
@@ -528,7 +405,7 @@ provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[], ch
         setsid(); /* leave the gateway's session and terminal */
         pid_t pid = fork();
         if (pid == 0)
-            spawn_child(fds[1], log_fd, null_fd, cg, argv, envp, cwd, pass_fds, npass);
+            spawn_child(fds[1], log_fd, null_fd, cg, sb, argv, envp, cwd, pass_fds, npass);
         if (pid < 0)
             send_rec(fds[1], REC_ERRNO_FORK, errno);
         else
@@ -553,8 +430,8 @@ provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[], ch
             fail_kind = r.kind, fail_errno = r.value;
     }
     if (fail_kind || pid <= 0) {
-        static const char *const step[] = {"",     "",     "join cgroup",
-                                           "exec", "fork", "set up stdio/cwd"};
+        static const char *const step[] = {
+            "", "", "join cgroup", "exec", "fork", "set up stdio/cwd", "switch to the sandbox uid"};
         e = err_set(err, fail_errno ? fail_errno : EIO, "spawn %s: %s failed: %s", argv[0],
                     fail_kind ? step[fail_kind] : "start", strerror(fail_errno ? fail_errno : EIO));
         if (pid > 0)
@@ -562,7 +439,7 @@ provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[], ch
         goto out;
     }
     sb->pid = pid;
-    proc_stat(pid, NULL, &sb->start_time, NULL);
+    provider_proc_stat(pid, NULL, &sb->start_time, NULL);
     e = 0;
 out:
     if (e < 0 && cg->version) {
@@ -607,7 +484,7 @@ provider_generic_destroy(const sandbox_t *sb, bool purge, err_t *err)
             e = cgroup_remove(cg, err);
     }
     if (provider_generic_alive(sb))
-        kill_tree(sb); /* no cgroup, or it failed: the process tree as /proc shows it */
+        provider_kill_tree(sb); /* no cgroup, or it failed: the process tree as /proc shows it */
     if (e >= 0 && provider_generic_alive(sb))
         e = err_set(err, EBUSY, "sandbox %s: pid %d survived SIGKILL", sb->id, (int)sb->pid);
     free(cg);
@@ -622,6 +499,13 @@ provider_generic_destroy(const sandbox_t *sb, bool purge, err_t *err)
             return err_set(err, errno, "purge %s: %s", sb->dir, strerror(errno));
         if (access(sb->dir, F_OK) == 0)
             return err_set(err, ENOTEMPTY, "purge %s: could not remove everything", sb->dir);
+        /* The uid goes back to the range only with the last file it owned. */
+        char *slash = strrchr(sb->dir, '/');
+        if (sb->uid != geteuid() && slash) {
+            char state[PATH_MAX];
+            snprintf(state, sizeof state, "%.*s", (int)(slash - sb->dir), sb->dir);
+            sandbox_uid_release(state[0] ? state : "/", sb->id, sb->uid);
+        }
     }
     return 0;
 }

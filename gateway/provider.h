@@ -33,7 +33,18 @@ typedef struct {
     bool network;           /* false (default): own empty network namespace, loopback only */
     const char *state_dir;  /* host directory for this provider's sandboxes (workspaces, sockets) */
     const char *executor_path; /* host path of the sandpipe-executor binary */
+    /* Host uids for bwrap sandboxes: each gets its own uid (= gid) from [uid_base, uid_base +
+     * uid_count), claimed in <state_dir>/uids. uid_count 0: PROVIDER_UID_BASE/COUNT.
+     * shared_uid: run as the gateway's uid instead (hosts without unprivileged user
+     * namespaces; the sandbox's processes are then the gateway's user outside their
+     * namespaces). A gateway that is not root always shares its uid (sb->warning says so). */
+    uid_t uid_base;
+    uint32_t uid_count;
+    bool shared_uid;
 } sandbox_spec_t;
+
+#define PROVIDER_UID_BASE  1900000000u /* default range: pick one no user or subuid map uses */
+#define PROVIDER_UID_COUNT 65536u
 
 typedef struct {
     char id[64];
@@ -45,11 +56,14 @@ typedef struct {
     char socket_path[PATH_MAX]; /* <dir>/ctl/executor.sock, host-only; derived from dir by
                                  * sandbox_from_json, never read from the record */
     char workspace[PATH_MAX];   /* host path of the workspace directory */
-    char cgroup[PATH_MAX];      /* "sandpipe/<id>", relative to the controllers' roots (or to the
-                                 * gateway's own cgroup where those are not writable), "" if none */
-    int cgroup_version;         /* 0 none, 1, 2 */
-    int64_t disk_bytes;         /* size of its own filesystem at <dir>/disk; 0 = none */
-    char warning[256];          /* set by create when isolation is degraded (log it) */
+    uid_t uid;                  /* host uid (= gid) the sandbox's processes run as, the owner of
+                                 * its workspace; released with the directory (purge) */
+    gid_t gid;
+    char cgroup[PATH_MAX]; /* "sandpipe/<id>", relative to the controllers' roots (or to the
+                            * gateway's own cgroup where those are not writable), "" if none */
+    int cgroup_version;    /* 0 none, 1, 2 */
+    int64_t disk_bytes;    /* size of its own filesystem at <dir>/disk; 0 = none */
+    char warning[256];     /* set by create when isolation is degraded (log it) */
 } sandbox_t;
 
 typedef struct provider provider_t;
@@ -81,20 +95,22 @@ int sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err);
  * where it has its own disk. New object. */
 json_object *sandbox_usage(const sandbox_t *sb);
 
-/* ---- shared by the provider implementations (provider.c) ---- */
+/* ---- shared by the provider implementations (provider.c, provider_env.c, provider_proc.c) ---- */
 
 #define PROVIDER_CTL_DIR      "ctl" /* <dir>/ctl: the gateway's user only (0700) */
 #define PROVIDER_SOCKET_NAME  "executor.sock"
 #define PROVIDER_PASS_FDS_MAX 8
 
-/* Validates spec (id, state_dir, executor_path) and creates <state_dir>/<id> (0711),
- * <id>/ctl (0700) owned by the gateway's user and <id>/workspace owned by ws_uid:ws_gid; fills
- * sb's id, dir, workspace, socket_path. With spec->disk_bytes, the workspace (and tmp/,
- * var-tmp/) are on the sandbox's own disk, <dir>/disk (sandbox_disk.h; sb->disk_bytes set);
- * where this host cannot make one, the workspace is <dir>/workspace as without, and
- * sb->warning says so. Returns 0 or < 0 with err set (nothing mounted then). */
-int provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, uid_t ws_uid, gid_t ws_gid,
-                     err_t *err);
+/* Validates spec (id, state_dir, executor_path) and creates <state_dir>/<id> and <id>/ctl (0700)
+ * owned by the gateway's user, and the workspace; fills sb's id, dir, workspace, socket_path,
+ * uid, gid. own_uid: claim a uid of the spec's range for the sandbox (the workspace is then that
+ * uid's, and <id> 0710 with the sandbox's gid: no other sandbox's uid enters it), else the
+ * sandbox is the gateway's user (<id> 0711). With
+ * spec->disk_bytes, the workspace (and tmp/, var-tmp/) are on the sandbox's own disk, <dir>/disk
+ * (sandbox_disk.h; sb->disk_bytes set); where this host cannot make one, the workspace is
+ * <dir>/workspace as without, and sb->warning says so. Returns 0 or < 0 with err set (and
+ * nothing left behind but an existing directory). */
+int provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, bool own_uid, err_t *err);
 
 /* Sets sb->socket_path from sb->dir; -ENAMETOOLONG (and "") if it does not fit. */
 int sandbox_socket_path(sandbox_t *sb);
@@ -105,17 +121,14 @@ int sandbox_socket_path(sandbox_t *sb);
 int provider_listen(const sandbox_t *sb, err_t *err);
 
 /* Creates the sandbox's cgroup (degrading to none with sb->warning set), starts argv[0] with envp
- * fully detached (own session, reparented to init), inside that cgroup, with cwd, stdin from
+ * fully detached (own session, reparented to init), inside that cgroup, as sb->uid:sb->gid
+ * (no supplementary groups) when that is not the gateway's uid, with cwd, stdin from
  * /dev/null and stdout/stderr appended to <sb->dir>/executor.log. pass_fds[i] (npass of them, at
  * most PROVIDER_PASS_FDS_MAX; borrowed) becomes fd 3 + i of the new process; every other fd of
  * the gateway is closed on exec. Fills pid, start_time, cgroup. Returns once the exec succeeded
  * (0) or failed (< 0, err says which step). */
 int provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[],
                    char *const envp[], const char *cwd, const int *pass_fds, int npass, err_t *err);
-
-/* A sealed, read-only memfd (O_CLOEXEC) holding data, positioned at 0: how bwrap gets its
- * arguments, generated files and seccomp program without a host path. fd or < 0, err set. */
-int provider_memfd(const char *name, const void *data, size_t len, err_t *err);
 
 /* The environment for a sandbox: PATH, HOME=home, LANG=C.UTF-8, TERM, then spec->env (which may
  * override them; keys must be non-empty without '='). NULL-terminated, caller frees with
@@ -125,6 +138,14 @@ void provider_env_free(char **envp);
 
 /* 0 when env (may be NULL) is an object of valid NAME: "string" pairs, else -ERR_BAD_REQ. */
 int provider_env_check(json_object *env, err_t *err);
+
+/* From /proc/<pid>/stat: state letter, parent and start time (each may be NULL); -ENOENT when
+ * gone. The command name, which the sandbox chooses, is skipped by its last ')'. */
+int provider_proc_stat(pid_t pid, char *state, uint64_t *start, pid_t *ppid);
+
+/* Without a cgroup: stops the sandbox's whole process tree (no more forks), collects it again,
+ * then SIGKILLs it; a few rounds while its top process lives. */
+void provider_kill_tree(const sandbox_t *sb);
 
 /* The generic destroy / alive / pause / resume both providers use. destroy unmounts the
  * sandbox's disk (and with purge removes its image). */

@@ -15,13 +15,20 @@
  * on a listening socket the provider made in <dir>/ctl (fd 4, `--listen fd:4`), a directory the
  * sandbox neither sees nor can write. What remains visible is in docs/operations.md (security).
  *
- * bwrap maps the sandbox's uid 1000 to the uid that runs bwrap (the gateway's, root in
- * production), which is why /etc is curated: a host file readable only by its owner would be
- * readable inside. The workspace is owned by that uid, i.e. by uid 1000 as the sandbox sees it.
+ * Users: bwrap itself runs as the sandbox's own unprivileged host uid (provider_prepare claims
+ * one per sandbox; provider_spawn switches to it after joining the cgroup) and maps it to uid
+ * 1000 inside, the only uid there; host files show up as nobody (65534) except that uid's. The
+ * workspace is owned by that uid, <dir> admits only it (0710, its gid). Sandboxes are thus
+ * different users on the host too:
+ * none can signal, ptrace or read another, even outside its namespaces. /etc is still curated
+ * (no shadow, no keys, generated passwd). A gateway that is not root (or --sandbox-uids off)
+ * runs bwrap as its own uid instead.
  * Started detached (provider_spawn): no --die-with-parent, the sandbox outlives the gateway. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -126,6 +133,34 @@ find_bwrap(char *out, size_t n)
     free(copy);
 }
 
+/* A sealed, read-only memfd (O_CLOEXEC) holding data, positioned at 0. */
+static int
+memfd_with(const char *name, const void *data, size_t len, err_t *err)
+{
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return err_set(err, errno, "memfd_create: %s", strerror(errno));
+    for (size_t off = 0; off < len;) {
+        ssize_t n = write(fd, (const char *)data + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = err_set(err, errno ? errno : EIO, "memfd write: %s", strerror(errno));
+            close(fd);
+            return e;
+        }
+        off += (size_t)n;
+    }
+    /* Read-only from here: whoever reads it sees exactly what was written. */
+    if (lseek(fd, 0, SEEK_SET) < 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK) < 0) {
+        int e = err_set(err, errno, "memfd seal: %s", strerror(errno));
+        close(fd);
+        return e;
+    }
+    return fd;
+}
+
 /* fds of the bwrap process (provider_spawn places pass[i] at 3 + i). */
 enum { FD_ARGS = 3, FD_LISTEN, FD_ETC, FD_COUNT = FD_ETC + 4 };
 
@@ -147,8 +182,9 @@ tmpfs(argv_t *a, const char *size, const char *where)
 
 /* bwrap's options, all of them read from FD_ARGS (see the file header). */
 static void
-build_options(const sandbox_spec_t *spec, const sandbox_t *sb, argv_t *a)
+build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, argv_t *a)
 {
+    (void)bwrap;
     arg(a, "--unshare-user");
     arg(a, "--unshare-pid");
     arg(a, "--unshare-ipc");
@@ -158,6 +194,7 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, argv_t *a)
         arg(a, "--unshare-net");
     arg(a, "--new-session");
     args(a, "--cap-drop", "ALL", NULL);
+    char fd[16];
     args(a, "--uid", SANDBOX_UID, NULL);
     args(a, "--gid", SANDBOX_UID, NULL);
     args(a, "--hostname", "sandbox", NULL);
@@ -181,7 +218,7 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, argv_t *a)
     if (spec->network)
         args(a, "--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf");
     for (size_t i = 0; i < sizeof etc_generated / sizeof etc_generated[0]; i++) {
-        char fd[16], dst[64];
+        char dst[64];
         snprintf(fd, sizeof fd, "%d", FD_ETC + (int)i);
         snprintf(dst, sizeof dst, "/etc/%s", etc_generated[i].name);
         args(a, "--perms", "0644", NULL);
@@ -213,12 +250,14 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, argv_t *a)
     args(a, "--chdir", "/workspace", NULL);
 }
 
-/* Makes the fds bwrap reads (FD_ARGS .. FD_COUNT - 1, in that order, into fds[]). */
+/* Makes the fds bwrap reads (FD_ARGS .. FD_COUNT - 1, in that order, into fds[], which the
+ * caller set to -1 and closes). */
 static int
-make_fds(const sandbox_spec_t *spec, const sandbox_t *sb, int fds[FD_COUNT - 3], err_t *err)
+make_fds(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, int fds[FD_COUNT - 3],
+         err_t *err)
 {
     argv_t a = {0};
-    build_options(spec, sb, &a);
+    build_options(spec, sb, bwrap, &a);
     size_t len = 0;
     for (size_t i = 0; i < a.n; i++)
         len += strlen(a.v[i]) + 1;
@@ -229,16 +268,37 @@ make_fds(const sandbox_spec_t *spec, const sandbox_t *sb, int fds[FD_COUNT - 3],
         p += n;
     }
     argv_free(&a);
-    for (int i = 0; i < FD_COUNT - 3; i++)
-        fds[i] = -1;
-    int e = fds[FD_ARGS - 3] = provider_memfd("bwrap-args", blob, len, err);
+    int e = fds[FD_ARGS - 3] = memfd_with("bwrap-args", blob, len, err);
     free(blob);
     if (e >= 0)
         e = fds[FD_LISTEN - 3] = provider_listen(sb, err);
     for (size_t i = 0; e >= 0 && i < sizeof etc_generated / sizeof etc_generated[0]; i++)
-        e = fds[FD_ETC - 3 + (int)i] = provider_memfd(etc_generated[i].name, etc_generated[i].text,
-                                                      strlen(etc_generated[i].text), err);
+        e = fds[FD_ETC - 3 + (int)i] = memfd_with(etc_generated[i].name, etc_generated[i].text,
+                                                  strlen(etc_generated[i].text), err);
     return e < 0 ? e : 0;
+}
+
+/* bwrap runs as the sandbox's uid: it must reach the executor it binds. */
+static int
+check_reachable(const char *exe, err_t *err)
+{
+    char p[PATH_MAX];
+    struct stat st;
+    snprintf(p, sizeof p, "%s", exe);
+    if (stat(p, &st) < 0 || (st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH))
+        return err_set(err, EACCES,
+                       "executor %s must be readable and executable by every user (sandboxes "
+                       "run as their own uid)",
+                       exe);
+    for (char *s = strrchr(p, '/'); s && s > p; s = strrchr(p, '/')) {
+        *s = '\0';
+        if (stat(p, &st) < 0 || !(st.st_mode & S_IXOTH))
+            return err_set(err, EACCES,
+                           "directory %s must be searchable by every user (o+x) so sandboxes "
+                           "reach the executor",
+                           p);
+    }
+    return 0;
 }
 
 static int
@@ -246,11 +306,10 @@ bwrap_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->provider, sizeof out->provider, "bwrap");
-    /* The sandbox's uid 1000 is the uid running bwrap: that is who owns the workspace. */
     char **envp = provider_env_new(spec, "/workspace", err);
     if (!envp)
         return -ERR_BAD_REQ;
-    int e = provider_prepare(spec, out, geteuid(), getegid(), err);
+    int e = provider_prepare(spec, out, true, err);
     if (e < 0) {
         provider_env_free(envp);
         return e;
@@ -266,7 +325,11 @@ bwrap_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
     snprintf(listen, sizeof listen, "fd:%d", FD_LISTEN);
     char *argv[] = {bwrap,         "--args",     args_fd, EXECUTOR_INSIDE, "--listen", listen,
                     "--workspace", "/workspace", NULL};
-    e = make_fds(&abs, out, fds, err);
+    for (int i = 0; i < FD_COUNT - 3; i++)
+        fds[i] = -1;
+    e = out->uid != geteuid() ? check_reachable(abs.executor_path, err) : 0;
+    if (e == 0)
+        e = make_fds(&abs, out, bwrap, fds, err);
     if (e == 0)
         e = provider_spawn(spec, out, argv, envp, out->dir, fds, FD_COUNT - 3, err);
     for (int i = 0; i < FD_COUNT - 3; i++)

@@ -25,7 +25,7 @@ local_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
     if (!envp)
         return -ERR_BAD_REQ;
     provider_env_free(envp);
-    int e = provider_prepare(spec, out, geteuid(), getegid(), err);
+    int e = provider_prepare(spec, out, false, err);
     if (e < 0)
         return e;
     envp = provider_env_new(spec, out->workspace, err);

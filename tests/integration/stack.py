@@ -99,6 +99,7 @@ def kill_sandboxes(state_dir):
 class Stack:
     def __init__(self, provider=None, pool=2, extra=(), redis=True, wrap=()):
         self.tmp = tempfile.mkdtemp(prefix="sp-stack-")
+        os.chmod(self.tmp, 0o711)  # sandboxes run as their own uids: the state dir is below
         self.provider = provider or os.environ.get("SANDPIPE_TEST_PROVIDER", "bwrap")
         self.secret_file = os.path.join(self.tmp, "secret")
         with open(self.secret_file, "w") as f:

@@ -158,6 +158,51 @@ class SandboxSecurityTest(unittest.TestCase):
         self.assertEqual(out, f"{secret}\nprivate.txt\n")
         os.kill(host_exe, signal.SIGCONT)
 
+    def test_sandboxes_are_distinct_unprivileged_host_users(self):
+        a = self.st.create_session(self.st.token(sub="tenant-a"))
+        b = self.st.create_session(self.st.token(sub="tenant-b"))
+        wa = self.session_ws(a, self.st.token(sub="tenant-a"))
+        run_action(wa, "true")
+        sba, sbb = sandbox_of(self.st, a), sandbox_of(self.st, b)
+        self.assertNotEqual(sba["uid"], sbb["uid"])
+        for sb in (sba, sbb):
+            self.assertGreaterEqual(sb["uid"], 1000000)  # far from root and from login users
+            pids = sandbox_tree(sb["pid"])
+            self.assertGreaterEqual(len(pids), 3)
+            for pid in pids:
+                try:
+                    with open(f"/proc/{pid}/status") as f:
+                        status = dict(l.split(":", 1) for l in f.read().splitlines() if ":" in l)
+                except OSError:
+                    continue  # ended meanwhile
+                self.assertEqual(status["Uid"].split(), [str(sb["uid"])] * 4, pid)
+                self.assertEqual(status["Gid"].split(), [str(sb["gid"])] * 4, pid)
+                self.assertEqual(status["Groups"].strip(), "")
+        victim = executor_pid(sbb["pid"])
+        # From inside A, B's processes cannot even be named (another pid namespace) ...
+        _, out, _ = run_action(wa, f"kill -9 {victim} 2>/dev/null; echo $?; kill -0 1; echo $?")
+        self.assertEqual(out, "1\n0\n")
+        # ... and A's uid on the host, outside every namespace, may not signal them either.
+        child = os.fork()
+        if child == 0:
+            code = 1
+            try:
+                os.setgroups([])
+                os.setresgid(sba["gid"], sba["gid"], sba["gid"])
+                os.setresuid(sba["uid"], sba["uid"], sba["uid"])
+                try:
+                    os.kill(victim, signal.SIGKILL)
+                except PermissionError:
+                    code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(child, 0)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+        os.kill(victim, 0)  # still there
+        wb = self.session_ws(b, self.st.token(sub="tenant-b"))
+        _, out, _ = run_action(wb, "echo b-alive")
+        self.assertEqual(out, "b-alive\n")
+
     def test_no_host_state_path_in_what_a_sandbox_reads(self):
         sid = self.st.create_session()
         ws = self.session_ws(sid)

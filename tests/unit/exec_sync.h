@@ -136,7 +136,9 @@ conn_open(conn_t *k, const char *path, double secs)
     memset(k, 0, sizeof *k);
     k->fd = -1;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    if (strlen(path) >= sizeof sa.sun_path)
+        return -1;
+    memcpy(sa.sun_path, path, strlen(path) + 1);
     while (now() < end) {
         k->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (connect(k->fd, (struct sockaddr *)&sa, sizeof sa) == 0) {

@@ -1,0 +1,111 @@
+/* provider_proc.c — a sandbox's processes as /proc shows them: is its top process (still the
+ * same process) alive, and, where it has no cgroup, its process tree to kill. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "provider.h"
+#include "xalloc.h"
+
+int
+provider_proc_stat(pid_t pid, char *state, uint64_t *start, pid_t *ppid)
+{
+    char p[64], buf[1024];
+    snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -ENOENT;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -ENOENT;
+    buf[n] = '\0';
+    char *s = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+    if (!s || s[1] != ' ')
+        return -EIO;
+    /* Fields after comm start at 3 (state); starttime is field 22. */
+    char *save = NULL, *t = strtok_r(s + 2, " ", &save);
+    for (int field = 3; t; field++, t = strtok_r(NULL, " ", &save)) {
+        if (field == 3 && state)
+            *state = t[0];
+        else if (field == 4 && ppid)
+            *ppid = (pid_t)strtol(t, NULL, 10);
+        else if (field == 22) {
+            if (start)
+                *start = strtoull(t, NULL, 10);
+            return 0;
+        }
+    }
+    return -EIO;
+}
+
+int
+provider_generic_alive(const sandbox_t *sb)
+{
+    char state = 0;
+    uint64_t start = 0;
+    if (sb->pid <= 0 || provider_proc_stat(sb->pid, &state, &start, NULL) < 0)
+        return 0;
+    if (state == 'Z' || state == 'X')
+        return 0;
+    return sb->start_time == 0 || start == sb->start_time;
+}
+
+/* Pids of every descendant of root (and root), from one scan of /proc. Caller frees. */
+static size_t
+proc_tree(pid_t root, pid_t **out)
+{
+    size_t n = 0, cap = 64;
+    pid_t *pids = xmalloc(cap * sizeof *pids), *parents = xmalloc(cap * sizeof *parents);
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        pid_t pid = (pid_t)strtol(de->d_name, NULL, 10), pp = 0;
+        if (pid <= 0 || provider_proc_stat(pid, NULL, NULL, &pp) < 0)
+            continue;
+        if (n == cap) {
+            cap *= 2;
+            pids = xrealloc(pids, cap * sizeof *pids);
+            parents = xrealloc(parents, cap * sizeof *parents);
+        }
+        pids[n] = pid;
+        parents[n++] = pp;
+    }
+    if (d)
+        closedir(d);
+    /* Breadth-first over the parent links: tree[0..m) holds root and what we reached. */
+    pid_t *tree = xmalloc((n + 1) * sizeof *tree);
+    size_t m = 0;
+    tree[m++] = root;
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++)
+            if (parents[j] == tree[i] && pids[j] != root)
+                tree[m++] = pids[j];
+    free(pids);
+    free(parents);
+    *out = tree;
+    return m;
+}
+
+void
+provider_kill_tree(const sandbox_t *sb)
+{
+    for (int round = 0; round < 20 && provider_generic_alive(sb); round++) {
+        pid_t *tree;
+        size_t n = proc_tree(sb->pid, &tree);
+        for (size_t i = 0; i < n; i++)
+            kill(tree[i], SIGSTOP);
+        free(tree);
+        n = proc_tree(sb->pid, &tree);
+        for (size_t i = 0; i < n; i++)
+            kill(tree[i], SIGKILL);
+        free(tree);
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}

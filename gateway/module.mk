@@ -4,7 +4,7 @@ GATEWAY_MAINS := gateway/main.c gateway/api_main.c gateway/token_cli.c
 GATEWAY_SRCS := $(filter-out $(GATEWAY_MAINS),$(wildcard gateway/*.c))
 GATEWAY_OBJS := $(filter-out $(BUILD)/gateway/api_%.o,$(GATEWAY_SRCS:%.c=$(BUILD)/%.o))
 GATEWAY_LIB := $(BUILD)/libspgw.a
-GATEWAY_PKGS := libuv libwebsockets hiredis openssl
+GATEWAY_PKGS := libuv libwebsockets hiredis openssl libseccomp
 GATEWAY_CFLAGS := $(shell pkg-config --cflags $(GATEWAY_PKGS) 2>/dev/null)
 GATEWAY_LIBS := $(shell pkg-config --libs $(GATEWAY_PKGS) 2>/dev/null) $(PKG_LIBS)
 

@@ -22,7 +22,8 @@
  * different users on the host too:
  * none can signal, ptrace or read another, even outside its namespaces. /etc is still curated
  * (no shadow, no keys, generated passwd). A gateway that is not root (or --sandbox-uids off)
- * runs bwrap as its own uid instead.
+ * runs bwrap as its own uid instead. Every process of the sandbox runs under the seccomp
+ * filter of seccomp.h (--seccomp, fd FD_SECCOMP) and, with bwrap >= 0.8, --disable-userns.
  * Started detached (provider_spawn): no --die-with-parent, the sandbox outlives the gateway. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@
 
 #include "provider.h"
 #include "sandbox_disk.h"
+#include "seccomp.h"
 #include "xalloc.h"
 
 #define SANDBOX_UID     "1000"
@@ -162,7 +164,31 @@ memfd_with(const char *name, const void *data, size_t len, err_t *err)
 }
 
 /* fds of the bwrap process (provider_spawn places pass[i] at 3 + i). */
-enum { FD_ARGS = 3, FD_LISTEN, FD_ETC, FD_COUNT = FD_ETC + 4 };
+enum { FD_ARGS = 3, FD_LISTEN, FD_ETC, FD_SECCOMP = FD_ETC + 4, FD_COUNT };
+
+/* bwrap >= 0.8 can cap user namespaces inside the sandbox at the kernel level too
+ * (--disable-userns); asked once per bwrap path. */
+static bool
+can_disable_userns(const char *bwrap)
+{
+    static char checked[PATH_MAX];
+    static bool can;
+    if (strcmp(checked, bwrap) == 0)
+        return can;
+    snprintf(checked, sizeof checked, "%s", bwrap);
+    can = false;
+    char cmd[PATH_MAX + 32], line[128] = "";
+    if (strchr(bwrap, '\''))
+        return can;
+    snprintf(cmd, sizeof cmd, "'%s' --version 2>/dev/null", bwrap);
+    FILE *f = popen(cmd, "re");
+    unsigned major = 0, minor = 0;
+    if (f && fgets(line, sizeof line, f) && sscanf(line, "bubblewrap %u.%u", &major, &minor) == 2)
+        can = major > 0 || minor >= 8;
+    if (f)
+        pclose(f);
+    return can;
+}
 
 /* A quarter of the memory limit (1 GiB without one, 1 MiB at least) for each bounded tmpfs. */
 static int64_t
@@ -184,8 +210,9 @@ tmpfs(argv_t *a, const char *size, const char *where)
 static void
 build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, argv_t *a)
 {
-    (void)bwrap;
     arg(a, "--unshare-user");
+    if (can_disable_userns(bwrap))
+        arg(a, "--disable-userns");
     arg(a, "--unshare-pid");
     arg(a, "--unshare-ipc");
     arg(a, "--unshare-uts");
@@ -195,6 +222,8 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap
     arg(a, "--new-session");
     args(a, "--cap-drop", "ALL", NULL);
     char fd[16];
+    snprintf(fd, sizeof fd, "%d", FD_SECCOMP);
+    args(a, "--seccomp", fd, NULL); /* seccomp.h: installed just before the executor runs */
     args(a, "--uid", SANDBOX_UID, NULL);
     args(a, "--gid", SANDBOX_UID, NULL);
     args(a, "--hostname", "sandbox", NULL);
@@ -275,6 +304,8 @@ make_fds(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, int
     for (size_t i = 0; e >= 0 && i < sizeof etc_generated / sizeof etc_generated[0]; i++)
         e = fds[FD_ETC - 3 + (int)i] = memfd_with(etc_generated[i].name, etc_generated[i].text,
                                                   strlen(etc_generated[i].text), err);
+    if (e >= 0)
+        e = fds[FD_SECCOMP - 3] = seccomp_filter_fd(err);
     return e < 0 ? e : 0;
 }
 

@@ -54,6 +54,31 @@ def executor_pid(top):
     raise RuntimeError("executor process not found")
 
 
+# Run inside a sandbox: each call with harmless arguments, printing "name errno-name" ("0" when
+# it went through). Syscall numbers per architecture (python3 has no os.unshare before 3.12).
+SECCOMP_PROBE = r"""
+import ctypes, errno, os, platform
+NR = {"x86_64": dict(unshare=272, setns=308, mount=165, keyctl=250, bpf=321,
+                     perf_event_open=298, clone3=435, io_uring_setup=425),
+      "aarch64": dict(unshare=97, setns=268, mount=40, keyctl=219, bpf=280,
+                      perf_event_open=241, clone3=435, io_uring_setup=425)}[platform.machine()]
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(128)
+calls = [("unshare", NR["unshare"], 0x10000000), ("setns", NR["setns"], -1, 0),
+         ("mount", NR["mount"], b"none", b"/tmp", b"tmpfs", 0, 0),
+         ("keyctl", NR["keyctl"], 0, -3, 0), ("bpf", NR["bpf"], 0, buf, 64),
+         ("perf_event_open", NR["perf_event_open"], buf, 0, -1, -1, 0),
+         ("clone3", NR["clone3"], buf, 64), ("io_uring_setup", NR["io_uring_setup"], 1, buf)]
+for name, nr, *args in calls:
+    r = libc.syscall(nr, *[ctypes.c_long(a) if isinstance(a, int) else a for a in args])
+    print(name, 0 if r >= 0 else errno.errorcode[ctypes.get_errno()])
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if libc.ptrace(0, 0, 0, 0) == 0 else 1)
+print("ptrace", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
 class SandboxSecurityTest(unittest.TestCase):
     def setUp(self):
         self.st = Stack(pool=0)
@@ -202,6 +227,18 @@ class SandboxSecurityTest(unittest.TestCase):
         wb = self.session_ws(b, self.st.token(sub="tenant-b"))
         _, out, _ = run_action(wb, "echo b-alive")
         self.assertEqual(out, "b-alive\n")
+
+    def test_seccomp_refuses_namespaces_keyrings_bpf_mounts(self):
+        sid = self.st.create_session()
+        ws = self.session_ws(sid)
+        with open(os.path.join(sandbox_of(self.st, sid)["workspace"], "probe.py"), "w") as f:
+            f.write(SECCOMP_PROBE)
+        _, out, _ = run_action(ws, "python3 /workspace/probe.py; "
+                                   "unshare -U true 2>/dev/null; echo unshare-U $?; "
+                                   "grep '^Seccomp:' /proc/self/status | tr -d '\\t'")
+        self.assertEqual(out, "unshare EPERM\nsetns EPERM\nmount EPERM\nkeyctl EPERM\n"
+                              "bpf EPERM\nperf_event_open EPERM\nclone3 ENOSYS\n"
+                              "io_uring_setup ENOSYS\nptrace 0\nunshare-U 1\nSeccomp:2\n")
 
     def test_no_host_state_path_in_what_a_sandbox_reads(self):
         sid = self.st.create_session()

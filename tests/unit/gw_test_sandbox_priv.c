@@ -1,6 +1,7 @@
 /* gw_test_sandbox_priv.c — what a bwrap sandbox's processes may do on the host: each sandbox is
  * its own unprivileged host uid (processes, workspace, uid claims), one sandbox's uid can
- * neither signal nor read another's and setuid binaries grant nothing. Real kernel,
+ * neither signal nor read another's, setuid binaries grant nothing, and the seccomp filter
+ * refuses what it should (probed from inside by this binary itself, --seccomp-probe). Real kernel,
  * real bubblewrap, real executor (provider_fixture.h). Needs root. */
 #include <dirent.h>
 #include <fcntl.h>
@@ -288,9 +289,171 @@ test_bwrap_setuid_binaries_grant_nothing(void **state)
     free(out);
 }
 
-int
-main(void)
+/* ---- seccomp ---- */
+
+/* Run inside a sandbox (this binary, copied into its workspace, with --seccomp-probe): one
+ * "name errno-name" line per call, "0" when it succeeded. Arguments are harmless: the point is
+ * whether the filter lets the call reach the kernel. */
+static long
+probe_call(const char *name)
 {
+    char zero[128] = {0};
+    if (!strcmp(name, "unshare(NEWUSER)"))
+        return syscall(SYS_unshare, CLONE_NEWUSER);
+    if (!strcmp(name, "unshare(FILES)")) /* not a namespace: allowed */
+        return syscall(SYS_unshare, CLONE_FILES);
+    if (!strcmp(name, "clone(NEWUSER)")) {
+        long r = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+        if (r == 0)
+            _exit(0);
+        return r;
+    }
+    if (!strcmp(name, "clone3")) {
+        long r = syscall(SYS_clone3, zero, 64);
+        if (r == 0) /* a child: only without the filter */
+            _exit(0);
+        return r;
+    }
+    if (!strcmp(name, "setns")) /* EBADF without the filter */
+        return syscall(SYS_setns, -1, 0);
+    if (!strcmp(name, "mount"))
+        return syscall(SYS_mount, "none", "/tmp", "tmpfs", 0, NULL);
+    if (!strcmp(name, "umount2"))
+        return syscall(SYS_umount2, "/tmp", 0);
+    if (!strcmp(name, "pivot_root"))
+        return syscall(SYS_pivot_root, "/tmp", "/tmp");
+    if (!strcmp(name, "fsopen"))
+        return syscall(SYS_fsopen, "tmpfs", 0);
+    if (!strcmp(name, "open_tree"))
+        return syscall(SYS_open_tree, AT_FDCWD, "/tmp", 0);
+    if (!strcmp(name, "keyctl")) /* KEYCTL_GET_KEYRING_ID of the session keyring */
+        return syscall(SYS_keyctl, 0, -3, 0);
+    if (!strcmp(name, "add_key"))
+        return syscall(SYS_add_key, "user", "k", "v", 1, -3);
+    if (!strcmp(name, "request_key"))
+        return syscall(SYS_request_key, "user", "k", NULL, 0);
+    if (!strcmp(name, "bpf"))
+        return syscall(SYS_bpf, 0 /* BPF_MAP_CREATE */, zero, 64);
+    if (!strcmp(name, "perf_event_open"))
+        return syscall(SYS_perf_event_open, zero, 0, -1, -1, 0);
+    if (!strcmp(name, "userfaultfd"))
+        return syscall(SYS_userfaultfd, 0);
+    if (!strcmp(name, "io_uring_setup"))
+        return syscall(SYS_io_uring_setup, 1, zero);
+    if (!strcmp(name, "open_by_handle_at"))
+        return syscall(SYS_open_by_handle_at, AT_FDCWD, zero, 0);
+    if (!strcmp(name, "init_module"))
+        return syscall(SYS_init_module, zero, 0, "");
+    if (!strcmp(name, "kexec_load"))
+        return syscall(SYS_kexec_load, 0, 0, NULL, 0);
+    if (!strcmp(name, "reboot"))
+        return syscall(SYS_reboot, 0, 0, 0, NULL);
+    if (!strcmp(name, "swapoff"))
+        return syscall(SYS_swapoff, "/nonexistent");
+    if (!strcmp(name, "acct"))
+        return syscall(SYS_acct, NULL);
+    if (!strcmp(name, "quotactl"))
+        return syscall(SYS_quotactl, 0, NULL, 0, NULL);
+    if (!strcmp(name, "syslog")) /* SYSLOG_ACTION_SIZE_BUFFER */
+        return syscall(SYS_syslog, 10, NULL, 0);
+    if (!strcmp(name, "settimeofday"))
+        return syscall(SYS_settimeofday, NULL, NULL);
+    if (!strcmp(name, "clock_settime"))
+        return syscall(SYS_clock_settime, CLOCK_REALTIME, zero);
+    if (!strcmp(name, "ptrace")) { /* allowed: a child asks to be traced */
+        pid_t c = fork();
+        if (c == 0)
+            _exit(syscall(SYS_ptrace, 0 /* PTRACE_TRACEME */, 0, 0, 0) == 0 ? 0 : errno);
+        int st = 0;
+        waitpid(c, &st, 0);
+        errno = WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
+        return errno ? -1 : 0;
+    }
+    errno = EINVAL;
+    return -1;
+}
+
+static const struct {
+    const char *call, *expect;
+} probes[] = {
+    {"unshare(NEWUSER)", "EPERM"},
+    {"unshare(FILES)", "0"},
+    {"clone(NEWUSER)", "EPERM"},
+    {"clone3", "ENOSYS"},
+    {"setns", "EPERM"},
+    {"mount", "EPERM"},
+    {"umount2", "EPERM"},
+    {"pivot_root", "EPERM"},
+    {"fsopen", "EPERM"},
+    {"open_tree", "EPERM"},
+    {"keyctl", "EPERM"},
+    {"add_key", "EPERM"},
+    {"request_key", "EPERM"},
+    {"bpf", "EPERM"},
+    {"perf_event_open", "EPERM"},
+    {"userfaultfd", "EPERM"},
+    {"io_uring_setup", "ENOSYS"},
+    {"open_by_handle_at", "EPERM"},
+    {"init_module", "EPERM"},
+    {"kexec_load", "EPERM"},
+    {"reboot", "EPERM"},
+    {"swapoff", "EPERM"},
+    {"acct", "EPERM"},
+    {"quotactl", "EPERM"},
+    {"syslog", "EPERM"},
+    {"settimeofday", "EPERM"},
+    {"clock_settime", "EPERM"},
+    {"ptrace", "0"},
+};
+
+static int
+seccomp_probe_main(void)
+{
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        errno = 0;
+        long r = probe_call(probes[i].call);
+        printf("%s %s\n", probes[i].call, r >= 0 ? "0" : strerrorname_np(errno));
+    }
+    return 0;
+}
+
+/* Each probe inside a sandbox gets what the filter says, the harmless ones still work, and the
+ * shell's own tools agree (unshare -U). */
+static void
+test_bwrap_seccomp_denies_what_docker_denies(void **state)
+{
+    (void)state;
+    need_bwrap();
+    char id[64];
+    sandbox_spec_t s = spec_for("seccomp", id, sizeof id);
+    sandbox_t *sb = make(&provider_bwrap, &s);
+    char self[PATH_MAX], cmd[PATH_MAX * 2 + 64];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(n > 0);
+    self[n] = '\0';
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s/probe' && chmod 755 '%s/probe'", self, sb->workspace,
+             sb->workspace);
+    assert_int_equal(system(cmd), 0);
+    char *out = run_ok(sb, "/workspace/probe --seccomp-probe");
+    char want[4096] = "";
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        size_t l = strlen(want);
+        snprintf(want + l, sizeof want - l, "%s %s\n", probes[i].call, probes[i].expect);
+    }
+    assert_string_equal(out, want);
+    free(out);
+    out = run_ok(sb, "grep -E '^Seccomp(_filters)?:' /proc/self/status | tr -s '\t' ' '; "
+                     "unshare -U true 2>/dev/null; echo unshare=$?; "
+                     "unshare -r true 2>/dev/null; echo unshare-r=$?");
+    assert_string_equal(out, "Seccomp: 2\nSeccomp_filters: 1\nunshare=1\nunshare-r=1\n");
+    free(out);
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "--seccomp-probe"))
+        return seccomp_probe_main();
     if (fixture_init() < 0)
         return 1;
     const struct CMUnitTest tests[] = {
@@ -298,6 +461,8 @@ main(void)
                                         setup, teardown),
         cmocka_unit_test(test_uid_claims_are_exclusive_and_stale_ones_reused),
         cmocka_unit_test_setup_teardown(test_bwrap_setuid_binaries_grant_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bwrap_seccomp_denies_what_docker_denies, setup,
+                                        teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     fixture_done();

@@ -103,6 +103,7 @@ def thaw(pid):
 class RunScriptStops(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="sp-run-")
+        os.chmod(self.tmp, 0o711)  # sandboxes run as their own uids: the state dir is below
         self.run_dir = os.path.join(self.tmp, "run")
         self.gw_port, self.http_port = free_port(), free_port()
         self.env = dict(os.environ, SANDPIPE_NO_SETUP="1",

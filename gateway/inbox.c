@@ -257,6 +257,7 @@ handle(json_object *r)
 /* ---- the blocking read loop ---- */
 
 static void connect_blk(void);
+static void on_blk_connect(const redisAsyncContext *c, int status);
 static void on_retry(uv_timer_t *t);
 static void schedule(void);
 
@@ -313,7 +314,7 @@ on_retry(uv_timer_t *t)
     if (!blk) {
         connect_blk();
     } else if (read_sent == 0) {
-        read_next();
+        on_blk_connect(blk, REDIS_OK); /* pins "$" first if that is still to do */
     }
 }
 
@@ -343,6 +344,28 @@ schedule(void)
     uv_timer_start(&retry, on_retry, 500, 0);
 }
 
+/* The inbox's newest entry id when the gateway first connects (0-0 for an empty inbox). */
+static void
+on_top_id(redisAsyncContext *c, void *reply, void *privdata)
+{
+    (void)c;
+    (void)privdata;
+    redisReply *r = reply;
+    read_sent = 0;
+    if (!r) /* disconnected: the disconnect callback reconnects */
+        return;
+    if (r->type != REDIS_REPLY_ARRAY) {
+        uv_timer_start(&retry, on_retry, INBOX_ERROR_MS, 0);
+        return;
+    }
+    if (r->elements == 1 && r->element[0]->type == REDIS_REPLY_ARRAY &&
+        r->element[0]->elements >= 1 && r->element[0]->element[0]->type == REDIS_REPLY_STRING)
+        snprintf(last_id, sizeof last_id, "%s", r->element[0]->element[0]->str);
+    else
+        snprintf(last_id, sizeof last_id, "0-0");
+    read_next();
+}
+
 static void
 on_blk_connect(const redisAsyncContext *c, int status)
 {
@@ -352,7 +375,16 @@ on_blk_connect(const redisAsyncContext *c, int status)
         schedule();
         return;
     }
-    read_next();
+    if (strcmp(last_id, "$") != 0) {
+        read_next();
+        return;
+    }
+    /* First connection: pin "$" to a real id now. Left as "$", a reconnection (Redis
+     * restarted) would skip every request queued between the restart and the new XREAD. */
+    char key[128];
+    snprintf(key, sizeof key, "sp:gateway:%s:inbox", g_gw.cfg.id);
+    read_sent = gw_now();
+    redisAsyncCommand(blk, on_top_id, NULL, "XREVRANGE %s + - COUNT 1", key);
 }
 
 static void

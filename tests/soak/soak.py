@@ -100,7 +100,8 @@ class Group:
             for k, v in r.flags.items():
                 if isinstance(v, (bool, int)):  # bools: rounds where it held; ints: totals
                     flags[k] = flags.get(k, 0) + int(v)
-        return {"rounds": len(self.rounds), "not_run": self.not_run, "counts": total,
+        bad = sum(1 for r in self.rounds if r.failures())
+        return {"rounds": len(self.rounds), "bad_rounds": bad, "not_run": self.not_run, "counts": total,
                 "times": {k: {"p50": fa.pct(v, 50), "max": max(v), "n": len(v)} for k, v in times.items()},
                 "flags": flags}
 
@@ -183,14 +184,15 @@ def main():
     # ---- the report ----
     failed = False
     summary = {"seed": args.seed, "mode": mode, "groups": {}, "probes": []}
-    print("\n== soak summary (every count must be 0)")
+    print("\n== soak summary (every count must be 0; bad: rounds with any count)")
     cols = fa.COUNTS
-    print(f"{'scenario':22} {'rounds':>6} " + " ".join(f"{c:>10}" for c in cols) + "  truncated-bytes")
+    print(f"{'scenario':22} {'rounds':>6} {'bad':>4} " + " ".join(f"{c:>10}" for c in cols) + "  truncated-bytes")
     for g in groups:
         s = g.summary()
         summary["groups"][g.name] = s
         c = s["counts"]
-        print(f"{g.name:22} {s['rounds']:>6} " + " ".join(f"{c[k]:>10}" for k in cols) + f"  {c['truncated']}")
+        print(f"{g.name:22} {s['rounds']:>6} {s['bad_rounds']:>4} " + " ".join(f"{c[k]:>10}" for k in cols)
+              + f"  {c['truncated']}")
         if fa.failures(c) or s["not_run"]:
             failed = True
     print("\nrecovery and flags:")

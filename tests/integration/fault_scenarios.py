@@ -26,6 +26,7 @@ class Round:
         self.notes = []
         self.times = {}  # name -> seconds (recovery times)
         self.flags = {}  # name -> bool (e.g. mid_stream: the fault hit while output flowed)
+        self.broken = False  # the stack did not recover: later rounds need a fresh one
 
     def failures(self):
         return fa.failures(self.counts)
@@ -216,6 +217,7 @@ def redis_restart(st, rng, n_lines=300, probe_sid=None, down=(0.5, 1.0), obs_tim
         r.flags["503s"], r.flags["unanswered"] = n503, hung
         if t_action is None or t_create is None:
             r.counts["stuck"] += 1
+            r.broken = True
             r.notes.append(f"not recovered within 60s (action {t_action}, create {t_create})")
         elif hung:
             r.counts["stuck"] += 1

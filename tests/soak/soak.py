@@ -76,14 +76,15 @@ class Group:
                 except Exception as e:  # noqa: BLE001 - a harness-level failure is a finding too
                     r = fs.Round(self.name)
                     r.counts["stuck"] += 1
+                    r.broken = True
                     r.notes.append(f"round raised {type(e).__name__}: {e}")
                     self.errors.append(str(e))
                     self.drop_stack()
                 self.rounds.append(r)
                 done += 1 if counts is None or counts(r) or r.failures() else 0
                 print(f"  {self.name} {done}/{n} ({time.monotonic() - t0:.1f}s) {r.line()}", flush=True)
-                if r.counts.get("stuck") and self.st is not None:
-                    self.drop_stack()  # a stuck stack would fail every later round: start clean
+                if r.broken and self.st is not None:
+                    self.drop_stack()  # a stack that did not recover would fail every later round
             self.not_run = n - done
         finally:
             self.drop_stack()

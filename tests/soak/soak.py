@@ -10,6 +10,7 @@ or the time budget ran out before every round ran.
   --seed N            replay the random kill points of an earlier soak
   --gw-kills/--redis-restarts/--exec-kills/--status/--down-at-exit N   rounds of each
   --max-minutes M     budget; rounds not run by then count as failures
+  --logs DIR          gateway logs of rounds that went wrong (default build/<mode>/soak-logs)
   SOAK_PROBES         space-separated glob patterns of the probe test files
                       (default "test_sandbox_security.py test_*quota*.py test_*seccomp*.py"; "" for none)
 """
@@ -18,6 +19,7 @@ import glob
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -39,8 +41,8 @@ LOADING_KEYS = 1000000  # about 2 s of LOADING after each restart
 class Group:
     """The rounds of one scenario, on a stack that is replaced after a round left it stuck."""
 
-    def __init__(self, name, deadline):
-        self.name, self.deadline = name, deadline
+    def __init__(self, name, deadline, logdir):
+        self.name, self.deadline, self.logdir = name, deadline, logdir
         self.rounds, self.not_run, self.errors = [], 0, []
         self.st = None
 
@@ -81,6 +83,8 @@ class Group:
                     self.errors.append(str(e))
                     self.drop_stack()
                 self.rounds.append(r)
+                if r.failures() and self.st is not None:
+                    self.keep_log(len(self.rounds))
                 done += 1 if counts is None or counts(r) or r.failures() else 0
                 print(f"  {self.name} {done}/{n} ({time.monotonic() - t0:.1f}s) {r.line()}", flush=True)
                 if r.broken and self.st is not None:
@@ -88,6 +92,16 @@ class Group:
             self.not_run = n - done
         finally:
             self.drop_stack()
+
+    def keep_log(self, n):
+        """The gateway's log (all its restarts) of a round that went wrong, for diagnosis."""
+        os.makedirs(self.logdir, exist_ok=True)
+        dst = os.path.join(self.logdir, f"{self.name}-{n}-gateway.log")
+        try:
+            shutil.copyfile(os.path.join(self.st.tmp, "gateway.log"), dst)
+            print(f"  {self.name}: gateway log kept in {dst}", flush=True)
+        except OSError as e:
+            print(f"  {self.name}: could not keep the gateway log: {e}", flush=True)
 
     def summary(self):
         total = fa.new_counts()
@@ -141,6 +155,8 @@ def main():
     ap.add_argument("--status", type=int, default=3)
     ap.add_argument("--max-minutes", type=float, default=90)
     ap.add_argument("--json", default=None, help="also write the summary here")
+    ap.add_argument("--logs", default=os.path.join(ROOT, "build", os.environ.get("MODE", "release"), "soak-logs"),
+                    help="where the gateway logs of rounds that went wrong are kept")
     args = ap.parse_args()
     mode = os.environ.get("MODE", "release")
     rng = random.Random(args.seed)
@@ -150,7 +166,7 @@ def main():
     groups = []
 
     def group(name, n, one, counts=None):
-        g = Group(name, deadline)
+        g = Group(name, deadline, args.logs)
         print(f"\n== {name}: {n} rounds", flush=True)
         g.run(n, one, counts)
         groups.append(g)

@@ -48,6 +48,21 @@ def output_bytes(events, action):
     return bytes(out)
 
 
+def offset_gaps(events, action):
+    """Where output events carry `offset` (the byte offset of their first byte in the action's
+    output): [(seq, expected offset, offset)] for each event that does not start where the one
+    before ended. Diagnosis only: the lines say what was lost."""
+    gaps, want = [], None
+    for e in events:
+        if e.get("type") != "output" or e.get("action") != action or "offset" not in e:
+            continue
+        n = len(base64.b64decode(e["data_b64"])) if "data_b64" in e else len(e.get("data", "").encode())
+        if want is not None and e["offset"] != want:
+            gaps.append((e["seq"], want, e["offset"]))
+        want = e["offset"] + n
+    return gaps
+
+
 def declared_truncation(events, action, obs_seq):
     """Bytes dropped as declared by truncated events of this action's span. A truncated event
     without a byte count (`bytes` or `dropped_bytes`) declares nothing: what it hid is lost."""
@@ -175,6 +190,14 @@ def audit_run(live, stored, action, command, expected, exit_code=0, replay=None,
     if live_lines["lost"] or stored_lines["lost"] or rest_lines["lost"]:
         notes.append(f"lines lost: live {live_lines['lost']}, stored {stored_lines['lost']}, "
                      f"REST {rest_lines['lost']} of {len(expected)}")
+    if c["lost"] or c["dup"] or c["disorder"]:  # where: offsets and truncated events, for the fix
+        for name, view in (("live", live), ("stored", stored_events)):
+            gaps = offset_gaps(view, action)
+            if gaps:
+                notes.append(f"{name} offset gaps (seq, expected, got): {gaps[:5]}")
+        trunc = [e for e in stored_events if e.get("type") == "truncated"]
+        if trunc:
+            notes.append(f"truncated events: {json.dumps(trunc[:3])[:300]}")
     if stored_obs is None and obs is not None:
         notes.append("observation missing from the stored history")
         c["lost"] += 1

@@ -26,6 +26,7 @@ class Round:
         self.notes = []
         self.times = {}  # name -> seconds (recovery times)
         self.flags = {}  # name -> bool (e.g. mid_stream: the fault hit while output flowed)
+        self.broken = False  # the stack did not recover: later rounds need a fresh one
 
     def failures(self):
         return fa.failures(self.counts)
@@ -95,9 +96,9 @@ def finish(r, st, sid, f, seq, command, expected, exit_code, obs_timeout):
 
 def gateway_kill(st, rng, command, expected, down_s=0.1, obs_timeout=60):
     """Part 2: kill -9 the gateway at a random point of a command's output, restart it, resume
-    with since=; every line once, in order, true exit code and command. Flags: mid_stream (the
-    observation was made after the kill: the command was still running), and the time from
-    the restart to the first event resumed."""
+    with since=; every line once, in order, true exit code and command. Flag mid_stream: the
+    observation was not stored yet when the gateway died (the command ran, or its end was in
+    flight); time `resume`: from the restart to the first event resumed."""
     r = Round("gateway-kill")
     sid = st.create_session()
     try:
@@ -108,17 +109,16 @@ def gateway_kill(st, rng, command, expected, down_s=0.1, obs_timeout=60):
             r.notes.append("action not acknowledged")
             return r
         total = sum(len(x) + 1 for x in expected)
-        target = rng.uniform(0.02, 0.5) * total
+        target = rng.uniform(0.01, 0.35) * total
         f.until(lambda m: _is_obs(seq)(m) or _out_bytes(f, seq) >= target, obs_timeout, reconnect=False)
-        killed_at = time.time()
+        done = _is_obs(seq)(st.stored_last(sid) or {})  # already stored: not mid-stream
         st.kill_gateway()
         time.sleep(down_s)
         t0 = time.monotonic()
         st.restart_gateway(0)
         f.drain_closed()
         finish(r, st, sid, f, seq, command, expected, 0, obs_timeout)
-        obs = next((e for e in f.events if _is_obs(seq)(e)), None)
-        r.flags["mid_stream"] = obs is not None and obs["ts"] > killed_at
+        r.flags["mid_stream"] = not done
         r.times["resume"] = f.resumed_at - t0 if f.resumed_at else None
     finally:
         st.delete_session(sid)
@@ -131,8 +131,8 @@ DOWN_AT_EXIT = [("bash -c 'echo start; sleep 1; echo done; exit 3'", ["start", "
 
 def gateway_down_while_command_ends(st, rng, variant=0, obs_timeout=40):
     """Part 2: the command ends while the gateway is down (killed at a random point of its
-    1 s sleep, up to its very end); it must still get its real exit code, output and command
-    text, not "No previous running command" and -1."""
+    1 s sleep); it must still get its real exit code, output and command text, not "No
+    previous running command" and -1."""
     r = Round("gateway-down-at-exit")
     command, expected = DOWN_AT_EXIT[variant % len(DOWN_AT_EXIT)]
     sid = st.create_session()
@@ -144,15 +144,14 @@ def gateway_down_while_command_ends(st, rng, variant=0, obs_timeout=40):
             return r
         if expected[0] == "start":
             f.until(lambda m: _out_bytes(f, seq) >= len("start\n") or _is_obs(seq)(m), 20, reconnect=False)
-        time.sleep(rng.uniform(0, 1.1))
-        killed_at = time.time()
+        time.sleep(rng.uniform(0, 0.8))  # inside the 1 s sleep: the command ends while down
+        done = _is_obs(seq)(st.stored_last(sid) or {})
         st.kill_gateway()
         time.sleep(1.5)  # the command ends meanwhile
         st.restart_gateway(0)
         f.drain_closed()
         finish(r, st, sid, f, seq, command, expected, 3, obs_timeout)
-        obs = next((e for e in f.events if _is_obs(seq)(e)), None)
-        r.flags["ended_while_down"] = obs is not None and obs["ts"] > killed_at
+        r.flags["ended_while_down"] = not done
     finally:
         st.delete_session(sid)
     return r
@@ -161,7 +160,8 @@ def gateway_down_while_command_ends(st, rng, variant=0, obs_timeout=40):
 def recovery_probe(st, probe_sid, token, timeout=60):
     """After a Redis restart: seconds until an action (REST, wait=true) on an existing session
     and a session create (REST) both succeed, how many 503s came meanwhile, and how many
-    requests got no answer within 15 s."""
+    requests got no answer at all within 20 s although they asked for an answer within 10 s
+    (a 504 at worst, docs/api.md): requests lost on the way."""
     t0 = time.monotonic()
     deadline = t0 + timeout
     t_action = t_create = None
@@ -171,18 +171,18 @@ def recovery_probe(st, probe_sid, token, timeout=60):
         try:
             if t_action is None:
                 code, res, _ = st.request("POST", f"/api/v1/sessions/{probe_sid}/actions?wait=true&timeout=10",
-                                          body, token=token, timeout=15)
+                                          body, token=token, timeout=20)
                 n503 += code == 503
                 if code == 200 and res.get("observation", {}).get("content", "").strip() == "probe":
                     t_action = time.monotonic() - t0
             if t_create is None:
-                code, res, _ = st.request("POST", "/api/v1/sessions?timeout=10", {}, token=token, timeout=15)
+                code, res, _ = st.request("POST", "/api/v1/sessions?timeout=10", {}, token=token, timeout=20)
                 n503 += code == 503
                 if code == 201:
                     t_create = time.monotonic() - t0
                     st.request("DELETE", f"/api/v1/sessions/{res['id']}", token=token, timeout=15)
         except OSError:
-            hung += 1  # no answer within 15 s (timeout) or connection refused
+            hung += 1  # no answer within 20 s, or the connection refused
         except ValueError:
             pass
         if t_action is None or t_create is None:
@@ -217,7 +217,11 @@ def redis_restart(st, rng, n_lines=300, probe_sid=None, down=(0.5, 1.0), obs_tim
         r.flags["503s"], r.flags["unanswered"] = n503, hung
         if t_action is None or t_create is None:
             r.counts["stuck"] += 1
+            r.broken = True
             r.notes.append(f"not recovered within 60s (action {t_action}, create {t_create})")
+        elif hung:
+            r.counts["stuck"] += 1
+            r.notes.append(f"{hung} REST requests never answered (asked for an answer within 10 s)")
         st.wait_redis_ready()
         finish(r, st, sid, f, seq, command, expected, 0, obs_timeout)
     finally:

@@ -202,6 +202,18 @@ class FaultStack(ApiStack):
             since = body["next_since"]
         return out
 
+    def stored_last(self, sid):
+        """The last event of the session's stream (a dict), or None."""
+        r = Redis(self.redis_sock, timeout=10)
+        try:
+            rows = r("XREVRANGE", f"sp:session:{{{sid}}}:events", "+", "-", "COUNT", "1")
+        finally:
+            r.close()
+        if not rows:
+            return None
+        kv = dict(zip(rows[0][1][::2], rows[0][1][1::2]))
+        return event_obj(kv.get(b"e"))
+
     # ---- sessions and sandboxes ----
     def session_hash(self, sid):
         r = Redis(self.redis_sock, timeout=30)

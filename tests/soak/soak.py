@@ -10,14 +10,16 @@ or the time budget ran out before every round ran.
   --seed N            replay the random kill points of an earlier soak
   --gw-kills/--redis-restarts/--exec-kills/--status/--down-at-exit N   rounds of each
   --max-minutes M     budget; rounds not run by then count as failures
+  --logs DIR          gateway logs of rounds that went wrong (default build/<mode>/soak-logs)
   SOAK_PROBES         space-separated glob patterns of the probe test files
-                      (default "test_sandbox_security.py test_*quota*.py test_*seccomp*.py"; "" for none)
+                      (default "test_sandbox_security.py test_*quota*.py"; "" for none)
 """
 import argparse
 import glob
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -32,15 +34,16 @@ import fault_scenarios as fs  # noqa: E402
 import fault_status as fst  # noqa: E402
 from faults import FaultStack  # noqa: E402
 
-DEFAULT_PROBES = "test_sandbox_security.py test_*quota*.py test_*seccomp*.py"
+# the hijack, unprivileged-uid and seccomp probes are in test_sandbox_security.py
+DEFAULT_PROBES = "test_sandbox_security.py test_*quota*.py"
 LOADING_KEYS = 1000000  # about 2 s of LOADING after each restart
 
 
 class Group:
     """The rounds of one scenario, on a stack that is replaced after a round left it stuck."""
 
-    def __init__(self, name, deadline):
-        self.name, self.deadline = name, deadline
+    def __init__(self, name, deadline, logdir):
+        self.name, self.deadline, self.logdir = name, deadline, logdir
         self.rounds, self.not_run, self.errors = [], 0, []
         self.st = None
 
@@ -76,17 +79,30 @@ class Group:
                 except Exception as e:  # noqa: BLE001 - a harness-level failure is a finding too
                     r = fs.Round(self.name)
                     r.counts["stuck"] += 1
+                    r.broken = True
                     r.notes.append(f"round raised {type(e).__name__}: {e}")
                     self.errors.append(str(e))
                     self.drop_stack()
                 self.rounds.append(r)
+                if r.failures() and self.st is not None:
+                    self.keep_log(len(self.rounds))
                 done += 1 if counts is None or counts(r) or r.failures() else 0
                 print(f"  {self.name} {done}/{n} ({time.monotonic() - t0:.1f}s) {r.line()}", flush=True)
-                if r.counts.get("stuck") and self.st is not None:
-                    self.drop_stack()  # a stuck stack would fail every later round: start clean
+                if r.broken and self.st is not None:
+                    self.drop_stack()  # a stack that did not recover would fail every later round
             self.not_run = n - done
         finally:
             self.drop_stack()
+
+    def keep_log(self, n):
+        """The gateway's log (all its restarts) of a round that went wrong, for diagnosis."""
+        os.makedirs(self.logdir, exist_ok=True)
+        dst = os.path.join(self.logdir, f"{self.name}-{n}-gateway.log")
+        try:
+            shutil.copyfile(os.path.join(self.st.tmp, "gateway.log"), dst)
+            print(f"  {self.name}: gateway log kept in {dst}", flush=True)
+        except OSError as e:
+            print(f"  {self.name}: could not keep the gateway log: {e}", flush=True)
 
     def summary(self):
         total = fa.new_counts()
@@ -100,7 +116,8 @@ class Group:
             for k, v in r.flags.items():
                 if isinstance(v, (bool, int)):  # bools: rounds where it held; ints: totals
                     flags[k] = flags.get(k, 0) + int(v)
-        return {"rounds": len(self.rounds), "not_run": self.not_run, "counts": total,
+        bad = sum(1 for r in self.rounds if r.failures())
+        return {"rounds": len(self.rounds), "bad_rounds": bad, "not_run": self.not_run, "counts": total,
                 "times": {k: {"p50": fa.pct(v, 50), "max": max(v), "n": len(v)} for k, v in times.items()},
                 "flags": flags}
 
@@ -139,6 +156,8 @@ def main():
     ap.add_argument("--status", type=int, default=3)
     ap.add_argument("--max-minutes", type=float, default=90)
     ap.add_argument("--json", default=None, help="also write the summary here")
+    ap.add_argument("--logs", default=os.path.join(ROOT, "build", os.environ.get("MODE", "release"), "soak-logs"),
+                    help="where the gateway logs of rounds that went wrong are kept")
     args = ap.parse_args()
     mode = os.environ.get("MODE", "release")
     rng = random.Random(args.seed)
@@ -148,7 +167,7 @@ def main():
     groups = []
 
     def group(name, n, one, counts=None):
-        g = Group(name, deadline)
+        g = Group(name, deadline, args.logs)
         print(f"\n== {name}: {n} rounds", flush=True)
         g.run(n, one, counts)
         groups.append(g)
@@ -183,14 +202,15 @@ def main():
     # ---- the report ----
     failed = False
     summary = {"seed": args.seed, "mode": mode, "groups": {}, "probes": []}
-    print("\n== soak summary (every count must be 0)")
+    print("\n== soak summary (every count must be 0; bad: rounds with any count)")
     cols = fa.COUNTS
-    print(f"{'scenario':22} {'rounds':>6} " + " ".join(f"{c:>10}" for c in cols) + "  truncated-bytes")
+    print(f"{'scenario':22} {'rounds':>6} {'bad':>4} " + " ".join(f"{c:>10}" for c in cols) + "  truncated-bytes")
     for g in groups:
         s = g.summary()
         summary["groups"][g.name] = s
         c = s["counts"]
-        print(f"{g.name:22} {s['rounds']:>6} " + " ".join(f"{c[k]:>10}" for k in cols) + f"  {c['truncated']}")
+        print(f"{g.name:22} {s['rounds']:>6} {s['bad_rounds']:>4} " + " ".join(f"{c[k]:>10}" for k in cols)
+              + f"  {c['truncated']}")
         if fa.failures(c) or s["not_run"]:
             failed = True
     print("\nrecovery and flags:")

@@ -377,6 +377,18 @@ chan_adopt(channel_t *fresh, channel_t *orphan)
     return orphan;
 }
 
+/* A durable channel (already out of its connection's list) without a connection. */
+static void
+make_orphan(channel_t *ch)
+{
+    ch->conn = NULL;
+    ch->next = NULL;
+    ch->id = 0;
+    ch->send_credit = 0;
+    ch->recv_credit = 0;
+    durable_orphaned(ch->dur);
+}
+
 void
 chan_orphan(channel_t *ch, const char *why)
 {
@@ -387,12 +399,7 @@ chan_orphan(channel_t *ch, const char *why)
     send_json_frame(c, FRAME_CLOSE, ch->id, e);
     json_object_put(e);
     chan_unlink(ch);
-    ch->conn = NULL;
-    ch->next = NULL;
-    ch->id = 0;
-    ch->send_credit = 0;
-    ch->recv_credit = 0;
-    durable_orphaned(ch->dur);
+    make_orphan(ch);
 }
 
 static void
@@ -517,12 +524,7 @@ conn_close(conn_t *c)
         channel_t *ch = c->channels;
         c->channels = ch->next;
         if (ch->dur) { /* orphaned, not detached: the action goes on, kept in its record */
-            ch->conn = NULL;
-            ch->next = NULL;
-            ch->id = 0;
-            ch->send_credit = 0;
-            ch->recv_credit = 0;
-            durable_orphaned(ch->dur);
+            make_orphan(ch);
             continue;
         }
         if (ch->ops && ch->ops->detach)

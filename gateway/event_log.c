@@ -115,8 +115,8 @@ evlog_acked_seq(const event_log_t *l)
     return l->acked;
 }
 
-size_t
-evlog_unacked(const event_log_t *l)
+static size_t
+unconfirmed(const event_log_t *l)
 {
     return (size_t)(l->next_seq - 1 - l->acked);
 }
@@ -124,7 +124,7 @@ evlog_unacked(const event_log_t *l)
 bool
 evlog_full(const event_log_t *l)
 {
-    return evlog_unacked(l) >= EVLOG_UNCONFIRMED_MAX || l->unacked_bytes >= EVLOG_UNCONFIRMED_BYTE;
+    return unconfirmed(l) >= EVLOG_UNCONFIRMED_MAX || l->unacked_bytes >= EVLOG_UNCONFIRMED_BYTE;
 }
 
 uint64_t

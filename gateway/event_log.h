@@ -72,8 +72,7 @@ void evlog_fetch(const char *session_id, uint64_t from, int max, evlog_fetch_cb 
  * no-op unless a write failed). */
 void evlog_resync(event_log_t *l);
 
-/* Unconfirmed events: producers hold back while evlog_full() (Redis slow or away). */
-size_t evlog_unacked(const event_log_t *l);
+/* Too many unconfirmed events: producers hold back (Redis slow or away). */
 bool evlog_full(const event_log_t *l);
 
 #endif

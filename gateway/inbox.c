@@ -261,19 +261,30 @@ static void on_blk_connect(const redisAsyncContext *c, int status);
 static void on_retry(uv_timer_t *t);
 static void schedule(void);
 
+/* A reply to the read in flight: false when there is nothing to use (disconnected: the
+ * disconnect callback reconnects; an error, e.g. a server still loading: read again after
+ * INBOX_ERROR_MS). */
+static bool
+reply_usable(const redisReply *r)
+{
+    read_sent = 0;
+    if (!r)
+        return false;
+    if (r->type == REDIS_REPLY_ERROR) {
+        uv_timer_start(&retry, on_retry, INBOX_ERROR_MS, 0);
+        return false;
+    }
+    return true;
+}
+
 static void
 on_xread(redisAsyncContext *c, void *reply, void *privdata)
 {
     (void)c;
     (void)privdata;
     redisReply *r = reply;
-    read_sent = 0;
-    if (!r) /* disconnected: the disconnect callback reconnects */
+    if (!reply_usable(r))
         return;
-    if (r->type == REDIS_REPLY_ERROR) {
-        uv_timer_start(&retry, on_retry, INBOX_ERROR_MS, 0);
-        return;
-    }
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 1) {
         redisReply *entries = r->element[0]->element[1];
         for (size_t i = 0; i < entries->elements; i++) {
@@ -351,15 +362,11 @@ on_top_id(redisAsyncContext *c, void *reply, void *privdata)
     (void)c;
     (void)privdata;
     redisReply *r = reply;
-    read_sent = 0;
-    if (!r) /* disconnected: the disconnect callback reconnects */
+    if (!reply_usable(r))
         return;
-    if (r->type != REDIS_REPLY_ARRAY) {
-        uv_timer_start(&retry, on_retry, INBOX_ERROR_MS, 0);
-        return;
-    }
-    if (r->elements == 1 && r->element[0]->type == REDIS_REPLY_ARRAY &&
-        r->element[0]->elements >= 1 && r->element[0]->element[0]->type == REDIS_REPLY_STRING)
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+        r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements >= 1 &&
+        r->element[0]->element[0]->type == REDIS_REPLY_STRING)
         snprintf(last_id, sizeof last_id, "%s", r->element[0]->element[0]->str);
     else
         snprintf(last_id, sizeof last_id, "0-0");

@@ -114,7 +114,10 @@ bool session_oneshot_closed(gw_session_t *s, uint32_t ch, json_object *res);
 void session_oneshot_data(oneshot_t *o, const uint8_t *p, size_t n);
 void session_oneshot_json(oneshot_t *o, json_object *msg);
 void session_oneshot_writable(oneshot_t *o);
-/* session_actions.c: events up to seq are stored (the event log's callback). */
+/* session_output.c: events up to seq are stored (the event log's callback); buffered output
+ * into events (final: the action ended, nothing is held back); the flush timer. */
 void session_on_stored(gw_session_t *s, uint64_t seq);
+void session_flush_output(gw_session_t *s, bool final);
+void session_arm_flush(gw_session_t *s);
 
 #endif

@@ -89,8 +89,10 @@ scan_unobserved(redisContext *rc, const char *id, pending_list_t *pl)
                 int k = 0;
                 while (k < nends && acts[k] != act)
                     k++;
-                if (k == nends && nends < 64)
-                    acts[nends++] = act, ends[k] = 0;
+                if (k == nends && nends < 64) {
+                    acts[nends++] = act;
+                    ends[k] = 0;
+                }
                 if (k < nends && e > ends[k])
                     ends[k] = e;
             }

@@ -63,6 +63,9 @@ typedef struct {
 } pss_t;
 
 /* ws_server.c */
+/* ws_reply.c: the registry of live connections (ws_lookup finds them). */
+void ws_conn_ref_add(uint64_t id, struct lws *wsi);
+void ws_conn_ref_del(uint64_t id);
 void ws_queue_reply(struct lws *wsi, pss_t *p, json_object *msg); /* takes ownership */
 void ws_queue_text(struct lws *wsi, pss_t *p, const char *text, size_t len);
 /* Ends the connection after the replies queued so far: a close frame with code and reason (a

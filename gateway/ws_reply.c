@@ -1,0 +1,124 @@
+/* ws_reply.c — what the WebSocket server says to a client outside the event stream: replies
+ * queued (bounded) ahead of events and written in SERVER_WRITEABLE, error messages, the close
+ * that follows them, and the registry of live connections by id, so a reply to a slow request
+ * (session.create, an action waiting for Redis) finds its connection only if it still exists. */
+#include <libwebsockets.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_util.h"
+#include "ws_int.h"
+#include "ws_server.h"
+#include "xalloc.h"
+
+/* Live connections by id, so that replies to slow requests (session.create) find their
+ * connection only if it still exists. */
+typedef struct conn_ref {
+    struct conn_ref *next;
+    uint64_t id;
+    struct lws *wsi;
+} conn_ref_t;
+static conn_ref_t *conn_refs;
+
+struct lws *
+ws_lookup(uint64_t conn_id)
+{
+    for (conn_ref_t *r = conn_refs; r; r = r->next)
+        if (r->id == conn_id)
+            return r->wsi;
+    return NULL;
+}
+
+uint64_t
+ws_conn_id(struct lws *wsi)
+{
+    pss_t *p = lws_wsi_user(wsi);
+    return p->conn_id;
+}
+
+void
+ws_conn_ref_add(uint64_t id, struct lws *wsi)
+{
+    conn_ref_t *r = xmalloc(sizeof *r);
+    r->id = id;
+    r->wsi = wsi;
+    r->next = conn_refs;
+    conn_refs = r;
+}
+
+void
+ws_conn_ref_del(uint64_t id)
+{
+    for (conn_ref_t **pp = &conn_refs; *pp; pp = &(*pp)->next)
+        if ((*pp)->id == id) {
+            conn_ref_t *r = *pp;
+            *pp = r->next;
+            free(r);
+            return;
+        }
+}
+
+void
+ws_queue_reply(struct lws *wsi, pss_t *p, json_object *msg)
+{
+    if (p->nreplies >= WS_REPLIES_MAX) {
+        /* The client sends requests but does not read: it is cut off, visibly. */
+        json_object_put(msg);
+        ws_close_after_replies(wsi, p, WS_CLOSE_POLICY, "too many unread replies");
+        return;
+    }
+    reply_t *r = xcalloc(1, sizeof *r);
+    size_t len;
+    const char *t = json_text(msg, &len);
+    r->text = xstrndup(t, len);
+    r->len = len;
+    json_object_put(msg);
+    if (p->replies_tail)
+        p->replies_tail->next = r;
+    else
+        p->replies = r;
+    p->replies_tail = r;
+    p->nreplies++;
+    lws_callback_on_writable(wsi);
+}
+
+void
+ws_close_after_replies(struct lws *wsi, pss_t *p, uint16_t code, const char *reason)
+{
+    if (p->close_code)
+        return;
+    p->close_code = code;
+    p->close_reason = reason;
+    buf_clear(&p->msg);
+    lws_callback_on_writable(wsi);
+}
+
+json_object *
+ws_error_msg(const char *code, const char *message, json_object *id)
+{
+    json_object *o = json_object_new_object(), *e = json_object_new_object();
+    json_set_str(o, "type", "error");
+    if (id)
+        json_set(o, "id", json_object_get(id));
+    json_set_str(e, "code", code);
+    json_set_str(e, "message", message);
+    json_set(o, "error", e);
+    return o;
+}
+
+void
+ws_reply(struct lws *wsi, json_object *msg)
+{
+    pss_t *p = lws_wsi_user(wsi);
+    ws_queue_reply(wsi, p, msg);
+}
+
+int
+ws_write_text(struct lws *wsi, const char *s, size_t n, enum lws_write_protocol proto)
+{
+    unsigned char *b = xmalloc(LWS_PRE + n);
+    memcpy(b + LWS_PRE, s, n);
+    int w = lws_write(wsi, b + LWS_PRE, n, proto);
+    free(b);
+    return w < (int)n ? -1 : 0;
+}

@@ -36,6 +36,8 @@ all:
 include common/module.mk
 include executor/module.mk
 include gateway/module.mk
+include api/module.mk
+include tools/module.mk
 include cli/module.mk
 include tests/module.mk
 include bench/module.mk

@@ -1,4 +1,4 @@
-/* bench_disk.c — what a sandbox's own disk (gateway/sandbox_disk.c) costs: N rounds of create
+/* bench_disk.c — what a sandbox's own disk (gateway/sandbox/sandbox_disk.c) costs: N rounds of create
  * (sparse image, mkfs.ext4, loop device, mount, layout) and remove (unmount, detach, delete) in
  * a temporary directory under DIR, at SIZE bytes. Needs root and loop devices.
  *   bench_disk DIR [ROUNDS] [SIZE] */
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "bench_stats.h"
-#include "gateway/sandbox_disk.h"
+#include "gateway/sandbox/sandbox_disk.h"
 
 int
 main(int argc, char **argv)

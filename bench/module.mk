@@ -6,11 +6,15 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(COMMON_LIB)
 
 $(BUILD)/bench/bench_ws: ALL_LDFLAGS += -pthread
 
+# Built with everything else (make all), so a change that breaks a benchmark shows at once.
+BENCH_ALL := $(BENCH_BINS) $(BUILD)/bench/bench_evlog $(BUILD)/bench/bench_api $(BUILD)/bench/bench_disk
+all: $(BENCH_ALL)
+
 bench: all $(BENCH_BINS)
 	@bench/run.sh $(MODE)
 
 # bench_evlog links the gateway's event log and Redis client (not the whole gateway).
-$(BUILD)/bench/bench_evlog.o: ALL_CFLAGS += $(GATEWAY_CFLAGS) -Igateway
+$(BUILD)/bench/bench_evlog.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
 $(BUILD)/bench/bench_evlog: $(BUILD)/bench/bench_evlog.o $(BUILD)/gateway/event_log.o $(BUILD)/gateway/redis_client.o $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(GATEWAY_LIBS)
 bench: $(BUILD)/bench/bench_evlog
@@ -22,8 +26,8 @@ $(BUILD)/bench/bench_api: $(BUILD)/bench/bench_api.o $(BUILD)/bench/httpc.o
 	$(CC) $(ALL_LDFLAGS) -pthread -o $@ $^ $(shell pkg-config --libs hiredis 2>/dev/null)
 bench: $(BUILD)/bench/bench_api
 
-# bench_disk: a sandbox's own disk (gateway/sandbox_disk.c, loopdev.c) made and removed.
+# bench_disk: a sandbox's own disk (gateway/sandbox/sandbox_disk.c, loopdev.c) made and removed.
 $(BUILD)/bench/bench_disk.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
-$(BUILD)/bench/bench_disk: $(BUILD)/bench/bench_disk.o $(BUILD)/gateway/sandbox_disk.o $(BUILD)/gateway/loopdev.o $(COMMON_LIB)
+$(BUILD)/bench/bench_disk: $(BUILD)/bench/bench_disk.o $(BUILD)/gateway/sandbox/sandbox_disk.o $(BUILD)/gateway/sandbox/loopdev.o $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 bench: $(BUILD)/bench/bench_disk

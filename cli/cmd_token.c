@@ -1,6 +1,8 @@
-/* cmd_token.c — `sandpipe token`: mints a bearer token locally from the gateway's secret file,
- * exactly as sandpipe-token does (jwt_secret_load + jwt_sign; same defaults). No network. */
+/* cmd_token.c — `sandpipe token`: creates the gateway's secret file (--generate) and mints bearer
+ * tokens from it locally (jwt_mint_file: HS256). No network; `make run` uses it too. */
+#include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +18,11 @@ token_usage(FILE *f)
 {
     fprintf(f, "usage: sandpipe token [--secret-file F] [--sub NAME] [--role admin|user|viewer]"
                " [--session ID] [--ttl SECONDS]\n"
+               "       sandpipe token --secret-file F --generate\n"
                "  --secret-file F  the gateway's JWT secret (env SANDPIPE_SECRET_FILE, default "
                "./run/secret)\n"
+               "  --generate       create the secret file (mode 0600) if it does not exist, mint "
+               "nothing\n"
                "  --sub NAME       who the token is for (default admin)\n"
                "  --role ROLE      admin (default), user or viewer\n"
                "  --session ID     the session a viewer may watch (required for viewers)\n"
@@ -29,6 +34,7 @@ cmd_token(cli_t *cli, int argc, char **argv)
 {
     (void)cli;
     static const struct option opts[] = {{"secret-file", required_argument, 0, 'k'},
+                                         {"generate", no_argument, 0, 'g'},
                                          {"sub", required_argument, 0, 's'},
                                          {"role", required_argument, 0, 'r'},
                                          {"session", required_argument, 0, 'S'},
@@ -38,10 +44,12 @@ cmd_token(cli_t *cli, int argc, char **argv)
     const char *file = getenv("SANDPIPE_SECRET_FILE"), *sub = "admin", *role = "admin",
                *session = "";
     long long ttl = 86400;
+    bool generate = false;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'k': file = optarg; break;
+        case 'g': generate = true; break;
         case 's': sub = optarg; break;
         case 'r': role = optarg; break;
         case 'S': session = optarg; break;
@@ -57,6 +65,13 @@ cmd_token(cli_t *cli, int argc, char **argv)
         return cli_usage("token", "unexpected argument \"%s\"", argv[optind]);
     if (!file || !*file)
         file = "run/secret";
+    err_t err = {0};
+    if (generate) {
+        int rc = jwt_secret_generate(file, &err);
+        if (rc < 0 && rc != -EEXIST)
+            return cli_fail("cannot create %s: %s", file, err.msg);
+        return 0;
+    }
     if (strcmp(role, "admin") && strcmp(role, "user") && strcmp(role, "viewer"))
         return cli_usage("token", "--role must be admin, user or viewer");
     if (!strcmp(role, "viewer") && !*session)
@@ -66,7 +81,6 @@ cmd_token(cli_t *cli, int argc, char **argv)
     if (!*sub || strlen(sub) >= sizeof cl.sub || strlen(session) >= sizeof cl.session)
         return cli_usage("token", "--sub must be 1 to %zu characters, --session under %zu",
                          sizeof cl.sub - 1, sizeof cl.session);
-    err_t err = {0};
     char *tok = jwt_mint_file(file, sub, role, session, ttl, &err);
     if (!tok)
         return cli_fail("cannot mint a token with %s: %s", file, err.msg);

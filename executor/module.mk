@@ -1,7 +1,6 @@
-# sandpipe-executor and its debug client sandpipe-exec.
-# Every executor/*.c except the two mains goes into libspexec.a, which unit tests link too.
-EXECUTOR_MAINS := executor/main.c executor/exec_cli.c
-EXECUTOR_SRCS := $(filter-out $(EXECUTOR_MAINS),$(wildcard executor/*.c))
+# sandpipe-executor: one per sandbox. Every executor/*.c except main.c goes into libspexec.a,
+# which unit tests link too.
+EXECUTOR_SRCS := $(filter-out executor/main.c,$(wildcard executor/*.c))
 EXECUTOR_OBJS := $(EXECUTOR_SRCS:%.c=$(BUILD)/%.o)
 EXECUTOR_LIB := $(BUILD)/libspexec.a
 # The executor needs only json-c (no OpenSSL): less to map in every sandbox.
@@ -14,11 +13,4 @@ $(EXECUTOR_LIB): $(EXECUTOR_OBJS)
 $(BUILD)/sandpipe-executor: $(BUILD)/executor/main.o $(EXECUTOR_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(EXECUTOR_LIBS)
 
-# The debug client's own files live in executor/cli/ (not part of libspexec.a).
-EXEC_CLI_SRCS := executor/exec_cli.c $(wildcard executor/cli/*.c)
-EXEC_CLI_OBJS := $(EXEC_CLI_SRCS:%.c=$(BUILD)/%.o)
-
-$(BUILD)/sandpipe-exec: $(EXEC_CLI_OBJS) $(COMMON_LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
-
-BINS += $(BUILD)/sandpipe-executor $(BUILD)/sandpipe-exec
+BINS += $(BUILD)/sandpipe-executor

@@ -26,10 +26,10 @@ struct event_log {
     bool resyncing; /* the resync's XRANGE is in flight */
     size_t unacked_bytes;
     int64_t cap_events, cap_bytes;
-    evlog_entry_t ring[EVLOG_RING_EVENTS];
+    event_log_entry_t ring[EVENT_LOG_RING_EVENTS];
     uint64_t first; /* oldest seq in the ring */
     size_t ring_bytes;
-    evlog_stored_fn stored;
+    event_log_stored_fn stored;
     void *ud;
     /* byte cap: bytes stored so far, and checkpoints (seq, bytes stored before it) */
     uint64_t stored_bytes;
@@ -68,8 +68,8 @@ ref_put(log_ref_t *r)
 }
 
 event_log_t *
-evlog_new(const char *session_id, uint64_t next_seq, int64_t cap_events, int64_t cap_bytes,
-          evlog_stored_fn stored, void *ud)
+event_log_new(const char *session_id, uint64_t next_seq, int64_t cap_events, int64_t cap_bytes,
+          event_log_stored_fn stored, void *ud)
 {
     event_log_t *l = xcalloc(1, sizeof *l);
     l->sid = xstrdup(session_id);
@@ -88,7 +88,7 @@ evlog_new(const char *session_id, uint64_t next_seq, int64_t cap_events, int64_t
 }
 
 void
-evlog_free(event_log_t *l)
+event_log_free(event_log_t *l)
 {
     if (!l)
         return;
@@ -96,7 +96,7 @@ evlog_free(event_log_t *l)
         GW_LOG("session %s: %" PRIu64 " events not confirmed by Redis when the session went away",
                l->sid, l->next_seq - 1 - l->acked);
     for (uint64_t s = l->first; s < l->next_seq; s++)
-        free(l->ring[s % EVLOG_RING_EVENTS].text);
+        free(l->ring[s % EVENT_LOG_RING_EVENTS].text);
     l->ref->log = NULL;
     ref_put(l->ref);
     free(l->sid);
@@ -104,13 +104,13 @@ evlog_free(event_log_t *l)
 }
 
 uint64_t
-evlog_next_seq(const event_log_t *l)
+event_log_next_seq(const event_log_t *l)
 {
     return l->next_seq;
 }
 
 uint64_t
-evlog_acked_seq(const event_log_t *l)
+event_log_acked_seq(const event_log_t *l)
 {
     return l->acked;
 }
@@ -122,33 +122,33 @@ unconfirmed(const event_log_t *l)
 }
 
 bool
-evlog_full(const event_log_t *l)
+event_log_full(const event_log_t *l)
 {
-    return unconfirmed(l) >= EVLOG_UNCONFIRMED_MAX || l->unacked_bytes >= EVLOG_UNCONFIRMED_BYTE;
+    return unconfirmed(l) >= EVENT_LOG_UNCONFIRMED_MAX || l->unacked_bytes >= EVENT_LOG_UNCONFIRMED_BYTE;
 }
 
 uint64_t
-evlog_first_in_memory(const event_log_t *l)
+event_log_first_in_memory(const event_log_t *l)
 {
     return l->first;
 }
 
-static evlog_entry_t *
+static event_log_entry_t *
 slot(const event_log_t *l, uint64_t seq)
 {
     if (seq < l->first || seq >= l->next_seq)
         return NULL;
-    return (evlog_entry_t *)&l->ring[seq % EVLOG_RING_EVENTS];
+    return (event_log_entry_t *)&l->ring[seq % EVENT_LOG_RING_EVENTS];
 }
 
-const evlog_entry_t *
-evlog_peek(const event_log_t *l, uint64_t seq)
+const event_log_entry_t *
+event_log_peek(const event_log_t *l, uint64_t seq)
 {
     return slot(l, seq);
 }
 
-const evlog_entry_t *
-evlog_get(const event_log_t *l, uint64_t seq)
+const event_log_entry_t *
+event_log_get(const event_log_t *l, uint64_t seq)
 {
     return seq <= l->acked ? slot(l, seq) : NULL;
 }
@@ -156,7 +156,7 @@ evlog_get(const event_log_t *l, uint64_t seq)
 /* ---- the byte cap ---- */
 
 static void
-account_stored(event_log_t *l, const evlog_entry_t *e)
+account_stored(event_log_t *l, const event_log_entry_t *e)
 {
     if (l->cap_bytes <= 0)
         return;
@@ -181,7 +181,7 @@ account_stored(event_log_t *l, const evlog_entry_t *e)
         return;
     char minid[32];
     snprintf(minid, sizeof minid, "0-%" PRIu64, l->cp[keep].seq);
-    rds_cmd(NULL, NULL, "XTRIM %s MINID %s", l->key, minid);
+    redis_client_cmd(NULL, NULL, "XTRIM %s MINID %s", l->key, minid);
     memmove(l->cp, l->cp + keep, sizeof l->cp[0] * (size_t)(l->ncp - keep));
     l->ncp -= keep;
 }
@@ -193,7 +193,7 @@ static void
 advance(event_log_t *l)
 {
     uint64_t before = l->acked;
-    evlog_entry_t *e;
+    event_log_entry_t *e;
     while ((e = slot(l, l->acked + 1)) && e->stored) {
         l->acked++;
         l->unacked_bytes -= e->len;
@@ -216,14 +216,14 @@ on_xadd(redisReply *r, void *ud)
     ack_t *a = ud;
     event_log_t *l = a->ref->log;
     if (l) {
-        evlog_entry_t *e = slot(l, a->seq);
+        event_log_entry_t *e = slot(l, a->seq);
         bool ok = r && (r->type != REDIS_REPLY_ERROR || already_there(r));
         if (ok && e && !e->stored) {
             e->stored = true;
             advance(l);
         } else if (!ok && !l->stalled) {
             /* Hold everything after it: a later event stored before this one would make it
-             * impossible to store (ids only grow). evlog_resync takes it from here. */
+             * impossible to store (ids only grow). event_log_resync takes it from here. */
             l->stalled = true;
             if (r)
                 GW_LOG("session %s: event %" PRIu64 " refused by Redis (%s); holding events",
@@ -235,7 +235,7 @@ on_xadd(redisReply *r, void *ud)
 }
 
 static void
-xadd(event_log_t *l, const evlog_entry_t *e)
+xadd(event_log_t *l, const event_log_entry_t *e)
 {
     char id[32], maxlen[32];
     snprintf(id, sizeof id, "0-%" PRIu64, e->seq);
@@ -245,7 +245,7 @@ xadd(event_log_t *l, const evlog_entry_t *e)
     ack_t *a = xmalloc(sizeof *a);
     a->ref = ref_get(l);
     a->seq = e->seq;
-    rds_cmdv(on_xadd, a, 8, argv, lens);
+    redis_client_cmdv(on_xadd, a, 8, argv, lens);
 }
 
 /* Issues the XADDs not yet sent, in order, unless the log is stalled. */
@@ -253,11 +253,11 @@ static void
 send_from(event_log_t *l)
 {
     while (!l->stalled && !l->resyncing && l->sent + 1 < l->next_seq) {
-        const evlog_entry_t *e = slot(l, l->sent + 1);
+        const event_log_entry_t *e = slot(l, l->sent + 1);
         l->sent++;
         if (!e || e->stored)
             continue;
-        if (!rds_connected()) { /* fails at once: hold until the reconnection resyncs */
+        if (!redis_client_connected()) { /* fails at once: hold until the reconnection resyncs */
             l->stalled = true;
             l->sent--;
             return;
@@ -269,7 +269,7 @@ send_from(event_log_t *l)
 /* An unconfirmed event must leave the ring (it is full of them: Redis has been away for
  * long): it is lost, and said so in its place (readers of Redis see the gap as truncated). */
 static void
-drop_unconfirmed(event_log_t *l, evlog_entry_t *old)
+drop_unconfirmed(event_log_t *l, event_log_entry_t *old)
 {
     GW_LOG("session %s: event %" PRIu64 " dropped unconfirmed (Redis unavailable too long)", l->sid,
            old->seq);
@@ -281,15 +281,15 @@ drop_unconfirmed(event_log_t *l, evlog_entry_t *old)
 }
 
 uint64_t
-evlog_append_members(event_log_t *l, const char *members, size_t mlen)
+event_log_append_members(event_log_t *l, const char *members, size_t mlen)
 {
     uint64_t seq = l->next_seq++;
     /* Drop the oldest stored ring entries beyond the count or byte bound. */
     while (l->first < seq &&
-           (seq - l->first >= EVLOG_RING_EVENTS || l->ring_bytes > EVLOG_RING_BYTES)) {
-        evlog_entry_t *old = &l->ring[l->first % EVLOG_RING_EVENTS];
+           (seq - l->first >= EVENT_LOG_RING_EVENTS || l->ring_bytes > EVENT_LOG_RING_BYTES)) {
+        event_log_entry_t *old = &l->ring[l->first % EVENT_LOG_RING_EVENTS];
         if (old->seq > l->acked) {
-            if (seq - l->first < EVLOG_RING_EVENTS)
+            if (seq - l->first < EVENT_LOG_RING_EVENTS)
                 break; /* only over the byte bound: keep it until stored */
             drop_unconfirmed(l, old);
         }
@@ -302,7 +302,7 @@ evlog_append_members(event_log_t *l, const char *members, size_t mlen)
     buf_printf(&t, "{\"seq\":%" PRIu64 ",\"ts\":%.6f%s", seq, gw_wall(), mlen ? "," : "");
     buf_append(&t, members, mlen);
     buf_puts(&t, "}");
-    evlog_entry_t *e = &l->ring[seq % EVLOG_RING_EVENTS];
+    event_log_entry_t *e = &l->ring[seq % EVENT_LOG_RING_EVENTS];
     e->seq = seq;
     e->len = t.len;
     e->text = buf_steal(&t);
@@ -314,12 +314,12 @@ evlog_append_members(event_log_t *l, const char *members, size_t mlen)
 }
 
 uint64_t
-evlog_append(event_log_t *l, json_object *ev)
+event_log_append(event_log_t *l, json_object *ev)
 {
     size_t len;
     const char *txt = json_text(ev, &len);
     /* txt is "{...}": keep the members between the braces */
-    uint64_t seq = evlog_append_members(l, len > 2 ? txt + 1 : "", len > 2 ? len - 2 : 0);
+    uint64_t seq = event_log_append_members(l, len > 2 ? txt + 1 : "", len > 2 ? len - 2 : 0);
     json_object_put(ev);
     return seq;
 }
@@ -351,7 +351,7 @@ on_resync_range(redisReply *r, void *ud)
             item->element[0]->type != REDIS_REPLY_STRING)
             continue;
         uint64_t seq = id_seq(item->element[0]->str);
-        evlog_entry_t *e = slot(l, seq);
+        event_log_entry_t *e = slot(l, seq);
         if (e)
             e->stored = true;
         if (seq > top)
@@ -360,7 +360,7 @@ on_resync_range(redisReply *r, void *ud)
     /* Below the newest stored id, a missing event can no longer be added (stream ids only
      * grow): count it as lost. Readers of Redis see the gap as a "truncated" event. */
     for (uint64_t s = l->acked + 1; s < top; s++) {
-        evlog_entry_t *e = slot(l, s);
+        event_log_entry_t *e = slot(l, s);
         if (e && !e->stored) {
             GW_LOG("session %s: event %" PRIu64 " lost by Redis", l->sid, s);
             e->stored = true;
@@ -383,9 +383,9 @@ on_resync_range(redisReply *r, void *ud)
 }
 
 void
-evlog_resync(event_log_t *l)
+event_log_resync(event_log_t *l)
 {
-    if (l->resyncing || !rds_connected())
+    if (l->resyncing || !redis_client_connected())
         return;
     if (l->acked + 1 >= l->next_seq) {
         l->stalled = false;
@@ -400,20 +400,20 @@ evlog_resync(event_log_t *l)
     snprintf(from, sizeof from, "0-%" PRIu64, l->acked + 1);
     snprintf(count, sizeof count, "%" PRIu64, l->next_seq - l->acked);
     /* XRANGE returns the fields too; the count is bounded by the unconfirmed events */
-    if (rds_cmd(on_resync_range, ref_get(l), "XRANGE %s %s + COUNT %s", l->key, from, count) < 0)
+    if (redis_client_cmd(on_resync_range, ref_get(l), "XRANGE %s %s + COUNT %s", l->key, from, count) < 0)
         l->resyncing = false;
 }
 
 /* ---- reading back from Redis ---- */
 
 typedef struct {
-    evlog_fetch_cb cb;
+    event_log_fetch_cb cb;
     void *ud;
     uint64_t from;
 } fetch_t;
 
 static void
-add_truncated(evlog_entry_t *out, int *n, uint64_t from, uint64_t to, const char *why)
+add_truncated(event_log_entry_t *out, int *n, uint64_t from, uint64_t to, const char *why)
 {
     char *t = xasprintf("{\"seq\":%" PRIu64 ",\"type\":\"truncated\",\"from\":%" PRIu64
                         ",\"to\":%" PRIu64 ",\"reason\":\"%s\"}",
@@ -434,7 +434,7 @@ on_xrange(redisReply *r, void *ud)
         return;
     }
     /* at most one synthesized event per entry (for the gap before it) */
-    evlog_entry_t *out = xcalloc(2 * r->elements + 1, sizeof *out);
+    event_log_entry_t *out = xcalloc(2 * r->elements + 1, sizeof *out);
     int n = 0;
     uint64_t expect = f->from;
     for (size_t i = 0; i < r->elements; i++) {
@@ -463,7 +463,7 @@ on_xrange(redisReply *r, void *ud)
 }
 
 void
-evlog_fetch(const char *session_id, uint64_t from, int max, evlog_fetch_cb cb, void *ud)
+event_log_fetch(const char *session_id, uint64_t from, int max, event_log_fetch_cb cb, void *ud)
 {
     fetch_t *f = xmalloc(sizeof *f);
     f->cb = cb;
@@ -471,5 +471,5 @@ evlog_fetch(const char *session_id, uint64_t from, int max, evlog_fetch_cb cb, v
     f->from = from;
     char key[160];
     snprintf(key, sizeof key, "sp:session:{%s}:events", session_id);
-    rds_cmd(on_xrange, f, "XRANGE %s 0-%" PRIu64 " + COUNT %d", key, from, max);
+    redis_client_cmd(on_xrange, f, "XRANGE %s 0-%" PRIu64 " + COUNT %d", key, from, max);
 }

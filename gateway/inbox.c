@@ -98,10 +98,10 @@ send_reply_text(const char *key, const char *t, size_t len)
 {
     const char *argv[] = {"RPUSH", key, t};
     size_t lens[] = {5, strlen(key), len};
-    rds_cmdv(NULL, NULL, 3, argv, lens);
+    redis_client_cmdv(NULL, NULL, 3, argv, lens);
     char ttl[16];
     snprintf(ttl, sizeof ttl, "%d", REPLY_TTL);
-    rds_cmd(NULL, NULL, "EXPIRE %s %s", key, ttl);
+    redis_client_cmd(NULL, NULL, "EXPIRE %s %s", key, ttl);
 }
 
 /* The observation event of a waited-for action: the reply embeds its stored text as is. */
@@ -406,7 +406,7 @@ on_blk_disconnect(const redisAsyncContext *c, int status)
 static void
 connect_blk(void)
 {
-    blk = rds_async_open(g_gw.cfg.redis);
+    blk = redis_client_async_open(g_gw.cfg.redis);
     if (!blk || blk->err) {
         if (blk)
             redisAsyncFree(blk);

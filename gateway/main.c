@@ -19,7 +19,7 @@
 #include "jwt.h"
 #include "pool.h"
 #include "redis_client.h"
-#include "sandbox_disk.h"
+#include "sandbox/sandbox_disk.h"
 #include "session.h"
 #include "ws_server.h"
 
@@ -111,7 +111,7 @@ on_stop(uv_signal_t *h, int signo)
     inbox_stop();
     sessions_shutdown();
     pool_stop();
-    rds_stop();
+    redis_client_stop();
     lws_context_destroy(g_gw.lws);
     g_gw.lws = NULL;
     uv_close((uv_handle_t *)&sigint, NULL);
@@ -127,8 +127,8 @@ heartbeat(void)
     char key[128], val[64];
     snprintf(key, sizeof key, "sp:gateway:%s", g_gw.cfg.id);
     snprintf(val, sizeof val, "%.3f", gw_wall());
-    rds_cmd(NULL, NULL, "SET %s %s EX 15", key, val);
-    rds_cmd(NULL, NULL, "SADD sp:gateways %s", g_gw.cfg.id);
+    redis_client_cmd(NULL, NULL, "SET %s %s EX 15", key, val);
+    redis_client_cmd(NULL, NULL, "SADD sp:gateways %s", g_gw.cfg.id);
 }
 
 static void
@@ -302,7 +302,7 @@ main(int argc, char **argv)
         fprintf(stderr, "sandpipe-gateway: cannot listen on %s\n", listen);
         return 1;
     }
-    rds_start(cfg->redis, on_redis_ready);
+    redis_client_start(cfg->redis, on_redis_ready);
     inbox_start();
     uv_signal_init(g_gw.loop, &sigint);
     uv_signal_init(g_gw.loop, &sigterm);

@@ -41,14 +41,14 @@ flush_one(const char *field, uint64_t *v)
         return;
     char n[32];
     snprintf(n, sizeof n, "%llu", (unsigned long long)*v);
-    rds_cmd(NULL, NULL, "HINCRBY sp:metrics %s %s", field, n);
+    redis_client_cmd(NULL, NULL, "HINCRBY sp:metrics %s %s", field, n);
     *v = 0;
 }
 
 void
 metrics_flush(void)
 {
-    if (!rds_connected())
+    if (!redis_client_connected())
         return; /* keep counting: the next flush carries it */
     for (int i = 0; i <= METRICS_ACTION_NBUCKETS; i++) {
         char f[24];

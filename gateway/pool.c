@@ -10,7 +10,7 @@
 #include "gw.h"
 #include "json_util.h"
 #include "redis_client.h"
-#include "sandbox_disk.h"
+#include "sandbox/sandbox_disk.h"
 #include "xalloc.h"
 
 #define POOL_PROFILE "default"
@@ -119,7 +119,7 @@ on_warm_up(void *ud)
     char key[160];
     pool_key(key, sizeof key, POOL_PROFILE);
     json_object *o = sandbox_to_json(&w->sb);
-    rds_cmd(NULL, NULL, "RPUSH %s %s", key,
+    redis_client_cmd(NULL, NULL, "RPUSH %s %s", key,
             json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
     json_object_put(o);
     if (ready_count >= 0)
@@ -176,7 +176,7 @@ pool_tick(void)
         return;
     char key[160];
     pool_key(key, sizeof key, POOL_PROFILE);
-    rds_cmd(on_len, NULL, "LLEN %s", key);
+    redis_client_cmd(on_len, NULL, "LLEN %s", key);
 }
 
 typedef struct {
@@ -233,7 +233,7 @@ pool_claim(const char *profile, pool_claim_cb cb, void *ud)
     c->ud = ud;
     char key[160];
     pool_key(key, sizeof key, profile);
-    rds_cmd(on_pop, c, "LPOP %s", key);
+    redis_client_cmd(on_pop, c, "LPOP %s", key);
 }
 
 void

@@ -7,7 +7,7 @@
 
 #include <json-c/json.h>
 
-#include "provider.h"
+#include "sandbox/provider.h"
 
 typedef void (*pool_claim_cb)(void *ud, const sandbox_t *sb); /* sb NULL: pool empty */
 

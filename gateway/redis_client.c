@@ -30,7 +30,7 @@ static int loading_waits;
 #define RDS_LOADING_MS 100
 
 typedef struct {
-    rds_cb cb;
+    redis_client_cb cb;
     void *ud;
 } call_t;
 
@@ -167,7 +167,7 @@ parse_addr(const char *addr, char *host, size_t cap, int *port)
 }
 
 redisAsyncContext *
-rds_async_open(const char *addr)
+redis_client_async_open(const char *addr)
 {
     char host[256];
     int port;
@@ -178,7 +178,7 @@ rds_async_open(const char *addr)
 static void
 connect_now(void)
 {
-    ac = rds_async_open(addr_saved);
+    ac = redis_client_async_open(addr_saved);
     if (!ac || ac->err) {
         GW_LOG("redis: %s", ac ? ac->errstr : "out of memory");
         if (ac)
@@ -193,7 +193,7 @@ connect_now(void)
 }
 
 int
-rds_start(const char *addr, void (*on_ready)(void))
+redis_client_start(const char *addr, void (*on_ready)(void))
 {
     addr_saved = xstrdup(addr);
     ready_cb = on_ready;
@@ -202,7 +202,7 @@ rds_start(const char *addr, void (*on_ready)(void))
 }
 
 void
-rds_stop(void)
+redis_client_stop(void)
 {
     if (timer_init) {
         uv_close((uv_handle_t *)&retry_timer, NULL);
@@ -216,13 +216,13 @@ rds_stop(void)
 }
 
 bool
-rds_connected(void)
+redis_client_connected(void)
 {
     return connected;
 }
 
 size_t
-rds_pending(void)
+redis_client_pending(void)
 {
     return pending;
 }
@@ -242,7 +242,7 @@ on_reply(redisAsyncContext *c, void *r, void *privdata)
 }
 
 int
-rds_cmdv(rds_cb cb, void *ud, int argc, const char **argv, const size_t *lens)
+redis_client_cmdv(redis_client_cb cb, void *ud, int argc, const char **argv, const size_t *lens)
 {
     if (!connected || !ac) {
         if (cb)
@@ -263,7 +263,7 @@ rds_cmdv(rds_cb cb, void *ud, int argc, const char **argv, const size_t *lens)
 }
 
 int
-rds_cmd(rds_cb cb, void *ud, const char *fmt, ...)
+redis_client_cmd(redis_client_cb cb, void *ud, const char *fmt, ...)
 {
     if (!connected || !ac) {
         if (cb)
@@ -288,7 +288,7 @@ rds_cmd(rds_cb cb, void *ud, const char *fmt, ...)
 }
 
 redisContext *
-rds_sync_connect(const char *addr)
+redis_client_sync_connect(const char *addr)
 {
     struct timeval tv = {2, 0};
     char host[256];

@@ -8,28 +8,28 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef void (*rds_cb)(redisReply *reply, void *ud); /* reply NULL: error or disconnected */
+typedef void (*redis_client_cb)(redisReply *reply, void *ud); /* reply NULL: error or disconnected */
 
 /* addr: "unix:/path" or "host:port". on_ready runs after every (re)connection. */
-int rds_start(const char *addr, void (*on_ready)(void));
-void rds_stop(void);
-bool rds_connected(void);
+int redis_client_start(const char *addr, void (*on_ready)(void));
+void redis_client_stop(void);
+bool redis_client_connected(void);
 
 /* printf-style command (hiredis %s/%b/%lld). cb may be NULL. Returns 0, or -1 when not
  * connected (cb is then called with NULL before returning). */
-int rds_cmd(rds_cb cb, void *ud, const char *fmt, ...);
-int rds_cmdv(rds_cb cb, void *ud, int argc, const char **argv, const size_t *lens);
+int redis_client_cmd(redis_client_cb cb, void *ud, const char *fmt, ...);
+int redis_client_cmdv(redis_client_cb cb, void *ud, int argc, const char **argv, const size_t *lens);
 
 /* A new asynchronous connection to addr, not attached to any loop (for a connection of one's
  * own, e.g. blocking reads). NULL or ->err set on failure. */
 struct redisAsyncContext;
-struct redisAsyncContext *rds_async_open(const char *addr);
+struct redisAsyncContext *redis_client_async_open(const char *addr);
 
 /* A blocking connection for start-up work (re-attaching sessions) before the loop runs.
  * Caller frees with redisFree. NULL on failure. */
-redisContext *rds_sync_connect(const char *addr);
+redisContext *redis_client_sync_connect(const char *addr);
 
 /* Counters for health and metrics. */
-size_t rds_pending(void);
+size_t redis_client_pending(void);
 
 #endif

@@ -43,7 +43,7 @@ session_save_field(gw_session_t *s, const char *field, const char *value)
 {
     char key[128];
     snprintf(key, sizeof key, "sp:session:{%s}", s->id);
-    rds_cmd(NULL, NULL, "HSET %s %s %s", key, field, value);
+    redis_client_cmd(NULL, NULL, "HSET %s %s %s", key, field, value);
 }
 
 /* ---- subscribers ---- */
@@ -90,10 +90,10 @@ session_set_status(gw_session_t *s, const char *st, const char *msg)
     json_set_str(e, "status", st);
     if (msg)
         json_set_str(e, "message", msg);
-    evlog_append(s->log, e);
+    event_log_append(s->log, e);
     char note[256];
     snprintf(note, sizeof note, "{\"session\":\"%s\",\"status\":\"%s\"}", s->id, st);
-    rds_cmd(NULL, NULL, "PUBLISH sp:status %s", note);
+    redis_client_cmd(NULL, NULL, "PUBLISH sp:status %s", note);
 }
 
 /* ---- lifecycle ---- */
@@ -157,7 +157,7 @@ session_describe(const gw_session_t *s)
     json_set_str(o, "gateway", g_gw.cfg.id);
     json_set_str(o, "provider", s->prov ? s->prov->name : "");
     json_set(o, "created", json_object_new_double(s->created));
-    json_set_int(o, "last_seq", (int64_t)evlog_acked_seq(s->log));
+    json_set_int(o, "last_seq", (int64_t)event_log_acked_seq(s->log));
     json_set_int(o, "queued_actions", s->queued + (s->act_ch ? 1 : 0));
     json_set_int(o, "idle_timeout", s->idle_timeout);
     json_set_str(o, "idle_action", s->idle_pause ? "pause" : "stop");
@@ -175,7 +175,7 @@ session_alloc(const char *id, const char *owner, const char *profile, uint64_t n
     snprintf(s->id, sizeof s->id, "%s", id);
     snprintf(s->owner, sizeof s->owner, "%s", owner ? owner : "");
     snprintf(s->profile, sizeof s->profile, "%s", profile ? profile : "default");
-    s->log = evlog_new(s->id, next_seq, g_gw.cfg.stream_max_events, g_gw.cfg.stream_max_bytes,
+    s->log = event_log_new(s->id, next_seq, g_gw.cfg.stream_max_events, g_gw.cfg.stream_max_bytes,
                        on_stored, s);
     s->link = exec_link_new(&session_link_cbs, s);
     s->created = gw_wall();
@@ -198,7 +198,7 @@ on_timer_closed(uv_handle_t *h)
     buf_free(&s->releases);
     json_object_put(s->act_action);
     json_object_put(s->reattach_action);
-    evlog_free(s->log);
+    event_log_free(s->log);
     json_object_put(s->params);
     json_object_put(s->pending_env);
     free(s);
@@ -244,7 +244,7 @@ save_session(gw_session_t *s)
     snprintf(idle, sizeof idle, "%d", s->idle_timeout);
     snprintf(life, sizeof life, "%d", s->max_lifetime);
     json_object *sb = sandbox_to_json(&s->sb);
-    rds_cmd(NULL, NULL,
+    redis_client_cmd(NULL, NULL,
             "HSET %s id %s owner %s gateway %s status %s profile %s created %s "
             "idle_timeout %s idle_action %s max_lifetime %s sandbox %s",
             key, s->id, s->owner, g_gw.cfg.id, s->status, s->profile, created, idle,
@@ -253,8 +253,8 @@ save_session(gw_session_t *s)
     json_object_put(sb);
     char gkey[128];
     snprintf(gkey, sizeof gkey, "sp:gateway:%s:sessions", g_gw.cfg.id);
-    rds_cmd(NULL, NULL, "SADD %s %s", gkey, s->id);
-    rds_cmd(NULL, NULL, "ZADD sp:sessions %s %s", created, s->id);
+    redis_client_cmd(NULL, NULL, "SADD %s %s", gkey, s->id);
+    redis_client_cmd(NULL, NULL, "ZADD sp:sessions %s %s", created, s->id);
 }
 
 static void
@@ -347,14 +347,14 @@ session_delete(gw_session_t *s, const char *reason)
     char gkey[128], key[128];
     snprintf(gkey, sizeof gkey, "sp:gateway:%s:sessions", g_gw.cfg.id);
     snprintf(key, sizeof key, "sp:session:{%s}", s->id);
-    rds_cmd(NULL, NULL, "SREM %s %s", gkey, s->id);
-    rds_cmd(NULL, NULL, "HSET %s ended %f", key, gw_wall());
+    redis_client_cmd(NULL, NULL, "SREM %s %s", gkey, s->id);
+    redis_client_cmd(NULL, NULL, "HSET %s ended %f", key, gw_wall());
     /* A stopped session's record and history are kept for the retention, then expire; its
      * place in the listing goes with them (sessions_tick). */
     if (g_gw.cfg.retention > 0) {
-        rds_cmd(NULL, NULL, "EXPIRE %s %d", key, g_gw.cfg.retention);
-        rds_cmd(NULL, NULL, "EXPIRE sp:session:{%s}:events %d", s->id, g_gw.cfg.retention);
-        rds_cmd(NULL, NULL, "ZADD sp:sessions:ended %f %s", gw_wall(), s->id);
+        redis_client_cmd(NULL, NULL, "EXPIRE %s %d", key, g_gw.cfg.retention);
+        redis_client_cmd(NULL, NULL, "EXPIRE sp:session:{%s}:events %d", s->id, g_gw.cfg.retention);
+        redis_client_cmd(NULL, NULL, "ZADD sp:sessions:ended %f %s", gw_wall(), s->id);
     }
     if (s->ready_cb) {
         session_ready_cb cb = s->ready_cb;
@@ -371,7 +371,7 @@ sessions_redis_ready(void)
         /* what this gateway knows is the truth: writes lost with the connection go again */
         session_save_field(s, "status", s->status);
         session_save_field(s, "gateway", g_gw.cfg.id);
-        evlog_resync(s->log);
+        event_log_resync(s->log);
     }
 }
 
@@ -385,8 +385,8 @@ on_expired(redisReply *r, void *ud)
     for (size_t i = 0; i < r->elements; i++) {
         if (r->element[i]->type != REDIS_REPLY_STRING)
             continue;
-        rds_cmd(NULL, NULL, "ZREM sp:sessions %s", r->element[i]->str);
-        rds_cmd(NULL, NULL, "ZREM sp:sessions:ended %s", r->element[i]->str);
+        redis_client_cmd(NULL, NULL, "ZREM sp:sessions %s", r->element[i]->str);
+        redis_client_cmd(NULL, NULL, "ZREM sp:sessions:ended %s", r->element[i]->str);
     }
 }
 
@@ -398,7 +398,7 @@ prune_listing(void)
     if (g_gw.cfg.retention <= 0 || now - last < 60)
         return;
     last = now;
-    rds_cmd(on_expired, NULL, "ZRANGEBYSCORE sp:sessions:ended -inf %f LIMIT 0 1000",
+    redis_client_cmd(on_expired, NULL, "ZRANGEBYSCORE sp:sessions:ended -inf %f LIMIT 0 1000",
             gw_wall() - g_gw.cfg.retention);
 }
 
@@ -409,7 +409,7 @@ sessions_tick(void)
     double now = gw_now(), wall = gw_wall();
     for (gw_session_t *s = g_gw.sessions, *next; s; s = next) {
         next = s->next;
-        evlog_resync(s->log); /* a no-op unless Redis refused a write */
+        event_log_resync(s->log); /* a no-op unless Redis refused a write */
         bool busy = s->act_ch || s->qhead || s->terms || s->oneshots;
         bool paused = !strcmp(s->status, ST_PAUSED);
         bool idle =

@@ -15,7 +15,7 @@
 
 #include "err.h"
 #include "event_log.h"
-#include "provider.h"
+#include "sandbox/provider.h"
 
 #define GW_OUTPUT_CHUNK     (16 * 1024)
 #define GW_OUTPUT_FLUSH_MS  5

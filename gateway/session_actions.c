@@ -60,7 +60,7 @@ on_attached(gw_session_t *s, json_object *msg)
         json_set_int(e, "to_offset", (int64_t)to);
         json_set_int(e, "bytes", (int64_t)(to - from));
         json_set_str(e, "reason", "output lost by the event store");
-        evlog_append(s->log, e);
+        event_log_append(s->log, e);
         s->act_recv = to;
         s->act_stored = to;
     }
@@ -110,7 +110,7 @@ append_observation(gw_session_t *s, uint64_t seq, json_object *obs)
     json_object *e = session_event_new("observation");
     json_set_int(e, "action", (int64_t)seq);
     json_set(e, "observation", obs);
-    release_t r = {.act = seq, .obs_seq = evlog_append(s->log, e)};
+    release_t r = {.act = seq, .obs_seq = event_log_append(s->log, e)};
     buf_append(&s->releases, &r, sizeof r);
 }
 
@@ -368,7 +368,7 @@ session_start_next_action(gw_session_t *s)
     }
     /* Only once its action event is stored: the executor never runs an action the stream does
      * not have, and a restarted gateway finds every action it may have started. */
-    if (!s->qhead || s->qhead->seq > evlog_acked_seq(s->log))
+    if (!s->qhead || s->qhead->seq > event_log_acked_seq(s->log))
         return;
     queued_t *q = s->qhead;
     s->qhead = q->next;
@@ -409,7 +409,7 @@ session_submit(gw_session_t *s, json_object *action, const char *origin, err_t *
         err_set(err, ERR_BUSY, "the session is %s", s->status);
         return 0;
     }
-    if (evlog_full(s->log)) { /* Redis away or refusing: its events could not be stored */
+    if (event_log_full(s->log)) { /* Redis away or refusing: its events could not be stored */
         err_set(err, ERR_BUSY, "the event store (Redis) is not keeping up; try again shortly");
         return 0;
     }
@@ -421,7 +421,7 @@ session_submit(gw_session_t *s, json_object *action, const char *origin, err_t *
     json_set(e, "action", json_object_get(action));
     if (origin)
         json_set_str(e, "origin", origin);
-    uint64_t seq = evlog_append(s->log, e);
+    uint64_t seq = event_log_append(s->log, e);
     session_enqueue(s, action, seq);
     s->last_activity = gw_now();
     session_start_next_action(s);
@@ -440,6 +440,6 @@ session_signal(gw_session_t *s, const char *sig, err_t *err)
         return rc;
     json_object *e = session_event_new("signal");
     json_set_str(e, "signal", sig);
-    evlog_append(s->log, e);
+    event_log_append(s->log, e);
     return 0;
 }

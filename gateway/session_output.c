@@ -51,12 +51,12 @@ utf8_valid(const uint8_t *p, size_t n)
 /* Turns buffered output into "output" events of at most GW_OUTPUT_CHUNK bytes, each with the
  * output offset of its first byte. Text goes as "data"; bytes that are not UTF-8 as
  * "data_b64". A character split across reads is held back until its end arrives (or the
- * action ends). While Redis is behind (evlog_full) output waits here, coalescing, unless
+ * action ends). While Redis is behind (event_log_full) output waits here, coalescing, unless
  * final: the executor gets no credit meanwhile, so this is bounded by its window. */
 void
 session_flush_output(gw_session_t *s, bool final)
 {
-    if (!final && evlog_full(s->log))
+    if (!final && event_log_full(s->log))
         return;
     size_t off = 0; /* consumed once at the end: no memmove per event */
     uint64_t base = s->act_recv - s->out.len;
@@ -84,7 +84,7 @@ session_flush_output(gw_session_t *s, bool final)
         }
         buf_puts(&m, "\"");
         out_event_t oe = {.act = s->act_seq, .end = base + off + n};
-        oe.seq = evlog_append_members(s->log, m.data, m.len);
+        oe.seq = event_log_append_members(s->log, m.data, m.len);
         buf_append(&s->out_events, &oe, sizeof oe);
         buf_free(&m);
         off += n;

@@ -120,7 +120,7 @@ resume_actions(gw_session_t *s, pending_list_t *pl, bool sandbox_alive)
                      session_error_observation(
                          "ERROR: the runtime is gone: the sandbox stopped while its gateway was "
                          "down."));
-            evlog_append(s->log, e);
+            event_log_append(s->log, e);
             json_object_put(p->action);
         } else if (i == 0) {
             s->reattach_seq = p->seq;
@@ -137,7 +137,7 @@ resume_actions(gw_session_t *s, pending_list_t *pl, bool sandbox_alive)
 void
 sessions_restore(void)
 {
-    redisContext *rc = rds_sync_connect(g_gw.cfg.redis);
+    redisContext *rc = redis_client_sync_connect(g_gw.cfg.redis);
     if (!rc) {
         GW_LOG("restore: redis unreachable; no sessions re-attached");
         return;

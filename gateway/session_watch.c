@@ -18,7 +18,7 @@ struct action_watch {
 void
 session_when_stored(gw_session_t *s, uint64_t seq, session_stored_cb cb, void *ud)
 {
-    if (seq <= evlog_acked_seq(s->log)) {
+    if (seq <= event_log_acked_seq(s->log)) {
         cb(ud, seq);
         return;
     }
@@ -59,7 +59,7 @@ session_watch_action(gw_session_t *s, uint64_t seq, session_obs_cb cb, void *ud)
 void
 session_observed(gw_session_t *s, uint64_t seq, uint64_t event_seq)
 {
-    const evlog_entry_t *e = event_seq ? evlog_get(s->log, event_seq) : NULL;
+    const event_log_entry_t *e = event_seq ? event_log_get(s->log, event_seq) : NULL;
     for (struct action_watch **pp = &s->watches; *pp;) {
         struct action_watch *w = *pp;
         if (event_seq && w->seq != seq) {

@@ -99,7 +99,7 @@ ws_control_handle(struct lws *wsi, const jwt_claims_t *who, json_object *msg)
     }
     if (!strcmp(method, "health")) {
         json_object *r = json_object_new_object();
-        json_set_bool(r, "redis", rds_connected());
+        json_set_bool(r, "redis", redis_client_connected());
         json_set_str(r, "gateway", g_gw.cfg.id);
         json_set_str(r, "version", GW_VERSION);
         json_set_int(r, "sessions", sessions_count());

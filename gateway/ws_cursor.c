@@ -46,8 +46,8 @@ ws_cursor_gone(gw_sub_t *sub)
     if (c->wsi && c->s && !c->batch_n) {
         pss_t *p = lws_wsi_user(c->wsi);
         event_log_t *log = session_log(c->s);
-        for (uint64_t seq = c->next_seq; seq < evlog_next_seq(log); seq++) {
-            const evlog_entry_t *e = evlog_peek(log, seq);
+        for (uint64_t seq = c->next_seq; seq < event_log_next_seq(log); seq++) {
+            const event_log_entry_t *e = event_log_peek(log, seq);
             if (e)
                 ws_queue_text(c->wsi, p, e->text, e->len);
         }
@@ -70,7 +70,7 @@ ws_cursor_free(cursor_t *c)
 }
 
 static void
-on_fetched(void *ud, const evlog_entry_t *entries, int count)
+on_fetched(void *ud, const event_log_entry_t *entries, int count)
 {
     cursor_t *c = ud;
     c->fetching = false;
@@ -92,7 +92,7 @@ on_fetched(void *ud, const evlog_entry_t *entries, int count)
     c->batch_n = count;
     c->batch_i = 0;
     if (count == 0 && c->s) /* nothing older in Redis: skip to what memory has */
-        c->next_seq = evlog_first_in_memory(session_log(c->s));
+        c->next_seq = event_log_first_in_memory(session_log(c->s));
     lws_callback_on_writable(c->wsi);
 }
 
@@ -101,7 +101,7 @@ int
 ws_cursor_write(struct lws *wsi, cursor_t *c)
 {
     if (c->batch_i < c->batch_n) {
-        evlog_entry_t *e = &c->batch[c->batch_i++];
+        event_log_entry_t *e = &c->batch[c->batch_i++];
         int rc = ws_write_text(wsi, e->text, e->len, LWS_WRITE_TEXT);
         c->next_seq = e->seq + 1;
         free(e->text);
@@ -117,17 +117,17 @@ ws_cursor_write(struct lws *wsi, cursor_t *c)
     if (!c->s || c->fetching)
         return 0;
     event_log_t *log = session_log(c->s);
-    const evlog_entry_t *e = evlog_get(log, c->next_seq);
+    const event_log_entry_t *e = event_log_get(log, c->next_seq);
     if (e) {
         int rc = ws_write_text(wsi, e->text, e->len, LWS_WRITE_TEXT);
         c->next_seq++;
-        if (c->next_seq <= evlog_acked_seq(log))
+        if (c->next_seq <= event_log_acked_seq(log))
             lws_callback_on_writable(wsi);
         return rc;
     }
-    if (c->next_seq < evlog_first_in_memory(log)) {
+    if (c->next_seq < event_log_first_in_memory(log)) {
         c->fetching = true;
-        evlog_fetch(session_id(c->s), c->next_seq, WS_FETCH_BATCH, on_fetched, c);
+        event_log_fetch(session_id(c->s), c->next_seq, WS_FETCH_BATCH, on_fetched, c);
     }
     return 0;
 }

@@ -34,7 +34,7 @@ typedef struct cursor {
     struct lws *wsi; /* NULL once the connection closed */
     gw_session_t *s;
     uint64_t next_seq;
-    evlog_entry_t *batch; /* events read from Redis, not yet sent */
+    event_log_entry_t *batch; /* events read from Redis, not yet sent */
     int batch_n, batch_i;
     bool fetching;
 } cursor_t;

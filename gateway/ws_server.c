@@ -289,7 +289,7 @@ setup(struct lws *wsi, pss_t *p)
     }
     p->kind = K_SESSION;
     char v[32];
-    uint64_t next = evlog_next_seq(session_log(s)); /* live from now on */
+    uint64_t next = event_log_next_seq(session_log(s)); /* live from now on */
     const char *since = lws_get_urlarg_by_name(wsi, "since=", v, sizeof v);
     if (since)
         next = strtoull(since, NULL, 10) + 1;

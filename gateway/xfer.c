@@ -58,9 +58,9 @@ push_item(const char *key, char tag, const void *p, size_t n)
         memcpy(item + 1, p, n);
     const char *argv[] = {"RPUSH", key, item};
     size_t lens[] = {5, strlen(key), n + 1};
-    rds_cmdv(NULL, NULL, 3, argv, lens);
+    redis_client_cmdv(NULL, NULL, 3, argv, lens);
     free(item);
-    rds_cmd(NULL, NULL, "EXPIRE %s %s", key, XFER_KEY_TTL);
+    redis_client_cmd(NULL, NULL, "EXPIRE %s %s", key, XFER_KEY_TTL);
 }
 
 static void
@@ -70,8 +70,8 @@ send_reply(xfer_t *x, json_object *msg)
     const char *t = json_text(msg, &len);
     const char *argv[] = {"RPUSH", x->reply, t};
     size_t lens[] = {5, strlen(x->reply), len};
-    rds_cmdv(NULL, NULL, 3, argv, lens);
-    rds_cmd(NULL, NULL, "EXPIRE %s %s", x->reply, XFER_REPLY_TTL);
+    redis_client_cmdv(NULL, NULL, 3, argv, lens);
+    redis_client_cmd(NULL, NULL, "EXPIRE %s %s", x->reply, XFER_REPLY_TTL);
     json_object_put(msg);
 }
 
@@ -108,13 +108,13 @@ finish(xfer_t *x, json_object *result, json_object *error)
         json_set_bool(m, "ok", true);
         json_set(m, "result", result);
         /* after a download the API still drains data: its TTL removes it */
-        rds_cmd(NULL, NULL, "DEL %s", x->upload ? x->data : x->ack);
+        redis_client_cmd(NULL, NULL, "DEL %s", x->upload ? x->data : x->ack);
         if (x->upload)
-            rds_cmd(NULL, NULL, "DEL %s", x->ack);
+            redis_client_cmd(NULL, NULL, "DEL %s", x->ack);
     } else {
         m = error;
         json_set_bool(m, "ok", false);
-        rds_cmd(NULL, NULL, "DEL %s %s", x->data, x->ack);
+        redis_client_cmd(NULL, NULL, "DEL %s %s", x->data, x->ack);
     }
     send_reply(x, m);
     if (x->st)
@@ -345,7 +345,7 @@ xfer_start(gw_session_t *s, json_object *r, bool upload, err_t *err)
     snprintf(x->reply, sizeof x->reply, "%s", reply);
     snprintf(x->data, sizeof x->data, "%s", data);
     snprintf(x->ack, sizeof x->ack, "%s", ack);
-    x->blk = rds_async_open(g_gw.cfg.redis);
+    x->blk = redis_client_async_open(g_gw.cfg.redis);
     if (!x->blk || x->blk->err) {
         if (x->blk)
             redisAsyncFree(x->blk);

@@ -26,7 +26,7 @@ REDIS_PORT=${SANDPIPE_REDIS_PORT:-6390}
 HTTP_PORT=${SANDPIPE_PORT:-8080}
 API_WORKERS=${SANDPIPE_API_WORKERS:-8}
 mkdir -p "$RUN/redis" "$RUN/sandboxes"
-[ -f "$RUN/secret" ] || "$B/sandpipe-token" --secret-file "$RUN/secret" --generate
+[ -f "$RUN/secret" ] || "$B/sandpipe" token --secret-file "$RUN/secret" --generate
 pids=() # redis, gateway, api, nginx: each the leader of its own session and process group
 
 # Starts a daemon in a session of its own (setsid execs in place: $! is the daemon's pid, and
@@ -173,7 +173,7 @@ start "$RUN/nginx.log" nginx -p "$RUN/nginx" -c "$RUN/nginx/nginx.conf"
 sleep 0.5
 kill -0 "${pids[2]}" 2>/dev/null || { cat "$RUN/api.log"; exit 1; }
 kill -0 "${pids[3]}" 2>/dev/null || { cat "$RUN/nginx.log" "$RUN/nginx/logs/error.log"; exit 1; }
-TOKEN=$("$B/sandpipe-token" --secret-file "$RUN/secret" --sub dev --role admin --ttl 604800)
+TOKEN=$("$B/sandpipe" token --secret-file "$RUN/secret" --sub dev --role admin --ttl 604800)
 cat <<EOM
 
 sandpipe is running on http://127.0.0.1:$HTTP_PORT  (logs in $RUN/*.log, $RUN/nginx/logs)

@@ -1,5 +1,5 @@
-# Unit tests: one cmocka binary per tests/unit/test_<module>.c, linked with the executor and
-# common libraries. Fuzz targets: tests/fuzz/fuzz_<parser>.c, built twice: with a replay main()
+# Unit tests: one cmocka binary per tests/unit/test_<module>.c, linked with the executor, API and
+# common libraries (an archive gives each test only the modules it uses). Fuzz targets: tests/fuzz/fuzz_<parser>.c, built twice: with a replay main()
 # (runs the corpus in make test) and, with clang, as a libFuzzer binary (make fuzz).
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -9,14 +9,14 @@ GW_UNIT_BINS := $(GW_UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_REPLAY_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/tests/fuzz/%_replay)
 
-$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(EXECUTOR_LIB) $(COMMON_LIB)
+$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(EXECUTOR_LIB) $(API_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lutil $(PKG_LIBS)
 
 $(BUILD)/tests/unit/gw_test_%.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
 $(BUILD)/tests/unit/gw_test_%: $(BUILD)/tests/unit/gw_test_%.o $(GATEWAY_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(GATEWAY_LIBS)
 
-$(BUILD)/tests/fuzz/%_replay: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay_main.o $(EXECUTOR_LIB) $(COMMON_LIB)
+$(BUILD)/tests/fuzz/%_replay: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay_main.o $(EXECUTOR_LIB) $(API_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lutil $(PKG_LIBS)
 
 $(BUILD)/tests/fuzz/replay_main.o: tests/fuzz/replay_main.c
@@ -30,7 +30,9 @@ $(BUILD)/tests/fuzz/replay_main.o: tests/fuzz/replay_main.c
 FUZZ_TIME ?= 60
 FUZZ_CFLAGS := $(CFLAGS_BASE) -O1 -g -fsanitize=fuzzer-no-link,address,undefined
 FUZZ_LIBFUZZER_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
-FUZZ_DEPS_OBJS := $(COMMON_SRCS:%.c=build/fuzz/obj/%.o) $(EXECUTOR_SRCS:%.c=build/fuzz/obj/%.o)
+FUZZ_API_SRCS := $(wildcard api/zip_*.c api/multipart.c)
+FUZZ_DEPS_OBJS := $(COMMON_SRCS:%.c=build/fuzz/obj/%.o) $(EXECUTOR_SRCS:%.c=build/fuzz/obj/%.o) \
+                  $(FUZZ_API_SRCS:%.c=build/fuzz/obj/%.o)
 
 build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -20,7 +20,7 @@
 
 #include "need.h"
 
-#include "gateway/cgroup.h"
+#include "gateway/sandbox/cgroup.h"
 #include "json_util.h"
 #include "xalloc.h"
 

@@ -26,8 +26,8 @@
 #include "need.h"
 
 #include "exec_client.h"
-#include "gateway/cgroup.h"
-#include "gateway/provider.h"
+#include "gateway/sandbox/cgroup.h"
+#include "gateway/sandbox/provider.h"
 #include "json_util.h"
 #include "xalloc.h"
 

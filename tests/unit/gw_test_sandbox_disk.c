@@ -23,7 +23,7 @@
 
 #include "need.h"
 
-#include "gateway/sandbox_disk.h"
+#include "gateway/sandbox/sandbox_disk.h"
 
 #define MiB (1024LL * 1024)
 

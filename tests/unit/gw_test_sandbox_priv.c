@@ -27,8 +27,8 @@
 #include "need.h"
 
 #include "exec_client.h"
-#include "gateway/provider.h"
-#include "gateway/sandbox_uid.h"
+#include "gateway/sandbox/provider.h"
+#include "gateway/sandbox/sandbox_uid.h"
 #include "json_util.h"
 #include "xalloc.h"
 

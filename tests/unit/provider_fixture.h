@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gateway/provider.h"
+#include "gateway/sandbox/provider.h"
 
 static char g_state[PATH_MAX];    /* mkdtemp state dir */
 static char g_executor[PATH_MAX]; /* "" when not found: sandbox tests fail (NEED) */

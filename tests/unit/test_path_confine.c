@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "path_confine.h"
+#include "executor/path_confine.h"
 
 /* Small enough that every path built from them fits PATH_MAX (no truncation to check). */
 static char base[512];

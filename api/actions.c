@@ -1,0 +1,275 @@
+/* actions.c — POST /api/v1/sessions/{id}/actions (queue an OpenHands action through the
+ * owning gateway; with wait=true, block on the session's event stream until its observation)
+ * and POST /api/v1/sessions/{id}/signal. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api.h"
+#include "auth.h"
+#include "gateway_client.h"
+#include "redis.h"
+#include "json_util.h"
+
+#define WAIT_SLICE_MS 2000  /* one XREAD BLOCK at most: re-check the deadline between slices */
+#define RUN_DIRECT_MS 10000 /* how long api_action_run waits for the gateway's own answer */
+
+static int64_t
+now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+api_session_live(api_req_t *r, json_object *s, char *gw, size_t cap)
+{
+    const char *status = json_get_str(s, "status", "");
+    if (!strcmp(status, "STOPPED")) {
+        api_error(r, 409, "session_ended", "the session has stopped");
+        return -1;
+    }
+    snprintf(gw, cap, "%s", json_get_str(s, "gateway", ""));
+    int alive = api_gateway_alive(r, gw);
+    if (alive != 1) {
+        if (alive < 0)
+            api_error(r, 503, "unavailable", "Redis is not reachable");
+        else
+            api_error(r, 503, "gateway_down", "the session's gateway %.100s is not running", gw);
+        return -1;
+    }
+    return 0;
+}
+
+/* Scans one XREAD reply for the observation of seq; updates last. */
+static json_object *
+scan(redisReply *x, uint64_t seq, char *last, size_t cap, bool *ended)
+{
+    if (!x || x->type != REDIS_REPLY_ARRAY || x->elements != 1)
+        return NULL;
+    redisReply *entries = x->element[0]->element[1];
+    for (size_t i = 0; i < entries->elements; i++) {
+        redisReply *e = entries->element[i];
+        snprintf(last, cap, "%s", e->element[0]->str);
+        redisReply *f = e->element[1];
+        for (size_t k = 0; k + 1 < f->elements; k += 2) {
+            const char *t = f->element[k + 1]->str;
+            size_t len = f->element[k + 1]->len;
+            /* Output floods are most of a stream: parse only what may be our answer. */
+            bool obs = strstr(t, "\"observation\"") != NULL;
+            bool stop = !obs && strstr(t, "\"STOPPED\"") != NULL;
+            if (!obs && !stop)
+                continue;
+            err_t err = {0};
+            json_object *ev = json_parse(t, len, &err);
+            const char *type = json_get_str(ev, "type", "");
+            if (!strcmp(type, "observation") && (uint64_t)json_get_int(ev, "action", 0) == seq)
+                return ev;
+            if (!strcmp(type, "status") && !strcmp(json_get_str(ev, "status", ""), "STOPPED"))
+                *ended = true;
+            json_object_put(ev);
+        }
+    }
+    return NULL;
+}
+
+json_object *
+api_wait_observation(api_req_t *r, const char *sid, uint64_t seq, int timeout_ms, const char **why)
+{
+    char key[160], last[48];
+    snprintf(key, sizeof key, "sp:session:{%s}:events", sid);
+    snprintf(last, sizeof last, "0-%llu", (unsigned long long)seq);
+    int64_t deadline = now_ms() + timeout_ms;
+    bool ended = false;
+    for (;;) {
+        int64_t left = deadline - now_ms();
+        if (left <= 0) {
+            *why = "timeout";
+            return NULL;
+        }
+        char block[24];
+        snprintf(block, sizeof block, "%lld",
+                 (long long)(left < WAIT_SLICE_MS ? left : WAIT_SLICE_MS));
+        const char *argv[] = {"XREAD", "COUNT", "256", "BLOCK", block, "STREAMS", key, last};
+        redisReply *x = api_redis_cmd(r, WAIT_SLICE_MS + 5000, 8, argv);
+        if (!x) {
+            *why = "redis";
+            return NULL;
+        }
+        json_object *ev = scan(x, seq, last, sizeof last, &ended);
+        freeReplyObject(x);
+        if (ev)
+            return ev;
+        if (ended) {
+            *why = "ended";
+            return NULL;
+        }
+    }
+}
+
+int
+api_action_submit(api_req_t *r, const char *gw, const char *sid, json_object *action,
+                  json_object **res, json_object **err)
+{
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", "action");
+    json_set_str(req, "session", sid);
+    json_set(req, "action", json_object_get(action));
+    int rc = api_gw_call(r, gw, req, g_api.gw_timeout, res, err);
+    json_object_put(req);
+    if (rc == API_GW_OK)
+        api_metric_incr(r, "actions", 1);
+    return rc;
+}
+
+json_object *
+api_action_run(api_req_t *r, const char *gw, bool check_gw, const char *sid, json_object *action,
+               int timeout_ms, uint64_t *seq_out, int *rc, json_object **err, const char **why)
+{
+    *err = NULL;
+    *seq_out = 0;
+    *why = "";
+    json_object *req = json_object_new_object(), *res = NULL, *done = NULL;
+    json_set_str(req, "op", "action");
+    json_set_str(req, "session", sid);
+    json_set(req, "action", json_object_get(action));
+    json_set_bool(req, "wait", true);
+    /* The gateway answers twice: {"seq"} once queued, then the observation event. Both come
+     * in one round trip; only an action outlasting the first wait reads the stream. */
+    int first_ms = timeout_ms < RUN_DIRECT_MS ? timeout_ms : RUN_DIRECT_MS;
+    int64_t t0 = now_ms();
+    *rc = api_gw_call2(r, gw, check_gw, req, g_api.gw_timeout, (first_ms + 999) / 1000, &res, &done,
+                       err);
+    json_object_put(req);
+    if (*rc != API_GW_OK)
+        return NULL;
+    api_metric_incr(r, "actions", 1);
+    uint64_t seq = (uint64_t)json_get_int(res, "seq", 0);
+    *seq_out = seq;
+    json_object_put(res);
+    json_object *ev = json_get(done, "event");
+    if (ev) {
+        ev = json_object_get(ev);
+        json_object_put(done);
+        return ev;
+    }
+    json_object_put(done);
+    int left = timeout_ms - (int)(now_ms() - t0);
+    return api_wait_observation(r, sid, seq, left > 0 ? left : 1, why);
+}
+
+void
+api_actions_submit(api_req_t *r, char **params)
+{
+    const char *sid = params[0];
+    json_object *body = api_body_object(r);
+    if (!body)
+        return;
+    /* Either the action itself ({"action":"run","args":{...}}) or a wrapper
+     * ({"action":{...},"wait":true,"timeout":30}). */
+    json_object *action = body, *a = json_get(body, "action");
+    bool wait = api_query_bool(r, "wait", false);
+    if (a && json_object_is_type(a, json_type_object)) {
+        action = a;
+        json_object *w = json_get(body, "wait");
+        if (w && !json_object_is_type(w, json_type_boolean)) {
+            json_object_put(body);
+            api_error(r, 400, "bad_request", "wait must be a boolean");
+            return;
+        }
+        wait = json_get_bool(body, "wait", wait);
+    } else if (!a || !json_object_is_type(a, json_type_string) || !*json_object_get_string(a)) {
+        json_object_put(body);
+        api_error(r, 400, "bad_request",
+                  "the body must be an OpenHands action: {\"action\": \"run\", \"args\": {...}}");
+        return;
+    }
+    json_object *args = json_get(action, "args");
+    if (args && !json_object_is_type(args, json_type_object)) {
+        json_object_put(body);
+        api_error(r, 400, "bad_request", "args must be an object");
+        return;
+    }
+    bool ok;
+    long long timeout = api_query_int(r, "timeout", 120, 1, API_WAIT_MAX_S, &ok);
+    if (!ok) {
+        json_object_put(body);
+        return;
+    }
+    json_object *s = api_session_for_write(r, sid);
+    char gw[128];
+    if (!s || api_session_live(r, s, gw, sizeof gw) < 0) {
+        json_object_put(s);
+        json_object_put(body);
+        return;
+    }
+    json_object_put(s);
+    json_object *res, *err;
+    if (!wait) {
+        int rc = api_action_submit(r, gw, sid, action, &res, &err);
+        json_object_put(body);
+        if (rc != API_GW_OK) {
+            api_gw_reply_failure(r, rc, err);
+            json_object_put(err);
+            return;
+        }
+        api_reply_json(r, 202, res);
+        return;
+    }
+    int rc;
+    uint64_t seq;
+    const char *why = "";
+    json_object *ev =
+        api_action_run(r, gw, false, sid, action, (int)timeout * 1000, &seq, &rc, &err, &why);
+    json_object_put(body);
+    if (rc != API_GW_OK) {
+        if (rc == API_GW_ERROR && !strcmp(json_get_str(err, "code", ""), "session_ended"))
+            api_error(r, 409, "session_ended", "the session stopped before the action finished");
+        else
+            api_gw_reply_failure(r, rc, err);
+        json_object_put(err);
+        return;
+    }
+    if (ev)
+        api_reply_json(r, 200, ev);
+    else if (!strcmp(why, "ended"))
+        api_error(r, 409, "session_ended", "the session stopped before action %llu finished",
+                  (unsigned long long)seq);
+    else if (!strcmp(why, "redis"))
+        api_error(r, 503, "unavailable", "Redis is not reachable");
+    else
+        api_error(r, 504, "timeout",
+                  "action %llu is queued or running; no observation within %llds",
+                  (unsigned long long)seq, timeout);
+}
+
+void
+api_signal_send(api_req_t *r, char **params)
+{
+    json_object *body = api_body_object(r);
+    if (!body)
+        return;
+    json_object *sig = json_get(body, "signal");
+    if (!sig || !json_object_is_type(sig, json_type_string)) {
+        json_object_put(body);
+        api_error(r, 400, "bad_request", "signal must be a string such as \"INT\"");
+        return;
+    }
+    json_object *s = api_session_for_write(r, params[0]);
+    char gw[128];
+    if (!s || api_session_live(r, s, gw, sizeof gw) < 0) {
+        json_object_put(s);
+        json_object_put(body);
+        return;
+    }
+    json_object_put(s);
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", "signal");
+    json_set_str(req, "session", params[0]);
+    json_set(req, "signal", json_object_get(sig));
+    json_object_put(body);
+    api_gw_relay(r, gw, req);
+    json_object_put(req);
+}

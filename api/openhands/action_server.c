@@ -1,0 +1,437 @@
+/* action_server.c — each session as an OpenHands action-execution server at /runtime/{id}/:
+ * alive, server_info (no key), execute_action, list_files, vscode/connection_token (header
+ * X-Session-API-Key: a sandpipe token valid for that session). Bodies and status codes are
+ * upstream's (FastAPI: {"detail": ...}); see shared/OPENHANDS-COMPAT.md. The observation is
+ * returned exactly as the executor built it (the "observation" of its observation event).
+ * idle_time is kept in sp:session:{ID}:runtime (field last_execute), reset by execute_action only.
+ * {id} may also be a runtime id of the OpenHands Runtime API (rt-…): its current session, with
+ * that runtime's session API key accepted as X-Session-API-Key (runtime_api_path.c).
+ */
+#include <openssl/crypto.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "api.h"
+#include "auth.h"
+#include "gateway_client.h"
+#include "redis.h"
+#include "session_record.h"
+#include "action_server.h"
+#include "json_util.h"
+
+#define RT_ACTION_TIMEOUT_DEFAULT 120.0
+#define RT_WAIT_MARGIN_S          30
+#define RT_HEALTH_TIMEOUT_S       5   /* server_info's wait for the sandbox's health */
+#define RT_CPU_WINDOW_MIN_S       0.1 /* shortest window cpu_percent is measured over */
+
+static double
+wall(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+/* A float as Python prints small ones: at least one decimal ("0.0", "12.5"). */
+static json_object *
+py_float(double v)
+{
+    char s[64];
+    snprintf(s, sizeof s, "%.6f", v);
+    char *end = s + strlen(s) - 1;
+    while (end > s && *end == '0' && end[-1] != '.')
+        *end-- = '\0';
+    return json_object_new_double_s(v, s);
+}
+
+/* A runtime of the OpenHands Runtime API (id "rt-…", its path-form URL) stands for its
+ * current session and has a session API key of its own (runtime_api_path.c). */
+typedef struct {
+    char key[64];    /* the runtime's session API key, "" for a plain session id */
+    char owner[128]; /* who started the runtime */
+} rt_key_t;
+
+/* The session record for sid, whatever the caller's rights (routing only). A runtime id in sid
+ * (a route capture, PARAM_MAX bytes) is replaced by its session's id, its key put in k.
+ * Replies and returns NULL for unknown/stopped (404), paused or starting (503), broken or
+ * gateway gone (502), Redis down (503). */
+static json_object *
+rt_session(api_req_t *r, char *sid, char *gw, size_t cap, rt_key_t *k, bool check_gw)
+{
+    if (!*sid || strlen(sid) > 100 || strpbrk(sid, "{}\r\n ")) {
+        api_detail(r, 404, "Not Found");
+        return NULL;
+    }
+    if (!api_redis_get(r, false)) {
+        api_detail(r, 503, "Service Unavailable: Redis is not reachable");
+        return NULL;
+    }
+    char real[128];
+    int f = api_oh_runtime_session(r, sid, real, sizeof real, k->key, sizeof k->key, k->owner,
+                                   sizeof k->owner);
+    if (f != 1) {
+        api_detail(r,
+                   f < 0    ? 503
+                   : f == 2 ? 503
+                            : 404,
+                   f < 0    ? "Service Unavailable: Redis is not reachable"
+                   : f == 2 ? "Runtime is starting"
+                            : "Not Found");
+        return NULL;
+    }
+    strcpy(sid, real); /* no longer than the capture it replaces */
+    redisReply *h = api_redis_cmdf(r, "HGETALL sp:session:{%s}", sid);
+    if (!h || h->type != REDIS_REPLY_ARRAY) {
+        if (h)
+            freeReplyObject(h);
+        api_detail(r, 503, "Service Unavailable: Redis is not reachable");
+        return NULL;
+    }
+    if (h->elements == 0) {
+        freeReplyObject(h);
+        api_detail(r, 404, "Not Found");
+        return NULL;
+    }
+    json_object *s = api_session_from_hash(h);
+    freeReplyObject(h);
+    const char *st = json_get_str(s, "status", "");
+    snprintf(gw, cap, "%s", json_get_str(s, "gateway", ""));
+    int code = 0;
+    const char *detail = NULL;
+    if (!strcmp(st, "STOPPED")) {
+        code = 404, detail = "Not Found";
+    } else if (!strcmp(st, "PAUSED")) {
+        code = 503, detail = "Runtime is paused";
+    } else if (!strcmp(st, "ERROR") || !strcmp(st, "ERROR_RUNTIME_DISCONNECTED")) {
+        code = 502, detail = "Runtime disconnected";
+    } else if (check_gw) {
+        int alive = api_gateway_alive(r, gw);
+        if (alive < 0)
+            code = 503, detail = "Service Unavailable: Redis is not reachable";
+        else if (!alive)
+            code = 502, detail = "Runtime disconnected: its gateway is not running";
+    }
+    if (code) {
+        json_object_put(s);
+        api_detail(r, code, detail);
+        return NULL;
+    }
+    return s;
+}
+
+/* rt_session plus the X-Session-API-Key check: a token valid for the session, or the
+ * runtime's own key (which acts as the runtime's owner). */
+static json_object *
+rt_session_authed(api_req_t *r, char *sid, char *gw, size_t cap, bool write, bool check_gw)
+{
+    rt_key_t k;
+    json_object *s = rt_session(r, sid, gw, cap, &k, check_gw);
+    if (!s)
+        return NULL;
+    const char *presented = api_param(r, "HTTP_X_SESSION_API_KEY");
+    if (k.key[0] && presented && strlen(presented) == strlen(k.key) &&
+        CRYPTO_memcmp(presented, k.key, strlen(k.key)) == 0) {
+        memset(&r->claims, 0, sizeof r->claims);
+        snprintf(r->claims.sub, sizeof r->claims.sub, "%s", k.owner);
+        snprintf(r->claims.role, sizeof r->claims.role, "user");
+        r->authed = true;
+    } else if (api_auth_session_key(r, presented, sid, json_get_str(s, "owner", ""), write) < 0) {
+        json_object_put(s);
+        api_detail(r, 403, "Invalid API Key");
+        return NULL;
+    }
+    return s;
+}
+
+static void
+touch(api_req_t *r, const char *sid)
+{
+    api_redis_post(r, "HSET sp:session:{%s}:runtime last_execute %f", sid, wall());
+}
+
+void
+api_rt_alive(api_req_t *r, char **params)
+{
+    char gw[128];
+    rt_key_t k;
+    json_object *s = rt_session(r, params[0], gw, sizeof gw, &k, true);
+    if (!s)
+        return;
+    json_object *o = json_object_new_object();
+    json_set_str(o, "status",
+                 strcmp(json_get_str(s, "status", ""), "READY") ? "not initialized" : "ok");
+    json_object_put(s);
+    api_reply_json(r, 200, o);
+}
+
+/* The executor's health result (op "health" through the gateway inbox, docs/protocol.md),
+ * asked as the session's owner since /server_info needs no key, like upstream's. NULL when the
+ * gateway or the executor did not answer: server_info then serves zeros. */
+static json_object *
+sandbox_health(api_req_t *r, const char *sid, const char *gw, const char *owner)
+{
+    jwt_claims_t caller = r->claims;
+    memset(&r->claims, 0, sizeof r->claims);
+    snprintf(r->claims.sub, sizeof r->claims.sub, "%s", owner);
+    snprintf(r->claims.role, sizeof r->claims.role, "user");
+    json_object *req = json_object_new_object(), *res = NULL, *err = NULL;
+    json_set_str(req, "op", "health");
+    json_set_str(req, "session", sid);
+    int rc = api_gw_call(r, gw, req, RT_HEALTH_TIMEOUT_S, &res, &err);
+    r->claims = caller;
+    json_object_put(req);
+    json_object_put(err);
+    if (rc != API_GW_OK) {
+        json_object_put(res);
+        return NULL;
+    }
+    return res;
+}
+
+/* psutil rounds its percentages to one decimal. */
+static double
+round1(double v)
+{
+    return v > 0 ? (double)(long long)(v * 10 + 0.5) / 10 : 0.0;
+}
+
+/* Upstream's get_system_stats() shape, types included (ints for bytes, floats for percents),
+ * filled from the sandbox's health h (zeros when h is NULL). Differences, as the executor sees
+ * the sandbox rather than one server process: cpu_percent and memory.rss count every process
+ * of the sandbox; memory.percent is that RSS over the machine's memory (psutil's denominator
+ * too); disk is the filesystem of the workspace; vms and io are not measured by the executor and
+ * stay 0. */
+static json_object *
+resources(json_object *h, double cpu_pct)
+{
+    json_object *hm = json_get(h, "memory"), *hd = json_get(h, "disk");
+    int64_t rss = json_get_int(hm, "rss_bytes", 0), total_mem = json_get_int(hm, "total_bytes", 0);
+    int64_t total = json_get_int(hd, "total_bytes", 0), used = json_get_int(hd, "used_bytes", 0),
+            free_ = json_get_int(hd, "free_bytes", 0);
+    json_object *res = json_object_new_object(), *mem = json_object_new_object(),
+                *disk = json_object_new_object(), *io = json_object_new_object();
+    json_set(res, "cpu_percent", py_float(round1(cpu_pct)));
+    json_set_int(mem, "rss", rss);
+    json_set_int(mem, "vms", 0);
+    json_set(mem, "percent", py_float(total_mem > 0 ? 100.0 * (double)rss / (double)total_mem : 0));
+    json_set_int(disk, "total", total);
+    json_set_int(disk, "used", used);
+    json_set_int(disk, "free", free_);
+    json_set(disk, "percent",
+             py_float(used + free_ > 0 ? round1(100.0 * used / (used + free_)) : 0));
+    json_set_int(io, "read_bytes", 0);
+    json_set_int(io, "write_bytes", 0);
+    json_set(res, "memory", mem);
+    json_set(res, "disk", disk);
+    json_set(res, "io", io);
+    return res;
+}
+
+/* cpu_percent: the sandbox's CPU seconds (all its processes, from h) per wall second, in percent
+ * of one core, over the window since the previous /server_info of the session (fields
+ * cpu_seconds, cpu_at of sp:session:{ID}:runtime: prev_cpu, prev_at), or since the executor
+ * started when there is no usable previous sample (none, a window under RT_CPU_WINDOW_MIN_S, or
+ * less CPU time than before because processes ended). Upstream samples its own process over
+ * 0.1 s; asking the sandbox twice would hold a FastCGI worker that long. */
+static double
+cpu_percent(api_req_t *r, const char *sid, json_object *h, double now, double prev_cpu,
+            double prev_at)
+{
+    json_object *cpu = json_get(h, "cpu");
+    if (!cpu)
+        return 0.0;
+    double cs = json_get_double(cpu, "seconds", 0), up = json_get_double(h, "uptime", 0);
+    if (prev_at > 0 && now - prev_at < RT_CPU_WINDOW_MIN_S && cs >= prev_cpu)
+        return up > 0 ? 100.0 * cs / up : 0.0; /* keep the older sample for the next call */
+    redisReply *x =
+        api_redis_cmdf(r, "HSET sp:session:{%s}:runtime cpu_seconds %f cpu_at %f", sid, cs, now);
+    if (x)
+        freeReplyObject(x);
+    if (prev_at > 0 && cs >= prev_cpu && now > prev_at)
+        return 100.0 * (cs - prev_cpu) / (now - prev_at);
+    return up > 0 ? 100.0 * cs / up : 0.0;
+}
+
+void
+api_rt_server_info(api_req_t *r, char **params)
+{
+    char gw[128], owner[128];
+    rt_key_t k;
+    json_object *s = rt_session(r, params[0], gw, sizeof gw, &k, true);
+    if (!s)
+        return;
+    const char *sid = params[0];
+    double now = wall(), created = json_get_double(s, "created", now), last = created;
+    double prev_cpu = 0, prev_at = 0;
+    snprintf(owner, sizeof owner, "%s", json_get_str(s, "owner", ""));
+    json_object_put(s);
+    redisReply *x =
+        api_redis_cmdf(r, "HMGET sp:session:{%s}:runtime last_execute cpu_seconds cpu_at", sid);
+    if (x && x->type == REDIS_REPLY_ARRAY && x->elements == 3) {
+        if (x->element[0]->type == REDIS_REPLY_STRING)
+            last = atof(x->element[0]->str);
+        if (x->element[1]->type == REDIS_REPLY_STRING && x->element[2]->type == REDIS_REPLY_STRING)
+            prev_cpu = atof(x->element[1]->str), prev_at = atof(x->element[2]->str);
+    }
+    if (x)
+        freeReplyObject(x);
+    json_object *h = sandbox_health(r, sid, gw, owner);
+    double cpu = h ? cpu_percent(r, sid, h, wall(), prev_cpu, prev_at) : 0.0;
+    json_object *o = json_object_new_object();
+    json_set(o, "uptime", py_float(now > created ? now - created : 0.0));
+    json_set(o, "idle_time", py_float(now > last ? now - last : 0.0));
+    json_set(o, "resources", resources(h, cpu));
+    json_object_put(h);
+    api_reply_json(r, 200, o);
+}
+
+static void
+invalid_params(api_req_t *r, const char *type, const char *msg)
+{
+    rt_invalid(r, type, "body", !strcmp(type, "missing") ? "action" : NULL, msg);
+}
+
+void
+api_rt_execute_action(api_req_t *r, char **params)
+{
+    char *sid = params[0];
+    char gw[128];
+    json_object *s = rt_session_authed(r, sid, gw, sizeof gw, true, false); /* checked below */
+    if (!s)
+        return;
+    json_object_put(s);
+    err_t perr = {0};
+    json_object *body = r->body_len ? json_parse(r->body, r->body_len, &perr) : NULL;
+    if (!body || !json_object_is_type(body, json_type_object)) {
+        json_object_put(body);
+        invalid_params(r, "json_invalid", "JSON decode error");
+        return;
+    }
+    json_object *action = json_get(body, "action");
+    if (!action) {
+        json_object_put(body);
+        invalid_params(r, "missing", "Field required");
+        return;
+    }
+    if (!json_object_is_type(action, json_type_object)) {
+        json_object_put(body);
+        invalid_params(r, "dict_type", "Input should be a valid dictionary");
+        return;
+    }
+    double t = json_get_double(action, "timeout", RT_ACTION_TIMEOUT_DEFAULT);
+    int wait_s = (t > 0 && t < API_WAIT_MAX_S ? (int)t : API_WAIT_MAX_S - RT_WAIT_MARGIN_S) +
+                 RT_WAIT_MARGIN_S;
+    if (wait_s > API_WAIT_MAX_S)
+        wait_s = API_WAIT_MAX_S;
+    touch(r, sid);
+    json_object *err;
+    int rc;
+    uint64_t seq;
+    const char *why = "";
+    json_object *ev =
+        api_action_run(r, gw, true, sid, action, wait_s * 1000, &seq, &rc, &err, &why);
+    json_object_put(body);
+    if (rc != API_GW_OK) {
+        char d[400];
+        const char *code = json_get_str(err, "code", "");
+        if (rc == API_GW_DEAD)
+            api_detail(r, 502, "Runtime disconnected: its gateway is not running");
+        else if (rc == API_GW_ERROR && !strcmp(code, "session_ended"))
+            api_detail(r, 404, "Not Found");
+        else if (rc == API_GW_ERROR && api_gw_status(code) == 409)
+            api_detail(r, 503, json_get_str(err, "message", "busy"));
+        else if (rc == API_GW_ERROR) {
+            snprintf(d, sizeof d, "Internal server error: %s", json_get_str(err, "message", "?"));
+            api_detail(r, 500, d);
+        } else
+            api_detail(r, rc == API_GW_TIMEOUT ? 504 : 503, "Runtime did not answer");
+        json_object_put(err);
+        return;
+    }
+    (void)seq;
+    touch(r, sid);
+    json_object *obs = json_get(ev, "observation");
+    if (obs) {
+        api_reply_json(r, 200, json_object_get(obs));
+    } else if (!strcmp(why, "ended")) {
+        api_detail(r, 404, "Not Found");
+    } else {
+        api_detail(r, !strcmp(why, "redis") ? 503 : 504, "Runtime did not answer in time");
+    }
+    json_object_put(ev);
+}
+
+void
+api_rt_list_files(api_req_t *r, char **params)
+{
+    char gw[128];
+    json_object *s = rt_session_authed(r, params[0], gw, sizeof gw, false, true);
+    if (!s)
+        return;
+    json_object_put(s);
+    err_t perr = {0};
+    json_object *body =
+        r->body_len ? json_parse(r->body, r->body_len, &perr) : json_object_new_object();
+    if (!body || !json_object_is_type(body, json_type_object)) {
+        json_object_put(body);
+        invalid_params(r, "json_invalid", "JSON decode error");
+        return;
+    }
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", "oh.list_files");
+    json_set_str(req, "session", params[0]);
+    json_object *path = json_get(body, "path");
+    if (path && json_object_is_type(path, json_type_string))
+        json_set_str(req, "path", json_object_get_string(path));
+    json_object_put(body);
+    json_object *res, *err;
+    int rc = api_gw_call(r, gw, req, g_api.gw_timeout, &res, &err);
+    json_object_put(req);
+    if (rc == API_GW_OK) {
+        json_object *files = json_get(res, "files");
+        api_reply_json(r, 200, files ? json_object_get(files) : json_object_new_array());
+        json_object_put(res);
+    } else {
+        char d[400];
+        snprintf(d, sizeof d, "Error listing files: %s",
+                 rc == API_GW_ERROR ? json_get_str(err, "message", "?")
+                                    : "the runtime did not answer");
+        api_detail(r, 500, d);
+        json_object_put(err);
+    }
+}
+
+void
+api_rt_vscode_token(api_req_t *r, char **params)
+{
+    char gw[128];
+    json_object *s = rt_session_authed(r, params[0], gw, sizeof gw, false, true);
+    if (!s)
+        return;
+    json_object_put(s);
+    json_object *o = json_object_new_object();
+    json_set(o, "token", NULL);
+    api_reply_json(r, 200, o);
+}
+
+void
+api_rt_unsupported(api_req_t *r, char **params)
+{
+    char gw[128];
+    json_object *s = rt_session_authed(r, params[0], gw, sizeof gw, true, true);
+    if (!s)
+        return;
+    json_object_put(s);
+    api_detail(r, 501,
+               "Not implemented in sandpipe yet: use the REST files API "
+               "(/api/v1/sessions/{id}/files)");
+}
+
+/* For the file routes (action_server_upload.c): rt_session_authed. */
+json_object *
+api_rt_session_authed(api_req_t *r, char *sid, char *gw, size_t cap, bool write)
+{
+    return rt_session_authed(r, sid, gw, cap, write, true);
+}

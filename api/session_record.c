@@ -1,0 +1,102 @@
+/* session_record.c — a session's record as the API reads it: sp:session:{sid} turned into the
+ * WebSocket API's session object, with who may see it. See session_record.h and redis/README.md. */
+#include "session_record.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "json_util.h"
+#include "redis.h"
+
+static const redisReply *
+hash_field(const redisReply *h, const char *name)
+{
+    if (!h || h->type != REDIS_REPLY_ARRAY)
+        return NULL;
+    for (size_t i = 0; i + 1 < h->elements; i += 2)
+        if (h->element[i]->type == REDIS_REPLY_STRING && !strcmp(h->element[i]->str, name))
+            return h->element[i + 1];
+    return NULL;
+}
+
+json_object *
+api_session_from_hash(const redisReply *h)
+{
+    static const char *const strs[] = {"id", "owner", "status", "profile", "gateway"};
+    json_object *o = json_object_new_object();
+    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+        const redisReply *v = hash_field(h, strs[i]);
+        json_set_str(o, strs[i], v && v->str ? v->str : "");
+    }
+    const redisReply *sb = hash_field(h, "sandbox");
+    const char *provider = "";
+    json_object *sbj = NULL;
+    if (sb && sb->str) {
+        err_t err = {0};
+        sbj = json_parse(sb->str, sb->len, &err);
+        provider = json_get_str(sbj, "provider", "");
+    }
+    json_set_str(o, "provider", provider);
+    if (json_get_str(sbj, "warning", "")[0]) /* degraded isolation, as the gateway reports it */
+        json_set_str(o, "warning", json_get_str(sbj, "warning", ""));
+    json_object_put(sbj);
+    const redisReply *v = hash_field(h, "created");
+    json_set(o, "created", json_object_new_double(v && v->str ? atof(v->str) : 0.0));
+    v = hash_field(h, "idle_timeout");
+    json_set_int(o, "idle_timeout", v && v->str ? atoll(v->str) : 0);
+    v = hash_field(h, "max_lifetime");
+    json_set_int(o, "max_lifetime", v && v->str ? atoll(v->str) : 0);
+    v = hash_field(h, "ended");
+    if (v && v->str)
+        json_set(o, "ended", json_object_new_double(atof(v->str)));
+    return o;
+}
+
+static int64_t
+last_seq(api_req_t *r, const char *sid)
+{
+    redisReply *x = api_redis_cmdf(r, "XREVRANGE sp:session:{%s}:events + - COUNT 1", sid);
+    int64_t seq = 0;
+    if (x && x->type == REDIS_REPLY_ARRAY && x->elements == 1 &&
+        x->element[0]->type == REDIS_REPLY_ARRAY && x->element[0]->elements >= 1) {
+        const char *id = x->element[0]->element[0]->str;
+        const char *dash = id ? strchr(id, '-') : NULL;
+        seq = dash ? atoll(dash + 1) : 0;
+    }
+    if (x)
+        freeReplyObject(x);
+    return seq;
+}
+
+json_object *
+api_session_load(api_req_t *r, const char *sid, bool *found)
+{
+    *found = false;
+    if (!*sid || strlen(sid) > 100 || strpbrk(sid, "{}\r\n "))
+        return NULL;
+    if (!api_redis_get(r, true)) {
+        *found = true;
+        return NULL;
+    }
+    redisReply *h = api_redis_cmdf(r, "HGETALL sp:session:{%s}", sid);
+    if (!h) {
+        *found = true;
+        api_error(r, 503, "unavailable", "Redis is not reachable");
+        return NULL;
+    }
+    if (h->type != REDIS_REPLY_ARRAY || h->elements == 0) {
+        freeReplyObject(h);
+        return NULL;
+    }
+    const redisReply *owner = hash_field(h, "owner");
+    if (!api_may_see(r, sid, owner && owner->str ? owner->str : "")) {
+        freeReplyObject(h);
+        return NULL;
+    }
+    json_object *s = api_session_from_hash(h);
+    freeReplyObject(h);
+    json_set_int(s, "last_seq", last_seq(r, sid));
+    *found = true;
+    return s;
+}

@@ -1,0 +1,19 @@
+/* session_record.h — a session's record (sp:session:{sid}) as the API reads and shows it. */
+#ifndef SP_API_SESSION_RECORD_H
+#define SP_API_SESSION_RECORD_H
+
+#include <hiredis/hiredis.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "http.h"
+
+/* Loads sp:session:{sid} into a new JSON session object (the WebSocket API's shape plus
+ * "ended"), or NULL. *found is false when the session does not exist (or r may not see it,
+ * which is reported the same way: no existence leak). Replies 503 itself on Redis failure
+ * (then *found is true and NULL returned). */
+json_object *api_session_load(api_req_t *r, const char *sid, bool *found);
+/* Turns an HGETALL reply into the session object (new ref). last_seq is filled by the caller. */
+json_object *api_session_from_hash(const redisReply *h);
+
+#endif

@@ -73,7 +73,6 @@ void api_rt_server_info(api_req_t *r, char **params);
 void api_rt_execute_action(api_req_t *r, char **params);
 void api_rt_list_files(api_req_t *r, char **params);
 void api_rt_vscode_token(api_req_t *r, char **params);
-void api_rt_unsupported(api_req_t *r, char **params);
 void api_rt_upload_file(api_req_t *r, char **params);    /* streamed body (BODY_STREAM) */
 void api_rt_download_files(api_req_t *r, char **params); /* a zip, streamed */
 /* The session behind a /runtime/{id}/ capture (sid, PARAM_MAX bytes, may be rewritten to the

@@ -156,9 +156,3 @@ api_form_error(const api_form_t *f)
 {
     return f->error;
 }
-
-unsigned long long
-api_form_bytes(const api_form_t *f)
-{
-    return f->bytes;
-}

@@ -33,7 +33,5 @@ const char *api_form_filename(const api_form_t *f);
  * -1 on a failure (api_form_error says which). */
 ssize_t api_form_read(void *ud, char *buf, size_t cap);
 int api_form_error(const api_form_t *f);
-/* Bytes of the part read so far. */
-unsigned long long api_form_bytes(const api_form_t *f);
 
 #endif

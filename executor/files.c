@@ -1,4 +1,4 @@
-/* files.c — the executor's file.* operations (docs/protocol-files.md).
+/* files.c — the executor's file.* operations (docs/protocol.md, "File operations").
  * Synchronous and stateless: each call borrows the request and returns a new result object (the
  * caller owns it) or NULL with err set. Paths go through path_resolve() against ctx->roots, so
  * everything below works on canonical absolute paths. This file: request fields, stat, list,

@@ -81,17 +81,6 @@ loop_new(signal_cb on_signal, void *data)
     return l;
 }
 
-void
-loop_free(loop_t *l)
-{
-    if (!l)
-        return;
-    if (l->sigw.fd >= 0)
-        close(l->sigw.fd);
-    close(l->epfd);
-    free(l);
-}
-
 /* A paused watch (events == 0) is taken out of the epoll set: epoll reports EPOLLERR and
  * EPOLLHUP even for an empty mask, which would spin on a dead pipe nobody wants to read. */
 int

@@ -32,7 +32,6 @@ struct ltimer {
 };
 
 loop_t *loop_new(signal_cb on_signal, void *data);
-void loop_free(loop_t *l);
 
 /* Registers fd; events may be 0 (registered but paused). Returns 0 or -errno. */
 int loop_watch_add(loop_t *l, watch_t *w, int fd, uint32_t events, watch_cb cb, void *data);

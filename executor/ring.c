@@ -21,26 +21,6 @@ ring_free(ring_t *r)
     r->data = NULL;
 }
 
-void
-ring_write(ring_t *r, const void *p, size_t n)
-{
-    const char *b = p;
-    if (!r->data)
-        r->data = xmalloc(r->cap);
-    if (n > r->cap) {
-        b += n - r->cap;
-        r->end += n - r->cap;
-        n = r->cap;
-    }
-    size_t pos = (size_t)(r->end % r->cap);
-    size_t first = r->cap - pos < n ? r->cap - pos : n;
-    memcpy(r->data + pos, b, first);
-    memcpy(r->data, b + first, n - first);
-    r->end += n;
-    if (r->end - r->start > r->cap)
-        r->start = r->end - r->cap;
-}
-
 const char *
 ring_peek(const ring_t *r, uint64_t off, size_t *n)
 {

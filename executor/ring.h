@@ -15,8 +15,6 @@ typedef struct {
 
 void ring_init(ring_t *r, size_t cap);
 void ring_free(ring_t *r);
-/* Appends, dropping the oldest bytes when full. */
-void ring_write(ring_t *r, const void *p, size_t n);
 /* Zero-copy append: a pointer to the contiguous space at the end (up to *n bytes, possibly
  * overwriting the oldest bytes), then ring_commit with what was written there. */
 char *ring_reserve(ring_t *r, size_t *n);

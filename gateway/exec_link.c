@@ -28,7 +28,7 @@ struct exec_link {
     bool pipe_open, up, connecting, freeing, quiet;
     int closing_handles;
     size_t backlog;
-    double ping_sent, last_pong, rtt_ms;
+    double last_pong;
     char readbuf[READ_BUF];
 };
 
@@ -137,7 +137,6 @@ c_pong(void *ud, const uint8_t *p, size_t n)
     (void)n;
     exec_link_t *l = ud;
     l->last_pong = gw_now();
-    l->rtt_ms = (l->last_pong - l->ping_sent) * 1000.0;
 }
 
 static void
@@ -251,7 +250,6 @@ on_timer(uv_timer_t *t)
         link_down(l, "executor stopped answering heartbeats");
         return;
     }
-    l->ping_sent = now;
     exec_client_ping(l->client, "hb", 2);
     exec_link_flush(l);
 }
@@ -330,7 +328,6 @@ exec_link_new(const exec_link_cbs_t *cbs, void *ud)
     exec_link_t *l = xcalloc(1, sizeof *l);
     l->cbs = *cbs;
     l->ud = ud;
-    l->rtt_ms = -1;
     uv_timer_init(g_gw.loop, &l->timer);
     l->timer.data = l;
     return l;
@@ -348,12 +345,6 @@ exec_link_connect(exec_link_t *l, const char *path, int timeout_ms)
     try_connect(l);
 }
 
-bool
-exec_link_up(const exec_link_t *l)
-{
-    return l && l->up;
-}
-
 exec_client_t *
 exec_link_client(exec_link_t *l)
 {
@@ -366,18 +357,6 @@ exec_link_set_quiet(exec_link_t *l, bool quiet)
     l->quiet = quiet;
     if (!quiet)
         l->last_pong = gw_now(); /* a thawed executor answers the next ping */
-}
-
-size_t
-exec_link_backlog(const exec_link_t *l)
-{
-    return l->backlog;
-}
-
-double
-exec_link_rtt_ms(const exec_link_t *l)
-{
-    return l->rtt_ms;
 }
 
 void

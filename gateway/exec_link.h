@@ -32,17 +32,12 @@ typedef struct {
 exec_link_t *exec_link_new(const exec_link_cbs_t *cbs, void *ud);
 /* Starts connecting to path, retrying every 5 ms for up to timeout_ms. */
 void exec_link_connect(exec_link_t *l, const char *path, int timeout_ms);
-bool exec_link_up(const exec_link_t *l);
 exec_client_t *exec_link_client(exec_link_t *l);
 /* Writes what the client queued (call after queuing requests). */
 void exec_link_flush(exec_link_t *l);
 /* Quiet: no heartbeats and no death by silence (the sandbox is frozen on purpose). Leaving
  * quiet restarts the dead-man timer from now. */
 void exec_link_set_quiet(exec_link_t *l, bool quiet);
-/* Bytes handed to the socket but not yet written. */
-size_t exec_link_backlog(const exec_link_t *l);
-/* Milliseconds of the last heartbeat round trip (-1 before the first). */
-double exec_link_rtt_ms(const exec_link_t *l);
 void exec_link_free(exec_link_t *l);
 
 #endif

@@ -221,12 +221,6 @@ redis_client_connected(void)
     return connected;
 }
 
-size_t
-redis_client_pending(void)
-{
-    return pending;
-}
-
 static void
 on_reply(redisAsyncContext *c, void *r, void *privdata)
 {

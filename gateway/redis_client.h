@@ -29,7 +29,4 @@ struct redisAsyncContext *redis_client_async_open(const char *addr);
  * Caller frees with redisFree. NULL on failure. */
 redisContext *redis_client_sync_connect(const char *addr);
 
-/* Counters for health and metrics. */
-size_t redis_client_pending(void);
-
 #endif

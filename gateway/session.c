@@ -110,12 +110,6 @@ session_owner(const gw_session_t *s)
     return s->owner;
 }
 
-const char *
-session_status(const gw_session_t *s)
-{
-    return s->status;
-}
-
 event_log_t *
 session_log(gw_session_t *s)
 {

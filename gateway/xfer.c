@@ -368,9 +368,3 @@ xfer_start(gw_session_t *s, json_object *r, bool upload, err_t *err)
     pop_next(x); /* queued until connected */
     return 0;
 }
-
-int
-xfer_active(void)
-{
-    return active;
-}

@@ -14,7 +14,4 @@
  * -1 with err when it cannot start (the caller replies the error). */
 int xfer_start(gw_session_t *s, json_object *r, bool upload, err_t *err);
 
-/* Transfers running now. */
-int xfer_active(void);
-
 #endif

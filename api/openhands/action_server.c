@@ -1,7 +1,7 @@
 /* action_server.c — each session as an OpenHands action-execution server at /runtime/{id}/:
  * alive, server_info (no key), execute_action, list_files, vscode/connection_token (header
  * X-Session-API-Key: a sandpipe token valid for that session). Bodies and status codes are
- * upstream's (FastAPI: {"detail": ...}); see shared/OPENHANDS-COMPAT.md. The observation is
+ * upstream's (FastAPI: {"detail": ...}); see docs/api.md, "/runtime/{session}/". The observation is
  * returned exactly as the executor built it (the "observation" of its observation event).
  * idle_time is kept in sp:session:{ID}:runtime (field last_execute), reset by execute_action only.
  * {id} may also be a runtime id of the OpenHands Runtime API (rt-…): its current session, with
@@ -414,19 +414,6 @@ api_rt_vscode_token(api_req_t *r, char **params)
     json_object *o = json_object_new_object();
     json_set(o, "token", NULL);
     api_reply_json(r, 200, o);
-}
-
-void
-api_rt_unsupported(api_req_t *r, char **params)
-{
-    char gw[128];
-    json_object *s = rt_session_authed(r, params[0], gw, sizeof gw, true, true);
-    if (!s)
-        return;
-    json_object_put(s);
-    api_detail(r, 501,
-               "Not implemented in sandpipe yet: use the REST files API "
-               "(/api/v1/sessions/{id}/files)");
 }
 
 /* For the file routes (action_server_upload.c): rt_session_authed. */

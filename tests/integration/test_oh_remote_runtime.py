@@ -3,7 +3,7 @@ replayed as their source does them (V0 openhands/runtime/impl/remote/remote_runt
 app server's openhands/app_server/sandbox/remote_sandbox_service.py, the SDK's
 openhands-workspace/openhands/workspace/remote_api/workspace.py), through nginx + sandpipe-api +
 gateway + bwrap sandboxes, plus auth, bad input, capacity and idle pause. Contract:
-shared/OPENHANDS-RUNTIME-API.md."""
+the fields and statuses those clients read (docs/api.md)."""
 import io
 import json
 import os
@@ -82,7 +82,7 @@ def url_path(url):
 
 
 def check_runtime_object(tc, rt):
-    """Fields every client dereferences, never null (shared/OPENHANDS-RUNTIME-API.md 1.2-1.4)."""
+    """Fields every client dereferences, never null (as OpenHands' RemoteRuntime client reads them)."""
     for k in ("runtime_id", "session_id", "url", "session_api_key", "status", "pod_status", "work_hosts",
               "restart_count", "restart_reasons"):
         tc.assertIn(k, rt)

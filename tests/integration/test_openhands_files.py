@@ -2,7 +2,7 @@
 them (openhands/runtime/impl/action_execution/action_execution_client.py, 0.62.0): copy_to of a
 file and of a directory (zipped with zipfile exactly as copy_to zips it), copy_from of a file and
 of a directory (unzipped with zipfile and compared byte for byte), through nginx + sandpipe-api +
-gateway + a bwrap sandbox. Replies and error bodies are upstream's (shared/OPENHANDS-COMPAT.md)."""
+gateway + a bwrap sandbox. Replies and error bodies are upstream's (openhands/runtime/action_execution_server.py)."""
 import hashlib
 import http.client
 import json

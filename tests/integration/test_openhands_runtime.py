@@ -1,7 +1,7 @@
 """/runtime/{session}/ as an OpenHands action-execution server: the requests an upstream
 ActionExecutionClient sends (openhands/runtime/impl/action_execution/action_execution_client.py),
 replayed through nginx + sandpipe-api + gateway + a bwrap sandbox, and the answers checked field
-by field against shared/OPENHANDS-COMPAT.md."""
+by field against upstream's action_execution_server."""
 import json
 import os
 import signal

@@ -11,7 +11,6 @@
 #include "api.h"
 #include "json_util.h"
 
-
 static redisContext *conn; /* one per worker process */
 static int posted;         /* commands sent without waiting: replies not read yet */
 

@@ -1,7 +1,7 @@
-/* bench_disk.c — what a sandbox's own disk (gateway/sandbox/sandbox_disk.c) costs: N rounds of create
- * (sparse image, mkfs.ext4, loop device, mount, layout) and remove (unmount, detach, delete) in
- * a temporary directory under DIR, at SIZE bytes. Needs root and loop devices.
- *   bench_disk DIR [ROUNDS] [SIZE] */
+/* bench_disk.c — what a sandbox's own disk (gateway/sandbox/sandbox_disk.c) costs: N rounds of
+ * create (sparse image, mkfs.ext4, loop device, mount, layout) and remove (unmount, detach, delete)
+ * in a temporary directory under DIR, at SIZE bytes. Needs root and loop devices. bench_disk DIR
+ * [ROUNDS] [SIZE] */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -69,7 +69,7 @@ ref_put(log_ref_t *r)
 
 event_log_t *
 event_log_new(const char *session_id, uint64_t next_seq, int64_t cap_events, int64_t cap_bytes,
-          event_log_stored_fn stored, void *ud)
+              event_log_stored_fn stored, void *ud)
 {
     event_log_t *l = xcalloc(1, sizeof *l);
     l->sid = xstrdup(session_id);
@@ -124,7 +124,8 @@ unconfirmed(const event_log_t *l)
 bool
 event_log_full(const event_log_t *l)
 {
-    return unconfirmed(l) >= EVENT_LOG_UNCONFIRMED_MAX || l->unacked_bytes >= EVENT_LOG_UNCONFIRMED_BYTE;
+    return unconfirmed(l) >= EVENT_LOG_UNCONFIRMED_MAX ||
+           l->unacked_bytes >= EVENT_LOG_UNCONFIRMED_BYTE;
 }
 
 uint64_t
@@ -400,7 +401,8 @@ event_log_resync(event_log_t *l)
     snprintf(from, sizeof from, "0-%" PRIu64, l->acked + 1);
     snprintf(count, sizeof count, "%" PRIu64, l->next_seq - l->acked);
     /* XRANGE returns the fields too; the count is bounded by the unconfirmed events */
-    if (redis_client_cmd(on_resync_range, ref_get(l), "XRANGE %s %s + COUNT %s", l->key, from, count) < 0)
+    if (redis_client_cmd(on_resync_range, ref_get(l), "XRANGE %s %s + COUNT %s", l->key, from,
+                         count) < 0)
         l->resyncing = false;
 }
 

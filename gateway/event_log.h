@@ -26,7 +26,7 @@
 
 #define EVENT_LOG_RING_EVENTS      2048
 #define EVENT_LOG_RING_BYTES       (8u << 20)
-#define EVENT_LOG_UNCONFIRMED_MAX  1024       /* producers stop above this many unconfirmed events */
+#define EVENT_LOG_UNCONFIRMED_MAX  1024 /* producers stop above this many unconfirmed events */
 #define EVENT_LOG_UNCONFIRMED_BYTE (4u << 20) /* ... or this many unconfirmed bytes */
 
 typedef struct {
@@ -42,7 +42,7 @@ typedef void (*event_log_stored_fn)(void *ud, uint64_t seq);
 
 /* cap_events / cap_bytes: the stream's bounds in Redis (0 = none). */
 event_log_t *event_log_new(const char *session_id, uint64_t next_seq, int64_t cap_events,
-                       int64_t cap_bytes, event_log_stored_fn stored, void *ud);
+                           int64_t cap_bytes, event_log_stored_fn stored, void *ud);
 void event_log_free(event_log_t *l);
 
 /* Appends: sets ev's "seq" and "ts", keeps it, writes it to Redis. Takes ownership of ev.
@@ -66,7 +66,8 @@ const event_log_entry_t *event_log_peek(const event_log_t *l, uint64_t seq);
  * events are missing (trimmed by the cap before the first one, or lost in between), a
  * synthesized {"type":"truncated","from":A,"to":B,"reason"} event with seq A stands for them. */
 typedef void (*event_log_fetch_cb)(void *ud, const event_log_entry_t *entries, int count);
-void event_log_fetch(const char *session_id, uint64_t from, int max, event_log_fetch_cb cb, void *ud);
+void event_log_fetch(const char *session_id, uint64_t from, int max, event_log_fetch_cb cb,
+                     void *ud);
 
 /* Re-sends events Redis did not confirm: call after every reconnection and periodically (a
  * no-op unless a write failed). */

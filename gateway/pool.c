@@ -120,7 +120,7 @@ on_warm_up(void *ud)
     pool_key(key, sizeof key, POOL_PROFILE);
     json_object *o = sandbox_to_json(&w->sb);
     redis_client_cmd(NULL, NULL, "RPUSH %s %s", key,
-            json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+                     json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
     json_object_put(o);
     if (ready_count >= 0)
         ready_count++;

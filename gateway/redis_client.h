@@ -8,7 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef void (*redis_client_cb)(redisReply *reply, void *ud); /* reply NULL: error or disconnected */
+typedef void (*redis_client_cb)(redisReply *reply,
+                                void *ud); /* reply NULL: error or disconnected */
 
 /* addr: "unix:/path" or "host:port". on_ready runs after every (re)connection. */
 int redis_client_start(const char *addr, void (*on_ready)(void));
@@ -18,7 +19,8 @@ bool redis_client_connected(void);
 /* printf-style command (hiredis %s/%b/%lld). cb may be NULL. Returns 0, or -1 when not
  * connected (cb is then called with NULL before returning). */
 int redis_client_cmd(redis_client_cb cb, void *ud, const char *fmt, ...);
-int redis_client_cmdv(redis_client_cb cb, void *ud, int argc, const char **argv, const size_t *lens);
+int redis_client_cmdv(redis_client_cb cb, void *ud, int argc, const char **argv,
+                      const size_t *lens);
 
 /* A new asynchronous connection to addr, not attached to any loop (for a connection of one's
  * own, e.g. blocking reads). NULL or ->err set on failure. */

@@ -170,7 +170,7 @@ session_alloc(const char *id, const char *owner, const char *profile, uint64_t n
     snprintf(s->owner, sizeof s->owner, "%s", owner ? owner : "");
     snprintf(s->profile, sizeof s->profile, "%s", profile ? profile : "default");
     s->log = event_log_new(s->id, next_seq, g_gw.cfg.stream_max_events, g_gw.cfg.stream_max_bytes,
-                       on_stored, s);
+                           on_stored, s);
     s->link = exec_link_new(&session_link_cbs, s);
     s->created = gw_wall();
     s->last_activity = gw_now();
@@ -239,11 +239,11 @@ save_session(gw_session_t *s)
     snprintf(life, sizeof life, "%d", s->max_lifetime);
     json_object *sb = sandbox_to_json(&s->sb);
     redis_client_cmd(NULL, NULL,
-            "HSET %s id %s owner %s gateway %s status %s profile %s created %s "
-            "idle_timeout %s idle_action %s max_lifetime %s sandbox %s",
-            key, s->id, s->owner, g_gw.cfg.id, s->status, s->profile, created, idle,
-            s->idle_pause ? "pause" : "stop", life,
-            json_object_to_json_string_ext(sb, JSON_C_TO_STRING_PLAIN));
+                     "HSET %s id %s owner %s gateway %s status %s profile %s created %s "
+                     "idle_timeout %s idle_action %s max_lifetime %s sandbox %s",
+                     key, s->id, s->owner, g_gw.cfg.id, s->status, s->profile, created, idle,
+                     s->idle_pause ? "pause" : "stop", life,
+                     json_object_to_json_string_ext(sb, JSON_C_TO_STRING_PLAIN));
     json_object_put(sb);
     char gkey[128];
     snprintf(gkey, sizeof gkey, "sp:gateway:%s:sessions", g_gw.cfg.id);
@@ -393,7 +393,7 @@ prune_listing(void)
         return;
     last = now;
     redis_client_cmd(on_expired, NULL, "ZRANGEBYSCORE sp:sessions:ended -inf %f LIMIT 0 1000",
-            gw_wall() - g_gw.cfg.retention);
+                     gw_wall() - g_gw.cfg.retention);
 }
 
 void

@@ -2,7 +2,7 @@
 # Installs what building, running and testing sandpipe need (Debian 12). Idempotent: installs
 # only what is missing. Needs root (or sudo).
 set -euo pipefail
-PKGS=(build-essential pkg-config git clang libclang-rt-14-dev
+PKGS=(build-essential pkg-config git clang libclang-rt-14-dev clang-format cppcheck
       libjson-c-dev libcmocka-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv
       libhiredis-dev libfcgi-dev libssl-dev zlib1g-dev libseccomp-dev
       bash procps bc python3 bubblewrap e2fsprogs mount redis-server nginx openssl)

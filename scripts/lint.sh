@@ -11,7 +11,7 @@ if ! clang-format --dry-run --Werror $files 2>/tmp/sp-format.txt; then
 fi
 if ! cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
         --suppress=missingIncludeSystem --suppress=varFuncNullUB --suppress=unknownMacro --inline-suppr -D_GNU_SOURCE \
-        -I /usr/include/json-c -I common -I executor \
+        -I /usr/include/json-c -I common -I executor -I api \
         -I gateway $files; then
     rc=1
 fi

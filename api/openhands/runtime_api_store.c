@@ -110,10 +110,10 @@ set_state(oh_rt_t *rt, const char *status, const char *pod_status)
     rt->pod_status = pod_status;
 }
 
-/* The pair the clients read (as OpenHands' RemoteRuntime client reads them, docs/api.md): pod_status "ready" only
- * when /alive answers "ok" (session READY, gateway alive); "paused" and "not found" are
- * values no client maps, so V1 falls back to status and V0/SDK keep polling. Returns 0, or -1
- * when the session could not be read (Redis). */
+/* The pair the clients read (as OpenHands' RemoteRuntime client reads them, docs/api.md):
+ * pod_status "ready" only when /alive answers "ok" (session READY, gateway alive); "paused" and
+ * "not found" are values no client maps, so V1 falls back to status and V0/SDK keep polling.
+ * Returns 0, or -1 when the session could not be read (Redis). */
 static int
 derive(api_req_t *r, oh_rt_t *rt)
 {

@@ -536,7 +536,7 @@ provider_generic_resume(const sandbox_t *sb, err_t *err)
 }
 
 json_object *
-sandbox_usage(const sandbox_t *sb)
+provider_generic_usage(const sandbox_t *sb)
 {
     cgroup_t *cg = xmalloc(sizeof *cg);
     json_object *o;

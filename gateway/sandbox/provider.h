@@ -78,6 +78,10 @@ struct provider {
     /* Freezes / thaws every process (cgroup freezer); -ENOTSUP where impossible. */
     int (*pause)(const sandbox_t *sb, err_t *err);
     int (*resume)(const sandbox_t *sb, err_t *err);
+    /* What the sandbox uses now: {"alive", "cgroup_version", "memory_bytes", "pids",
+     * "cpu_usage_usec", ...} (cgroup_usage's fields where there is a cgroup), "disk_used_bytes"
+     * and "disk_size_bytes" where it has its own disk. New object. */
+    json_object *(*usage)(const sandbox_t *sb);
 };
 
 extern const provider_t provider_bwrap;
@@ -89,11 +93,6 @@ const provider_t *provider_find(const char *name);
  * from_json validates types and lengths and returns 0 or -ERR_BAD_REQ with err set. */
 json_object *sandbox_to_json(const sandbox_t *sb);
 int sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err);
-
-/* Health readings: {"alive", "cgroup_version", "memory_bytes", "pids", "cpu_usage_usec", ...}
- * (cgroup_usage's fields where there is a cgroup), "disk_used_bytes" and "disk_size_bytes"
- * where it has its own disk. New object. */
-json_object *sandbox_usage(const sandbox_t *sb);
 
 /* ---- shared by the provider implementations (provider.c, provider_env.c, provider_proc.c) ---- */
 
@@ -153,5 +152,6 @@ int provider_generic_destroy(const sandbox_t *sb, bool purge, err_t *err);
 int provider_generic_alive(const sandbox_t *sb);
 int provider_generic_pause(const sandbox_t *sb, err_t *err);
 int provider_generic_resume(const sandbox_t *sb, err_t *err);
+json_object *provider_generic_usage(const sandbox_t *sb); /* the cgroup's and disk's readings */
 
 #endif

@@ -379,4 +379,5 @@ const provider_t provider_bwrap = {
     .alive = provider_generic_alive,
     .pause = provider_generic_pause,
     .resume = provider_generic_resume,
+    .usage = provider_generic_usage,
 };

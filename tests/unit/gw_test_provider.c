@@ -183,7 +183,7 @@ test_bwrap_memory_hog_is_killed_executor_survives(void **state)
     char *out = run_ok(sb, "echo still here");
     assert_string_equal(out, "still here\n");
     free(out);
-    json_object *u = sandbox_usage(sb);
+    json_object *u = provider_find(sb->provider)->usage(sb);
     assert_true(json_get_int(u, "oom_kills", 1) >= 1);
     assert_true(json_get_int(u, "memory_limit_bytes", 0) == 128 * MiB);
     json_object_put(u);
@@ -213,7 +213,7 @@ test_bwrap_fork_bomb_is_contained_and_destroyed(void **state)
     assert_int_equal(pump(&k, 10, got_started), 0);
     conn_close(&k); /* detach: the bomb keeps going */
     sleep_ms(1500);
-    json_object *u = sandbox_usage(sb);
+    json_object *u = provider_find(sb->provider)->usage(sb);
     int64_t pids = json_get_int(u, "pids", 0);
     json_object_put(u);
     assert_true(pids <= 64);
@@ -324,7 +324,7 @@ test_bwrap_pause_freezes_resume_thaws(void **state)
     long frozen = read_counter(sb);
     sleep_ms(400);
     assert_int_equal(read_counter(sb), frozen);
-    json_object *u = sandbox_usage(sb);
+    json_object *u = provider_find(sb->provider)->usage(sb);
     assert_true(json_get_bool(u, "frozen", false));
     json_object_put(u);
     assert_int_equal(provider_bwrap.resume(sb, &err), 0);
@@ -347,7 +347,7 @@ test_bwrap_destroy_leaves_nothing_behind(void **state)
     assert_int_equal(pump(&k, 10, got_started), 0);
     conn_close(&k);
     sleep_ms(100);
-    json_object *u = sandbox_usage(sb);
+    json_object *u = provider_find(sb->provider)->usage(sb);
     if (sb->cgroup_version)
         assert_true(json_get_int(u, "pids", 0) >= 4); /* bwrap x2, executor, shell, sleeps */
     json_object_put(u);

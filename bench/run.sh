@@ -10,6 +10,7 @@ B=build/$MODE
 SECTIONS=" ${BENCH_SECTIONS:-executor gateway api} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 work=$(mktemp -d /tmp/sp-bench.XXXXXX)
+chmod 711 "$work" # searchable: each sandbox runs as its own uid below it
 pids=()
 cleanup() { # keeps the script's exit status; nothing here may fail the run
     local rc=$?

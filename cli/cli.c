@@ -16,10 +16,18 @@
 #include "json_util.h"
 #include "xalloc.h"
 
+ws_ctx_t *
+cli_ws_ctx(cli_t *cli, err_t *err)
+{
+    if (!cli->ws_ctx)
+        cli->ws_ctx = ws_ctx_new(cli->loop, ws_url_tls(cli->url), err);
+    return cli->ws_ctx;
+}
+
 ws_t *
 cli_connect(cli_t *cli, const char *path, err_t *err)
 {
-    if (!cli->ws_ctx && !(cli->ws_ctx = ws_ctx_new(cli->loop, err)))
+    if (!cli_ws_ctx(cli, err))
         return NULL;
     ws_target_t t = {.url = cli->url, .token = cli->token, .insecure = cli->insecure};
     return ws_open(cli->ws_ctx, &t, path, CLI_CONNECT_MS, err);

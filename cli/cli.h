@@ -37,6 +37,8 @@ int cmd_attach(cli_t *cli, int argc, char **argv);
 int cmd_events(cli_t *cli, int argc, char **argv);
 int cmd_cp(cli_t *cli, int argc, char **argv);
 
+/* The client context, made on first use for the global url (TLS set up only for wss/https). */
+ws_ctx_t *cli_ws_ctx(cli_t *cli, err_t *err);
 /* Opens a WebSocket to path ("/ws/control", "/ws/sessions/ID?since=0") with the global url and
  * token. NULL with err set. */
 ws_t *cli_connect(cli_t *cli, const char *path, err_t *err);

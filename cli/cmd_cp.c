@@ -110,7 +110,7 @@ static int
 run(cli_t *cli, http_req_t *req, cp_io_t *io)
 {
     err_t err = {0};
-    if (!cli->ws_ctx && !(cli->ws_ctx = ws_ctx_new(cli->loop, &err)))
+    if (!cli_ws_ctx(cli, &err))
         return cli_fail("cp: %s", err.msg);
     ws_target_t t = {.url = cli->url, .token = cli->token, .insecure = cli->insecure};
     req->ud = io;

@@ -225,8 +225,14 @@ run_until(ws_t *ws, bool (*done)(const ws_t *), int timeout_ms)
     return done(ws);
 }
 
+bool
+ws_url_tls(const char *url)
+{
+    return url && (!strncmp(url, "wss://", 6) || !strncmp(url, "https://", 8));
+}
+
 ws_ctx_t *
-ws_ctx_new(uv_loop_t *loop, err_t *err)
+ws_ctx_new(uv_loop_t *loop, bool tls, err_t *err)
 {
     ws_ctx_t *ctx = xcalloc(1, sizeof *ctx);
     ctx->loop = loop;
@@ -235,7 +241,9 @@ ws_ctx_new(uv_loop_t *loop, err_t *err)
     struct lws_context_creation_info info;
     memset(&info, 0, sizeof info);
     void *foreign[] = {loop};
-    info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+    /* OpenSSL's setup (the client SSL_CTX, the system's CA store) costs ~25 ms of CPU: only for
+     * wss:// and https:// URLs. */
+    info.options = LWS_SERVER_OPTION_LIBUV | (tls ? LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT : 0);
     info.foreign_loops = foreign;
     info.port = CONTEXT_PORT_NO_LISTEN;
     info.protocols = protocols;

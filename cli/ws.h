@@ -40,8 +40,11 @@ typedef struct {
     bool insecure;
 } ws_target_t;
 
-/* A client context on loop (borrowed; must outlive the context). NULL with err set on failure. */
-ws_ctx_t *ws_ctx_new(uv_loop_t *loop, err_t *err);
+/* A client context on loop (borrowed; must outlive the context), with OpenSSL set up only if tls
+ * (ws_url_tls: the URLs it will serve). NULL with err set on failure. */
+ws_ctx_t *ws_ctx_new(uv_loop_t *loop, bool tls, err_t *err);
+/* Does url name a TLS scheme (wss://, https://)? */
+bool ws_url_tls(const char *url);
 /* Destroys the lws context; the loop must then be run until it has no handles left (main.c
  * does uv_run + uv_loop_close). NULL is a no-op. */
 void ws_ctx_free(ws_ctx_t *ctx);

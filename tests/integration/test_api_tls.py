@@ -14,6 +14,7 @@ import unittest
 import warnings
 
 from apistack import ApiStack
+from stack import BUILD
 from stack import run_action
 from wsclient import WS
 
@@ -70,6 +71,20 @@ class Tls(unittest.TestCase):
             want = ssl.PEM_cert_to_DER_cert(f.read())
         self.assertEqual(facts["peer"], want)  # the test's certificate, not one render.sh made
         self.assertEqual(facts["version"], "TLSv1.3")
+
+    def test_the_cli_speaks_wss_and_https(self):
+        """The CLI sets TLS up for wss:// and https:// URLs (and only for them: test_cli.py)."""
+        cli = os.path.join(BUILD, "sandpipe")
+        env = dict(os.environ, SANDPIPE_URL=f"wss://127.0.0.1:{self.port}",
+                   SANDPIPE_TOKEN=self.s.token(sub="admin", role="admin"))
+        r = subprocess.run([cli, "--insecure", "sessions", "ls"], env=env, capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(b"STATUS", r.stdout)
+        r = subprocess.run([cli, "sessions", "ls"], env=env, capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 1, r.stderr)  # not --insecure: the self-signed certificate is refused
+        env["SANDPIPE_URL"] = f"https://127.0.0.1:{self.port}"
+        r = subprocess.run([cli, "--insecure", "sessions", "ls"], env=env, capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_a_client_that_does_not_trust_the_certificate_is_refused(self):
         with self.assertRaises(ssl.SSLCertVerificationError):

@@ -195,6 +195,16 @@ class CliTest(unittest.TestCase):
 
     # ---- errors ----
 
+    def test_a_plain_ws_url_does_not_set_up_tls(self):
+        """OpenSSL's setup (its configuration and the system's CA store, ~25 ms of CPU, most of a
+        short command's time) happens for wss:// and https:// only (test_api_tls.py runs those)."""
+        r = subprocess.run(["strace", "-f", "-e", "trace=open,openat", CLI, "sessions", "ls"],
+                           env=self.env, capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        opened = [l for l in r.stderr.decode(errors="replace").splitlines() if "open" in l]
+        self.assertTrue(any("libssl" in l for l in opened), opened[:20])  # strace saw the opens
+        self.assertEqual([l for l in opened if "openssl.cnf" in l or "/etc/ssl/certs" in l], [])
+
     def test_bad_token_exits_1_with_a_clear_message(self):
         for tok, words in (("not-a-token", b"unauthorized"), (self.st.token(exp_in=-60), b"expired")):
             env = dict(self.env, SANDPIPE_TOKEN=tok)

@@ -38,6 +38,8 @@ static void connect_now(void);
 static void schedule_retry(void);
 static void on_ping(redisAsyncContext *c, void *r, void *privdata);
 
+static bool stopped; /* redis_client_stop was called */
+
 static void
 on_retry(uv_timer_t *t)
 {
@@ -66,7 +68,7 @@ timers_init(void)
 static void
 schedule_retry(void)
 {
-    if (g_gw.stopping)
+    if (g_gw.stopping || stopped) /* the timers are closing: never init them again */
         return;
     timers_init();
     uv_timer_start(&retry_timer, on_retry, RDS_RETRY_MS, 0);
@@ -204,6 +206,7 @@ redis_client_start(const char *addr, void (*on_ready)(void))
 void
 redis_client_stop(void)
 {
+    stopped = true;
     if (timer_init) {
         uv_close((uv_handle_t *)&retry_timer, NULL);
         uv_close((uv_handle_t *)&watch_timer, NULL);

@@ -19,6 +19,7 @@
 #define API_UPLOAD_MAX            (512u * 1024)      /* file.write content through the inbox */
 #define API_UPLOAD_STREAM_DEFAULT (1ull << 30)       /* streamed uploads (--max-upload) */
 #define API_WAIT_MAX_S            600                /* longest a request waits for a gateway */
+#define API_OH_START_WAIT_DEFAULT 5000 /* ms /start waits for READY (--oh-start-wait) */
 
 typedef struct {
     const char *redis; /* "unix:/path" or "host:port" */

@@ -106,6 +106,7 @@ class V0RemoteRuntime:
         self.headers = {"X-API-Key": api_key}
         self.keep_runtime_alive = keep_runtime_alive
         self.runtime_id = self.runtime_url = None
+        self.waits = 0  # the 2 s sleeps wait_until_alive took
 
     def api(self, method, path, body=None):
         st, b, _ = self.s.request(method, API + path, body, headers=self.headers, timeout=180)
@@ -160,6 +161,7 @@ class V0RemoteRuntime:
                 self.tc.assertEqual((st, alive), (200, {"status": "ok"}))  # V0 fails at once on 404/502/503
                 return
             self.tc.assertNotIn(pod_status, ("failed", "unknown", "crashloopbackoff"), data)
+            self.waits += 1
             time.sleep(2)  # tenacity.wait_fixed(2)
         self.tc.fail(f"runtime {self.runtime_id} not ready within {POLL_LIMIT_S} s")
 
@@ -220,6 +222,19 @@ class OHRemoteRuntime(unittest.TestCase):
         self.assertEqual(st, 200, body)
 
     # ---- the three clients ----
+
+    def test_v0_warm_start_is_ready_on_its_first_look(self):
+        """/start waits (bounded: --oh-start-wait, default 5 s) for a runtime that becomes ready, so
+        V0's first GET /runtime/{id} right after it sees pod_status ready and V0 never sleeps its
+        2 s poll interval (upstream's own Runtime API answers once the pod is scheduled)."""
+        key, sid = self.user(), uuid.uuid4().hex
+        v0 = V0RemoteRuntime(self, self.s, key, sid)
+        v0.start()
+        st, rt = v0.api("GET", f"/runtime/{v0.runtime_id}")
+        self.assertEqual((st, rt["status"], rt["pod_status"]), (200, "running", "ready"), rt)
+        v0.wait_until_alive()
+        self.assertEqual(v0.waits, 0)
+        v0.close()
 
     def test_v0_remote_runtime_start_pause_resume_stop_restart(self):
         key, sid = self.user(), uuid.uuid4().hex
@@ -405,23 +420,6 @@ class OHRemoteRuntime(unittest.TestCase):
             rt = self.wait_status(key, sid, "running", "ready")
             self.stop(key, rt)
 
-    def test_stop_while_starting_leaves_no_session_running(self):
-        sub = f"u-{uuid.uuid4().hex[:8]}"
-        key, sid = self.user(sub), uuid.uuid4().hex
-        rt = self.start(key, sid, environment={"X": "1"})
-        self.stop(key, rt)
-        st, body = self.api("GET", f"/sessions/{sid}", key=key)
-        self.assertEqual((st, body["status"]), (200, "stopped"))
-        deadline = time.monotonic() + 60
-        while True:
-            st, page, _ = self.s.request("GET", "/api/v1/sessions", token=key)
-            self.assertEqual(st, 200)
-            live = [s for s in page["sessions"] if s["status"] != "STOPPED"]
-            if not live:
-                break
-            self.assertLess(time.monotonic(), deadline, live)
-            time.sleep(0.2)
-
     def test_url_follows_host_and_forwarded_proto(self):
         key, sid = self.user(), uuid.uuid4().hex
         rt = self.start(key, sid)
@@ -578,6 +576,46 @@ class OHRemoteRuntime(unittest.TestCase):
                                     headers={"X-Session-API-Key": key})
         self.assertEqual((st, obs["content"]), (200, "back"))
         self.s.request("DELETE", f"/api/v1/sessions/{sid}", token=key)
+
+
+class OHStartNoWait(unittest.TestCase):
+    """--oh-start-wait 0: /start answers at once, the runtime still starting."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.s = ApiStack(pool=0, api_extra=["--oh-start-wait", "0"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.s.stop()
+
+    user = OHRemoteRuntime.user
+    api = OHRemoteRuntime.api
+    start = OHRemoteRuntime.start
+    stop = OHRemoteRuntime.stop
+
+    def test_start_answers_starting_at_once(self):
+        key, sid = self.user(), uuid.uuid4().hex
+        rt = self.start(key, sid)
+        self.assertEqual(rt["status"], "starting", rt)
+        self.stop(key, rt)
+
+    def test_stop_while_starting_leaves_no_session_running(self):
+        sub = f"u-{uuid.uuid4().hex[:8]}"
+        key, sid = self.user(sub), uuid.uuid4().hex
+        rt = self.start(key, sid, environment={"X": "1"})
+        self.stop(key, rt)
+        st, body = self.api("GET", f"/sessions/{sid}", key=key)
+        self.assertEqual((st, body["status"]), (200, "stopped"))
+        deadline = time.monotonic() + 60
+        while True:
+            st, page, _ = self.s.request("GET", "/api/v1/sessions", token=key)
+            self.assertEqual(st, 200)
+            live = [s for s in page["sessions"] if s["status"] != "STOPPED"]
+            if not live:
+                break
+            self.assertLess(time.monotonic(), deadline, live)
+            time.sleep(0.2)
 
 
 class OHCapacity(unittest.TestCase):

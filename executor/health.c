@@ -14,9 +14,10 @@
 #include "proc.h"
 #include "json_util.h"
 
-/* utime+stime (clock ticks) and RSS (pages) of one process. */
+/* Adds one process's utime+stime (clock ticks), RSS (pages) and virtual size (bytes). */
 static int
-proc_usage(const char *pid, unsigned long long *ticks, long long *rss_pages)
+proc_usage(const char *pid, unsigned long long *ticks, long long *rss_pages,
+           unsigned long long *vm_bytes)
 {
     char path[64], line[1024];
     snprintf(path, sizeof path, "/proc/%s/stat", pid);
@@ -29,16 +30,17 @@ proc_usage(const char *pid, unsigned long long *ticks, long long *rss_pages)
     char *p = strrchr(line, ')'); /* comm may hold spaces */
     if (!p)
         return -1;
-    unsigned long long ut = 0, st = 0;
+    unsigned long long ut = 0, st = 0, vsize = 0;
     long long rss = 0;
-    /* fields after comm: state(3) ... utime(14) stime(15) ... rss(24) */
+    /* fields after comm: state(3) ... utime(14) stime(15) ... vsize(23) rss(24) */
     if (sscanf(p + 2,
                "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %*u "
-               "%*u %lld",
-               &ut, &st, &rss) != 3)
+               "%llu %lld",
+               &ut, &st, &vsize, &rss) != 4)
         return -1;
     *ticks += ut + st;
     *rss_pages += rss;
+    *vm_bytes += vsize;
     return 0;
 }
 
@@ -62,22 +64,22 @@ meminfo(const char *key)
 json_object *
 health_snapshot(void)
 {
-    unsigned long long ticks = 0;
+    unsigned long long ticks = 0, vms = 0;
     long long rss = 0, self_rss = 0, count = 0;
-    unsigned long long self_ticks = 0;
+    unsigned long long self_ticks = 0, self_vms = 0;
     DIR *d = opendir("/proc");
     struct dirent *e;
     while (d && (e = readdir(d))) {
         if (!isdigit((unsigned char)e->d_name[0]))
             continue;
-        if (proc_usage(e->d_name, &ticks, &rss) == 0)
+        if (proc_usage(e->d_name, &ticks, &rss, &vms) == 0)
             count++;
     }
     if (d)
         closedir(d);
     char self[32];
     snprintf(self, sizeof self, "%d", getpid());
-    proc_usage(self, &self_ticks, &self_rss);
+    proc_usage(self, &self_ticks, &self_rss, &self_vms);
     long page = sysconf(_SC_PAGESIZE), hz = sysconf(_SC_CLK_TCK);
 
     int nsessions = bash_count(), nprocs = proc_count();
@@ -96,6 +98,7 @@ health_snapshot(void)
     json_set(r, "cpu", cpu);
     json_object *mem = json_object_new_object();
     json_set_int(mem, "rss_bytes", rss * page);
+    json_set_int(mem, "vms_bytes", (int64_t)vms);
     json_set_int(mem, "executor_rss_bytes", self_rss * page);
     json_set_int(mem, "total_bytes", meminfo("MemTotal"));
     json_set_int(mem, "available_bytes", meminfo("MemAvailable"));

@@ -200,9 +200,9 @@ round1(double v)
 /* Upstream's get_system_stats() shape, types included (ints for bytes, floats for percents),
  * filled from the sandbox's health h (zeros when h is NULL). Differences, as the executor sees
  * the sandbox rather than one server process: cpu_percent and memory.rss count every process
- * of the sandbox; memory.percent is that RSS over the machine's memory (psutil's denominator
- * too); disk is the filesystem of the workspace; vms and io are not measured by the executor and
- * stay 0. */
+ * of the sandbox, and memory.vms sums their virtual sizes as psutil would; memory.percent is
+ * that RSS over the machine's memory (psutil's denominator too); disk is the filesystem of the
+ * workspace; io is not measured by the executor and stays 0. */
 static json_object *
 resources(json_object *h, double cpu_pct)
 {
@@ -214,7 +214,7 @@ resources(json_object *h, double cpu_pct)
                 *disk = json_object_new_object(), *io = json_object_new_object();
     json_set(res, "cpu_percent", py_float(round1(cpu_pct)));
     json_set_int(mem, "rss", rss);
-    json_set_int(mem, "vms", 0);
+    json_set_int(mem, "vms", json_get_int(hm, "vms_bytes", 0));
     json_set(mem, "percent", py_float(total_mem > 0 ? 100.0 * (double)rss / (double)total_mem : 0));
     json_set_int(disk, "total", total);
     json_set_int(disk, "used", used);

@@ -1,6 +1,7 @@
 /* bash_session.c — persistent bash sessions with OpenHands `run` semantics: the action
  * lifecycle (timeouts, delivery of output within the channel's credit, the observation) and the
  * public API. The shell itself (PTY, marker, typing) is bash_shell.c; see bash_session.h. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -407,6 +408,18 @@ bash_run_action(bash_session_t *s, channel_t *ch, json_object *action)
     session_drain(s);
 }
 
+bool
+bash_set_no_change_timeout(const char *text)
+{
+    char *end;
+    errno = 0;
+    long v = text ? strtol(text, &end, 10) : 0;
+    if (!text || end == text || *end || errno || v < 1 || v > 86400)
+        return false;
+    g_exec.no_change_timeout = (int)v;
+    return true;
+}
+
 void
 bash_add_env(bash_session_t *s, channel_t *ch, json_object *env)
 {
@@ -433,6 +446,8 @@ bash_add_env(bash_session_t *s, channel_t *ch, json_object *env)
         shell_quote(&text, val);
         buf_puts(&text, "\n");
         env_set(&g_exec.base_env, k, val);
+        if (!strcmp(k, BASH_NO_CHANGE_ENV))
+            bash_set_no_change_timeout(val);
     }
     if (!text.len) {
         chan_close(ch, NULL);

@@ -30,6 +30,13 @@ void bash_run_action(bash_session_t *s, channel_t *ch, json_object *action);
 /* Exports variables in the session (OpenHands add_env_vars); closes ch when applied. */
 void bash_add_env(bash_session_t *s, channel_t *ch, json_object *env);
 
+/* The variable that sets the "no new output" timeout of every bash session, as in OpenHands'
+ * runtime: a session's env (at start or through bash.env) carries it. */
+#define BASH_NO_CHANGE_ENV "NO_CHANGE_TIMEOUT_SECONDS"
+/* Applies a value of BASH_NO_CHANGE_ENV (whole seconds, 1 to 86400) as g_exec.no_change_timeout
+ * for the actions that start from now on. false (nothing changed) for anything else. */
+bool bash_set_no_change_timeout(const char *text);
+
 /* Sends sig to the session's foreground process group. */
 int bash_signal(bash_session_t *s, int sig, err_t *err);
 

@@ -256,6 +256,7 @@ main(int argc, char **argv)
         }
     }
     extern char **environ;
+    bash_set_no_change_timeout(getenv(BASH_NO_CHANGE_ENV)); /* the session's env, if it says */
     g_exec.base_env = env_copy(environ);
     if (!env_get(g_exec.base_env, "PATH"))
         env_set(&g_exec.base_env, "PATH",

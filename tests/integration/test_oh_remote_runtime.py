@@ -420,6 +420,19 @@ class OHRemoteRuntime(unittest.TestCase):
             rt = self.wait_status(key, sid, "running", "ready")
             self.stop(key, rt)
 
+    def test_environment_sets_the_no_change_timeout(self):
+        """environment NO_CHANGE_TIMEOUT_SECONDS, as upstream's runtime reads it (default 10 s)."""
+        key, sid = self.user(), uuid.uuid4().hex
+        rt = self.start(key, sid, environment={"NO_CHANGE_TIMEOUT_SECONDS": "1"})
+        self.wait_status(key, sid, "running", "ready")
+        st, obs, _ = self.s.request("POST", url_path(rt["url"]) + "/execute_action",
+                                    run_action("echo started; sleep 4; echo done"),
+                                    headers={"X-Session-API-Key": rt["session_api_key"]}, timeout=60)
+        self.assertEqual(st, 200, obs)
+        self.assertIn("[The command has no new output after 1 seconds.", obs["extras"]["metadata"]["suffix"])
+        self.assertNotIn("done", obs["content"])
+        self.stop(key, rt)
+
     def test_url_follows_host_and_forwarded_proto(self):
         key, sid = self.user(), uuid.uuid4().hex
         rt = self.start(key, sid)

@@ -262,6 +262,31 @@ class RuntimeServer(unittest.TestCase):
         self.assertEqual(st, 403)
 
 
+class NoChangeTimeout(unittest.TestCase):
+    """The "no new output" timeout (10 s by default) comes from the session's environment,
+    NO_CHANGE_TIMEOUT_SECONDS, as upstream's runtime reads it (its own tests run with 1 s)."""
+
+    def check(self, params):
+        owner = STACK.token(sub="agent", role="user")
+        sid = STACK.api_create_session(owner, params)
+        key = {"X-Session-API-Key": owner}
+        st, obs, _ = STACK.request("POST", f"/runtime/{sid}/execute_action",
+                                   client_action("run", command="echo started; sleep 4; echo done"), headers=key,
+                                   timeout=60)
+        self.assertEqual(st, 200, obs)
+        self.assertEqual(obs["extras"]["metadata"]["exit_code"], -1, obs)
+        self.assertIn("[The command has no new output after 1 seconds.", obs["extras"]["metadata"]["suffix"])
+        self.assertIn("started", obs["content"])
+        self.assertNotIn("done", obs["content"])
+        STACK.request("DELETE", f"/api/v1/sessions/{sid}", token=owner)
+
+    def test_a_warm_sandbox_takes_it_from_the_sessions_env(self):
+        self.check({"env": {"NO_CHANGE_TIMEOUT_SECONDS": "1"}})
+
+    def test_a_fresh_sandbox_takes_it_from_the_sessions_env(self):
+        self.check({"env": {"NO_CHANGE_TIMEOUT_SECONDS": "1"}, "pids": 300})  # own limits: not from the pool
+
+
 class RuntimeGatewayGone(unittest.TestCase):
     """Its own stack: the session's gateway dies (SIGKILL) and its heartbeat expires."""
 

@@ -10,7 +10,8 @@
 #     actions in all (20000);
 #   - GET events?since=0&limit=10000 of a session holding >= 10,000 events, next to XRANGE;
 #   - the OpenHands Remote Runtime API: /start until ready and /alive, warm next to cold, and
-#     /pause, /resume (bench/bench_oh.py, BENCH_OH_ROUNDS rounds, default 10).
+#     /pause, /resume (bench/bench_oh.py, BENCH_OH_ROUNDS rounds, default 10);
+#   - a short CLI command's wall and CPU time next to curl's (bench/bench_cli.py).
 # Rate limit: the benchmark nginx is rendered with `render.sh --rate BENCH_API_RATE --burst
 # BENCH_API_BURST` (default 100000 r/s, burst 100000) because every request comes from
 # 127.0.0.1; a second nginx rendered with the production defaults (200 r/s, burst 400 per client
@@ -103,4 +104,10 @@ echo
 echo "### OpenHands Remote Runtime API through nginx (issue 11)"
 echo '```'
 python3 bench/bench_oh.py "$HTTP_PORT" "$USER_TOKEN" "${BENCH_OH_ROUNDS:-10}"
+echo '```'
+
+echo
+echo "### the CLI through nginx (ws://, no TLS)"
+echo '```'
+python3 bench/bench_cli.py "$B/sandpipe" "$HTTP_PORT" "$USER_TOKEN" "$S0" "${BENCH_CLI_ROUNDS:-30}"
 echo '```'

@@ -5,7 +5,7 @@ set -euo pipefail
 PKGS=(build-essential pkg-config git clang libclang-rt-14-dev clang-format cppcheck
       libjson-c-dev libcmocka-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv
       libhiredis-dev libfcgi-dev libssl-dev zlib1g-dev libseccomp-dev
-      bash procps bc python3 strace bubblewrap e2fsprogs mount redis-server nginx openssl)
+      bash procps bc python3 strace curl bubblewrap e2fsprogs mount redis-server nginx openssl)
 if [ "${1:-}" = "--list" ]; then # the package list, for .ci/run
     echo "${PKGS[@]}"
     exit 0

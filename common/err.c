@@ -37,7 +37,8 @@ err_name(int code)
     case ENOENT: return "not_found";
     case EEXIST: return "exists";
     case EACCES:
-    case EPERM: return "permission_denied";
+    case EPERM:
+    case EROFS: return "permission_denied"; /* a read-only mount refuses as a mode would */
     case EISDIR: return "is_directory";
     case ENOTDIR: return "not_directory";
     case ENOTEMPTY: return "not_empty";

@@ -389,7 +389,8 @@ editor_run(editor_t *ed, const fa_ctx_t *ctx, const ed_args_t *a, ed_result_t *r
     }
     err_t err;
     if (path_resolve(ctx->roots, "/", display, PATH_FOLLOW, real, &err) < 0) {
-        /* Same words as OpenHands' own workspace check (runtime/utils/files.py). */
+        /* Only an executor confined to its workspace (no sandbox) gets here with ERR_ESCAPE: same
+         * words as OpenHands' own workspace check (runtime/utils/files.py). */
         ed_set_error(
             res, err.code == ERR_ESCAPE
                      ? xasprintf("You're not allowed to access this path: %s. You can only access "

@@ -7,8 +7,11 @@
  * impl_source; FileWriteObservation: path; FileEditObservation: path, prev_exist, old_content,
  * new_content, impl_source, diff, _diff_cache; ErrorObservation: error_id).
  *
- * Paths: every path goes through path_resolve() against ctx->roots. One that leaves them gets an
- * ErrorObservation worded as OpenHands' own workspace check in runtime/utils/files.py:
+ * Paths: every path goes through path_resolve() against ctx->roots. In a sandbox the root is "/"
+ * (upstream acts on any path the sandbox user may access: the sandbox is the boundary), so a
+ * missing or forbidden path gets upstream's own texts (File not found: ..., [Errno 13] ...). Only
+ * an executor confined to its workspace (the local provider) refuses a path that leaves its roots,
+ * with an ErrorObservation worded as OpenHands' own workspace check in runtime/utils/files.py:
  *   "You're not allowed to access this path: {path}. You can only access paths inside the
  *    workspace."
  * Texts show the path as upstream does (pathlib's str of cwd/path); I/O uses the resolved path.

@@ -21,7 +21,7 @@ void editor_free(editor_t *ed); /* NULL is a no-op */
 typedef struct {
     const char *cwd;           /* bash session's current directory: relative paths resolve here */
     const char *workspace;     /* initial working directory (for "Maybe you meant ...?") */
-    const path_roots_t *roots; /* every path must resolve inside these */
+    const path_roots_t *roots; /* every path must resolve inside these ("/" in a sandbox) */
 } fa_ctx_t;
 
 /* Each takes the action's "args" object (borrowed) and returns a new observation object

@@ -7,7 +7,8 @@
  * (read-only, with a size-bounded /dev/shm) under a read-only root; the sandbox's own disk
  * (sandbox_disk.h: its workspace, tmp, var-tmp at /workspace, /tmp, /var/tmp) or, without one,
  * <dir>/workspace and size-bounded tmpfs; the executor ro-bound at
- * /opt/sandpipe/sandpipe-executor.
+ * /opt/sandpipe/sandpipe-executor, started with --root / (its file operations reach any path the
+ * sandbox user may: the sandbox, not the executor, keeps the host out).
  *
  * Nothing the sandbox can read names a host path of ours: bwrap's options come from a memfd
  * (`bwrap --args 3`, so /proc/1/cmdline inside shows no state directory or sandbox id), the
@@ -354,8 +355,10 @@ bwrap_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
     char args_fd[16], listen[16];
     snprintf(args_fd, sizeof args_fd, "%d", FD_ARGS);
     snprintf(listen, sizeof listen, "fd:%d", FD_LISTEN);
+    /* --root /: file paths reach whatever the sandbox user may access, as upstream OpenHands'
+     * (the sandbox is the boundary; docs/protocol.md, "Paths"). */
     char *argv[] = {bwrap,         "--args",     args_fd, EXECUTOR_INSIDE, "--listen", listen,
-                    "--workspace", "/workspace", NULL};
+                    "--workspace", "/workspace", "--root",  "/",             NULL};
     for (int i = 0; i < FD_COUNT - 3; i++)
         fds[i] = -1;
     e = out->uid != geteuid() ? check_reachable(abs.executor_path, err) : 0;

@@ -257,21 +257,26 @@ class Files(unittest.TestCase):
                            "application/octet-stream")
         self.assertEqual(r.status_code, 422)
 
-    def test_path_escape_is_refused(self):
+    def test_paths_outside_the_workspace_reach_the_sandbox_only(self):
+        """As upstream, any path the sandbox user may access; the sandbox keeps the host out."""
         src = self.host_file("esc.txt", b"x")
         for dest in ("/etc", "/workspace/../../etc"):
             r = self.c.copy_to(src, dest)
             self.assertEqual(r.status_code, 500, r.text)
-            self.assertIn("outside the sandbox roots", r.json()["detail"])
-        st, _, body = self.c.copy_from("/etc/passwd")
-        self.assertEqual(st, 500)
-        self.assertIn("outside the sandbox roots", json.loads(body)["detail"])
-        # A symlink out of the sandbox inside a downloaded tree is left out, not followed.
+            self.assertIn("Read-only file system", r.json()["detail"])
+        self.assertEqual(self.c.copy_to(src, "/tmp/up").status_code, 200)
+        self.assertEqual(self.run_cmd("cat /tmp/up/esc.txt"), "x")
+        st, _, z = self.c.copy_from("/etc/passwd")
+        self.assertEqual(st, 200)
+        self.assertIn(b"user:x:1000:1000:sandbox user:/workspace:/bin/bash", tree_of(z)["passwd"])
+        # In a downloaded tree, a symlink to a sandbox file is read; one to a host path (which
+        # the sandbox does not have) is dangling there, and left out.
         self.run_cmd("mkdir -p /workspace/lnk && echo in > /workspace/lnk/in.txt && "
-                     "ln -sf /etc/passwd /workspace/lnk/out && ln -sf in.txt /workspace/lnk/alias")
+                     f"ln -sf /etc/hostname /workspace/lnk/out && ln -sf {src} /workspace/lnk/host && "
+                     "ln -sf in.txt /workspace/lnk/alias")
         st, _, z = self.c.copy_from("/workspace/lnk")
         self.assertEqual(st, 200)
-        self.assertEqual(tree_of(z), {"in.txt": b"in\n", "alias": b"in\n"})
+        self.assertEqual(tree_of(z), {"in.txt": b"in\n", "alias": b"in\n", "out": b"sandbox\n"})
 
     def test_unsafe_or_broken_zips_are_refused_whole(self):
         buf = io.BytesIO()

@@ -367,6 +367,84 @@ test_bwrap_destroy_leaves_nothing_behind(void **state)
 
 /* ---- local ---- */
 
+/* One file op (file.read / file.write) through the executor; returns its CLOSE result:
+ * {"path", ...} or {"error": {"code", "message"}} (caller puts it). */
+static json_object *
+file_op(const sandbox_t *sb, const char *op, const char *path, const char *content)
+{
+    conn_t k;
+    assert_int_equal(conn_open(&k, sb->socket_path, 10), 0);
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", op);
+    json_set_str(req, "path", path);
+    if (content)
+        json_set_str(req, "content", content);
+    k.ch = exec_client_open(k.c, req, NULL);
+    json_object_put(req);
+    assert_int_equal(pump(&k, 20, got_result), 0);
+    json_object *res = json_object_get(k.result);
+    conn_close(&k);
+    return res;
+}
+
+static const char *
+error_code(json_object *res)
+{
+    return json_get_str(json_get(res, "error"), "code", "");
+}
+
+/* The executor reaches every path the sandbox user may access under bwrap (--root /, as
+ * upstream OpenHands: the sandbox is the boundary), and a host file stays out of reach; the local
+ * provider, which has no sandbox, keeps file paths inside the workspace. */
+static void
+test_file_paths_reach_the_sandbox_under_bwrap_the_workspace_under_local(void **state)
+{
+    (void)state;
+    need_bwrap();
+    char host[PATH_MAX + 32];
+    snprintf(host, sizeof host, "%s/host-secret.txt", g_state);
+    FILE *f = fopen(host, "w");
+    assert_non_null(f);
+    fputs("host secret\n", f);
+    fclose(f);
+
+    char id[64];
+    sandbox_spec_t s = spec_for("paths-bwrap", id, sizeof id);
+    sandbox_t *sb = make(&provider_bwrap, &s);
+    json_object *r = file_op(sb, "file.read", "/etc/hostname", NULL);
+    assert_string_equal(json_get_str(r, "content", ""), "sandbox\n");
+    json_object_put(r);
+    r = file_op(sb, "file.write", "/tmp/out/x.txt", "in the sandbox");
+    assert_string_equal(json_get_str(r, "path", ""), "/tmp/out/x.txt");
+    json_object_put(r);
+    r = file_op(sb, "file.read", host, NULL); /* the host's file is not in the sandbox */
+    assert_string_equal(error_code(r), "not_found");
+    json_object_put(r);
+    r = file_op(sb, "file.write", host, "pwned"); /* written in the sandbox's own /tmp, if at all */
+    json_object_put(r);
+    r = file_op(sb, "file.write", "/usr/x", "pwned");
+    assert_string_equal(error_code(r), "permission_denied"); /* read-only */
+    json_object_put(r);
+    char buf[64] = "";
+    f = fopen(host, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "host secret\n");
+
+    s = spec_for("paths-local", id, sizeof id);
+    sb = make(&provider_local, &s);
+    r = file_op(sb, "file.read", "/etc/hostname", NULL);
+    assert_string_equal(error_code(r), "path_escape");
+    json_object_put(r);
+    r = file_op(sb, "file.read", host, NULL);
+    assert_string_equal(error_code(r), "path_escape");
+    json_object_put(r);
+    r = file_op(sb, "file.write", "in-workspace.txt", "fine");
+    assert_non_null(strstr(json_get_str(r, "path", ""), sb->workspace));
+    json_object_put(r);
+}
+
 static void
 test_local_runs_a_command_in_its_workspace(void **state)
 {
@@ -411,6 +489,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_bwrap_sandbox_survives_its_creator, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bwrap_pause_freezes_resume_thaws, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bwrap_destroy_leaves_nothing_behind, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_file_paths_reach_the_sandbox_under_bwrap_the_workspace_under_local, setup, teardown),
         cmocka_unit_test_setup_teardown(test_local_runs_a_command_in_its_workspace, setup,
                                         teardown),
     };

@@ -76,6 +76,40 @@ test_path_outside_roots_is_an_error_observation(void **state)
     free(secret);
 }
 
+/* In a sandbox the root is "/" (the sandbox is the boundary, as upstream): paths outside the
+ * workspace are acted on, and a missing one gets upstream's texts, not the workspace refusal. */
+static void
+test_sandbox_root_reaches_paths_outside_the_workspace(void **state)
+{
+    (void)state;
+    path_roots_t all = {0};
+    assert_int_equal(path_roots_add(&all, "/", NULL), 0);
+    ctx.roots = &all;
+    char *secret = xasprintf("%s/outside/secret", base);
+    char *fresh = xasprintf("%s/outside/new.py", base);
+    char *missing = xasprintf("%s/outside/none/x.py", base);
+    FILE *f = fopen(secret, "w");
+    fputs("s\n", f);
+    fclose(f);
+    json_object *o = READ("path", "../outside/secret");
+    assert_string_equal(json_get_str(o, "observation", ""), "read");
+    assert_string_equal(content(o), "s\n");
+    expect_eq(EDIT("command", "create", "path", fresh, "file_text", "x"),
+              "File created successfully at: %s", fresh);
+    expect_eq(EDIT("command", "view", "path", missing),
+              "ERROR:\nInvalid `path` parameter: %s. The path %s does not exist. Please provide a "
+              "valid path.",
+              missing, missing);
+    o = READ("path", missing);
+    assert_string_equal(json_get_str(o, "observation", ""), "error");
+    expect_eq(content(o), "File not found: %s. Your current working directory is %s.", missing, ws);
+    o = WRITE("path", secret, "content", "t");
+    assert_string_equal(json_get_str(o, "observation", ""), "write");
+    content(o);
+    ctx.roots = &roots;
+    free(secret), free(fresh), free(missing);
+}
+
 static void
 test_binary_files(void **state)
 {
@@ -286,6 +320,7 @@ main(void)
         T(test_relative_path_refused_with_suggestion),
         T(test_missing_path_and_directory_errors),
         T(test_path_outside_roots_is_an_error_observation),
+        T(test_sandbox_root_reaches_paths_outside_the_workspace),
         T(test_binary_files),
         T(test_write_appends_newline_and_returns_absolute_path),
         T(test_write_creates_parents_and_keeps_mode),

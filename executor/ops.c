@@ -15,6 +15,7 @@
 #include "files.h"
 #include "health.h"
 #include "json_util.h"
+#include "legacy_edit.h"
 #include "proc.h"
 #include "terminal.h"
 
@@ -22,6 +23,21 @@ static const char *
 session_name(json_object *req)
 {
     return json_get_str(req, "session", BASH_DEFAULT_SESSION);
+}
+
+/* The observation of an OpenHands file action (read, write, edit); others are not supported. */
+static json_object *
+file_action(const char *kind, const fa_ctx_t *ctx, json_object *args)
+{
+    if (strcmp(kind, "read") == 0)
+        return fa_read(g_exec.editor, ctx, args);
+    if (strcmp(kind, "write") == 0)
+        return fa_write(g_exec.editor, ctx, args);
+    if (strcmp(kind, "edit") == 0)
+        return fa_edit(g_exec.editor, ctx, args);
+    char msg[160];
+    snprintf(msg, sizeof msg, "Action %.100s is not supported in the current runtime.", kind);
+    return obs_error_new(msg);
 }
 
 /* {"op":"action","session":"default","id":"…","action":{OpenHands action}} -> observation.
@@ -67,21 +83,23 @@ op_action(channel_t *ch, json_object *req)
         return;
     }
     fa_ctx_t ctx = {.cwd = bash_cwd(s), .workspace = g_exec.workspace, .roots = &g_exec.roots};
-    json_object *empty = NULL;
+    json_object *empty = NULL, *legacy = NULL;
     if (!args)
         args = empty = json_object_new_object();
     json_object *obs;
-    if (strcmp(kind, "read") == 0) {
-        obs = fa_read(g_exec.editor, &ctx, args);
-    } else if (strcmp(kind, "write") == 0) {
-        obs = fa_write(g_exec.editor, &ctx, args);
-    } else if (strcmp(kind, "edit") == 0) {
-        obs = fa_edit(g_exec.editor, &ctx, args);
-    } else {
-        char msg[160];
-        snprintf(msg, sizeof msg, "Action %.100s is not supported in the current runtime.", kind);
+    /* Older trajectories' file actions may carry their arguments as Python code only. */
+    if (legacy_edit_args(args, &legacy, &err) < 0) {
+        char msg[sizeof err.msg + 200];
+        snprintf(msg, sizeof msg,
+                 "Cannot decode translated_ipython_code: %s. It must be "
+                 "print(file_editor(**{...})) with a dict of strings, integers, None, True, False "
+                 "and lists.",
+                 err.msg);
         obs = obs_error_new(msg);
+    } else {
+        obs = file_action(kind, &ctx, legacy ? legacy : args);
     }
+    json_object_put(legacy);
     json_object_put(empty);
     chan_close(ch, obs);
 }

@@ -19,7 +19,6 @@
 #include "xalloc.h"
 
 #define OBS_MAX_CHARS 30000
-#define OBS_MAX_LINES 10000
 
 static const char TIMEOUT_HELP[] =
     "You may wait longer to see additional output by sending empty command '', send other "
@@ -185,7 +184,7 @@ render_line(buf_t *out, const unsigned char *p, size_t n)
     buf_free(&line);
 }
 
-/* The observation text of raw output: rendered lines, at most OBS_MAX_LINES (the last ones;
+/* The observation text of raw output: rendered lines, at most BASH_OBS_MAX_LINES (the last ones;
  * *dropped_lines tells how many went), leading and trailing whitespace stripped. */
 static char *
 render_output(const char *raw, size_t n, size_t *shown_lines, size_t *dropped_lines)
@@ -195,7 +194,7 @@ render_output(const char *raw, size_t n, size_t *shown_lines, size_t *dropped_li
     for (size_t i = 0; i < n; i++)
         if (p[i] == '\n')
             lines++;
-    size_t skip = lines > OBS_MAX_LINES ? lines - OBS_MAX_LINES : 0;
+    size_t skip = lines > BASH_OBS_MAX_LINES ? lines - BASH_OBS_MAX_LINES : 0;
     size_t start = 0;
     for (size_t i = 0, seen = 0; i < n && seen < skip; i++)
         if (p[i] == '\n' && ++seen == skip)
@@ -356,7 +355,7 @@ bash_obs_build(const bash_obs_in_t *in)
     case BASH_END_INTERRUPTED:
         /* Upstream resets the prefix of a completed continuation to '' (the truncation note
          * included). */
-        if (dropped && !in->is_continuation)
+        if ((dropped || in->output_cut) && !in->is_continuation)
             buf_printf(&prefix,
                        "[Previous command outputs are truncated. Showing the last %zu lines of the "
                        "output below.]\n",

@@ -1,16 +1,23 @@
 /* bash_obs.h — builds the OpenHands `run` observation (CmdOutputObservation) from what the bash
  * session saw: output shaping (right-trimmed lines, no echoed command), truncation exactly as
  * upstream (content over 30,000 code points keeps the first and last 15,000 around
- * "\n[... Observation truncated due to length ...]\n"; only the last 10,000 lines with the
- * "[Previous command outputs are truncated. Showing the last N lines of the output below.]"
- * prefix), and every message/prefix/suffix text of openhands/runtime/utils/bash.py (OpenHands
- * 0.62.0). Pure: no I/O. */
+ * "\n[... Observation truncated due to length ...]\n"; only the last BASH_OBS_MAX_LINES lines
+ * with the "[Previous command outputs are truncated. Showing the last N lines of the output
+ * below.]" prefix), and every message/prefix/suffix text of openhands/runtime/utils/bash.py
+ * (OpenHands 0.62.0). Pure: no I/O. */
 #ifndef SP_BASH_OBS_H
 #define SP_BASH_OBS_H
 
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+/* Lines of output an observation keeps (the last ones). Upstream reads them back from its tmux
+ * pane: a history of at most 10,000 rows (history-limit; tmux drops the oldest tenth when it is
+ * full, so 9,001 to 10,000) plus the 1,000-row screen, less its prompt's lines: at most 10,988
+ * lines of output (measured with tmux 3.3a), fewer just after tmux dropped a tenth, and fewer
+ * still for lines wider than the 1,000 columns. 11,000 is never less than upstream shows. */
+#define BASH_OBS_MAX_LINES 11000
 
 typedef enum {
     BASH_END_COMPLETED,         /* the prompt marker came back: exit_code is real */
@@ -23,6 +30,8 @@ typedef struct {
     const char *command; /* the action's command text as given */
     const char *output;  /* raw output bytes of this observation (marker already removed) */
     size_t output_len;
+    bool output_cut;      /* older output was already dropped (the caller keeps a bounded tail):
+                             the truncation prefix is due even if output holds few lines */
     bool is_continuation; /* output of a command that was already running (empty command /
                              is_input): content gets the "[Below is the output of the
                              previous command.]\n" prefix */

@@ -32,6 +32,42 @@ valid_name(const char *n)
 
 /* ---- the action lifecycle ---- */
 
+static size_t
+count_newlines(const char *p, size_t n)
+{
+    size_t count = 0;
+    for (const char *end = p + n; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+        count++;
+    return count;
+}
+
+/* Appends output to the action's observation text, keeping a bounded tail (bash_session_int.h):
+ * whole lines are dropped from the front, and obs_dropped tells the observation. */
+static void
+obs_append(action_t *a, const char *p, size_t n)
+{
+    buf_append(&a->obs, p, n);
+    a->obs_lines += count_newlines(p, n);
+    size_t cut = 0;
+    if (a->obs_lines > 2 * BASH_OBS_MAX_LINES) {
+        /* Just past the newline that leaves BASH_OBS_MAX_LINES of them after it. */
+        size_t skip = a->obs_lines - BASH_OBS_MAX_LINES;
+        const char *q = a->obs.data;
+        for (size_t k = 0; k < skip; k++)
+            q = (const char *)memchr(q, '\n', a->obs.len - (size_t)(q - a->obs.data)) + 1;
+        cut = (size_t)(q - a->obs.data);
+    } else if (a->obs.len > OBS_MAX) {
+        cut = a->obs.len - OBS_KEEP;
+        const char *nl = memchr(a->obs.data + cut, '\n', a->obs.len - cut);
+        cut = nl ? (size_t)(nl - a->obs.data) + 1 : cut;
+    }
+    if (cut) {
+        a->obs_lines -= count_newlines(a->obs.data, cut);
+        buf_consume(&a->obs, cut);
+        a->obs_dropped = true;
+    }
+}
+
 static void
 act_reset(bash_session_t *s)
 {
@@ -62,6 +98,7 @@ finish_action(bash_session_t *s, bash_end_t end)
         .command = a->command,
         .output = a->obs.data ? a->obs.data : "",
         .output_len = a->obs.len,
+        .output_cut = a->obs_dropped,
         .is_continuation = a->continuation,
         .end = end,
         .exit_code = s->prompt.exit_code,
@@ -140,16 +177,8 @@ session_drain(bash_session_t *s)
                 if (a->kind == ACT_RUN)
                     chan_send_data(a->ch, 0, s->pending.data, n);
             }
-            if (a->kind == ACT_RUN) {
-                buf_append(&a->obs, s->pending.data, n);
-                if (a->obs.len > OBS_MAX) {
-                    /* Keep the tail, cut at a line start. */
-                    size_t cut = a->obs.len - OBS_MAX / 2;
-                    const char *nl = memchr(a->obs.data + cut, '\n', a->obs.len - cut);
-                    buf_consume(&a->obs, nl ? (size_t)(nl - a->obs.data) + 1 : cut);
-                    a->obs_dropped = true;
-                }
-            }
+            if (a->kind == ACT_RUN)
+                obs_append(a, s->pending.data, n);
             buf_consume(&s->pending, n);
             if (s->done_at != NONE)
                 s->done_at -= n;

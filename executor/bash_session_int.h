@@ -13,7 +13,11 @@
 #include "loop.h"
 
 #define PENDING_MAX (1u << 20) /* output held for a reader before the PTY is paused */
-#define OBS_MAX     (4u << 20) /* output kept for one observation (the tail wins) */
+/* Output kept for one observation: the tail wins. Past 2 x BASH_OBS_MAX_LINES lines it is cut
+ * to the last BASH_OBS_MAX_LINES; past OBS_MAX bytes to the last OBS_KEEP, which holds what
+ * upstream's tmux keeps (BASH_OBS_MAX_LINES rows of 1,000 columns). */
+#define OBS_MAX     (16u << 20)
+#define OBS_KEEP    (12u << 20)
 #define MARKER_MAX  16384      /* a prompt marker longer than this is not ours */
 #define READ_CHUNK  65536
 #define NONE        ((size_t)-1)
@@ -40,7 +44,8 @@ typedef struct {
     bool hidden, continuation, interrupted, is_input;
     char key; /* the C-<letter> key this action sent, 0 if none */
     buf_t obs;
-    bool obs_dropped;
+    size_t obs_lines; /* newlines in obs */
+    bool obs_dropped; /* older output was cut from obs */
     ltimer_t hard, nochange;
 } action_t;
 

@@ -188,6 +188,17 @@ class BashTest(unittest.TestCase):
         self.assertTrue(obs["content"].endswith("300000"))
         self.assertEqual(self.meta(obs)["exit_code"], 0)
 
+    def test_long_lines_keep_as_many_lines_as_upstreams_tmux(self):
+        """17,000 lines of 999 characters (17 MB, past the executor's byte bound): the observation
+        still holds the last 11,000 lines, at least the rows of upstream's 1000x1000 tmux pane with
+        its 10,000-row history, behind upstream's prefix."""
+        out, obs = self.run_cmd("for i in $(seq 1 17000); do printf '%05d%0994d\\n' $i 0; done", timeout=120)
+        self.assertEqual(len(out), 17000 * 1000)
+        self.assertEqual(self.meta(obs)["prefix"], "[Previous command outputs are truncated. Showing the last "
+                                                   "11000 lines of the output below.]\n")
+        self.assertTrue(obs["content"].startswith("06002" + "0" * 994 + "\n06003"), obs["content"][:20])
+        self.assertTrue(obs["content"].endswith("17000" + "0" * 994))
+
     def test_shell_exit_respawns(self):
         _, obs = self.run_cmd("exit 3")
         self.assertEqual(self.meta(obs)["exit_code"], 3)

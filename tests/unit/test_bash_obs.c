@@ -229,21 +229,51 @@ test_output_shaping(void **state)
     json_object_put(o);
 }
 
+/* `for i in {1..50000}; do echo "Line $i"; done`: upstream (tmux 3.3a, measured) shows "Line
+ * 39989" to "Line 50000" with "Showing the last 10013 lines"; we keep the last 11,000 lines (the
+ * final newline's empty line counted, as upstream counts it), never fewer than upstream. */
 static void
-test_last_10000_lines(void **state)
+test_long_output_keeps_the_last_11000_lines(void **state)
 {
     (void)state;
-    size_t cap = 12000 * 8, n = 0;
+    size_t cap = 50000 * 12, n = 0;
     char *raw = malloc(cap);
-    for (int i = 1; i <= 12000; i++)
-        n += (size_t)snprintf(raw + n, cap - n, "%d\n", i % 10);
-    bash_obs_in_t in = input("seq", raw, BASH_END_COMPLETED);
+    for (int i = 1; i <= 50000; i++)
+        n += (size_t)snprintf(raw + n, cap - n, "Line %d\n", i);
+    bash_obs_in_t in = input("for i in {1..50000}; do echo \"Line $i\"; done", raw,
+                             BASH_END_COMPLETED);
     in.output_len = n;
-    json_object *o = bash_obs_build(&in);
+    json_object *o = bash_obs_build(&in), *v;
     assert_string_equal(md_str(o, "prefix"), "[Previous command outputs are truncated. Showing "
-                                             "the last 10000 lines of the output below.]\n");
+                                             "the last 11000 lines of the output below.]\n");
+    json_object_object_get_ex(o, "content", &v);
+    const char *content = json_object_get_string(v);
+    assert_true(strncmp(content, "Line 39002\nLine 39003\n", 22) == 0);
+    assert_non_null(strstr(content, "\nLine 40000\n"));
+    assert_non_null(strstr(content, "\n[... Observation truncated due to length ...]\n"));
+    assert_string_equal(content + strlen(content) - 11, "\nLine 50000");
+    json_object_put(o);
+    /* 11,000 lines or fewer: all of them, no prefix. */
+    in.output = strstr(raw, "Line 39002\n");
+    in.output_len = n - (size_t)(in.output - raw) - 1; /* without the final newline */
+    o = bash_obs_build(&in);
+    assert_string_equal(md_str(o, "prefix"), "");
     json_object_put(o);
     free(raw);
+}
+
+/* The session already cut older output (its bounded tail): the prefix says so, whatever the
+ * number of lines left. */
+static void
+test_output_cut_by_the_session_gets_the_prefix(void **state)
+{
+    (void)state;
+    bash_obs_in_t in = input("cat big", "tail line 1\ntail line 2\n", BASH_END_COMPLETED);
+    in.output_cut = true;
+    json_object *o = bash_obs_build(&in);
+    assert_string_equal(md_str(o, "prefix"), "[Previous command outputs are truncated. Showing "
+                                             "the last 3 lines of the output below.]\n");
+    json_object_put(o);
 }
 
 /* Upstream refuses a new command while one runs before it escapes it for tmux: the NOT-executed
@@ -294,7 +324,7 @@ test_completed_continuation_drops_truncation_note(void **state)
     in.is_continuation = false;
     o = bash_obs_build(&in);
     assert_string_equal(md_str(o, "prefix"), "[Previous command outputs are truncated. Showing "
-                                             "the last 10000 lines of the output below.]\n");
+                                             "the last 11000 lines of the output below.]\n");
     json_object_put(o);
     free(raw);
 }
@@ -313,7 +343,8 @@ main(void)
         cmocka_unit_test(test_error_observation),
         cmocka_unit_test(test_truncate_counts_code_points),
         cmocka_unit_test(test_output_shaping),
-        cmocka_unit_test(test_last_10000_lines),
+        cmocka_unit_test(test_long_output_keeps_the_last_11000_lines),
+        cmocka_unit_test(test_output_cut_by_the_session_gets_the_prefix),
         cmocka_unit_test(test_previous_still_running_reports_raw_command),
         cmocka_unit_test(test_completed_continuation_drops_truncation_note),
     };

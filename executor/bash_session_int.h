@@ -16,13 +16,13 @@
 /* Output kept for one observation: the tail wins. Past 2 x BASH_OBS_MAX_LINES lines it is cut
  * to the last BASH_OBS_MAX_LINES; past OBS_MAX bytes to the last OBS_KEEP, which holds what
  * upstream's tmux keeps (BASH_OBS_MAX_LINES rows of 1,000 columns). */
-#define OBS_MAX     (16u << 20)
-#define OBS_KEEP    (12u << 20)
-#define MARKER_MAX  16384      /* a prompt marker longer than this is not ours */
-#define READ_CHUNK  65536
-#define NONE        ((size_t)-1)
-#define PTY_COLS    1000 /* as upstream's tmux window: no wrapping of long lines */
-#define PTY_ROWS    1000
+#define OBS_MAX    (16u << 20)
+#define OBS_KEEP   (12u << 20)
+#define MARKER_MAX 16384 /* a prompt marker longer than this is not ours */
+#define READ_CHUNK 65536
+#define NONE       ((size_t)-1)
+#define PTY_COLS   1000 /* as upstream's tmux window: no wrapping of long lines */
+#define PTY_ROWS   1000
 
 typedef enum { BS_STARTING, BS_IDLE, BS_RUNNING, BS_DEAD } bash_state_t;
 typedef enum { ACT_RUN, ACT_ENV } act_kind_t;

@@ -357,8 +357,9 @@ bwrap_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
     snprintf(listen, sizeof listen, "fd:%d", FD_LISTEN);
     /* --root /: file paths reach whatever the sandbox user may access, as upstream OpenHands'
      * (the sandbox is the boundary; docs/protocol.md, "Paths"). */
-    char *argv[] = {bwrap,         "--args",     args_fd, EXECUTOR_INSIDE, "--listen", listen,
-                    "--workspace", "/workspace", "--root",  "/",             NULL};
+    char *argv[] = {bwrap,      "--args", args_fd,       EXECUTOR_INSIDE,
+                    "--listen", listen,   "--workspace", "/workspace",
+                    "--root",   "/",      NULL};
     for (int i = 0; i < FD_COUNT - 3; i++)
         fds[i] = -1;
     e = out->uid != geteuid() ? check_reachable(abs.executor_path, err) : 0;

@@ -490,7 +490,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_bwrap_pause_freezes_resume_thaws, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bwrap_destroy_leaves_nothing_behind, setup, teardown),
         cmocka_unit_test_setup_teardown(
-            test_file_paths_reach_the_sandbox_under_bwrap_the_workspace_under_local, setup, teardown),
+            test_file_paths_reach_the_sandbox_under_bwrap_the_workspace_under_local, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(test_local_runs_a_command_in_its_workspace, setup,
                                         teardown),
     };

@@ -240,8 +240,8 @@ test_long_output_keeps_the_last_11000_lines(void **state)
     char *raw = malloc(cap);
     for (int i = 1; i <= 50000; i++)
         n += (size_t)snprintf(raw + n, cap - n, "Line %d\n", i);
-    bash_obs_in_t in = input("for i in {1..50000}; do echo \"Line $i\"; done", raw,
-                             BASH_END_COMPLETED);
+    bash_obs_in_t in =
+        input("for i in {1..50000}; do echo \"Line $i\"; done", raw, BASH_END_COMPLETED);
     in.output_len = n;
     json_object *o = bash_obs_build(&in), *v;
     assert_string_equal(md_str(o, "prefix"), "[Previous command outputs are truncated. Showing "

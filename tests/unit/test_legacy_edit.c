@@ -44,8 +44,9 @@ test_create_as_the_writer_stored_it(void **state)
     (void)state;
     json_object *o = parse("print(file_editor(**{'command': 'create', 'path': '/workspace/x.py', "
                            "'file_text': 'hello'}))");
-    assert_string_equal(json_object_to_json_string_ext(o, PLAIN),
-                        "{\"command\":\"create\",\"path\":\"/workspace/x.py\",\"file_text\":\"hello\"}");
+    assert_string_equal(
+        json_object_to_json_string_ext(o, PLAIN),
+        "{\"command\":\"create\",\"path\":\"/workspace/x.py\",\"file_text\":\"hello\"}");
     json_object_put(o);
 }
 

@@ -1,6 +1,7 @@
 # sandpipe — one entry point. Non-recursive: each folder adds its targets in module.mk.
 #   make            build everything (MODE=debug|release|asan, default release)
-#   make test       unit + fuzz replay + integration tests
+#   make test       unit + fuzz replay + integration tests (browser tests included)
+#   make web        the web UI into web/dist (npm ci + esbuild, only when sources changed)
 #   make run        install what is missing, build, start the stack on loopback
 #   make bench      benchmarks (results: docs/benchmarks.md)
 #   make soak       the fault suite, long (kills and restarts; counts must all be 0)
@@ -30,7 +31,7 @@ ALL_LDFLAGS := $(LDFLAGS_MODE) $(LDFLAGS)
 BINS :=
 TESTS_UNIT :=
 
-.PHONY: all test unit integration fuzz-replay bench run lint clean deps soak
+.PHONY: all test unit integration fuzz-replay bench run lint clean deps soak web
 all:
 
 include common/module.mk
@@ -41,6 +42,7 @@ include tools/module.mk
 include cli/module.mk
 include tests/module.mk
 include bench/module.mk
+include web/module.mk
 
 all: $(BINS)
 
@@ -54,7 +56,7 @@ deps:
 run:
 	@scripts/run.sh
 
-test: all
+test: all web
 	@scripts/run-tests.sh $(MODE)
 
 # the fault suite, long: gateway kills, Redis restarts, executor kills (tests/soak/soak.py)

@@ -2,7 +2,7 @@
 # Renders the nginx configuration for sandpipe into a prefix directory (pid, logs, temp paths
 # all under it, so nginx needs no system configuration), then prints how to start it.
 #   nginx/render.sh --prefix DIR --api-socket PATH [--port 8080] [--gateway 127.0.0.1:8081]
-#                   [--web-root DIR] [--body-max 16m] [--upload-max 1g] [--rate 200]
+#                   [--web-root DIR (default web/dist)] [--body-max 16m] [--upload-max 1g] [--rate 200]
 #                   [--burst 400] [--workers 2] [--api-keepalive 0]
 #                   [--tls [--tls-cert PEM --tls-key PEM]]
 # --upload-max bounds streamed file uploads (match sandpipe-api --max-upload); --body-max every
@@ -17,7 +17,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
-PREFIX= API_SOCKET= PORT=8080 GATEWAY=127.0.0.1:8081 WEB_ROOT=$ROOT/web BODY_MAX=16m
+PREFIX= API_SOCKET= PORT=8080 GATEWAY=127.0.0.1:8081 WEB_ROOT= BODY_MAX=16m
 UPLOAD_MAX=1g
 RATE=200 BURST=400 WORKERS=2 API_KEEPALIVE=0 TLS=0 TLS_CERT= TLS_KEY=
 while [ $# -gt 0 ]; do
@@ -40,6 +40,11 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
+# The built web UI (make web), else a page saying how to build it.
+if [ -z "$WEB_ROOT" ]; then
+    WEB_ROOT=$ROOT/web/dist
+    [ -f "$WEB_ROOT/index.html" ] || WEB_ROOT=$ROOT/web/fallback
+fi
 [ -n "$PREFIX" ] && [ -n "$API_SOCKET" ] || { echo "usage: render.sh --prefix DIR --api-socket PATH [...]" >&2; exit 2; }
 if [ -n "$TLS_CERT$TLS_KEY" ] && { [ -z "$TLS_CERT" ] || [ -z "$TLS_KEY" ] || [ "$TLS" != 1 ]; }; then
     echo "render.sh: --tls-cert and --tls-key go together, with --tls" >&2
@@ -85,6 +90,7 @@ render() {
 }
 render "$HERE/sandpipe.conf.template" >"$PREFIX/nginx.conf"
 render "$HERE/fastcgi.conf.template" >"$PREFIX/fastcgi.conf"
+render "$HERE/web_headers.conf.template" >"$PREFIX/web_headers.conf"
 if [ "$TLS" = 1 ]; then
     render "$HERE/sandpipe-tls.conf.template" >"$PREFIX/tls.conf"
 else

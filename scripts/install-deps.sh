@@ -5,7 +5,13 @@ set -euo pipefail
 PKGS=(build-essential pkg-config git clang libclang-rt-14-dev clang-format cppcheck
       libjson-c-dev libcmocka-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv
       libhiredis-dev libfcgi-dev libssl-dev zlib1g-dev libseccomp-dev
-      bash procps bc python3 strace curl bubblewrap e2fsprogs mount redis-server nginx openssl)
+      bash procps bc python3 strace curl bubblewrap e2fsprogs mount redis-server nginx openssl
+      nodejs npm chromium) # the web UI's build (npm) and its browser tests (chromium)
+# A Node.js that bundles its own npm (e.g. one whose nodejs package conflicts with Debian's npm)
+# serves as well: then npm is not asked for, here nor in the list .ci/run installs.
+if command -v npm >/dev/null; then
+    for i in "${!PKGS[@]}"; do [ "${PKGS[$i]}" = npm ] && unset "PKGS[$i]"; done
+fi
 if [ "${1:-}" = "--list" ]; then # the package list, for .ci/run
     echo "${PKGS[@]}"
     exit 0

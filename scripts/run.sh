@@ -18,6 +18,7 @@ cd "$(dirname "$0")/.."
 if [ -z "${SANDPIPE_NO_SETUP:-}" ]; then
     scripts/install-deps.sh
     make -j"$(nproc)" >/dev/null
+    make --no-print-directory web # the browser IDE, when missing or stale
 fi
 B=${SANDPIPE_BUILD_DIR:-build/release}
 RUN=$(realpath -m "${SANDPIPE_RUN_DIR:-run}")
@@ -177,6 +178,8 @@ TOKEN=$("$B/sandpipe" token --secret-file "$RUN/secret" --sub dev --role admin -
 cat <<EOM
 
 sandpipe is running on http://127.0.0.1:$HTTP_PORT  (logs in $RUN/*.log, $RUN/nginx/logs)
+  Web IDE:       http://127.0.0.1:$HTTP_PORT/#token=$TOKEN
+                 (the link signs this browser tab in; the token stays in the tab)
   REST API:      http://127.0.0.1:$HTTP_PORT/api/v1/   (docs/api.md)
   WebSocket API: ws://127.0.0.1:$HTTP_PORT/ws/control
   OpenHands:     http://127.0.0.1:$HTTP_PORT/runtime/{session}/

@@ -14,6 +14,7 @@ import time
 import unittest
 
 from apistack import ApiStack
+from spexec import ROOT
 from wsclient import WS
 
 STACK = None
@@ -152,7 +153,10 @@ class ServiceRoutes(Base):
     def test_static_root_and_security_headers(self):
         st, text, hdrs = self.req("GET", "/")
         self.assertEqual(st, 200)
-        self.assertIn("web UI is not built yet", text)
+        # the web UI (make web builds web/dist), else the page saying how to build it
+        built = os.path.exists(os.path.join(ROOT, "web", "dist", "index.html"))
+        self.assertIn('<div id="app">' if built else "web UI is not built yet", text)
+        self.assertEqual(hdrs["cache-control"], "no-cache")
         self.assertEqual(hdrs["x-content-type-options"], "nosniff")
         self.assertIn("default-src 'self'", hdrs["content-security-policy"])
         st, _, hdrs = self.req("GET", "/api/v1/health")

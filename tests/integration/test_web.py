@@ -1,0 +1,63 @@
+"""The browser IDE (web/) in real Chromium against the whole stack: redis, the gateway with
+bwrap sandboxes, sandpipe-api and nginx serving web/dist on one loopback origin, as `make run`
+starts it. Each test runs one file of web/tests/ (node's test runner driving Debian's chromium
+through playwright-core); screenshots of each view go to build/<mode>/web-screenshots/."""
+import os
+import shutil
+import subprocess
+import unittest
+
+from apistack import ApiStack
+from spexec import MODE, ROOT
+
+STACK = None
+WEB = os.path.join(ROOT, "web")
+SHOTS = os.path.join(ROOT, "build", MODE, "web-screenshots")
+
+
+def setUpModule():
+    global STACK
+    missing = [p for p in (os.path.join(WEB, "dist", "index.html"),
+                           os.path.join(WEB, "node_modules", "playwright-core"))
+               if not os.path.exists(p)]
+    if missing:
+        raise AssertionError(f"the web UI is not built ({', '.join(missing)} missing): run make web")
+    if not shutil.which("node") or not os.path.exists(os.environ.get("SP_CHROMIUM", "/usr/bin/chromium")):
+        raise AssertionError("node and chromium are needed (scripts/install-deps.sh installs them)")
+    STACK = ApiStack(pool=2)
+
+
+def tearDownModule():
+    if STACK:
+        STACK.stop()
+
+
+class Browser(unittest.TestCase):
+    def run_web_test(self, name, timeout=600):
+        env = dict(os.environ,
+                   SP_URL=f"http://127.0.0.1:{STACK.http_port}",
+                   SP_ADMIN_TOKEN=STACK.token(sub="root", role="admin"),
+                   SP_USER_TOKEN=STACK.token(sub="alice", role="user"),
+                   SP_SHOTS=SHOTS,
+                   SP_NGINX_PID=str(STACK.nginx.pid))
+        r = subprocess.run(["node", "--test", "--test-reporter=spec", f"tests/{name}.test.mjs"],
+                           cwd=WEB, env=env, capture_output=True, text=True, timeout=timeout)
+        out = r.stdout + r.stderr
+        print(out)
+        self.assertEqual(r.returncode, 0, f"web/tests/{name}.test.mjs failed:\n{out[-6000:]}")
+
+    def test_sign_in(self):
+        self.run_web_test("signin")
+
+    def test_sessions_list(self):
+        self.run_web_test("sessions")
+
+    def test_terminal(self):
+        self.run_web_test("terminal")
+
+    def test_viewer_is_read_only(self):
+        self.run_web_test("viewer")
+
+
+if __name__ == "__main__":
+    unittest.main()

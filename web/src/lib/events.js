@@ -1,0 +1,100 @@
+// /ws/sessions/{id}?since=N: a session's event log, in order, from where we left off.
+// Keeps the last sequence number it handed on; after a drop it reconnects with since=that, so
+// the consumer sees every event once: none lost, none repeated (the gateway replays from its
+// ring or Redis). Actions go out on the same connection and are acknowledged with their seq.
+import { openSocket, isFinal, backoff } from './socket.js';
+
+export class EventStream {
+  /**
+   * opts.since: the last seq already seen (0: the whole history; null: live events only).
+   * opts.onEvent(ev): each event once, in order; may return a promise (pacing: nothing more is
+   *   read until it settles).
+   * opts.onState({up, code, error}): connection changes.
+   */
+  constructor(sessionId, { since = 0, onEvent, onState } = {}) {
+    this.id = sessionId;
+    this.lastSeq = since;
+    this.onEvent = onEvent;
+    this.onState = onState;
+    this.sock = null;
+    this.up = false;
+    this.attempt = 0;
+    this.stopped = false;
+    this.nextId = 1;
+    this.acks = new Map(); // id -> {resolve, reject}
+    this.reconnects = 0;
+    this.connect();
+  }
+
+  connect() {
+    if (this.stopped) return;
+    const since = this.lastSeq === null ? '' : `?since=${this.lastSeq}`;
+    let error = null;
+    this.sock = openSocket(`/ws/sessions/${encodeURIComponent(this.id)}${since}`, {
+      onOpen: () => {
+        this.up = true;
+        this.attempt = 0;
+        this.onState?.({ up: true });
+      },
+      onMessage: (text) => {
+        if (typeof text !== 'string') return undefined;
+        let m;
+        try { m = JSON.parse(text); } catch { return undefined; }
+        if (typeof m.seq === 'number') {
+          if (this.lastSeq !== null && m.seq <= this.lastSeq) return undefined; // replayed: seen
+          this.lastSeq = m.seq;
+          return this.onEvent?.(m);
+        }
+        const a = m.id !== undefined ? this.acks.get(m.id) : null;
+        if (a) {
+          this.acks.delete(m.id);
+          if (m.type === 'error') a.reject(Object.assign(new Error(m.error?.message || 'refused'), { code: m.error?.code }));
+          else a.resolve(m);
+        } else if (m.type === 'error') {
+          error = m.error;
+        }
+        return undefined;
+      },
+      onClose: ({ code, reason }) => {
+        this.sock = null;
+        this.up = false;
+        for (const [, a] of this.acks) a.reject(Object.assign(new Error('the connection dropped'), { code: 'disconnected' }));
+        this.acks.clear();
+        const final = this.stopped || isFinal(code);
+        this.onState?.({ up: false, code, reason, error, final });
+        if (final) return;
+        this.reconnects++;
+        setTimeout(() => this.connect(), backoff(this.attempt++));
+      },
+    });
+  }
+
+  /** Sends {"type": type, ...body} with an id; resolves with the ack (or pong). */
+  request(type, body = {}) {
+    if (!this.sock) return Promise.reject(Object.assign(new Error('not connected'), { code: 'disconnected' }));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.acks.set(id, { resolve, reject });
+      this.sock.send(JSON.stringify({ type, id, ...body }));
+    });
+  }
+
+  /** Submits an OpenHands action ({action: 'run', args: {...}}); resolves with {seq}. */
+  action(action) {
+    return this.request('action', { action });
+  }
+
+  signal(sig = 'INT') {
+    return this.request('signal', { signal: sig });
+  }
+
+  /** Drops the connection as a network failure would (tests, "reconnect now"). */
+  drop() {
+    this.sock?.close(4000, 'dropped');
+  }
+
+  close() {
+    this.stopped = true;
+    this.sock?.close(1000, 'closed');
+  }
+}

@@ -1,0 +1,46 @@
+// The REST API on this origin (docs/api.md): JSON in and out, the bearer token in Authorization,
+// every error surfaced as an ApiError with the API's code and message.
+import { token } from './auth.js';
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message || code || `HTTP ${status}`);
+    this.status = status;
+    this.code = code || 'http_' + status;
+  }
+}
+
+/**
+ * One request. body: an object (sent as JSON), or a Blob/ArrayBuffer/string sent as is.
+ * raw: return the Response (for downloads) instead of the parsed JSON.
+ */
+export async function api(path, { method = 'GET', body, raw = false, headers = {}, signal } = {}) {
+  const h = { Authorization: 'Bearer ' + token(), ...headers };
+  let data = body;
+  if (body !== undefined && !(body instanceof Blob) && !(body instanceof ArrayBuffer) && typeof body !== 'string') {
+    data = JSON.stringify(body);
+    h['Content-Type'] = 'application/json';
+  }
+  let r;
+  try {
+    r = await fetch(path, { method, headers: h, body: data, signal, cache: 'no-store' });
+  } catch (e) {
+    if (e.name === 'AbortError') throw e;
+    throw new ApiError(0, 'network', 'cannot reach the server: ' + e.message);
+  }
+  if (!r.ok) {
+    let code = '', message = '';
+    try {
+      const j = await r.json();
+      code = j.error?.code || '';
+      message = j.error?.message || j.detail || '';
+    } catch { /* not JSON */ }
+    throw new ApiError(r.status, code, message);
+  }
+  if (raw) return r;
+  const ct = r.headers.get('content-type') || '';
+  return ct.includes('json') ? r.json() : r.text();
+}
+
+/** A path component or query value, encoded. */
+export const q = encodeURIComponent;

@@ -1,0 +1,178 @@
+// A browser terminal: xterm.js on /ws/sessions/{id}/terminal (a login shell on its own PTY).
+// Bytes both ways are binary frames, so anything the program prints arrives intact (UTF-8 split
+// across frames, colours, binary noise); a resize is a text frame {"resize":{cols,rows}}.
+//
+// Pacing: every chunk goes to xterm with a callback; while more than HIGH bytes wait to be
+// parsed and drawn, the message handler returns a promise, so the socket is not read (see
+// socket.js) and the gateway stops granting the PTY credit: `yes` or a 200 MB cat runs at the
+// speed the tab draws, and the tab keeps answering clicks. The hint shows while that happens.
+import { Terminal } from '@xterm/xterm';
+import { FitAddon } from '@xterm/addon-fit';
+import '@xterm/xterm/css/xterm.css';
+import { openSocket, isFinal, backoff } from './socket.js';
+
+const HIGH = 128 * 1024; // bytes handed to xterm and not yet drawn: stop reading above this
+const LOW = 16 * 1024;   // ... and read again below this
+
+export const darkTheme = {
+  background: '#111418', foreground: '#d6dbe1', cursor: '#7cc4ff', selectionBackground: '#335577',
+};
+export const lightTheme = {
+  background: '#fbfbfa', foreground: '#1d2125', cursor: '#0a5fb4', selectionBackground: '#b7d4f5',
+  black: '#1d2125', brightBlack: '#5c6670', white: '#c4c8cc', brightWhite: '#8a9199',
+  yellow: '#8a6d00', brightYellow: '#a07f00', green: '#1f7a35', brightGreen: '#218a3c',
+};
+
+export class TerminalTab {
+  /**
+   * el: the element to draw in. opts.onState({state, hint}) reports connection and pacing:
+   * state 'connecting' | 'live' | 'reconnecting' | 'exited' | 'refused'; hint true while paused.
+   */
+  constructor(sessionId, el, { theme = darkTheme, readOnly = false, onState } = {}) {
+    this.id = sessionId;
+    this.onState = onState || (() => {});
+    this.term = new Terminal({
+      fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace',
+      fontSize: 14,
+      cursorBlink: true,
+      scrollback: 5000,
+      theme,
+      disableStdin: readOnly,
+      allowProposedApi: false,
+    });
+    this.fit = new FitAddon();
+    this.term.loadAddon(this.fit);
+    this.term.open(el);
+    this.el = el;
+    this.pending = 0;
+    this.waiters = [];
+    this.attempt = 0;
+    this.closed = false;
+    this.sock = null;
+    this.bytesIn = 0;
+    this.paused = false;
+    this.term.onData((s) => this.sendBytes(new TextEncoder().encode(s)));
+    this.term.onBinary((s) => this.sendBytes(Uint8Array.from(s, (c) => c.charCodeAt(0) & 255)));
+    this.term.onResize(({ cols, rows }) => this.sock?.send(JSON.stringify({ resize: { cols, rows } })));
+    // Copy and paste: Ctrl+Shift+C / Ctrl+Shift+V (Ctrl+C stays the shell's interrupt).
+    this.term.attachCustomKeyEventHandler((e) => {
+      if (e.type !== 'keydown' || !e.ctrlKey || !e.shiftKey) return true;
+      if (e.code === 'KeyC' && this.term.hasSelection()) {
+        e.preventDefault();
+        navigator.clipboard?.writeText(this.term.getSelection()).catch(() => {});
+        return false;
+      }
+      if (e.code === 'KeyV') return false; // the browser's own paste event follows: xterm takes it
+      return true;
+    });
+    this.resizeObserver = new ResizeObserver(() => this.refit());
+    this.resizeObserver.observe(el);
+    this.refit();
+    this.connect();
+  }
+
+  refit() {
+    if (this.closed || !this.el.offsetParent) return; // hidden tab: fit when shown
+    try { this.fit.fit(); } catch { /* not laid out yet */ }
+  }
+
+  sendBytes(b) {
+    this.sock?.send(b);
+  }
+
+  connect() {
+    if (this.closed) return;
+    this.refit();
+    const { cols, rows } = this.term;
+    this.onState({ state: this.attempt ? 'reconnecting' : 'connecting' });
+    let error = null, exited = null;
+    this.sock = openSocket(`/ws/sessions/${encodeURIComponent(this.id)}/terminal?cols=${cols}&rows=${rows}`, {
+      onOpen: () => {
+        this.attempt = 0;
+        this.onState({ state: 'live' });
+      },
+      onMessage: (d) => {
+        if (typeof d === 'string') {
+          try {
+            const m = JSON.parse(d);
+            if (m.type === 'exit') exited = m.exit_code;
+            else if (m.type === 'error') error = m.error;
+          } catch { /* not ours */ }
+          return undefined;
+        }
+        return this.write(d);
+      },
+      onClose: ({ code }) => {
+        this.sock = null;
+        this.release();
+        if (this.closed) return;
+        if (exited !== null) {
+          this.term.write(`\r\n\x1b[2m[the shell exited with code ${exited}; press Enter for a new one]\x1b[0m\r\n`);
+          this.onState({ state: 'exited', exitCode: exited });
+          const d = this.term.onKey(({ domEvent }) => {
+            if (domEvent.key === 'Enter') { d.dispose(); this.connect(); }
+          });
+          return;
+        }
+        if (isFinal(code)) {
+          const why = error?.message || `closed (${code})`;
+          this.term.write(`\r\n\x1b[31m[${why}]\x1b[0m\r\n`);
+          this.onState({ state: 'refused', error: error || { code: 'closed', message: why } });
+          return;
+        }
+        this.onState({ state: 'reconnecting' });
+        setTimeout(() => {
+          if (this.closed) return;
+          this.term.write('\r\n\x1b[2m[connection lost: reconnected to a new shell; the scrollback above is kept]\x1b[0m\r\n');
+          this.connect();
+        }, backoff(this.attempt++));
+      },
+    });
+  }
+
+  /** Hands bytes to xterm; returns a promise (stop reading) while too much waits to be drawn. */
+  write(bytes) {
+    const n = bytes.length;
+    this.pending += n;
+    this.bytesIn += n;
+    this.term.write(bytes, () => {
+      this.pending -= n;
+      if (this.pending <= LOW) this.release();
+    });
+    if (this.pending <= HIGH) return undefined;
+    if (!this.paused) {
+      this.paused = true;
+      this.onState({ state: 'live', hint: true });
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  release() {
+    if (this.paused) {
+      this.paused = false;
+      this.onState({ state: this.sock ? 'live' : 'reconnecting', hint: false });
+    }
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  setTheme(theme) {
+    this.term.options.theme = theme;
+  }
+
+  focus() {
+    this.term.focus();
+  }
+
+  /** Drops the connection as a network failure would (tests). */
+  drop() {
+    this.sock?.close(4000, 'dropped');
+  }
+
+  dispose() {
+    this.closed = true;
+    this.resizeObserver.disconnect();
+    this.sock?.close(1000, 'tab closed');
+    this.release();
+    this.term.dispose();
+  }
+}

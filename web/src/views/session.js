@@ -1,0 +1,151 @@
+// One session: a header with its live status and controls, and tabs: terminals (several, each
+// its own shell), plus the panels other modules add (agent timeline, files).
+// Shortcuts: Alt+T new terminal, Alt+1…9 switch tabs, Alt+W close the terminal tab.
+import { control } from '../lib/control.js';
+import { h, mount, age } from '../lib/dom.js';
+import { TerminalTab, darkTheme, lightTheme } from '../lib/terminal.js';
+import { currentTheme, onTheme } from '../lib/theme.js';
+import { badge, sessionButtons } from './common.js';
+import { panels } from './panels.js';
+
+const POLL_MS = 2000;
+const termTheme = () => (currentTheme() === 'dark' ? darkTheme : lightTheme);
+
+export function sessionView(el, id, me) {
+  let session = null, gone = false, timer = null, termCount = 0, active = null;
+  const tabs = []; // {key, label, button, pane, onShow, dispose, terminal}
+  const head = h('div.session-head');
+  const tabBar = h('div.tabs', { role: 'tablist' });
+  const panes = h('div.panes');
+  const newTermBtn = me.canWrite && h('button.tab.add', {
+    title: 'New terminal (Alt+T)', 'aria-label': 'new terminal', onclick: () => addTerminal(),
+  }, '+ Terminal');
+
+  function renderHead() {
+    const s = session;
+    mount(head,
+      me.role !== 'viewer' && h('a.back', { href: '#/', title: 'All sessions' }, '←'),
+      h('h1.mono', id),
+      s ? badge(s.status) : h('span.badge.b-info', '…'),
+      s && h('span.muted.small', `by ${s.owner || '?'} · ${s.created ? age(s.created) : ''} old · ${s.provider || ''}`),
+      h('div.spacer'),
+      s && sessionButtons(s, me, poll));
+  }
+
+  async function poll() {
+    clearTimeout(timer);
+    try {
+      session = await control.call('session.get', { session: id });
+    } catch (e) {
+      if (e.code === 'not_found') session = { id, status: 'NOT FOUND' };
+    }
+    if (gone) return;
+    renderHead();
+    for (const t of tabs) t.onStatus?.(session?.status);
+    timer = setTimeout(poll, POLL_MS);
+  }
+
+  function select(tab) {
+    active = tab;
+    for (const t of tabs) {
+      const on = t === tab;
+      t.button.classList.toggle('active', on);
+      t.button.setAttribute('aria-selected', String(on));
+      t.pane.hidden = !on;
+    }
+    tab.onShow?.();
+  }
+
+  function addTab(tab) {
+    tab.button = h('button.tab', { role: 'tab', 'data-tab': tab.key, onclick: () => select(tab) }, tab.label);
+    if (tab.closable) {
+      tab.button.append(h('span.close', {
+        title: 'Close (Alt+W)', onclick: (e) => { e.stopPropagation(); closeTab(tab); },
+      }, '×'));
+    }
+    tabBar.append(tab.button);
+    panes.append(tab.pane);
+    tabs.push(tab);
+    return tab;
+  }
+
+  function closeTab(tab) {
+    const i = tabs.indexOf(tab);
+    if (i < 0) return;
+    tab.dispose?.();
+    tab.button.remove();
+    tab.pane.remove();
+    tabs.splice(i, 1);
+    if (active === tab && tabs.length) select(tabs[Math.max(0, i - 1)]);
+  }
+
+  function addTerminal() {
+    const n = ++termCount;
+    const hint = h('div.pace-hint', { hidden: true, role: 'status' }, 'output paused: catching up…');
+    const state = h('div.term-state');
+    const box = h('div.term');
+    const pane = h('div.pane.term-pane', { 'data-terminal': n }, box, hint, state);
+    const tab = { key: 'term' + n, label: `Terminal ${n}`, pane, closable: true };
+    addTab(tab);
+    select(tab);
+    const t = new TerminalTab(id, box, {
+      theme: termTheme(),
+      onState: ({ state: st, hint: paused, error }) => {
+        if (paused !== undefined) hint.hidden = !paused;
+        tab.button.dataset.state = st;
+        if (st === 'refused') {
+          mount(state, h('div.card.error', error?.message || 'the terminal was refused',
+            ' ', h('button', { onclick: () => { mount(state); t.connect(); } }, 'Try again')));
+        } else if (st === 'reconnecting') {
+          mount(state, h('div.pill', 'reconnecting…'));
+        } else {
+          mount(state);
+        }
+      },
+    });
+    tab.terminal = t;
+    tab.onShow = () => { t.refit(); t.focus(); };
+    tab.dispose = () => t.dispose();
+    const off = onTheme(() => t.setTheme(termTheme()));
+    const d = tab.dispose;
+    tab.dispose = () => { off(); d(); };
+    window.__sandpipe.terminals.set(n, t);
+    return tab;
+  }
+
+  function onKey(e) {
+    if (!e.altKey || e.ctrlKey || e.metaKey) return;
+    // Captured before the terminal or editor sees the key (Alt+T is readline's transpose).
+    const stop = () => { e.preventDefault(); e.stopPropagation(); };
+    if (e.code === 'KeyT' && me.canWrite) {
+      stop();
+      addTerminal();
+    } else if (e.code === 'KeyW' && active?.closable) {
+      stop();
+      closeTab(active);
+    } else if (/^Digit[1-9]$/.test(e.code)) {
+      const t = tabs[Number(e.code.slice(5)) - 1];
+      if (t) { stop(); select(t); }
+    }
+  }
+
+  window.__sandpipe = { terminals: new Map(), tabs };
+  mount(el, h('section.session', head, h('div.tabbar', tabBar, newTermBtn), panes));
+  renderHead();
+  for (const make of panels) {
+    const tab = make(id, me);
+    if (tab) addTab(tab);
+  }
+  if (me.canWrite) addTerminal();
+  else if (tabs.length) select(tabs[0]);
+  else panes.append(h('div.empty', h('p', 'This token can watch this session but not type in it.'),
+    h('p.muted', 'Viewers cannot open terminals.')));
+  poll();
+  window.addEventListener('keydown', onKey, true);
+  return () => {
+    gone = true;
+    clearTimeout(timer);
+    window.removeEventListener('keydown', onKey, true);
+    for (const t of tabs.splice(0)) t.dispose?.();
+  };
+}

@@ -1,0 +1,43 @@
+// Sign in with a token: pasted here, or arriving as #token=… from the link `make run` prints.
+import { setToken, claims, signOut } from '../lib/auth.js';
+import { api } from '../lib/rest.js';
+import { h, mount } from '../lib/dom.js';
+
+export function signInView(el, { expired, onSignedIn }) {
+  const input = h('textarea', {
+    id: 'token', rows: 4, spellcheck: false, autocomplete: 'off',
+    placeholder: 'eyJhbGciOiJIUzI1NiIs…', 'aria-label': 'token',
+  });
+  const msg = h('p.error', { role: 'alert' }, expired ? 'Your token has expired: paste a new one.' : '');
+  const submit = async (e) => {
+    e.preventDefault();
+    const t = input.value.trim().replace(/^Bearer\s+/i, '');
+    msg.textContent = '';
+    if (!claims(t)) {
+      msg.textContent = 'That is not a sandpipe token (three base64 parts separated by dots).';
+      return;
+    }
+    setToken(t);
+    try {
+      // Any authenticated read proves the token: the pool needs only a valid one.
+      await api('/api/v1/pool');
+    } catch (err) {
+      signOut();
+      msg.textContent = err.status === 401 ? `The server refused this token (${err.code}).` : err.message;
+      return;
+    }
+    onSignedIn();
+  };
+  mount(el, h('form.card.signin', { onsubmit: submit },
+    h('h1', h('span.logo', '▚'), ' sandpipe'),
+    h('p.muted', 'Sandboxes with live terminals, agent timelines and files.'),
+    h('label', { for: 'token' }, 'Token'),
+    input,
+    msg,
+    h('button.primary', { type: 'submit' }, 'Sign in'),
+    h('p.hint', 'Get one from ', h('code', 'make run'), ' (it prints a link that signs you in), or ',
+      h('code', 'sandpipe token --role user --sub NAME'),
+      '. The token stays in this tab only (sessionStorage).')));
+  input.focus();
+  return () => {};
+}

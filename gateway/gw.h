@@ -1,4 +1,4 @@
-/* gw.h — the gateway's process-wide state and configuration, owned by main.c.
+/* gw.h — the gateway's process-wide state and configuration (defined in gw.c, filled by main.c).
  * One uv loop; libwebsockets and hiredis attach to it. No threads. */
 #ifndef SP_GW_H
 #define SP_GW_H

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -22,22 +21,6 @@
 #include "sandbox/sandbox_disk.h"
 #include "session.h"
 #include "ws_server.h"
-
-gw_t g_gw;
-
-double
-gw_now(void)
-{
-    return (double)uv_hrtime() / 1e9;
-}
-
-double
-gw_wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static uv_signal_t sigint, sigterm;
 static uv_timer_t tick, quit;

@@ -197,7 +197,7 @@ handle(json_object *r)
     } else if (!strcmp(op, "session.delete")) {
         json_object *d = session_describe(s);
         session_delete(s, "deleted through the API");
-        json_set_str(d, "status", ST_STOPPED);
+        json_set_str(d, "status", session_status_text(SESSION_STOPPED));
         reply_ok(reply, d);
     } else if (!strcmp(op, "session.pause") || !strcmp(op, "session.resume")) {
         int rc = !strcmp(op, "session.pause") ? session_pause(s, "paused through the API", &err)

@@ -80,11 +80,16 @@ session_unsubscribe(gw_session_t *s, gw_sub_t *sub)
 /* ---- status ---- */
 
 void
-session_set_status(gw_session_t *s, const char *st, const char *msg)
+session_set_status(gw_session_t *s, session_status_t to, const char *msg)
 {
-    if (strcmp(s->status, st) == 0)
+    if (s->status == to)
         return;
-    snprintf(s->status, sizeof s->status, "%s", st);
+    const char *st = session_status_text(to);
+    if (!session_status_may_become(s->status, to)) {
+        GW_LOG("session %s: no change from %s to %s", s->id, session_status_text(s->status), st);
+        return;
+    }
+    s->status = to;
     session_save_field(s, "status", st);
     json_object *e = session_event_new("status");
     json_set_str(e, "status", st);
@@ -146,7 +151,7 @@ session_describe(const gw_session_t *s)
     json_object *o = json_object_new_object();
     json_set_str(o, "id", s->id);
     json_set_str(o, "owner", s->owner);
-    json_set_str(o, "status", s->status);
+    json_set_str(o, "status", session_status_text(s->status));
     json_set_str(o, "profile", s->profile);
     json_set_str(o, "gateway", g_gw.cfg.id);
     json_set_str(o, "provider", s->prov ? s->prov->name : "");
@@ -241,8 +246,8 @@ save_session(gw_session_t *s)
     redis_client_cmd(NULL, NULL,
                      "HSET %s id %s owner %s gateway %s status %s profile %s created %s "
                      "idle_timeout %s idle_action %s max_lifetime %s sandbox %s",
-                     key, s->id, s->owner, g_gw.cfg.id, s->status, s->profile, created, idle,
-                     s->idle_pause ? "pause" : "stop", life,
+                     key, s->id, s->owner, g_gw.cfg.id, session_status_text(s->status), s->profile,
+                     created, idle, s->idle_pause ? "pause" : "stop", life,
                      json_object_to_json_string_ext(sb, JSON_C_TO_STRING_PLAIN));
     json_object_put(sb);
     char gkey[128];
@@ -285,7 +290,7 @@ on_claimed(void *ud, const sandbox_t *sb)
     sandbox_t fresh;
     err_t err = {0};
     if (pool_create_sandbox(s->profile, s->params, &fresh, &err) < 0) {
-        session_set_status(s, ST_ERROR, err.msg);
+        session_set_status(s, SESSION_ERROR, err.msg);
         session_ready_cb cb = s->ready_cb;
         s->ready_cb = NULL;
         if (cb)
@@ -314,8 +319,7 @@ session_create(json_object *params, const char *owner, session_ready_cb cb, void
     s->idle_pause = !strcmp(json_get_str(params, "idle_action", "stop"), "pause");
     s->ready_cb = cb;
     s->ready_ud = ud;
-    snprintf(s->status, sizeof s->status, "%s", "");
-    session_set_status(s, ST_STARTING, NULL);
+    session_set_status(s, SESSION_STARTING, NULL);
     save_session(s);
     /* Custom limits need a sandbox made for them; the pool serves the default ones (env is
      * applied to a warm sandbox once claimed). */
@@ -334,7 +338,7 @@ session_delete(gw_session_t *s, const char *reason)
     if (s->deleting)
         return;
     s->deleting = true;
-    session_set_status(s, ST_STOPPED, reason);
+    session_set_status(s, SESSION_STOPPED, reason);
     err_t err = {0};
     if (s->prov && s->sb.id[0] && s->prov->destroy(&s->sb, true, &err) < 0)
         GW_LOG("session %s: destroy: %s", s->id, err.msg);
@@ -363,7 +367,7 @@ sessions_redis_ready(void)
 {
     for (gw_session_t *s = g_gw.sessions; s; s = s->next) {
         /* what this gateway knows is the truth: writes lost with the connection go again */
-        session_save_field(s, "status", s->status);
+        session_save_field(s, "status", session_status_text(s->status));
         session_save_field(s, "gateway", g_gw.cfg.id);
         event_log_resync(s->log);
     }
@@ -405,14 +409,14 @@ sessions_tick(void)
         next = s->next;
         event_log_resync(s->log); /* a no-op unless Redis refused a write */
         bool busy = s->act_ch || s->qhead || s->terms || s->oneshots;
-        bool paused = !strcmp(s->status, ST_PAUSED);
+        bool paused = s->status == SESSION_PAUSED;
         bool idle =
             s->idle_timeout > 0 && !busy && !paused && now - s->last_activity > s->idle_timeout;
         if (s->max_lifetime > 0 && wall - s->created > s->max_lifetime) {
             session_delete(s, "maximum lifetime reached");
         } else if (idle && s->idle_pause) {
             err_t err = {0};
-            if (!strcmp(s->status, ST_READY) && session_pause(s, "idle timeout", &err) < 0) {
+            if (s->status == SESSION_READY && session_pause(s, "idle timeout", &err) < 0) {
                 GW_LOG("session %s: idle pause failed (%s): stopping it", s->id, err.msg);
                 session_delete(s, "idle timeout");
             }

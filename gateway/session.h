@@ -16,20 +16,11 @@
 #include "err.h"
 #include "event_log.h"
 #include "sandbox/provider.h"
+#include "session_status.h"
 
 #define GW_OUTPUT_CHUNK     (16 * 1024)
 #define GW_OUTPUT_FLUSH_MS  5
 #define GW_ACTION_QUEUE_MAX 64
-
-/* OpenHands runtime statuses, plus STOPPED and PAUSED. */
-#define ST_STARTING     "STARTING_RUNTIME"
-#define ST_BUILDING     "BUILDING_RUNTIME"
-#define ST_STARTED      "RUNTIME_STARTED"
-#define ST_READY        "READY"
-#define ST_ERROR        "ERROR"
-#define ST_DISCONNECTED "ERROR_RUNTIME_DISCONNECTED"
-#define ST_STOPPED      "STOPPED"
-#define ST_PAUSED       "PAUSED"
 
 typedef struct gw_session gw_session_t;
 

@@ -208,7 +208,7 @@ on_env_applied(void *ud, json_object *result)
     char why[300];
     snprintf(why, sizeof why, "setting the session's env failed: %s",
              json_get_str(err, "message", "?"));
-    session_set_status(s, ST_ERROR, why);
+    session_set_status(s, SESSION_ERROR, why);
     if (s->ready_cb) {
         session_ready_cb cb = s->ready_cb;
         s->ready_cb = NULL;
@@ -228,8 +228,8 @@ on_link_up(void *ud)
         json_set_str(req, "session", "default");
         json_set(req, "env", s->pending_env);
         s->pending_env = NULL;
-        if (!strcmp(s->status, ST_STARTING))
-            session_set_status(s, ST_STARTED, NULL);
+        if (s->status == SESSION_STARTING)
+            session_set_status(s, SESSION_STARTED, NULL);
         err_t err = {0};
         s->env_applying = true;
         if (session_exec_op(s, req, on_env_applied, s, &err) < 0) {
@@ -246,11 +246,9 @@ on_link_up(void *ud)
 static void
 became_ready(gw_session_t *s)
 {
-    if (strcmp(s->status, ST_READY) != 0) {
-        if (strcmp(s->status, ST_STARTING) == 0)
-            session_set_status(s, ST_STARTED, NULL);
-        session_set_status(s, ST_READY, NULL);
-    }
+    if (s->status == SESSION_STARTING)
+        session_set_status(s, SESSION_STARTED, NULL);
+    session_set_status(s, SESSION_READY, NULL);
     if (s->ready_cb) {
         session_ready_cb cb = s->ready_cb;
         s->ready_cb = NULL;
@@ -286,7 +284,7 @@ on_link_down(void *ud, const char *why)
     if (s->ready_cb) {
         session_ready_cb cb = s->ready_cb;
         s->ready_cb = NULL;
-        session_set_status(s, ST_ERROR, why);
+        session_set_status(s, SESSION_ERROR, why);
         cb(s->ready_ud, NULL, ERR_BUSY, why);
         return;
     }
@@ -304,7 +302,7 @@ on_link_down(void *ud, const char *why)
         json_object_put(s->reattach_action);
         s->reattach_action = NULL;
     }
-    session_set_status(s, ST_DISCONNECTED, why);
+    session_set_status(s, SESSION_DISCONNECTED, why);
 }
 
 const exec_link_cbs_t session_link_cbs = {
@@ -404,9 +402,8 @@ session_submit(gw_session_t *s, json_object *action, const char *origin, err_t *
                 "an action is an object with a string \"action\" (OpenHands format)");
         return 0;
     }
-    if (strcmp(s->status, ST_READY) != 0 && strcmp(s->status, ST_STARTED) != 0 &&
-        strcmp(s->status, ST_STARTING) != 0) {
-        err_set(err, ERR_BUSY, "the session is %s", s->status);
+    if (!session_status_takes_actions(s->status)) {
+        err_set(err, ERR_BUSY, "the session is %s", session_status_text(s->status));
         return 0;
     }
     if (event_log_full(s->log)) { /* Redis away or refusing: its events could not be stored */

@@ -45,7 +45,8 @@ typedef struct oneshot oneshot_t;
 
 struct gw_session {
     gw_session_t *next;
-    char id[64], owner[128], profile[64], status[40];
+    char id[64], owner[128], profile[64];
+    session_status_t status;
     sandbox_t sb;
     const provider_t *prov;
     exec_link_t *link;
@@ -95,7 +96,9 @@ extern const exec_link_cbs_t session_link_cbs;
 /* session.c */
 json_object *session_event_new(const char *type);
 void session_save_field(gw_session_t *s, const char *field, const char *value);
-void session_set_status(gw_session_t *s, const char *st, const char *msg);
+/* Moves s to status st (a change session_status_may_become allows; others are logged and
+ * ignored): saved in Redis, a status event, a note on sp:status. */
+void session_set_status(gw_session_t *s, session_status_t st, const char *msg);
 gw_session_t *session_alloc(const char *id, const char *owner, const char *profile,
                             uint64_t next_seq);
 /* session_actions.c */

@@ -10,11 +10,11 @@
 int
 session_pause(gw_session_t *s, const char *reason, err_t *err)
 {
-    if (!strcmp(s->status, ST_PAUSED))
+    if (s->status == SESSION_PAUSED)
         return 0;
-    if (strcmp(s->status, ST_READY) != 0)
+    if (s->status != SESSION_READY)
         return err_set(err, ERR_BUSY, "the session is %s: only a READY session can pause",
-                       s->status);
+                       session_status_text(s->status));
     if (!s->prov || !s->prov->pause)
         return err_set(err, ENOTSUP, "the %s provider cannot pause sandboxes",
                        s->prov ? s->prov->name : "unknown");
@@ -23,17 +23,18 @@ session_pause(gw_session_t *s, const char *reason, err_t *err)
         exec_link_set_quiet(s->link, false);
         return -1;
     }
-    session_set_status(s, ST_PAUSED, reason);
+    session_set_status(s, SESSION_PAUSED, reason);
     return 0;
 }
 
 int
 session_resume(gw_session_t *s, err_t *err)
 {
-    if (!strcmp(s->status, ST_READY))
+    if (s->status == SESSION_READY)
         return 0;
-    if (strcmp(s->status, ST_PAUSED) != 0)
-        return err_set(err, ERR_BUSY, "the session is %s, not PAUSED", s->status);
+    if (s->status != SESSION_PAUSED)
+        return err_set(err, ERR_BUSY, "the session is %s, not PAUSED",
+                       session_status_text(s->status));
     if (!s->prov || !s->prov->resume)
         return err_set(err, ENOTSUP, "the provider cannot resume sandboxes");
     if (s->prov->resume(&s->sb, err) < 0)
@@ -43,12 +44,12 @@ session_resume(gw_session_t *s, err_t *err)
         /* Restored by a gateway that started while the sandbox was frozen: connect now; the
          * link's HELLO makes the session READY. */
         s->connect_on_resume = false;
-        session_set_status(s, ST_STARTED, "resumed");
+        session_set_status(s, SESSION_STARTED, "resumed");
         exec_link_connect(s->link, s->sb.socket_path, 5000);
         return 0;
     }
     exec_link_set_quiet(s->link, false);
-    session_set_status(s, ST_READY, "resumed");
+    session_set_status(s, SESSION_READY, "resumed");
     session_start_next_action(s);
     return 0;
 }

@@ -146,7 +146,8 @@ sessions_restore(void)
     for (size_t i = 0; ids && ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++) {
         const char *id = ids->element[i]->str;
         redisReply *h = redisCommand(rc, "HGETALL sp:session:{%s}", id);
-        const char *owner = "", *profile = "default", *sbjson = NULL, *status = "";
+        const char *owner = "", *profile = "default", *sbjson = NULL;
+        session_status_t status = SESSION_NEW;
         int idle = g_gw.cfg.idle_timeout, life = g_gw.cfg.max_lifetime;
         bool idle_pause = false;
         double created = gw_wall();
@@ -159,7 +160,7 @@ sessions_restore(void)
             else if (!strcmp(f, "sandbox"))
                 sbjson = v;
             else if (!strcmp(f, "status"))
-                status = v;
+                status = session_status_parse(v);
             else if (!strcmp(f, "idle_timeout"))
                 idle = atoi(v);
             else if (!strcmp(f, "max_lifetime"))
@@ -179,7 +180,7 @@ sessions_restore(void)
         sandbox_t sb;
         err_t err = {0};
         json_object *sbo = sbjson ? json_tokener_parse(sbjson) : NULL;
-        if (!sbo || sandbox_from_json(sbo, &sb, &err) < 0 || !strcmp(status, ST_STOPPED)) {
+        if (!sbo || sandbox_from_json(sbo, &sb, &err) < 0 || status == SESSION_STOPPED) {
             json_object_put(sbo);
             freeReplyObject(h);
             freeReplyObject(last);
@@ -188,7 +189,7 @@ sessions_restore(void)
         }
         json_object_put(sbo);
         gw_session_t *s = session_alloc(id, owner, profile, next_seq);
-        snprintf(s->status, sizeof s->status, "%s", status);
+        s->status = status; /* as it was: restoring is no change of status */
         s->idle_timeout = idle;
         s->max_lifetime = life;
         s->idle_pause = idle_pause;
@@ -204,13 +205,13 @@ sessions_restore(void)
                next_seq, pl.n);
         bool alive = s->prov->alive(&s->sb);
         resume_actions(s, &pl, alive);
-        if (alive && !strcmp(status, ST_PAUSED)) {
+        if (alive && status == SESSION_PAUSED) {
             s->connect_on_resume = true; /* a frozen executor cannot say HELLO */
         } else if (alive) {
             exec_link_connect(s->link, s->sb.socket_path, 5000);
         } else {
             /* once: a status event only if the status changes (restarts add none) */
-            session_set_status(s, ST_DISCONNECTED, "the sandbox is gone");
+            session_set_status(s, SESSION_DISCONNECTED, "the sandbox is gone");
         }
         freeReplyObject(h);
         freeReplyObject(last);

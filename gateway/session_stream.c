@@ -19,12 +19,13 @@ static oneshot_t *
 open_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, err_t *err)
 {
     exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
-    if (!strcmp(s->status, ST_PAUSED)) {
+    if (s->status == SESSION_PAUSED) {
         err_set(err, ERR_BUSY, "the session is PAUSED: resume it first");
         return NULL;
     }
     if (!c) {
-        err_set(err, ERR_BUSY, "the runtime is not connected (status %s)", s->status);
+        err_set(err, ERR_BUSY, "the runtime is not connected (status %s)",
+                session_status_text(s->status));
         return NULL;
     }
     uint32_t ch = exec_client_open(c, req, err);

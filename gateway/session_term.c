@@ -17,8 +17,9 @@ int
 session_term_open(gw_session_t *s, gw_term_t *t, int cols, int rows, err_t *err)
 {
     exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
-    if (!c || !strcmp(s->status, ST_PAUSED))
-        return err_set(err, ERR_BUSY, "the runtime is not connected (status %s)", s->status);
+    if (!c || s->status == SESSION_PAUSED)
+        return err_set(err, ERR_BUSY, "the runtime is not connected (status %s)",
+                       session_status_text(s->status));
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "terminal");
     json_set_int(req, "cols", cols);

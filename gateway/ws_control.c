@@ -125,7 +125,7 @@ ws_control_handle(struct lws *wsi, const jwt_claims_t *who, json_object *msg)
         }
         json_object *r = session_describe(s);
         session_delete(s, "deleted by client");
-        json_set_str(r, "status", ST_STOPPED);
+        json_set_str(r, "status", session_status_text(SESSION_STOPPED));
         ws_reply(wsi, result_msg(id, r));
         return;
     }

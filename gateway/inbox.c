@@ -10,10 +10,8 @@
 #include "buf.h"
 #include "gw.h"
 #include "json_util.h"
+#include "ops.h"
 #include "redis_client.h"
-#include "session.h"
-#include "xfer.h"
-#include "xalloc.h"
 
 #define REPLY_TTL 120
 
@@ -30,68 +28,9 @@ static double read_sent; /* when the XREAD in flight went out (0: none) */
 #define INBOX_DEAD_MS  5000
 #define INBOX_ERROR_MS 200
 
-typedef struct {
-    char reply[128];
-    uint64_t seq; /* action waited for */
-    bool wait;    /* a second answer with the observation */
-    gw_session_t *s;
-} req_t;
-
 static void read_next(void);
 
-/* ---- replies ---- */
-
-static void send_reply_text(const char *key, const char *t, size_t len);
-
-static void
-send_reply(const char *key, json_object *msg)
-{
-    size_t len;
-    const char *t = json_text(msg, &len);
-    send_reply_text(key, t, len);
-    json_object_put(msg);
-}
-
-static void
-reply_ok(const char *key, json_object *result)
-{
-    json_object *m = json_object_new_object();
-    json_set_bool(m, "ok", true);
-    json_set(m, "result", result ? result : json_object_new_object());
-    send_reply(key, m);
-}
-
-static void
-reply_err(const char *key, int code, const char *msg)
-{
-    json_object *m = json_error_new(code, msg);
-    json_set_bool(m, "ok", false);
-    send_reply(key, m);
-}
-
-/* ---- requests ---- */
-
-static bool
-allowed(json_object *r, gw_session_t *s, bool write)
-{
-    const char *role = json_get_str(r, "role", ""), *owner = json_get_str(r, "owner", "");
-    if (!strcmp(role, "admin"))
-        return true;
-    if (!strcmp(role, "viewer"))
-        return !write && !strcmp(json_get_str(r, "viewer_session", ""), session_id(s));
-    return !strcmp(role, "user") && !strcmp(owner, session_owner(s));
-}
-
-static void
-on_created(void *ud, gw_session_t *s, int code, const char *msg)
-{
-    req_t *q = ud;
-    if (s)
-        reply_ok(q->reply, session_describe(s));
-    else
-        reply_err(q->reply, code, msg ? msg : "the session could not start");
-    free(q);
-}
+/* ---- answers: RPUSH to the request's reply key ---- */
 
 static void
 send_reply_text(const char *key, const char *t, size_t len)
@@ -104,154 +43,89 @@ send_reply_text(const char *key, const char *t, size_t len)
     redis_client_cmd(NULL, NULL, "EXPIRE %s %s", key, ttl);
 }
 
-/* The observation event of a waited-for action: the reply embeds its stored text as is. */
 static void
-on_observed(void *ud, const char *event, size_t len)
+send_reply(const char *key, json_object *msg)
 {
-    req_t *q = ud;
-    if (event) {
-        buf_t b = BUF_INIT;
-        buf_printf(&b,
-                   "{\"ok\":true,\"result\":{\"seq\":%llu,\"event\":", (unsigned long long)q->seq);
-        buf_append(&b, event, len);
-        buf_puts(&b, "}}");
-        send_reply_text(q->reply, b.data, b.len);
-        buf_free(&b);
-    } else if (!g_gw.stopping) {
-        /* (a gateway shutting down says nothing: the session and its action go on in the
-         * sandbox, and the waiting API finds the observation in the stream later) */
-        json_object *m = json_object_new_object(), *e = json_object_new_object();
-        json_set_str(e, "code", "session_ended");
-        json_set_str(e, "message", "the session stopped before the action finished");
-        json_set(m, "error", e);
-        json_set_bool(m, "ok", false);
-        send_reply(q->reply, m);
-    }
-    free(q);
-}
-
-/* The action event is stored: its number is the answer; with wait, the observation follows. */
-static void
-on_action_stored(void *ud, uint64_t seq)
-{
-    req_t *q = ud;
-    if (!seq) {
-        if (!g_gw.stopping)
-            reply_err(q->reply, ERR_NOT_FOUND, "the session stopped before the action was queued");
-        free(q);
-        return;
-    }
-    json_object *res = json_object_new_object();
-    json_set_int(res, "seq", (int64_t)seq);
-    reply_ok(q->reply, res);
-    if (q->wait)
-        session_watch_action(q->s, seq, on_observed, q);
-    else
-        free(q);
+    size_t len;
+    const char *t = json_text(msg, &len);
+    send_reply_text(key, t, len);
+    json_object_put(msg);
 }
 
 static void
-on_op_done(void *ud, json_object *result)
+answer_ok(const ops_reply_t *to, json_object *result)
 {
-    req_t *q = ud;
-    json_object *err = json_get(result, "error");
-    if (err) {
-        json_object *m = json_object_new_object();
-        json_set_bool(m, "ok", false);
-        json_set(m, "error", json_object_get(err));
-        send_reply(q->reply, m);
-    } else {
-        reply_ok(q->reply, json_object_get(result));
-    }
-    free(q);
+    json_object *m = json_object_new_object();
+    json_set_bool(m, "ok", true);
+    json_set(m, "result", result);
+    send_reply(to->key, m);
 }
 
+static void
+answer_fail(const ops_reply_t *to, json_object *error)
+{
+    json_object *m = json_object_new_object();
+    json_set_bool(m, "ok", false);
+    json_set(m, "error", error);
+    send_reply(to->key, m);
+}
+
+/* The observation event of a waited-for action: the answer embeds its stored text as is. */
+static void
+answer_observed(const ops_reply_t *to, uint64_t seq, const char *event, size_t len)
+{
+    buf_t b = BUF_INIT;
+    buf_printf(&b, "{\"ok\":true,\"result\":{\"seq\":%llu,\"event\":", (unsigned long long)seq);
+    buf_append(&b, event, len);
+    buf_puts(&b, "}}");
+    send_reply_text(to->key, b.data, b.len);
+    buf_free(&b);
+}
+
+/* An op the gateway does not know: after the session check, as any op that writes. */
+static void
+unknown_op(const ops_call_t *c)
+{
+    char m[128];
+    snprintf(m, sizeof m, "unknown op \"%.60s\"", c->op);
+    ops_fail(c->reply, "bad_request", m);
+}
+
+static const ops_t inbox_unknown = {NULL, true, true, OPS_INBOX, NULL, unknown_op};
+
+static const ops_transport_t inbox_transport = {
+    .via = OPS_INBOX,
+    .ok = answer_ok,
+    .fail = answer_fail,
+    .observed = answer_observed,
+    .forbidden = "unauthorized",
+    /* the API refuses a viewer's writes itself (403); one that reaches the inbox anyway
+     * learns nothing about the session */
+    .hides_refusals = true,
+    .actor = "through the API",
+    .unknown = &inbox_unknown,
+};
+
+/* A request {"op","reply","owner","role","viewer_session",...}: the API copied who asks from
+ * the token it verified. One without a usable reply key has nobody to answer: dropped. */
 static void
 handle(json_object *r)
 {
-    const char *op = json_get_str(r, "op", ""), *reply = json_get_str(r, "reply", NULL);
-    if (!reply || strncmp(reply, "sp:reply:", 9) != 0 ||
-        strlen(reply) >= sizeof(((req_t *)0)->reply))
-        return; /* nobody to answer: drop */
-    if (!strcmp(op, "session.create")) {
-        if (!strcmp(json_get_str(r, "role", ""), "viewer")) {
-            reply_err(reply, ERR_AUTH, "viewers cannot create sessions");
-            return;
-        }
-        req_t *q = xcalloc(1, sizeof *q);
-        snprintf(q->reply, sizeof q->reply, "%s", reply);
-        session_create(json_get(r, "params"), json_get_str(r, "owner", ""), on_created, q);
+    const char *reply = json_get_str(r, "reply", NULL);
+    if (!reply || strncmp(reply, "sp:reply:", 9) != 0 || strlen(reply) >= OPS_REPLY_KEY_MAX)
         return;
-    }
-    gw_session_t *s = session_find(json_get_str(r, "session", ""));
-    bool write = strcmp(op, "file.read") && strcmp(op, "file.list") && strcmp(op, "file.stat") &&
-                 strcmp(op, "oh.list_files") && strcmp(op, "session.get") && strcmp(op, "health") &&
-                 strcmp(op, "file.download");
-    if (!s || !allowed(r, s, write)) {
-        reply_err(reply, ERR_NOT_FOUND, "no such session on this gateway");
-        return;
-    }
-    err_t err = {0};
-    if (!strcmp(op, "session.get")) {
-        reply_ok(reply, session_describe(s));
-    } else if (!strcmp(op, "session.delete")) {
-        json_object *d = session_describe(s);
-        session_delete(s, "deleted through the API");
-        json_set_str(d, "status", session_status_text(SESSION_STOPPED));
-        reply_ok(reply, d);
-    } else if (!strcmp(op, "session.pause") || !strcmp(op, "session.resume")) {
-        int rc = !strcmp(op, "session.pause") ? session_pause(s, "paused through the API", &err)
-                                              : session_resume(s, &err);
-        if (rc < 0)
-            reply_err(reply, err.code, err.msg);
-        else
-            reply_ok(reply, session_describe(s));
-    } else if (!strcmp(op, "file.upload") || !strcmp(op, "file.download")) {
-        if (xfer_start(s, r, !strcmp(op, "file.upload"), &err) < 0)
-            reply_err(reply, err.code, err.msg);
-    } else if (!strcmp(op, "action")) {
-        uint64_t seq = session_submit(s, json_get(r, "action"), json_get_str(r, "owner", ""), &err);
-        if (!seq) {
-            reply_err(reply, err.code, err.msg);
-            return;
-        }
-        /* answered once the action event is stored (its number is then never reused); with
-         * wait, a second answer follows: the observation event */
-        req_t *q = xcalloc(1, sizeof *q);
-        snprintf(q->reply, sizeof q->reply, "%s", reply);
-        q->seq = seq;
-        q->wait = json_get_bool(r, "wait", false);
-        q->s = s;
-        session_when_stored(s, seq, on_action_stored, q);
-    } else if (!strcmp(op, "signal")) {
-        if (session_signal(s, json_get_str(r, "signal", "INT"), &err) < 0)
-            reply_err(reply, err.code, err.msg);
-        else
-            reply_ok(reply, NULL);
-    } else if (!strcmp(op, "file.read") || !strcmp(op, "file.list") || !strcmp(op, "file.stat") ||
-               !strcmp(op, "oh.list_files") || !strcmp(op, "health") || !strcmp(op, "file.write") ||
-               !strcmp(op, "file.mkdir") || !strcmp(op, "file.remove") ||
-               !strcmp(op, "file.move")) {
-        /* The request's own fields are the executor op's fields. */
-        json_object *req = json_object_new_object();
-        json_object_object_foreach(r, k, v)
-        {
-            if (strcmp(k, "reply") && strcmp(k, "owner") && strcmp(k, "role") &&
-                strcmp(k, "session") && strcmp(k, "id") && strcmp(k, "viewer_session"))
-                json_set(req, k, json_object_get(v));
-        }
-        req_t *q = xcalloc(1, sizeof *q);
-        snprintf(q->reply, sizeof q->reply, "%s", reply);
-        if (session_exec_op(s, req, on_op_done, q, &err) < 0) {
-            free(q);
-            reply_err(reply, err.code, err.msg);
-        }
-        json_object_put(req);
-    } else {
-        char m[128];
-        snprintf(m, sizeof m, "unknown op \"%.60s\"", op);
-        reply_err(reply, ERR_BAD_REQ, m);
-    }
+    ops_reply_t to = {.via = &inbox_transport};
+    snprintf(to.key, sizeof to.key, "%s", reply);
+    ops_call_t c = {
+        .op = json_get_str(r, "op", ""),
+        .args = r,
+        .params = json_get(r, "params"),
+        .who = {.sub = json_get_str(r, "owner", ""),
+                .role = json_get_str(r, "role", ""),
+                .session = json_get_str(r, "viewer_session", "")},
+        .reply = &to,
+    };
+    ops_dispatch(&c);
 }
 
 /* ---- the blocking read loop ---- */

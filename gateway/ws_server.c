@@ -26,6 +26,7 @@
 #include "gw.h"
 #include "json_util.h"
 #include "jwt.h"
+#include "ops.h"
 #include "session.h"
 #include "ws_control.h"
 #include "ws_guard.h"
@@ -77,14 +78,12 @@ term_on_close(gw_term_t *t, json_object *res)
 
 /* ---- request handling ---- */
 
-static bool
-may_access(const pss_t *p, gw_session_t *s, bool write)
+/* What the connection's token may do with session s. */
+static ops_access_t
+access_of(const pss_t *p, const gw_session_t *s)
 {
-    if (!strcmp(p->claims.role, "admin"))
-        return true;
-    if (!strcmp(p->claims.role, "viewer"))
-        return !write && !strcmp(p->claims.session, session_id(s));
-    return !strcmp(session_owner(s), p->claims.sub);
+    ops_who_t who = {.sub = p->claims.sub, .role = p->claims.role, .session = p->claims.session};
+    return ops_access(&who, s);
 }
 
 /* An action waiting for its event to be stored before the client gets its number. */
@@ -115,57 +114,95 @@ on_action_stored(void *ud, uint64_t seq)
     free(a);
 }
 
+/* ---- messages on /ws/sessions/{id}: {type, writes, handler} ---- */
+
+static void
+reply_ack(struct lws *wsi, pss_t *p, json_object *id)
+{
+    json_object *r = json_object_new_object();
+    json_set_str(r, "type", "ack");
+    if (id)
+        json_set(r, "id", json_object_get(id));
+    ws_queue_reply(wsi, p, r);
+}
+
+static void
+msg_ping(struct lws *wsi, pss_t *p, gw_session_t *s, json_object *msg)
+{
+    (void)s;
+    json_object *id = json_get(msg, "id"), *r = json_object_new_object();
+    json_set_str(r, "type", "pong");
+    if (id)
+        json_set(r, "id", json_object_get(id));
+    ws_queue_reply(wsi, p, r);
+}
+
+static void
+msg_action(struct lws *wsi, pss_t *p, gw_session_t *s, json_object *msg)
+{
+    json_object *id = json_get(msg, "id");
+    err_t err = {0};
+    uint64_t seq = session_submit(s, json_get(msg, "action"), p->claims.sub, &err);
+    if (!seq) {
+        ws_queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, id));
+        return;
+    }
+    /* acknowledged once stored: a number a client holds is never given to another event */
+    action_ack_t *a = xcalloc(1, sizeof *a);
+    a->conn_id = p->conn_id;
+    a->id = id ? json_object_get(id) : NULL;
+    session_when_stored(s, seq, on_action_stored, a);
+}
+
+static void
+msg_signal(struct lws *wsi, pss_t *p, gw_session_t *s, json_object *msg)
+{
+    json_object *id = json_get(msg, "id");
+    err_t err = {0};
+    if (session_signal(s, json_get_str(msg, "signal", "INT"), &err) < 0)
+        ws_queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, id));
+    else
+        reply_ack(wsi, p, id);
+}
+
+static const struct {
+    const char *type;
+    bool writes; /* needs the session, and a token that may change it */
+    void (*fn)(struct lws *wsi, pss_t *p, gw_session_t *s, json_object *msg);
+} session_msgs[] = {
+    {"ping", false, msg_ping},
+    {"action", true, msg_action},
+    {"signal", true, msg_signal},
+};
+
 static void
 handle_session_msg(struct lws *wsi, pss_t *p, json_object *msg)
 {
     json_object *id = json_get(msg, "id");
     const char *type = json_get_str(msg, "type", "");
     gw_session_t *s = p->cur ? p->cur->s : NULL;
-    if (!strcmp(type, "ping")) {
-        json_object *r = json_object_new_object();
-        json_set_str(r, "type", "pong");
-        if (id)
-            json_set(r, "id", json_object_get(id));
-        ws_queue_reply(wsi, p, r);
-        return;
-    }
-    if (!s) {
-        ws_queue_reply(wsi, p, ws_error_msg("session_ended", "the session is gone", id));
-        return;
-    }
-    if (!may_access(p, s, true)) {
-        ws_queue_reply(wsi, p,
-                       ws_error_msg("forbidden", "this token may only watch the session", id));
-        return;
-    }
-    err_t err = {0};
-    if (!strcmp(type, "action")) {
-        uint64_t seq = session_submit(s, json_get(msg, "action"), p->claims.sub, &err);
-        if (!seq) {
-            ws_queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, id));
+    size_t i = 0, n = sizeof session_msgs / sizeof session_msgs[0];
+    while (i < n && strcmp(session_msgs[i].type, type) != 0)
+        i++;
+    /* an unknown type is checked as one that writes, then refused */
+    if (i == n || session_msgs[i].writes) {
+        if (!s) {
+            ws_queue_reply(wsi, p, ws_error_msg("session_ended", "the session is gone", id));
             return;
         }
-        /* acknowledged once stored: a number a client holds is never given to another event */
-        action_ack_t *a = xcalloc(1, sizeof *a);
-        a->conn_id = p->conn_id;
-        a->id = id ? json_object_get(id) : NULL;
-        session_when_stored(s, seq, on_action_stored, a);
-    } else if (!strcmp(type, "signal")) {
-        if (session_signal(s, json_get_str(msg, "signal", "INT"), &err) < 0)
-            ws_queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, id));
-        else {
-            json_object *r = json_object_new_object();
-            json_set_str(r, "type", "ack");
-            if (id)
-                json_set(r, "id", json_object_get(id));
-            ws_queue_reply(wsi, p, r);
+        if (access_of(p, s) != OPS_WRITE) {
+            ws_queue_reply(wsi, p,
+                           ws_error_msg("forbidden", "this token may only watch the session", id));
+            return;
         }
-    } else {
-        char m[160];
-        snprintf(m, sizeof m, "unknown message type \"%.60s\" (expected action, signal, ping)",
-                 type);
-        ws_queue_reply(wsi, p, ws_error_msg("bad_request", m, id));
     }
+    if (i < n) {
+        session_msgs[i].fn(wsi, p, s, msg);
+        return;
+    }
+    char m[160];
+    snprintf(m, sizeof m, "unknown message type \"%.60s\" (expected action, signal, ping)", type);
+    ws_queue_reply(wsi, p, ws_error_msg("bad_request", m, id));
 }
 
 static void
@@ -263,7 +300,7 @@ setup(struct lws *wsi, pss_t *p)
     if (slash && !terminal)
         return refuse(wsi, p, "not_found", "unknown session endpoint");
     gw_session_t *s = session_find(p->session);
-    if (!s || !may_access(p, s, false))
+    if (!s || access_of(p, s) == OPS_HIDDEN)
         return refuse(wsi, p, "not_found", "no such session on this gateway");
     cursor_t *c = xcalloc(1, sizeof *c);
     c->wsi = wsi;
@@ -274,7 +311,7 @@ setup(struct lws *wsi, pss_t *p)
     if (terminal) {
         p->kind = K_TERMINAL;
         err_t err = {0};
-        if (!may_access(p, s, true))
+        if (access_of(p, s) != OPS_WRITE)
             return refuse(wsi, p, "forbidden", "viewers cannot open a terminal");
         char v[32];
         const char *cs = lws_get_urlarg_by_name(wsi, "cols=", v, sizeof v);

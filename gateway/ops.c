@@ -1,0 +1,378 @@
+/* ops.c — the request table both transports dispatch through, its access checks and its
+ * handlers. See ops.h. */
+#include "ops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw.h"
+#include "json_util.h"
+#include "pool.h"
+#include "redis_client.h"
+#include "ws_server.h"
+#include "xalloc.h"
+#include "xfer.h"
+
+/* ---- answers ---- */
+
+void
+ops_ok(const ops_reply_t *to, json_object *result)
+{
+    to->via->ok(to, result ? result : json_object_new_object());
+}
+
+void
+ops_fail(const ops_reply_t *to, const char *code, const char *message)
+{
+    json_object *e = json_object_new_object();
+    json_set_str(e, "code", code);
+    json_set_str(e, "message", message);
+    to->via->fail(to, e);
+}
+
+ops_reply_t *
+ops_reply_keep(const ops_reply_t *to)
+{
+    ops_reply_t *k = xmalloc(sizeof *k);
+    *k = *to;
+    k->id = to->id ? json_object_get(to->id) : NULL;
+    return k;
+}
+
+void
+ops_reply_free(ops_reply_t *to)
+{
+    if (!to)
+        return;
+    json_object_put(to->id);
+    free(to);
+}
+
+/* ---- access ---- */
+
+ops_access_t
+ops_access(const ops_who_t *who, const gw_session_t *s)
+{
+    const char *role = who->role ? who->role : "";
+    if (!strcmp(role, "admin"))
+        return OPS_WRITE;
+    if (!strcmp(role, "viewer"))
+        return who->session && !strcmp(who->session, session_id(s)) ? OPS_READ : OPS_HIDDEN;
+    if (!strcmp(role, "user") && who->sub && !strcmp(who->sub, session_owner(s)))
+        return OPS_WRITE;
+    return OPS_HIDDEN;
+}
+
+/* ---- sessions ---- */
+
+static void
+on_created(void *ud, gw_session_t *s, int code, const char *msg)
+{
+    ops_reply_t *to = ud;
+    if (s)
+        ops_ok(to, session_describe(s));
+    else
+        ops_fail(to, err_name(code), msg ? msg : "the session could not start");
+    ops_reply_free(to);
+}
+
+static void
+op_session_create(const ops_call_t *c)
+{
+    session_create(c->params, c->who.sub, on_created, ops_reply_keep(c->reply));
+}
+
+static void
+op_session_list(const ops_call_t *c)
+{
+    json_object *arr = json_object_new_array();
+    for (gw_session_t *s = g_gw.sessions; s; s = session_next(s))
+        if (ops_access(&c->who, s) != OPS_HIDDEN)
+            json_object_array_add(arr, session_describe(s));
+    json_object *r = json_object_new_object();
+    json_set(r, "sessions", arr);
+    ops_ok(c->reply, r);
+}
+
+static void
+op_session_get(const ops_call_t *c)
+{
+    ops_ok(c->reply, session_describe(c->s));
+}
+
+static void
+op_session_delete(const ops_call_t *c)
+{
+    json_object *d = session_describe(c->s);
+    char why[64];
+    snprintf(why, sizeof why, "deleted %s", c->reply->via->actor);
+    session_delete(c->s, why);
+    json_set_str(d, "status", session_status_text(SESSION_STOPPED));
+    ops_ok(c->reply, d);
+}
+
+static void
+op_session_pause(const ops_call_t *c)
+{
+    err_t err = {0};
+    char why[64];
+    snprintf(why, sizeof why, "paused %s", c->reply->via->actor);
+    if (session_pause(c->s, why, &err) < 0)
+        ops_fail(c->reply, err_name(err.code), err.msg);
+    else
+        ops_ok(c->reply, session_describe(c->s));
+}
+
+static void
+op_session_resume(const ops_call_t *c)
+{
+    err_t err = {0};
+    if (session_resume(c->s, &err) < 0)
+        ops_fail(c->reply, err_name(err.code), err.msg);
+    else
+        ops_ok(c->reply, session_describe(c->s));
+}
+
+/* ---- the gateway ---- */
+
+static void
+op_pool(const ops_call_t *c)
+{
+    ops_ok(c->reply, pool_describe());
+}
+
+static void
+op_gateway_health(const ops_call_t *c)
+{
+    json_object *r = json_object_new_object();
+    json_set_bool(r, "redis", redis_client_connected());
+    json_set_str(r, "gateway", g_gw.cfg.id);
+    json_set_str(r, "version", GW_VERSION);
+    json_set_int(r, "sessions", sessions_count());
+    json_set_int(r, "connections", (int64_t)ws_connections());
+    json_set(r, "pool", pool_describe());
+    ops_ok(c->reply, r);
+}
+
+/* ---- actions and signals ---- */
+
+typedef struct {
+    ops_reply_t *to;
+    uint64_t seq;
+    bool wait; /* a second answer with the observation */
+    gw_session_t *s;
+} action_t;
+
+static void
+action_free(action_t *a)
+{
+    ops_reply_free(a->to);
+    free(a);
+}
+
+/* The observation event of a waited-for action: the answer embeds its stored text as is. */
+static void
+on_observed(void *ud, const char *event, size_t len)
+{
+    action_t *a = ud;
+    if (event)
+        a->to->via->observed(a->to, a->seq, event, len);
+    else if (!g_gw.stopping)
+        /* (a gateway shutting down says nothing: the session and its action go on in the
+         * sandbox, and the waiting API finds the observation in the stream later) */
+        ops_fail(a->to, "session_ended", "the session stopped before the action finished");
+    action_free(a);
+}
+
+/* The action event is stored: its number is the answer; with wait, the observation follows. */
+static void
+on_action_stored(void *ud, uint64_t seq)
+{
+    action_t *a = ud;
+    if (!seq) {
+        if (!g_gw.stopping)
+            ops_fail(a->to, err_name(ERR_NOT_FOUND),
+                     "the session stopped before the action was queued");
+        action_free(a);
+        return;
+    }
+    json_object *res = json_object_new_object();
+    json_set_int(res, "seq", (int64_t)seq);
+    ops_ok(a->to, res);
+    if (a->wait)
+        session_watch_action(a->s, seq, on_observed, a);
+    else
+        action_free(a);
+}
+
+static void
+op_action(const ops_call_t *c)
+{
+    err_t err = {0};
+    uint64_t seq = session_submit(c->s, json_get(c->args, "action"), c->who.sub, &err);
+    if (!seq) {
+        ops_fail(c->reply, err_name(err.code), err.msg);
+        return;
+    }
+    /* answered once the action event is stored (its number is then never reused); with
+     * wait, a second answer follows: the observation event */
+    action_t *a = xcalloc(1, sizeof *a);
+    a->to = ops_reply_keep(c->reply);
+    a->seq = seq;
+    a->wait = json_get_bool(c->args, "wait", false) && c->reply->via->observed;
+    a->s = c->s;
+    session_when_stored(c->s, seq, on_action_stored, a);
+}
+
+static void
+op_signal(const ops_call_t *c)
+{
+    err_t err = {0};
+    if (session_signal(c->s, json_get_str(c->args, "signal", "INT"), &err) < 0)
+        ops_fail(c->reply, err_name(err.code), err.msg);
+    else
+        ops_ok(c->reply, NULL);
+}
+
+/* ---- executor ops ---- */
+
+static void
+on_exec_done(void *ud, json_object *result)
+{
+    ops_reply_t *to = ud;
+    json_object *err = json_get(result, "error");
+    if (err)
+        to->via->fail(to, json_object_get(err));
+    else
+        ops_ok(to, json_object_get(result));
+    ops_reply_free(to);
+}
+
+/* A one-shot executor op: the request's own fields, less the routing ones, are its fields. */
+static void
+op_exec(const ops_call_t *c)
+{
+    static const char *const routing[] = {"reply",   "owner", "role",
+                                          "session", "id",    "viewer_session"};
+    json_object *req = json_object_new_object();
+    json_object_object_foreach(c->args, k, v)
+    {
+        size_t i = 0;
+        while (i < sizeof routing / sizeof routing[0] && strcmp(k, routing[i]) != 0)
+            i++;
+        if (i == sizeof routing / sizeof routing[0])
+            json_set(req, k, json_object_get(v));
+    }
+    err_t err = {0};
+    ops_reply_t *to = ops_reply_keep(c->reply);
+    if (session_exec_op(c->s, req, on_exec_done, to, &err) < 0) {
+        ops_reply_free(to);
+        ops_fail(c->reply, err_name(err.code), err.msg);
+    }
+    json_object_put(req);
+}
+
+/* Streamed transfers answer on the request's reply key themselves (xfer.c). */
+static void
+xfer(const ops_call_t *c, bool upload)
+{
+    err_t err = {0};
+    if (xfer_start(c->s, c->args, upload, &err) < 0)
+        ops_fail(c->reply, err_name(err.code), err.msg);
+}
+
+static void
+op_upload(const ops_call_t *c)
+{
+    xfer(c, true);
+}
+
+static void
+op_download(const ops_call_t *c)
+{
+    xfer(c, false);
+}
+
+/* ---- the table ---- */
+
+#define W true  /* writes */
+#define R false /* reads */
+#define S true  /* names a session */
+#define G false /* about the gateway */
+
+static const ops_t ops[] = {
+    /* name            writes session transports refusal handler */
+    {"session.create", W, G, OPS_BOTH, "viewers cannot create sessions", op_session_create},
+    {"session.list", R, G, OPS_WS, NULL, op_session_list},
+    {"session.get", R, S, OPS_BOTH, NULL, op_session_get},
+    {"session.delete", W, S, OPS_BOTH, "viewers cannot delete sessions", op_session_delete},
+    {"session.pause", W, S, OPS_BOTH, "viewers cannot pause or resume sessions", op_session_pause},
+    {"session.resume", W, S, OPS_BOTH, "viewers cannot pause or resume sessions",
+     op_session_resume},
+    {"pool", R, G, OPS_WS, NULL, op_pool},
+    {"health", R, G, OPS_WS, NULL, op_gateway_health},
+    /* the REST API's work on a session's sandbox */
+    {"action", W, S, OPS_INBOX, NULL, op_action},
+    {"signal", W, S, OPS_INBOX, NULL, op_signal},
+    {"health", R, S, OPS_INBOX, NULL, op_exec}, /* the sandbox's, from its executor */
+    {"file.read", R, S, OPS_INBOX, NULL, op_exec},
+    {"file.list", R, S, OPS_INBOX, NULL, op_exec},
+    {"file.stat", R, S, OPS_INBOX, NULL, op_exec},
+    {"oh.list_files", R, S, OPS_INBOX, NULL, op_exec},
+    {"file.write", W, S, OPS_INBOX, NULL, op_exec},
+    {"file.mkdir", W, S, OPS_INBOX, NULL, op_exec},
+    {"file.move", W, S, OPS_INBOX, NULL, op_exec},
+    {"file.remove", W, S, OPS_INBOX, NULL, op_exec},
+    {"file.upload", W, S, OPS_INBOX, NULL, op_upload},
+    {"file.download", R, S, OPS_INBOX, NULL, op_download},
+};
+
+#undef W
+#undef R
+#undef S
+#undef G
+
+const ops_t *
+ops_table(size_t *n)
+{
+    *n = sizeof ops / sizeof ops[0];
+    return ops;
+}
+
+const ops_t *
+ops_find(const char *name, ops_via_t via)
+{
+    for (size_t i = 0; name && i < sizeof ops / sizeof ops[0]; i++)
+        if ((ops[i].via & via) && strcmp(ops[i].name, name) == 0)
+            return &ops[i];
+    return NULL;
+}
+
+void
+ops_dispatch(ops_call_t *c)
+{
+    const ops_transport_t *t = c->reply->via;
+    const ops_t *op = ops_find(c->op, t->via);
+    if (!op)
+        op = t->unknown;
+    const char *refusal = op->refusal ? op->refusal : "this token may only watch the session";
+    c->s = NULL;
+    if (op->session) {
+        c->s = session_find(json_get_str(c->args, "session", ""));
+        ops_access_t a = c->s ? ops_access(&c->who, c->s) : OPS_HIDDEN;
+        bool refused = op->writes && a == OPS_READ;
+        if (a == OPS_HIDDEN || (refused && t->hides_refusals)) {
+            ops_fail(c->reply, "not_found", "no such session on this gateway");
+            return;
+        }
+        if (refused) {
+            ops_fail(c->reply, t->forbidden, refusal);
+            return;
+        }
+    } else if (op->writes && c->who.role && !strcmp(c->who.role, "viewer")) {
+        ops_fail(c->reply, t->forbidden, refusal);
+        return;
+    }
+    op->fn(c);
+}

@@ -1,0 +1,377 @@
+/* gw_test_ops.c — gateway/ops, the request table of the control WebSocket and the Redis inbox:
+ * every documented op resolves on its transports (docs/api.md, redis/README.md) and nothing
+ * else does, which ops write, and the one access check in front of them, run against real
+ * sessions through two recording transports with the policies of the real ones (the WebSocket
+ * says forbidden; the inbox answers a viewer's write as it answers a stranger: not_found). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gateway/ops.h"
+#include "gw_session_fixture.h"
+#include "json_util.h"
+
+static const char *const ws_ops[] = {"session.create", "session.get",   "session.list",
+                                     "session.delete", "session.pause", "session.resume",
+                                     "pool",           "health"};
+static const char *const inbox_ops[] = {
+    "session.create", "session.delete", "action",        "signal",        "session.get",
+    "file.read",      "file.list",      "file.stat",     "oh.list_files", "file.write",
+    "file.mkdir",     "file.move",      "file.remove",   "file.upload",   "file.download",
+    "health",         "session.pause",  "session.resume"};
+static const char *const read_only[] = {"session.get", "session.list",  "pool",
+                                        "health",      "file.read",     "file.list",
+                                        "file.stat",   "oh.list_files", "file.download"};
+
+static bool
+listed(const char *name, const char *const *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(v[i], name))
+            return true;
+    return false;
+}
+
+#define LISTED(name, v) listed(name, v, sizeof v / sizeof v[0])
+
+static void
+test_every_documented_op_resolves_on_its_transport(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof ws_ops / sizeof ws_ops[0]; i++) {
+        const ops_t *o = ops_find(ws_ops[i], OPS_WS);
+        assert_non_null(o);
+        assert_string_equal(o->name, ws_ops[i]);
+    }
+    for (size_t i = 0; i < sizeof inbox_ops / sizeof inbox_ops[0]; i++) {
+        const ops_t *o = ops_find(inbox_ops[i], OPS_INBOX);
+        assert_non_null(o);
+        assert_string_equal(o->name, inbox_ops[i]);
+    }
+}
+
+static void
+test_the_table_holds_the_documented_ops_only(void **state)
+{
+    (void)state;
+    size_t n;
+    const ops_t *t = ops_table(&n);
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].via & OPS_WS)
+            assert_true(LISTED(t[i].name, ws_ops));
+        if (t[i].via & OPS_INBOX)
+            assert_true(LISTED(t[i].name, inbox_ops));
+        for (size_t k = i + 1; k < n; k++) /* a name means one op per transport */
+            if (!strcmp(t[i].name, t[k].name))
+                assert_int_equal(t[i].via & t[k].via, 0);
+    }
+}
+
+static void
+test_unknown_and_other_transports_ops_resolve_to_null(void **state)
+{
+    (void)state;
+    assert_null(ops_find("nope", OPS_WS));
+    assert_null(ops_find("nope", OPS_INBOX));
+    assert_null(ops_find("", OPS_BOTH));
+    assert_null(ops_find(NULL, OPS_BOTH));
+    assert_null(ops_find("Session.get", OPS_WS));
+    assert_null(ops_find("session.get ", OPS_WS));
+    for (size_t i = 0; i < sizeof ws_ops / sizeof ws_ops[0]; i++)
+        if (!LISTED(ws_ops[i], inbox_ops))
+            assert_null(ops_find(ws_ops[i], OPS_INBOX));
+    for (size_t i = 0; i < sizeof inbox_ops / sizeof inbox_ops[0]; i++)
+        if (!LISTED(inbox_ops[i], ws_ops))
+            assert_null(ops_find(inbox_ops[i], OPS_WS));
+}
+
+static void
+test_everything_but_reads_writes(void **state)
+{
+    (void)state;
+    size_t n;
+    const ops_t *t = ops_table(&n);
+    for (size_t i = 0; i < n; i++)
+        if (t[i].writes == LISTED(t[i].name, read_only))
+            fail_msg("%s: writes should be %d", t[i].name, !LISTED(t[i].name, read_only));
+}
+
+static void
+test_health_is_the_gateway_on_the_websocket_and_the_sandbox_in_the_inbox(void **state)
+{
+    (void)state;
+    assert_false(ops_find("health", OPS_WS)->session);
+    assert_true(ops_find("health", OPS_INBOX)->session);
+    assert_false(ops_find("session.create", OPS_INBOX)->session);
+    assert_false(ops_find("session.list", OPS_WS)->session);
+    assert_false(ops_find("pool", OPS_WS)->session);
+    assert_true(ops_find("session.get", OPS_WS)->session);
+}
+
+/* ---- dispatch: access, refusals, unknown ops ---- */
+
+static struct {
+    int answers;
+    bool ok;
+    char code[64], message[256];
+    json_object *result;
+    bool unknown_ran;
+} got;
+
+static void
+record_ok(const ops_reply_t *to, json_object *result)
+{
+    (void)to;
+    got.answers++;
+    got.ok = true;
+    json_object_put(got.result);
+    got.result = result;
+}
+
+static void
+record_fail(const ops_reply_t *to, json_object *error)
+{
+    (void)to;
+    got.answers++;
+    got.ok = false;
+    snprintf(got.code, sizeof got.code, "%s", json_get_str(error, "code", ""));
+    snprintf(got.message, sizeof got.message, "%s", json_get_str(error, "message", ""));
+    json_object_put(error);
+}
+
+static void
+record_unknown(const ops_call_t *c)
+{
+    got.unknown_ran = true;
+    ops_fail(c->reply, "bad_request", c->op);
+}
+
+static const ops_t ws_like_unknown = {NULL, false, false, OPS_WS, NULL, record_unknown};
+static const ops_t inbox_like_unknown = {NULL, true, true, OPS_INBOX, NULL, record_unknown};
+
+static const ops_transport_t ws_like = {
+    .via = OPS_WS,
+    .ok = record_ok,
+    .fail = record_fail,
+    .forbidden = "forbidden",
+    .hides_refusals = false,
+    .actor = "by test",
+    .unknown = &ws_like_unknown,
+};
+
+static const ops_transport_t inbox_like = {
+    .via = OPS_INBOX,
+    .ok = record_ok,
+    .fail = record_fail,
+    .forbidden = "unauthorized",
+    .hides_refusals = true,
+    .actor = "by test",
+    .unknown = &inbox_like_unknown,
+};
+
+static const ops_who_t admin = {"root", "admin", ""};
+static const ops_who_t alice = {"alice", "user", ""};
+static const ops_who_t bob = {"bob", "user", ""};
+static const ops_who_t viewer = {"dash", "viewer", "s-alice"};
+
+/* Dispatches op on session sid ("" for none) as who, through t. */
+static void
+call(const ops_transport_t *t, const ops_who_t *who, const char *op, const char *sid)
+{
+    json_object_put(got.result);
+    memset(&got, 0, sizeof got);
+    json_object *args = json_object_new_object();
+    if (sid[0])
+        json_set_str(args, "session", sid);
+    ops_reply_t to = {.via = t};
+    ops_call_t c = {.op = op, .args = args, .who = *who, .reply = &to};
+    ops_dispatch(&c);
+    json_object_put(args);
+    assert_int_equal(got.answers, 1);
+}
+
+static void
+expect_fail(const char *code, const char *message)
+{
+    assert_false(got.ok);
+    assert_string_equal(got.code, code);
+    assert_string_equal(got.message, message);
+}
+
+static int
+setup_sessions(void **state)
+{
+    (void)state;
+    fixture_gateway_init();
+    fixture_session("s-alice", "alice");
+    fixture_session("s-bob", "bob");
+    return 0;
+}
+
+static int
+teardown_sessions(void **state)
+{
+    (void)state;
+    while (g_gw.sessions)
+        session_delete(g_gw.sessions, "test over");
+    fixture_drain();
+    json_object_put(got.result);
+    got.result = NULL;
+    return 0;
+}
+
+static void
+test_access_by_role(void **state)
+{
+    (void)state;
+    gw_session_t *a = session_find("s-alice"), *b = session_find("s-bob");
+    assert_int_equal(ops_access(&admin, a), OPS_WRITE);
+    assert_int_equal(ops_access(&alice, a), OPS_WRITE);
+    assert_int_equal(ops_access(&alice, b), OPS_HIDDEN);
+    assert_int_equal(ops_access(&viewer, a), OPS_READ);
+    assert_int_equal(ops_access(&viewer, b), OPS_HIDDEN);
+    ops_who_t odd = {"alice", "owner", ""}; /* not a role: nothing */
+    assert_int_equal(ops_access(&odd, a), OPS_HIDDEN);
+}
+
+static void
+test_a_session_the_caller_may_not_see_is_not_found(void **state)
+{
+    (void)state;
+    const ops_transport_t *ts[] = {&ws_like, &inbox_like};
+    for (size_t i = 0; i < 2; i++) {
+        call(ts[i], &bob, "session.get", "s-alice");
+        expect_fail("not_found", "no such session on this gateway");
+        call(ts[i], &viewer, "session.get", "s-bob");
+        expect_fail("not_found", "no such session on this gateway");
+        call(ts[i], &admin, "session.delete", "s-none");
+        expect_fail("not_found", "no such session on this gateway");
+        call(ts[i], &admin, "session.get", "");
+        expect_fail("not_found", "no such session on this gateway");
+    }
+}
+
+static void
+test_the_websocket_tells_a_viewer_what_it_may_not_do(void **state)
+{
+    (void)state;
+    call(&ws_like, &viewer, "session.create", "");
+    expect_fail("forbidden", "viewers cannot create sessions");
+    call(&ws_like, &viewer, "session.delete", "s-alice");
+    expect_fail("forbidden", "viewers cannot delete sessions");
+    call(&ws_like, &viewer, "session.pause", "s-alice");
+    expect_fail("forbidden", "viewers cannot pause or resume sessions");
+    call(&ws_like, &viewer, "session.resume", "s-alice");
+    expect_fail("forbidden", "viewers cannot pause or resume sessions");
+    assert_non_null(session_find("s-alice"));
+}
+
+static void
+test_the_inbox_answers_a_viewers_write_as_not_found(void **state)
+{
+    (void)state;
+    call(&inbox_like, &viewer, "session.create", "");
+    expect_fail("unauthorized", "viewers cannot create sessions");
+    const char *writes[] = {"session.delete", "session.pause", "action",
+                            "signal",         "file.write",    "file.upload"};
+    for (size_t i = 0; i < sizeof writes / sizeof writes[0]; i++) {
+        call(&inbox_like, &viewer, writes[i], "s-alice");
+        expect_fail("not_found", "no such session on this gateway");
+    }
+    assert_non_null(session_find("s-alice"));
+}
+
+static void
+test_a_viewer_reads_its_session(void **state)
+{
+    (void)state;
+    const ops_transport_t *ts[] = {&ws_like, &inbox_like};
+    for (size_t i = 0; i < 2; i++) {
+        call(ts[i], &viewer, "session.get", "s-alice");
+        assert_true(got.ok);
+        assert_string_equal(json_get_str(got.result, "id", ""), "s-alice");
+        assert_string_equal(json_get_str(got.result, "owner", ""), "alice");
+    }
+}
+
+static void
+test_session_list_shows_what_the_caller_may_see(void **state)
+{
+    (void)state;
+    const ops_who_t *who[] = {&admin, &alice, &bob, &viewer};
+    const int want[] = {2, 1, 1, 1};
+    for (size_t i = 0; i < 4; i++) {
+        call(&ws_like, who[i], "session.list", "");
+        assert_true(got.ok);
+        json_object *arr = json_get(got.result, "sessions");
+        assert_int_equal(json_object_array_length(arr), want[i]);
+    }
+    call(&ws_like, &viewer, "session.list", "");
+    json_object *only = json_object_array_get_idx(json_get(got.result, "sessions"), 0);
+    assert_string_equal(json_get_str(only, "id", ""), "s-alice");
+}
+
+static void
+test_unknown_ops_reach_the_transports_handler_after_its_checks(void **state)
+{
+    (void)state;
+    /* the WebSocket: at once, whatever the session */
+    call(&ws_like, &bob, "session.frobnicate", "s-none");
+    assert_true(got.unknown_ran);
+    expect_fail("bad_request", "session.frobnicate");
+    /* the inbox: as a write on the named session first */
+    call(&inbox_like, &admin, "frobnicate", "s-none");
+    assert_false(got.unknown_ran);
+    expect_fail("not_found", "no such session on this gateway");
+    call(&inbox_like, &viewer, "frobnicate", "s-alice");
+    assert_false(got.unknown_ran);
+    call(&inbox_like, &alice, "frobnicate", "s-alice");
+    assert_true(got.unknown_ran);
+    /* an op of the other transport is unknown here */
+    call(&ws_like, &admin, "file.read", "s-alice");
+    assert_true(got.unknown_ran);
+    call(&inbox_like, &admin, "session.list", "s-alice");
+    assert_true(got.unknown_ran);
+}
+
+static void
+test_delete_answers_the_session_as_stopped(void **state)
+{
+    (void)state;
+    call(&ws_like, &alice, "session.delete", "s-alice");
+    assert_true(got.ok);
+    assert_string_equal(json_get_str(got.result, "id", ""), "s-alice");
+    assert_string_equal(json_get_str(got.result, "status", ""), "STOPPED");
+    assert_null(session_find("s-alice"));
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest table[] = {
+        cmocka_unit_test(test_every_documented_op_resolves_on_its_transport),
+        cmocka_unit_test(test_the_table_holds_the_documented_ops_only),
+        cmocka_unit_test(test_unknown_and_other_transports_ops_resolve_to_null),
+        cmocka_unit_test(test_everything_but_reads_writes),
+        cmocka_unit_test(test_health_is_the_gateway_on_the_websocket_and_the_sandbox_in_the_inbox),
+    };
+#define WITH_SESSIONS(t) cmocka_unit_test_setup_teardown(t, setup_sessions, teardown_sessions)
+    const struct CMUnitTest dispatch[] = {
+        WITH_SESSIONS(test_access_by_role),
+        WITH_SESSIONS(test_a_session_the_caller_may_not_see_is_not_found),
+        WITH_SESSIONS(test_the_websocket_tells_a_viewer_what_it_may_not_do),
+        WITH_SESSIONS(test_the_inbox_answers_a_viewers_write_as_not_found),
+        WITH_SESSIONS(test_a_viewer_reads_its_session),
+        WITH_SESSIONS(test_session_list_shows_what_the_caller_may_see),
+        WITH_SESSIONS(test_unknown_ops_reach_the_transports_handler_after_its_checks),
+        WITH_SESSIONS(test_delete_answers_the_session_as_stopped),
+    };
+    int failed = cmocka_run_group_tests_name("table", table, NULL, NULL);
+    return failed + cmocka_run_group_tests_name("dispatch", dispatch, NULL, NULL);
+}

@@ -2,6 +2,7 @@
  * API's execute_action gets its answer straight from the gateway (one Redis round trip) rather
  * than polling the session's stream. A watcher lives until its observation or the session's
  * end; there are at most as many as actions queued. */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "session_int.h"
@@ -31,21 +32,6 @@ session_when_stored(gw_session_t *s, uint64_t seq, session_stored_cb cb, void *u
 }
 
 void
-session_stored_up_to(gw_session_t *s, uint64_t stored)
-{
-    for (struct action_watch **pp = &s->store_waits; *pp;) {
-        struct action_watch *w = *pp;
-        if (stored && w->seq > stored) {
-            pp = &w->next;
-            continue;
-        }
-        *pp = w->next;
-        w->stored_cb(w->ud, stored ? w->seq : 0);
-        free(w);
-    }
-}
-
-void
 session_watch_action(gw_session_t *s, uint64_t seq, session_obs_cb cb, void *ud)
 {
     struct action_watch *w = xcalloc(1, sizeof *w);
@@ -56,21 +42,36 @@ session_watch_action(gw_session_t *s, uint64_t seq, session_obs_cb cb, void *ud)
     s->watches = w;
 }
 
-void
-session_observed(gw_session_t *s, uint64_t seq, uint64_t event_seq)
+/* Unlinks the watchers of *list waiting for a seq in [lo, hi] and tells each: stored (its own
+ * seq), or its observation (e; NULL: the session ended or the event is no longer there).
+ * ended: the session is going away, stored waiters get 0. */
+static void
+settle(struct action_watch **list, uint64_t lo, uint64_t hi, const event_log_entry_t *e, bool ended)
 {
-    const event_log_entry_t *e = event_seq ? event_log_get(s->log, event_seq) : NULL;
-    for (struct action_watch **pp = &s->watches; *pp;) {
+    for (struct action_watch **pp = list; *pp;) {
         struct action_watch *w = *pp;
-        if (event_seq && w->seq != seq) {
+        if (w->seq < lo || w->seq > hi) {
             pp = &w->next;
             continue;
         }
         *pp = w->next;
-        if (e)
-            w->cb(w->ud, e->text, e->len);
+        if (w->stored_cb)
+            w->stored_cb(w->ud, ended ? 0 : w->seq);
         else
-            w->cb(w->ud, NULL, 0);
+            w->cb(w->ud, e ? e->text : NULL, e ? e->len : 0);
         free(w);
     }
+}
+
+void
+session_stored_up_to(gw_session_t *s, uint64_t stored)
+{
+    settle(&s->store_waits, 0, stored ? stored : UINT64_MAX, NULL, !stored);
+}
+
+void
+session_observed(gw_session_t *s, uint64_t seq, uint64_t event_seq)
+{
+    const event_log_entry_t *e = event_seq ? event_log_get(s->log, event_seq) : NULL;
+    settle(&s->watches, event_seq ? seq : 0, event_seq ? seq : UINT64_MAX, e, !event_seq);
 }

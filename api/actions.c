@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "api.h"
+#include "clock.h"
 #include "auth.h"
 #include "gateway_client.h"
 #include "redis.h"
@@ -14,14 +14,6 @@
 
 #define WAIT_SLICE_MS 2000  /* one XREAD BLOCK at most: re-check the deadline between slices */
 #define RUN_DIRECT_MS 10000 /* how long api_action_run waits for the gateway's own answer */
-
-static int64_t
-now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 int
 api_session_live(api_req_t *r, json_object *s, char *gw, size_t cap)
@@ -81,10 +73,10 @@ api_wait_observation(api_req_t *r, const char *sid, uint64_t seq, int timeout_ms
     char key[160], last[48];
     snprintf(key, sizeof key, "sp:session:{%s}:events", sid);
     snprintf(last, sizeof last, "0-%llu", (unsigned long long)seq);
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = clock_mono_ms() + timeout_ms;
     bool ended = false;
     for (;;) {
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - clock_mono_ms();
         if (left <= 0) {
             *why = "timeout";
             return NULL;
@@ -139,7 +131,7 @@ api_action_run(api_req_t *r, const char *gw, bool check_gw, const char *sid, jso
     /* The gateway answers twice: {"seq"} once queued, then the observation event. Both come
      * in one round trip; only an action outlasting the first wait reads the stream. */
     int first_ms = timeout_ms < RUN_DIRECT_MS ? timeout_ms : RUN_DIRECT_MS;
-    int64_t t0 = now_ms();
+    int64_t t0 = clock_mono_ms();
     *rc = api_gw_call2(r, gw, check_gw, req, g_api.gw_timeout, (first_ms + 999) / 1000, &res, &done,
                        err);
     json_object_put(req);
@@ -156,7 +148,7 @@ api_action_run(api_req_t *r, const char *gw, bool check_gw, const char *sid, jso
         return ev;
     }
     json_object_put(done);
-    int left = timeout_ms - (int)(now_ms() - t0);
+    int left = timeout_ms - (int)(clock_mono_ms() - t0);
     return api_wait_observation(r, sid, seq, left > 0 ? left : 1, why);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <uv.h>
 
+#include "clock.h"
 #include "event_log.h"
 #include "gw.h"
 #include "json_util.h"
@@ -19,13 +20,13 @@ gw_t g_gw;
 double
 gw_now(void)
 {
-    return (double)uv_hrtime() / 1e9;
+    return clock_mono();
 }
 
 double
 gw_wall(void)
 {
-    return gw_now();
+    return clock_wall();
 }
 
 static event_log_t *log_;

@@ -6,12 +6,12 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "clock.h"
+
 static inline double
 now_us(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+    return (double)clock_mono_ns() / 1e3;
 }
 
 /* qsort comparator for doubles, ascending. */

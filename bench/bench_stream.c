@@ -9,15 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "frame.h"
-
-static double
-now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void
 send_frame(int fd, uint8_t type, uint32_t ch, const void *p, uint32_t n)
@@ -54,7 +47,7 @@ main(int argc, char **argv)
         snprintf(req, sizeof req, "{\"op\":\"proc.spawn\",\"argv\":[\"cat\",\"%s\"]}", argv[2]);
     size_t cap = 4 << 20, have = 0;
     uint8_t *buf = malloc(cap);
-    double t0 = now_s();
+    double t0 = clock_mono();
     send_frame(fd, FRAME_OPEN, 1, req, (uint32_t)strlen(req));
     unsigned long long bytes = 0;
     for (;;) {
@@ -68,7 +61,7 @@ main(int argc, char **argv)
                 frame_put_u32(c, f.len);
                 send_frame(fd, FRAME_CREDIT, 1, c, 4);
             } else if (f.type == FRAME_CLOSE && f.channel == 1) {
-                double dt = now_s() - t0;
+                double dt = clock_mono() - t0;
                 printf("%s: %llu bytes in %.3f s = %.1f MB/s\n", argv[3], bytes, dt,
                        (double)bytes / dt / 1e6);
                 return 0;

@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "api.h"
+#include "clock.h"
 #include "auth.h"
 #include "gateway_client.h"
 #include "redis.h"
@@ -25,14 +25,6 @@
 #define RT_WAIT_MARGIN_S          30
 #define RT_HEALTH_TIMEOUT_S       5   /* server_info's wait for the sandbox's health */
 #define RT_CPU_WINDOW_MIN_S       0.1 /* shortest window cpu_percent is measured over */
-
-static double
-wall(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + tv.tv_usec / 1e6;
-}
 
 /* A float as Python prints small ones: at least one decimal ("0.0", "12.5"). */
 static json_object *
@@ -148,7 +140,7 @@ rt_session_authed(api_req_t *r, char *sid, char *gw, size_t cap, bool write, boo
 static void
 touch(api_req_t *r, const char *sid)
 {
-    api_redis_post(r, "HSET sp:session:{%s}:runtime last_execute %f", sid, wall());
+    api_redis_post(r, "HSET sp:session:{%s}:runtime last_execute %f", sid, clock_wall());
 }
 
 void
@@ -263,7 +255,7 @@ api_rt_server_info(api_req_t *r, char **params)
     if (!s)
         return;
     const char *sid = params[0];
-    double now = wall(), created = json_get_double(s, "created", now), last = created;
+    double now = clock_wall(), created = json_get_double(s, "created", now), last = created;
     double prev_cpu = 0, prev_at = 0;
     snprintf(owner, sizeof owner, "%s", json_get_str(s, "owner", ""));
     json_object_put(s);
@@ -278,7 +270,7 @@ api_rt_server_info(api_req_t *r, char **params)
     if (x)
         freeReplyObject(x);
     json_object *h = sandbox_health(r, sid, gw, owner);
-    double cpu = h ? cpu_percent(r, sid, h, wall(), prev_cpu, prev_at) : 0.0;
+    double cpu = h ? cpu_percent(r, sid, h, clock_wall(), prev_cpu, prev_at) : 0.0;
     json_object *o = json_object_new_object();
     json_set(o, "uptime", py_float(now > created ? now - created : 0.0));
     json_set(o, "idle_time", py_float(now > last ? now - last : 0.0));

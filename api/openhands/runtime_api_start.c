@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "api.h"
+#include "clock.h"
 #include "runtime_api.h"
 #include "redis.h"
 #include "json_util.h"
@@ -43,14 +43,6 @@ start_free(start_req_t *q)
     json_object_put(q->env);
     json_object_put(q->plugins);
     json_object_put(q->record);
-}
-
-static double
-wall(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + tv.tv_usec / 1e6;
 }
 
 /* ---- the request ---- */
@@ -348,7 +340,7 @@ create(api_req_t *r, const start_req_t *q, const char *oldrid)
     oh_random_hex(key, sizeof key, "", OH_KEY_HEX / 2);
     oh_random_hex(reply, sizeof reply, "sp:reply:", 12);
     oh_url(r, rid, url, sizeof url);
-    snprintf(created, sizeof created, "%.6f", wall());
+    snprintf(created, sizeof created, "%.6f", clock_wall());
     const char *fv[] = {
         "runtime_id", rid,
         "owner",      r->claims.sub,

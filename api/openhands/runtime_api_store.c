@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/time.h>
 
 #include "api.h"
+#include "clock.h"
 #include "auth.h"
 #include "runtime_api.h"
 #include "gateway_client.h"
@@ -33,14 +33,6 @@ static const char cas_script[] =
     "if ARGV[2] ~= '' then redis.call('HDEL', KEYS[1], ARGV[2]) end "
     "if #ARGV > 2 then redis.call('HSET', KEYS[1], unpack(ARGV, 3)) end "
     "return redis.call('HGET', KEYS[1], 'stopped') or ''";
-
-static double
-wall(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + tv.tv_usec / 1e6;
-}
 
 bool
 oh_sid_ok(const char *sid)
@@ -203,7 +195,7 @@ pending_check(api_req_t *r, oh_rt_t *rt)
         return;
     if (x->type == REDIS_REPLY_STRING) {
         oh_apply_create_reply(r, rt, x->str, x->len);
-    } else if (wall() - rt->created > OH_PENDING_MAX_S) {
+    } else if (clock_wall() - rt->created > OH_PENDING_MAX_S) {
         char msg[128];
         snprintf(msg, sizeof msg, "the sandbox did not start within %d s", OH_PENDING_MAX_S);
         const char *fv[] = {"error", msg};
@@ -450,7 +442,7 @@ int
 oh_mark_stopped(api_req_t *r, oh_rt_t *rt)
 {
     char now[32];
-    snprintf(now, sizeof now, "%.6f", wall());
+    snprintf(now, sizeof now, "%.6f", clock_wall());
     const char *fv[] = {"stopped", now};
     int rc = cas_update(r, rt, NULL, 2, fv, NULL);
     if (rc <= 0)

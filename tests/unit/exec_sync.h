@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "exec_client.h"
 #include "json_util.h"
 #include "xalloc.h"
@@ -20,9 +21,7 @@
 static inline double
 now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return clock_mono();
 }
 
 static inline void

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "spx.h"
 #include "json_util.h"
 
@@ -114,20 +115,12 @@ typedef struct {
     double min_ms, max_ms, sum_ms;
 } ping_t;
 
-static uint64_t
-now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void
 ping_send(spx_t *c)
 {
     ping_t *p = c->op;
     uint8_t payload[12];
-    uint64_t t = now_ns();
+    uint64_t t = clock_mono_ns();
     frame_put_u32(payload, (uint32_t)(t >> 32));
     frame_put_u32(payload + 4, (uint32_t)t);
     frame_put_u32(payload + 8, (uint32_t)p->sent);
@@ -144,7 +137,7 @@ ping_on_pong(spx_t *c, const uint8_t *data, size_t n)
         return;
     }
     uint64_t t = (uint64_t)frame_get_u32(data) << 32 | frame_get_u32(data + 4);
-    double ms = (double)(now_ns() - t) / 1e6;
+    double ms = (double)(clock_mono_ns() - t) / 1e6;
     printf("pong seq=%u time=%.3f ms\n", frame_get_u32(data + 8), ms);
     fflush(stdout);
     if (p->received == 0 || ms < p->min_ms)

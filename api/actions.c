@@ -16,22 +16,17 @@
 #define RUN_DIRECT_MS 10000 /* how long api_action_run waits for the gateway's own answer */
 
 int
-api_session_live(api_req_t *r, json_object *s, char *gw, size_t cap)
+api_session_live(api_req_t *r, json_object *s, char *gw, size_t cap, api_err_t *e)
 {
     const char *status = json_get_str(s, "status", "");
-    if (!strcmp(status, "STOPPED")) {
-        api_error(r, 409, "session_ended", "the session has stopped");
-        return -1;
-    }
+    if (!strcmp(status, "STOPPED"))
+        return api_err_set(e, ERR_SESSION_ENDED, "the session has stopped");
     snprintf(gw, cap, "%s", json_get_str(s, "gateway", ""));
     int alive = api_gateway_alive(r, gw);
-    if (alive != 1) {
-        if (alive < 0)
-            api_error(r, 503, "unavailable", "Redis is not reachable");
-        else
-            api_error(r, 503, "gateway_down", "the session's gateway %.100s is not running", gw);
-        return -1;
-    }
+    if (alive < 0)
+        return api_err_redis(e);
+    if (alive == 0)
+        return api_err_set(e, ERR_GATEWAY_DOWN, "the session's gateway %.100s is not running", gw);
     return 0;
 }
 
@@ -67,8 +62,11 @@ scan(redisReply *x, uint64_t seq, char *last, size_t cap, bool *ended)
     return NULL;
 }
 
-json_object *
-api_wait_observation(api_req_t *r, const char *sid, uint64_t seq, int timeout_ms, const char **why)
+/* Waits (XREAD BLOCK on the session's stream, from 0-seq) for the observation event of the
+ * action with sequence number seq, up to timeout_ms. Returns the event (new ref), or NULL with
+ * e: ERR_TIMEOUT, ERR_UNAVAILABLE (Redis) or ERR_SESSION_ENDED (the session stopped first). */
+static json_object *
+wait_observation(api_req_t *r, const char *sid, uint64_t seq, int timeout_ms, api_err_t *e)
 {
     char key[160], last[48];
     snprintf(key, sizeof key, "sp:session:{%s}:events", sid);
@@ -78,7 +76,7 @@ api_wait_observation(api_req_t *r, const char *sid, uint64_t seq, int timeout_ms
     for (;;) {
         int64_t left = deadline - clock_mono_ms();
         if (left <= 0) {
-            *why = "timeout";
+            api_err_set(e, ERR_TIMEOUT, "no observation in time");
             return NULL;
         }
         char block[24];
@@ -87,7 +85,7 @@ api_wait_observation(api_req_t *r, const char *sid, uint64_t seq, int timeout_ms
         const char *argv[] = {"XREAD", "COUNT", "256", "BLOCK", block, "STREAMS", key, last};
         redisReply *x = api_redis_cmd(r, WAIT_SLICE_MS + 5000, 8, argv);
         if (!x) {
-            *why = "redis";
+            api_err_redis(e);
             return NULL;
         }
         json_object *ev = scan(x, seq, last, sizeof last, &ended);
@@ -95,61 +93,69 @@ api_wait_observation(api_req_t *r, const char *sid, uint64_t seq, int timeout_ms
         if (ev)
             return ev;
         if (ended) {
-            *why = "ended";
+            api_err_set(e, ERR_SESSION_ENDED, "the session stopped first");
             return NULL;
         }
     }
 }
 
-int
-api_action_submit(api_req_t *r, const char *gw, const char *sid, json_object *action,
-                  json_object **res, json_object **err)
+/* The gateway request queuing action (borrowed) on session sid. */
+static json_object *
+action_request(const char *sid, json_object *action)
 {
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "action");
     json_set_str(req, "session", sid);
     json_set(req, "action", json_object_get(action));
-    int rc = api_gw_call(r, gw, req, g_api.gw_timeout, res, err);
+    return req;
+}
+
+/* Queues action (borrowed) on session sid through gateway gw's inbox: {"seq":S} (new ref; the
+ * "actions" metric counted), or NULL with e (as api_gw_call). */
+static json_object *
+action_submit(api_req_t *r, const char *gw, const char *sid, json_object *action, api_err_t *e)
+{
+    json_object *req = action_request(sid, action);
+    json_object *res = api_gw_ask(r, gw, req, g_api.gw_timeout, e);
     json_object_put(req);
-    if (rc == API_GW_OK)
+    if (res)
         api_metric_incr(r, "actions", 1);
-    return rc;
+    return res;
 }
 
 json_object *
-api_action_run(api_req_t *r, const char *gw, bool check_gw, const char *sid, json_object *action,
-               int timeout_ms, uint64_t *seq_out, int *rc, json_object **err, const char **why)
+api_action_run(api_req_t *r, api_action_run_t *a, api_err_t *e)
 {
-    *err = NULL;
-    *seq_out = 0;
-    *why = "";
-    json_object *req = json_object_new_object(), *res = NULL, *done = NULL;
-    json_set_str(req, "op", "action");
-    json_set_str(req, "session", sid);
-    json_set(req, "action", json_object_get(action));
+    a->seq = 0;
+    a->queued = false;
+    json_object *req = action_request(a->sid, a->action);
     json_set_bool(req, "wait", true);
     /* The gateway answers twice: {"seq"} once queued, then the observation event. Both come
      * in one round trip; only an action outlasting the first wait reads the stream. */
-    int first_ms = timeout_ms < RUN_DIRECT_MS ? timeout_ms : RUN_DIRECT_MS;
+    int first_ms = a->timeout_ms < RUN_DIRECT_MS ? a->timeout_ms : RUN_DIRECT_MS;
     int64_t t0 = clock_mono_ms();
-    *rc = api_gw_call2(r, gw, check_gw, req, g_api.gw_timeout, (first_ms + 999) / 1000, &res, &done,
-                       err);
+    api_gw_call_t c = {.gw = a->gw,
+                       .req = req,
+                       .timeout_s = g_api.gw_timeout,
+                       .second_s = (first_ms + 999) / 1000,
+                       .check_alive = a->check_gw};
+    json_object *res = api_gw_call(r, &c, e);
     json_object_put(req);
-    if (*rc != API_GW_OK)
+    if (!res)
         return NULL;
     api_metric_incr(r, "actions", 1);
-    uint64_t seq = (uint64_t)json_get_int(res, "seq", 0);
-    *seq_out = seq;
+    a->seq = (uint64_t)json_get_int(res, "seq", 0);
+    a->queued = true;
     json_object_put(res);
-    json_object *ev = json_get(done, "event");
+    json_object *ev = json_get(c.second, "event");
     if (ev) {
         ev = json_object_get(ev);
-        json_object_put(done);
+        json_object_put(c.second);
         return ev;
     }
-    json_object_put(done);
-    int left = timeout_ms - (int)(clock_mono_ms() - t0);
-    return api_wait_observation(r, sid, seq, left > 0 ? left : 1, why);
+    json_object_put(c.second);
+    int left = a->timeout_ms - (int)(clock_mono_ms() - t0);
+    return wait_observation(r, a->sid, a->seq, left > 0 ? left : 1, e);
 }
 
 void
@@ -168,20 +174,20 @@ api_actions_submit(api_req_t *r, char **params)
         json_object *w = json_get(body, "wait");
         if (w && !json_object_is_type(w, json_type_boolean)) {
             json_object_put(body);
-            api_error(r, 400, "bad_request", "wait must be a boolean");
+            api_failf(r, ERR_BAD_REQ, "wait must be a boolean");
             return;
         }
         wait = json_get_bool(body, "wait", wait);
     } else if (!a || !json_object_is_type(a, json_type_string) || !*json_object_get_string(a)) {
         json_object_put(body);
-        api_error(r, 400, "bad_request",
+        api_failf(r, ERR_BAD_REQ,
                   "the body must be an OpenHands action: {\"action\": \"run\", \"args\": {...}}");
         return;
     }
     json_object *args = json_get(action, "args");
     if (args && !json_object_is_type(args, json_type_object)) {
         json_object_put(body);
-        api_error(r, 400, "bad_request", "args must be an object");
+        api_failf(r, ERR_BAD_REQ, "args must be an object");
         return;
     }
     bool ok;
@@ -190,51 +196,45 @@ api_actions_submit(api_req_t *r, char **params)
         json_object_put(body);
         return;
     }
-    json_object *s = api_session_for_write(r, sid);
+    api_err_t e;
     char gw[128];
-    if (!s || api_session_live(r, s, gw, sizeof gw) < 0) {
+    json_object *s = api_session_for_write(r, sid, &e);
+    if (!s || api_session_live(r, s, gw, sizeof gw, &e) < 0) {
         json_object_put(s);
         json_object_put(body);
+        api_fail(r, &e);
         return;
     }
     json_object_put(s);
-    json_object *res, *err;
     if (!wait) {
-        int rc = api_action_submit(r, gw, sid, action, &res, &err);
+        json_object *res = action_submit(r, gw, sid, action, &e);
         json_object_put(body);
-        if (rc != API_GW_OK) {
-            api_gw_reply_failure(r, rc, err);
-            json_object_put(err);
-            return;
-        }
-        api_reply_json(r, 202, res);
-        return;
-    }
-    int rc;
-    uint64_t seq;
-    const char *why = "";
-    json_object *ev =
-        api_action_run(r, gw, false, sid, action, (int)timeout * 1000, &seq, &rc, &err, &why);
-    json_object_put(body);
-    if (rc != API_GW_OK) {
-        if (rc == API_GW_ERROR && !strcmp(json_get_str(err, "code", ""), "session_ended"))
-            api_error(r, 409, "session_ended", "the session stopped before the action finished");
+        if (res)
+            api_reply_json(r, 202, res);
         else
-            api_gw_reply_failure(r, rc, err);
-        json_object_put(err);
+            api_fail(r, &e);
         return;
     }
-    if (ev)
+    api_action_run_t run = {
+        .gw = gw, .sid = sid, .action = action, .timeout_ms = (int)timeout * 1000};
+    json_object *ev = api_action_run(r, &run, &e);
+    json_object_put(body);
+    if (ev) {
         api_reply_json(r, 200, ev);
-    else if (!strcmp(why, "ended"))
-        api_error(r, 409, "session_ended", "the session stopped before action %llu finished",
-                  (unsigned long long)seq);
-    else if (!strcmp(why, "redis"))
-        api_error(r, 503, "unavailable", "Redis is not reachable");
+        return;
+    }
+    unsigned long long seq = (unsigned long long)run.seq;
+    if (e.code == ERR_SESSION_ENDED && !run.queued)
+        api_failf(r, ERR_SESSION_ENDED, "the session stopped before the action finished");
+    else if (e.code == ERR_SESSION_ENDED)
+        api_failf(r, ERR_SESSION_ENDED, "the session stopped before action %llu finished", seq);
+    else if (e.code == ERR_TIMEOUT && run.queued)
+        api_failf(r, ERR_TIMEOUT, "action %llu is queued or running; no observation within %llds",
+                  seq, timeout);
+    else if (run.queued)
+        api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
     else
-        api_error(r, 504, "timeout",
-                  "action %llu is queued or running; no observation within %llds",
-                  (unsigned long long)seq, timeout);
+        api_fail(r, &e);
 }
 
 void
@@ -246,14 +246,16 @@ api_signal_send(api_req_t *r, char **params)
     json_object *sig = json_get(body, "signal");
     if (!sig || !json_object_is_type(sig, json_type_string)) {
         json_object_put(body);
-        api_error(r, 400, "bad_request", "signal must be a string such as \"INT\"");
+        api_failf(r, ERR_BAD_REQ, "signal must be a string such as \"INT\"");
         return;
     }
-    json_object *s = api_session_for_write(r, params[0]);
+    api_err_t e;
     char gw[128];
-    if (!s || api_session_live(r, s, gw, sizeof gw) < 0) {
+    json_object *s = api_session_for_write(r, params[0], &e);
+    if (!s || api_session_live(r, s, gw, sizeof gw, &e) < 0) {
         json_object_put(s);
         json_object_put(body);
+        api_fail(r, &e);
         return;
     }
     json_object_put(s);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "errors.h"
 #include "http.h"
 #include "jwt.h"
 
@@ -40,11 +41,6 @@ extern api_cfg_t g_api;
 
 /* Handles one request end to end (parse, route, reply). Never fails: errors are replies. */
 void api_handle(api_req_t *r);
-
-/* Queues an OpenHands action (borrowed) on session sid through gateway gw's inbox; on API_GW_OK
- * *res is {"seq":S} (new ref) and the "actions" metric counted; else as api_gw_call. */
-int api_action_submit(api_req_t *r, const char *gw, const char *sid, json_object *action,
-                      json_object **res, json_object **err);
 
 /* Route handlers (routes.c maps method + path pattern to these). params[] holds the
  * pattern's {captures} in order, decoded. Each replies exactly once. */
@@ -104,35 +100,41 @@ void api_oh_build_status(api_req_t *r, char **params);
 void api_oh_path_form(api_req_t *r);
 void api_oh_health(api_req_t *r, char **params);
 void api_oh_ready(api_req_t *r, char **params);
-/* For /runtime/{id}/ (action_server.c): when id is a runtime id, copies its sandpipe session id
- * into sid (id itself otherwise). Returns 1, 0 unknown or stopped, 2 still starting, -1 Redis.
- * key receives the runtime's session API key ("" for a plain session id). */
-int api_oh_runtime_session(api_req_t *r, const char *id, char *sid, size_t cap, char *key,
-                           size_t keycap, char *owner, size_t ownercap);
+/* What a /runtime/{id}/ id stands for (api_oh_runtime_session). */
+typedef struct {
+    char sid[128];   /* the sandpipe session id */
+    char key[64];    /* the runtime's session API key, "" for a plain session id */
+    char owner[128]; /* who started the runtime, "" for a plain session id */
+} api_rt_ref_t;
 
-/* Loads session sid for a change by r: replies 404 (not visible), 403 (read-only token) or 503
- * and returns NULL; else the session object (new ref). sessions.c. */
-json_object *api_session_for_write(api_req_t *r, const char *sid);
+/* For /runtime/{id}/ (action_server.c): when id is a runtime id, its session, key and owner
+ * into ref; a plain session id is its own session. Returns 1, 0 unknown or stopped, 2 still
+ * starting, -1 Redis. runtime_api_path.c. */
+int api_oh_runtime_session(api_req_t *r, const char *id, api_rt_ref_t *ref);
 
-/* Checks that session s (borrowed) can take work now: not STOPPED (409) and its gateway alive
- * (503). Copies the gateway id into gw. Returns 0, or -1 after replying. actions.c. */
-int api_session_live(api_req_t *r, json_object *s, char *gw, size_t cap);
+/* api_session_load (session_record.h) for a change by r: also ERR_FORBIDDEN (a read-only
+ * token). sessions.c. */
+json_object *api_session_for_write(api_req_t *r, const char *sid, api_err_t *e);
 
-/* Runs an OpenHands action (borrowed) on session sid (check_gw: check gateway gw's heartbeat
- * in the same round trip, *rc API_GW_DEAD when gone) and waits up to timeout_ms for its
- * observation event (new ref), which the gateway sends back itself (inbox "action" with
- * "wait"); an action running longer than that first wait is followed on the stream
- * (api_wait_observation). NULL: *rc is not API_GW_OK (*err as api_gw_call; "session_ended"
- * when the session stopped first), or *why says why (as api_wait_observation). *seq_out is
- * the action's sequence number once queued. actions.c. */
-json_object *api_action_run(api_req_t *r, const char *gw, bool check_gw, const char *sid,
-                            json_object *action, int timeout_ms, uint64_t *seq_out, int *rc,
-                            json_object **err, const char **why);
+/* Checks that session s (borrowed) can take work now: 0, or -code with e: ERR_SESSION_ENDED
+ * (stopped), ERR_GATEWAY_DOWN, ERR_UNAVAILABLE. Copies the gateway id into gw. actions.c. */
+int api_session_live(api_req_t *r, json_object *s, char *gw, size_t cap, api_err_t *e);
 
-/* Waits (XREAD BLOCK on the session's stream, from 0-seq) for the observation event of the
- * action with sequence number seq, up to timeout_ms. Returns the event (new ref) or NULL:
- * *why set to "timeout", "redis" or "ended" (the session stopped first). actions.c. */
-json_object *api_wait_observation(api_req_t *r, const char *sid, uint64_t seq, int timeout_ms,
-                                  const char **why);
+/* An OpenHands action to run and wait for (api_action_run). */
+typedef struct {
+    const char *gw, *sid; /* the session and its gateway */
+    json_object *action;  /* borrowed */
+    bool check_gw;        /* check the gateway's heartbeat in the same round trip */
+    int timeout_ms;       /* how long its observation may take */
+    uint64_t seq;         /* out: the action's sequence number once queued */
+    bool queued;          /* out: the gateway queued it (a failure after that is the wait's) */
+} api_action_run_t;
+
+/* Runs a->action on session a->sid and waits up to a->timeout_ms for its observation event
+ * (new ref), which the gateway sends back itself (inbox "action" with "wait"); an action running
+ * longer than that first wait is followed on the session's event stream. NULL with e: before
+ * queued, as api_gw_call (ERR_SESSION_ENDED: the gateway's "the session stopped first"); after,
+ * ERR_TIMEOUT, ERR_UNAVAILABLE (Redis) or ERR_SESSION_ENDED. actions.c. */
+json_object *api_action_run(api_req_t *r, api_action_run_t *a, api_err_t *e);
 
 #endif

@@ -25,21 +25,21 @@ api_auth_bearer(api_req_t *r)
     const char *token = NULL;
     int rc = jwt_bearer_from_header(api_param(r, "HTTP_AUTHORIZATION"), &token);
     if (rc == -ERR_NOT_FOUND) {
-        api_error(r, 401, "unauthorized", "an Authorization: Bearer token is required");
+        api_failf(r, ERR_AUTH, "an Authorization: Bearer token is required");
         return -1;
     }
     if (rc < 0) {
-        api_error(r, 401, "unauthorized", "the Authorization header must be \"Bearer <token>\"");
+        api_failf(r, ERR_AUTH, "the Authorization header must be \"Bearer <token>\"");
         return -1;
     }
     err_t err = {0};
     rc = verify(r, token, &err);
     if (rc == -ERR_AUTH_EXPIRED) {
-        api_error(r, 401, "token_expired", "the token has expired");
+        api_failf(r, ERR_AUTH_EXPIRED, "the token has expired");
         return -1;
     }
     if (rc < 0) {
-        api_error(r, 401, "unauthorized", "invalid token: %s", err.msg);
+        api_failf(r, ERR_AUTH, "invalid token: %s", err.msg);
         return -1;
     }
     return 0;

@@ -59,14 +59,13 @@ api_events_list(api_req_t *r, char **params)
         return;
     char type[32] = "";
     if (api_query(r, "type", type, sizeof type) == -2) {
-        api_error(r, 400, "bad_request", "malformed type");
+        api_failf(r, ERR_BAD_REQ, "malformed type");
         return;
     }
-    bool found;
-    json_object *s = api_session_load(r, sid, &found);
+    api_err_t fail;
+    json_object *s = api_session_load(r, sid, &fail);
     if (!s) {
-        if (!found)
-            api_error(r, 404, "not_found", "no session %.100s", sid);
+        api_fail(r, &fail);
         return;
     }
     int64_t last = json_get_int(s, "last_seq", 0);
@@ -89,7 +88,7 @@ api_events_list(api_req_t *r, char **params)
             if (x)
                 freeReplyObject(x);
             buf_free(&out);
-            api_error(r, 503, "unavailable", "Redis is not reachable");
+            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
             return;
         }
         more = (long long)x->elements == want;

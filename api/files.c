@@ -18,25 +18,22 @@
 
 #define PATH_MAX_LEN 4096
 
-/* Runs file op req (borrowed; "session" added) on session sid for r and replies the result.
- * write: the op changes files (viewers refused). */
 /* The gateway of session sid, when r may use it (write: change files) and it can take work.
  * Returns 0, or -1 after replying (404, 403, 409, 503). */
 static int
 session_gateway(api_req_t *r, const char *sid, bool write, char *gw, size_t cap)
 {
-    json_object *s = write ? api_session_for_write(r, sid) : NULL;
-    if (!write) {
-        bool found;
-        s = api_session_load(r, sid, &found);
-        if (!s && !found)
-            api_error(r, 404, "not_found", "no session %.100s", sid);
-    }
-    int rc = s ? api_session_live(r, s, gw, cap) : -1;
+    api_err_t e;
+    json_object *s = write ? api_session_for_write(r, sid, &e) : api_session_load(r, sid, &e);
+    int rc = s ? api_session_live(r, s, gw, cap, &e) : -1;
     json_object_put(s);
-    return rc;
+    if (rc < 0)
+        api_fail(r, &e);
+    return rc < 0 ? -1 : 0;
 }
 
+/* Runs file op req (borrowed; "session" added) on session sid for r and replies the result.
+ * write: the op changes files (viewers refused). */
 static void
 run_op(api_req_t *r, const char *sid, json_object *req, bool write)
 {
@@ -57,7 +54,7 @@ path_param(api_req_t *r, char *out, size_t cap, const char *def)
         return 0;
     }
     if (k <= 0) {
-        api_error(r, 400, "bad_request", "query parameter path is required (URL-encoded)");
+        api_failf(r, ERR_BAD_REQ, "query parameter path is required (URL-encoded)");
         return -1;
     }
     return 0;
@@ -122,9 +119,9 @@ write_small(api_req_t *r, const char *sid, const char *path, const char *mode)
 {
     if (api_req_body(r, API_UPLOAD_MAX) < 0) {
         if (r->body_broken)
-            api_error(r, 400, "bad_request", "the request body was cut short");
+            api_failf(r, ERR_BAD_REQ, "the request body was cut short");
         else
-            api_error(r, 413, "too_large", "append bodies are limited to %u bytes",
+            api_failf(r, ERR_TOO_BIG, "append bodies are limited to %u bytes",
                       (unsigned)API_UPLOAD_MAX);
         return;
     }
@@ -157,12 +154,12 @@ api_files_write(api_req_t *r, char **params)
     if (!p || !json_object_is_type(p, json_type_string) || !c ||
         !json_object_is_type(c, json_type_string)) {
         json_object_put(req);
-        api_error(r, 400, "bad_request", "path and content must be strings");
+        api_failf(r, ERR_BAD_REQ, "path and content must be strings");
         return;
     }
     if (json_object_get_string_len(c) > (int)(API_UPLOAD_MAX * 4 / 3 + 4)) {
         json_object_put(req);
-        api_error(r, 413, "too_large", "content over %u bytes: use PUT (streamed)",
+        api_failf(r, ERR_TOO_BIG, "content over %u bytes: use PUT (streamed)",
                   (unsigned)API_UPLOAD_MAX);
         return;
     }
@@ -199,7 +196,7 @@ api_files_put(api_req_t *r, char **params)
     if (path_param(r, path, sizeof path, NULL) < 0)
         return;
     if (api_query(r, "mode", mode, sizeof mode) == -2) {
-        api_error(r, 400, "bad_request", "malformed mode");
+        api_failf(r, ERR_BAD_REQ, "malformed mode");
         return;
     }
     if (api_query_bool(r, "append", false)) {
@@ -212,7 +209,7 @@ api_files_put(api_req_t *r, char **params)
     if (!ok)
         return;
     if (r->content_len > max) {
-        api_error(r, 413, "too_large", "the file is over %lld bytes", max);
+        api_failf(r, ERR_TOO_BIG, "the file is over %lld bytes", max);
         return;
     }
     char gw[128];
@@ -225,18 +222,18 @@ api_files_put(api_req_t *r, char **params)
     json_set_bool(op, "parents", api_query_bool(r, "parents", true));
     json_set_int(op, "max_bytes", max);
     body_source_t src = {.r = r, .max = (unsigned long long)max};
-    json_object *res, *err;
-    int rc = api_xfer_upload(r, gw, params[0], op, body_source_read, &src, &res, &err);
+    api_xfer_source_t from = {body_source_read, &src};
+    api_err_t e;
+    json_object *res = api_xfer_upload(r, gw, params[0], op, &from, &e);
     json_object_put(op);
-    if (rc == API_GW_OK)
+    if (res)
         api_reply_json(r, 200, res);
     else if (src.too_large)
-        api_error(r, 413, "too_large", "the file is over %lld bytes", max);
+        api_failf(r, ERR_TOO_BIG, "the file is over %lld bytes", max);
     else if (r->body_broken)
-        api_error(r, 400, "bad_request", "the request body was cut short");
+        api_failf(r, ERR_BAD_REQ, "the request body was cut short");
     else
-        api_gw_reply_failure(r, rc, err);
-    json_object_put(err);
+        api_fail(r, &e);
 }
 
 /* A download's sink: the FastCGI response, headers sent when the size is known. */
@@ -318,12 +315,11 @@ api_files_download(api_req_t *r, char **params)
     json_set_int(op, "offset", offset);
     json_set_int(op, "length", length);
     download_sink_t sink = {.r = r, .path = path};
-    json_object *res, *err;
-    int rc =
-        api_xfer_download(r, gw, params[0], op, download_header, download_write, &sink, &res, &err);
+    api_xfer_sink_t to = {download_header, download_write, &sink};
+    api_err_t e;
+    json_object *res = api_xfer_download(r, gw, params[0], op, &to, &e);
     json_object_put(op);
+    if (!res && !r->status)
+        api_fail(r, &e);
     json_object_put(res);
-    if (rc != API_GW_OK && !r->status)
-        api_gw_reply_failure(r, rc, err);
-    json_object_put(err);
 }

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "api.h"
 #include "auth.h"
@@ -38,245 +37,241 @@ api_gw_new_id(char id[API_GW_ID_LEN])
     return 0;
 }
 
-/* Fills req's routing fields (request id, reply key, who asks) and the XADD of it to gw's inbox
- * into argv/lens (pointing into inbox and req's text, valid while both live). */
+/* The XADD of a request to a gateway's inbox: argv points into inbox and the request's text
+ * (valid while both live). */
+typedef struct {
+    char inbox[160];
+    const char *argv[8];
+    size_t lens[8];
+} xadd_t;
+
+/* Who a request is made for (the gateway checks the rights again). */
+typedef struct {
+    const char *owner, *role, *viewer_session;
+} asker_t;
+
+/* Fills req's routing fields (request id, reply key, who asks) and x, the XADD of it to gw's
+ * inbox. */
 static void
-inbox_xadd_as(const char *gw, json_object *req, const char *id, const char *reply,
-              const char *owner, const char *role, const char *viewer_session, char *inbox,
-              size_t cap, const char *argv[8], size_t lens[8])
+inbox_xadd(xadd_t *x, const char *gw, json_object *req, const char *id, const char *reply,
+           const asker_t *who)
 {
-    snprintf(inbox, cap, "sp:gateway:%s:inbox", gw);
+    snprintf(x->inbox, sizeof x->inbox, "sp:gateway:%s:inbox", gw);
     json_set_str(req, "id", id);
     json_set_str(req, "reply", reply);
-    json_set_str(req, "owner", owner);
-    json_set_str(req, "role", role);
-    json_set_str(req, "viewer_session", viewer_session);
+    json_set_str(req, "owner", who->owner);
+    json_set_str(req, "role", who->role);
+    json_set_str(req, "viewer_session", who->viewer_session);
     size_t len;
     const char *t = json_text(req, &len);
-    const char *a[] = {"XADD", inbox, "MAXLEN", "~", INBOX_MAXLEN, "*", "r", t};
-    size_t l[] = {4, strlen(inbox), 6, 1, strlen(INBOX_MAXLEN), 1, 1, len};
-    memcpy(argv, a, sizeof a);
-    memcpy(lens, l, sizeof l);
+    const char *a[] = {"XADD", x->inbox, "MAXLEN", "~", INBOX_MAXLEN, "*", "r", t};
+    size_t l[] = {4, strlen(x->inbox), 6, 1, strlen(INBOX_MAXLEN), 1, 1, len};
+    memcpy(x->argv, a, sizeof a);
+    memcpy(x->lens, l, sizeof l);
 }
 
-/* Runs a filled XADD: API_GW_OK, or API_GW_REDIS (connection dropped on failure). */
+/* r's token as the asker. */
+static asker_t
+token_asker(const api_req_t *r)
+{
+    return (asker_t){r->claims.sub, r->claims.role, r->claims.session};
+}
+
+/* Runs a filled XADD: 0, or -ERR_UNAVAILABLE (connection dropped on failure). */
 static int
-send_xadd(api_req_t *r, const char **xadd, const size_t *xlens)
+send_xadd(api_req_t *r, xadd_t *xadd, api_err_t *e)
 {
     redisContext *c = api_redis_get(r, false);
     if (!c)
-        return API_GW_REDIS;
-    redisReply *x = redisCommandArgv(c, 8, xadd, xlens);
+        return api_err_redis(e);
+    redisReply *x = redisCommandArgv(c, 8, xadd->argv, xadd->lens);
     if (!x) {
         api_redis_drop(r);
-        return API_GW_REDIS;
+        return api_err_redis(e);
     }
     int bad = x->type == REDIS_REPLY_ERROR;
     freeReplyObject(x);
-    return bad ? API_GW_REDIS : API_GW_OK;
+    return bad ? api_err_redis(e) : 0;
 }
 
-/* The routing fields and XADD of req as r's token asks (reply key from id). */
-static void
-inbox_xadd(api_req_t *r, const char *gw, json_object *req, const char *id, char *inbox, size_t cap,
-           const char *argv[8], size_t lens[8])
+int
+api_gw_send_as(api_req_t *r, const char *gw, json_object *req, const char *reply, const char *owner,
+               const char *role)
+{
+    const char *id = strncmp(reply, "sp:reply:", 9) ? reply : reply + 9;
+    asker_t who = {owner, role, ""};
+    xadd_t x = {0};
+    inbox_xadd(&x, gw, req, id, reply, &who);
+    return send_xadd(r, &x, NULL);
+}
+
+int
+api_gw_send(api_req_t *r, const char *gw, json_object *req, const char *id, api_err_t *e)
 {
     char reply[64];
     snprintf(reply, sizeof reply, API_GW_REPLY_FMT, id);
-    inbox_xadd_as(gw, req, id, reply, r->claims.sub, r->claims.role, r->claims.session, inbox, cap,
-                  argv, lens);
+    asker_t who = token_asker(r);
+    xadd_t x = {0};
+    inbox_xadd(&x, gw, req, id, reply, &who);
+    return send_xadd(r, &x, e);
 }
 
-int
-api_gw_send_as(api_req_t *r, const char *gw, json_object *req, const char *id, const char *reply,
-               const char *owner, const char *role)
+json_object *
+api_gw_parse_reply(const char *text, size_t len, api_err_t *e)
 {
-    char inbox[160];
-    const char *xadd[8];
-    size_t xlens[8];
-    inbox_xadd_as(gw, req, id, reply, owner, role, "", inbox, sizeof inbox, xadd, xlens);
-    return send_xadd(r, xadd, xlens);
-}
-
-int
-api_gw_send(api_req_t *r, const char *gw, json_object *req, const char *id)
-{
-    char inbox[160];
-    const char *xadd[8];
-    size_t xlens[8];
-    inbox_xadd(r, gw, req, id, inbox, sizeof inbox, xadd, xlens);
-    return send_xadd(r, xadd, xlens);
-}
-
-int
-api_gw_parse_reply(const char *text, size_t len, json_object **result, json_object **error)
-{
-    err_t err = {0};
-    json_object *m = json_parse(text, len, &err);
-    if (!m)
-        return API_GW_REDIS;
-    int rc;
+    err_t perr = {0};
+    json_object *m = json_parse(text, len, &perr);
+    if (!m) {
+        api_err_redis(e);
+        return NULL;
+    }
+    json_object *res = NULL;
     if (json_get_bool(m, "ok", false)) {
-        json_object *res = json_get(m, "result");
-        *result = res ? json_object_get(res) : json_object_new_object();
-        rc = API_GW_OK;
+        res = json_get(m, "result");
+        res = res ? json_object_get(res) : json_object_new_object();
     } else {
-        json_object *e = json_get(m, "error");
-        *error = e ? json_object_get(e) : json_error_new(ERR_BASE, "the gateway failed");
-        rc = API_GW_ERROR;
+        api_err_from_gateway(e, json_get(m, "error"));
     }
     json_object_put(m);
-    return rc;
+    return res;
 }
 
-/* Reads one BLPOP answer of a pipelined call: API_GW_OK/ERROR with *result or *error,
- * API_GW_TIMEOUT (nil), API_GW_REDIS (connection lost: dropped). */
-static int
-read_answer(api_req_t *r, redisContext *c, json_object **result, json_object **error)
+int
+api_gw_no_answer(api_err_t *e)
+{
+    return api_err_set(e, ERR_TIMEOUT, "the gateway did not answer in time");
+}
+
+/* Reads one BLPOP answer of a pipelined call: the result, or NULL with e (the gateway's error;
+ * ERR_TIMEOUT for nil; ERR_UNAVAILABLE when the connection was lost: then dropped). */
+static json_object *
+read_answer(api_req_t *r, redisContext *c, api_err_t *e)
 {
     redisReply *x = NULL;
     if (redisGetReply(c, (void **)&x) != REDIS_OK || !x) {
         api_redis_drop(r);
-        return API_GW_REDIS;
+        api_err_redis(e);
+        return NULL;
     }
-    int rc;
-    if (x->type != REDIS_REPLY_ARRAY || x->elements != 2)
-        rc = x->type == REDIS_REPLY_ERROR ? API_GW_REDIS : API_GW_TIMEOUT;
+    json_object *res = NULL;
+    if (x->type == REDIS_REPLY_ARRAY && x->elements == 2)
+        res = api_gw_parse_reply(x->element[1]->str, x->element[1]->len, e);
+    else if (x->type == REDIS_REPLY_ERROR)
+        api_err_redis(e);
     else
-        rc = api_gw_parse_reply(x->element[1]->str, x->element[1]->len, result, error);
+        api_gw_no_answer(e);
     freeReplyObject(x);
-    return rc;
+    return res;
 }
 
-int
-api_gw_call2(api_req_t *r, const char *gw, bool check_alive, json_object *req, int timeout_s,
-             int second_s, json_object **result, json_object **second, json_object **error)
+/* The heartbeat answer of a pipelined call: 0, or -code with e (connection dropped). */
+static int
+read_alive(api_req_t *r, redisContext *c, api_err_t *e)
 {
-    *result = *error = NULL;
-    if (second)
-        *second = NULL;
-    char id[API_GW_ID_LEN], reply[64], t1[24], t2[24], inbox[160];
-    if (api_gw_new_id(id) < 0)
-        return API_GW_REDIS;
-    const char *xadd[8];
-    size_t xlens[8];
-    inbox_xadd(r, gw, req, id, inbox, sizeof inbox, xadd, xlens);
+    redisReply *x = NULL;
+    if (redisGetReply(c, (void **)&x) != REDIS_OK || !x || x->type != REDIS_REPLY_INTEGER) {
+        if (x)
+            freeReplyObject(x);
+        api_redis_drop(r);
+        return api_err_redis(e);
+    }
+    bool alive = x->integer > 0;
+    freeReplyObject(x);
+    if (alive)
+        return 0;
+    api_redis_drop(r); /* abandons the queued BLPOPs */
+    return api_err_set(e, ERR_GATEWAY_DOWN, "the session's gateway is not running");
+}
+
+json_object *
+api_gw_call(api_req_t *r, api_gw_call_t *c, api_err_t *e)
+{
+    c->second = NULL;
+    char id[API_GW_ID_LEN], reply[64], t1[24], t2[24];
+    if (api_gw_new_id(id) < 0) {
+        api_err_redis(e);
+        return NULL;
+    }
     snprintf(reply, sizeof reply, API_GW_REPLY_FMT, id);
-    snprintf(t1, sizeof t1, "%d", timeout_s);
-    snprintf(t2, sizeof t2, "%d", second_s);
+    asker_t who = token_asker(r);
+    xadd_t xadd = {0};
+    inbox_xadd(&xadd, c->gw, c->req, id, reply, &who);
+    snprintf(t1, sizeof t1, "%d", c->timeout_s);
+    snprintf(t2, sizeof t2, "%d", c->second_s);
     const char *blpop1[] = {"BLPOP", reply, t1}, *blpop2[] = {"BLPOP", reply, t2};
-    redisContext *c = api_redis_get(r, false);
-    if (!c)
-        return API_GW_REDIS;
+    redisContext *rc = api_redis_get(r, false);
+    if (!rc) {
+        api_err_redis(e);
+        return NULL;
+    }
     /* The heartbeat check, XADD and the BLPOPs in one write: one round trip whatever the number
      * of answers. (A request queued to a dead gateway's inbox is harmless: a gateway reads only
      * what arrives after it started.) */
-    if (check_alive)
-        redisAppendCommand(c, "EXISTS sp:gateway:%s", gw);
-    redisAppendCommandArgv(c, 8, xadd, xlens);
-    redisAppendCommandArgv(c, 3, blpop1, NULL);
-    if (second)
-        redisAppendCommandArgv(c, 3, blpop2, NULL);
-    api_redis_set_timeout(c, ((timeout_s > second_s ? timeout_s : second_s) + 5) * 1000);
+    if (c->check_alive)
+        redisAppendCommand(rc, "EXISTS sp:gateway:%s", c->gw);
+    redisAppendCommandArgv(rc, 8, xadd.argv, xadd.lens);
+    redisAppendCommandArgv(rc, 3, blpop1, NULL);
+    if (c->second_s > 0)
+        redisAppendCommandArgv(rc, 3, blpop2, NULL);
+    int longest = c->timeout_s > c->second_s ? c->timeout_s : c->second_s;
+    api_redis_set_timeout(rc, (longest + 5) * 1000);
+    if (c->check_alive && read_alive(r, rc, e) < 0)
+        return NULL;
     redisReply *x = NULL;
-    if (check_alive) {
-        if (redisGetReply(c, (void **)&x) != REDIS_OK || !x || x->type != REDIS_REPLY_INTEGER) {
-            if (x)
-                freeReplyObject(x);
-            api_redis_drop(r);
-            return API_GW_REDIS;
-        }
-        bool alive = x->integer > 0;
-        freeReplyObject(x);
-        x = NULL;
-        if (!alive) {
-            api_redis_drop(r); /* abandons the queued BLPOPs */
-            return API_GW_DEAD;
-        }
-    }
-    if (redisGetReply(c, (void **)&x) != REDIS_OK || !x || x->type == REDIS_REPLY_ERROR) {
+    if (redisGetReply(rc, (void **)&x) != REDIS_OK || !x || x->type == REDIS_REPLY_ERROR) {
         /* not queued: drop the connection rather than wait out the BLPOPs */
         if (x)
             freeReplyObject(x);
         api_redis_drop(r);
-        return API_GW_REDIS;
+        api_err_redis(e);
+        return NULL;
     }
     freeReplyObject(x);
-    int rc = read_answer(r, c, result, error);
-    if (second && rc != API_GW_REDIS) {
-        json_object *e2 = NULL;
-        /* a first answer that is an error is the only one: the second BLPOP just times out */
-        int rc2 = rc == API_GW_OK ? read_answer(r, c, second, &e2) : API_GW_REDIS;
-        if (rc != API_GW_OK) {
-            api_redis_drop(r); /* do not sit out the second BLPOP */
-        } else if (rc2 == API_GW_ERROR) {
-            json_object_put(*result);
-            *result = NULL;
-            *error = e2;
-            rc = API_GW_ERROR;
-        } else if (rc2 == API_GW_REDIS) {
-            json_object_put(*result);
-            *result = NULL;
-            rc = API_GW_REDIS;
+    api_err_t first = {0};
+    json_object *res = read_answer(r, rc, &first);
+    if (c->second_s > 0) {
+        if (!res) {
+            /* an error is the only answer: drop the second BLPOP rather than sit it out (or
+             * leave its reply to the next command) */
+            api_redis_drop(r);
+        } else {
+            api_err_t second = {0};
+            c->second = read_answer(r, rc, &second);
+            /* no second answer in time is no error: the first one holds */
+            if (!c->second && second.code != ERR_TIMEOUT) {
+                json_object_put(res);
+                res = NULL;
+                first = second;
+            }
         }
     }
     if (r->rc)
-        api_redis_set_timeout(c, API_REDIS_TIMEOUT_MS);
-    return rc;
+        api_redis_set_timeout(rc, API_REDIS_TIMEOUT_MS);
+    if (!res && e)
+        *e = first;
+    return res;
 }
 
-int
-api_gw_call(api_req_t *r, const char *gw, json_object *req, int timeout_s, json_object **result,
-            json_object **error)
+json_object *
+api_gw_ask(api_req_t *r, const char *gw, json_object *req, int timeout_s, api_err_t *e)
 {
-    return api_gw_call2(r, gw, false, req, timeout_s, 0, result, NULL, error);
+    api_gw_call_t c = {.gw = gw, .req = req, .timeout_s = timeout_s};
+    return api_gw_call(r, &c, e);
 }
 
-int
-api_gw_status(const char *code)
+bool
+api_gw_refused(const api_err_t *e)
 {
-    static const struct {
-        const char *code;
-        int status;
-    } map[] = {
-        {"not_found", 404},   {"bad_request", 400},       {"protocol_error", 400},
-        {"invalid", 400},     {"is_directory", 400},      {"not_directory", 400},
-        {"path_escape", 403}, {"permission_denied", 403}, {"unauthorized", 403},
-        {"forbidden", 403},   {"token_expired", 401},     {"busy", 409},
-        {"exists", 409},      {"not_empty", 409},         {"too_large", 413},
-        {"no_space", 507},    {"session_ended", 409},     {"unsupported", 501},
-    };
-    for (size_t i = 0; code && i < sizeof map / sizeof map[0]; i++)
-        if (!strcmp(code, map[i].code))
-            return map[i].status;
-    return 500;
-}
-
-void
-api_gw_reply_failure(api_req_t *r, int rc, json_object *error)
-{
-    if (rc == API_GW_DEAD) {
-        api_error(r, 503, "unavailable", "the session's gateway is not running");
-    } else if (rc == API_GW_TIMEOUT) {
-        api_error(r, 504, "timeout", "the gateway did not answer in time");
-    } else if (rc == API_GW_REDIS) {
-        api_error(r, 503, "unavailable", "Redis is not reachable");
-    } else {
-        const char *code = json_get_str(error, "code", "internal");
-        api_error(r, api_gw_status(code), code, "%s",
-                  json_get_str(error, "message", "the gateway failed"));
-    }
+    return e->code != ERR_TIMEOUT && e->code != ERR_UNAVAILABLE && e->code != ERR_GATEWAY_DOWN;
 }
 
 void
 api_gw_relay(api_req_t *r, const char *gw, json_object *req)
 {
-    json_object *res, *err;
-    int rc = api_gw_call(r, gw, req, g_api.gw_timeout, &res, &err);
-    if (rc == API_GW_OK) {
+    api_err_t e;
+    json_object *res = api_gw_ask(r, gw, req, g_api.gw_timeout, &e);
+    if (res)
         api_reply_json(r, 200, res);
-    } else {
-        api_gw_reply_failure(r, rc, err);
-        json_object_put(err);
-    }
+    else
+        api_fail(r, &e);
 }

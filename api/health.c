@@ -97,7 +97,7 @@ api_health(api_req_t *r, char **params)
     json_object *gws = api_gateways_json(r, &live), *pool = gws ? api_pool_json(r) : NULL;
     if (!gws || !pool) {
         json_object_put(gws);
-        api_error(r, 503, "unavailable", "Redis is not reachable");
+        api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
         return;
     }
     json_object *o = json_object_new_object();
@@ -118,7 +118,7 @@ api_pool(api_req_t *r, char **params)
         return;
     json_object *pool = api_pool_json(r);
     if (!pool)
-        api_error(r, 503, "unavailable", "Redis is not reachable");
+        api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
     else
         api_reply_json(r, 200, pool);
 }

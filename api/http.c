@@ -3,12 +3,12 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "errors.h"
 #include "json_util.h"
 #include "xalloc.h"
 
@@ -197,8 +197,8 @@ api_query_int(api_req_t *r, const char *name, long long def, long long lo, long 
     long long n = k > 0 ? strtoll(v, &end, 10) : 0;
     if (k <= 0 || errno || *end || n < lo || n > hi) {
         *ok = false;
-        api_error(r, 400, "bad_request", "query parameter %s must be an integer in [%lld, %lld]",
-                  name, lo, hi);
+        api_failf(r, ERR_BAD_REQ, "query parameter %s must be an integer in [%lld, %lld]", name, lo,
+                  hi);
         return -1;
     }
     return n;
@@ -222,22 +222,22 @@ json_object *
 api_body_object(api_req_t *r)
 {
     if (r->body_too_big || r->body_len > API_JSON_BODY_MAX) {
-        api_error(r, 413, "too_large", "request body over %u bytes", (unsigned)API_JSON_BODY_MAX);
+        api_failf(r, ERR_TOO_BIG, "request body over %u bytes", (unsigned)API_JSON_BODY_MAX);
         return NULL;
     }
     if (!r->body || r->body_len == 0) {
-        api_error(r, 400, "bad_request", "a JSON object body is required");
+        api_failf(r, ERR_BAD_REQ, "a JSON object body is required");
         return NULL;
     }
     err_t err = {0};
     json_object *o = json_parse(r->body, r->body_len, &err);
     if (!o) {
-        api_error(r, 400, "bad_request", "malformed JSON: %s", err.msg);
+        api_failf(r, ERR_BAD_REQ, "malformed JSON: %s", err.msg);
         return NULL;
     }
     if (!json_object_is_type(o, json_type_object)) {
         json_object_put(o);
-        api_error(r, 400, "bad_request", "the body must be a JSON object");
+        api_failf(r, ERR_BAD_REQ, "the body must be a JSON object");
         return NULL;
     }
     return o;
@@ -293,28 +293,4 @@ api_reply_json(api_req_t *r, int status, json_object *body)
     const char *t = json_text(body, &len);
     api_reply_raw(r, status, "application/json", t, len);
     json_object_put(body);
-}
-
-void
-api_error(api_req_t *r, int status, const char *code, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    json_object *e = json_object_new_object();
-    json_set_str(e, "code", code);
-    json_set_str(e, "message", msg);
-    json_object *o = json_object_new_object();
-    json_set(o, "error", e);
-    api_reply_json(r, status, o);
-}
-
-void
-api_detail(api_req_t *r, int status, const char *detail)
-{
-    json_object *o = json_object_new_object();
-    json_set_str(o, "detail", detail);
-    api_reply_json(r, status, o);
 }

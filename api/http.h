@@ -5,8 +5,8 @@
  * read later, by the route: whole (api_req_body, limited; what most routes get before their
  * handler runs) or streamed in pieces (api_body_read, for uploads of any size).
  * Strings in api_req_t point into FastCGI's environment or into the request's own buffers,
- * valid until api_req_free. Every 4xx/5xx of the REST API carries
- * {"error": {"code", "message"}}; /runtime/ routes use OpenHands' {"detail": ...} bodies. */
+ * valid until api_req_free. Error replies are errors.h's: their body's shape is the flavour of
+ * the API the request is answered as. */
 #ifndef SP_API_HTTP_H
 #define SP_API_HTTP_H
 
@@ -20,6 +20,13 @@
 #define API_JSON_BODY_MAX (1024u * 1024) /* JSON bodies: actions, sessions, tokens */
 
 typedef struct redisContext redisContext;
+
+/* The API a request is answered as, which shapes its error bodies (errors.h). */
+typedef enum {
+    API_REST = 0,         /* /api/v1/, /metrics: {"error": {"code", "message"}} */
+    API_OH_ACTION_SERVER, /* /runtime/{id}/ (action_server.c): FastAPI's {"detail": message} */
+    API_OH_RUNTIME_API, /* /openhands/ (runtime_api.c): {"detail", "error": {"code", "message"}} */
+} api_flavour_t;
 
 typedef struct {
     FCGX_Request *fcgi;
@@ -35,8 +42,9 @@ typedef struct {
     bool body_broken;              /* the body ended early: the client went away */
     bool authed;                   /* claims hold a verified token */
     jwt_claims_t claims;
-    redisContext *rc; /* the worker's connection (borrowed), NULL until api_redis_get */
-    int status;       /* the status replied, 0 before the reply */
+    redisContext *rc;      /* the worker's connection (borrowed), NULL until api_redis_get */
+    int status;            /* the status replied, 0 before the reply */
+    api_flavour_t flavour; /* the route's (routes.c), API_REST until routed */
 } api_req_t;
 
 /* Fills r from an accepted request; reads no body. */
@@ -55,8 +63,8 @@ const char *api_param(const api_req_t *r, const char *cgi_name);
 /* Query parameter name, percent-decoded (and '+' as space) into out[0..cap). Returns the
  * length, -1 when absent, -2 when it does not fit or is malformed. */
 int api_query(const api_req_t *r, const char *name, char *out, size_t cap);
-/* Query integer in [lo, hi]: def when absent; -1 and a 400 reply when malformed or out of range
- * (then *ok is false). */
+/* Query integer in [lo, hi]: def when absent; -1 and a bad_request reply when malformed or out
+ * of range (then *ok is false). */
 long long api_query_int(api_req_t *r, const char *name, long long def, long long lo, long long hi,
                         bool *ok);
 /* Query boolean ("true"/"1"/"false"/"0"); def when absent. */
@@ -66,19 +74,14 @@ bool api_query_bool(const api_req_t *r, const char *name, bool def);
  * long). */
 int api_pct_decode(const char *s, size_t n, char *out, size_t cap);
 
-/* The body parsed as a JSON object; on failure replies 400/413 (REST error body) and returns
- * NULL. New reference. */
+/* The body parsed as a JSON object; on failure replies bad_request/too_large and returns NULL.
+ * New reference. */
 json_object *api_body_object(api_req_t *r);
 
 /* Replies. Each sends status, headers and body; a second reply on one request is ignored. */
 void api_reply_raw(api_req_t *r, int status, const char *content_type, const char *body,
                    size_t len);
 void api_reply_json(api_req_t *r, int status, json_object *body); /* takes ownership */
-/* {"error":{"code","message"}} with printf message. */
-void api_error(api_req_t *r, int status, const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* OpenHands style {"detail": msg}. */
-void api_detail(api_req_t *r, int status, const char *detail);
 
 const char *api_status_text(int status);
 

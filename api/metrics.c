@@ -108,7 +108,7 @@ api_metrics(api_req_t *r, char **params)
             freeReplyObject(h);
         json_object_put(gws);
         json_object_put(pool);
-        api_error(r, 503, "unavailable", "Redis is not reachable");
+        api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
         return;
     }
     buf_t b = BUF_INIT;

@@ -75,7 +75,7 @@ api_redis_get(api_req_t *r, bool reply)
         if (!conn || conn->err) {
             api_redis_drop(r);
             if (reply)
-                api_error(r, 503, "unavailable", "Redis is not reachable");
+                api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
             return NULL;
         }
         api_redis_set_timeout(conn, API_REDIS_TIMEOUT_MS);

@@ -70,33 +70,33 @@ last_seq(api_req_t *r, const char *sid)
 }
 
 json_object *
-api_session_load(api_req_t *r, const char *sid, bool *found)
+api_session_load(api_req_t *r, const char *sid, api_err_t *e)
 {
-    *found = false;
     if (!*sid || strlen(sid) > 100 || strpbrk(sid, "{}\r\n "))
-        return NULL;
-    if (!api_redis_get(r, true)) {
-        *found = true;
+        goto not_found;
+    if (!api_redis_get(r, false)) {
+        api_err_redis(e);
         return NULL;
     }
     redisReply *h = api_redis_cmdf(r, "HGETALL sp:session:{%s}", sid);
     if (!h) {
-        *found = true;
-        api_error(r, 503, "unavailable", "Redis is not reachable");
+        api_err_redis(e);
         return NULL;
     }
     if (h->type != REDIS_REPLY_ARRAY || h->elements == 0) {
         freeReplyObject(h);
-        return NULL;
+        goto not_found;
     }
     const redisReply *owner = hash_field(h, "owner");
     if (!api_may_see(r, sid, owner && owner->str ? owner->str : "")) {
         freeReplyObject(h);
-        return NULL;
+        goto not_found;
     }
     json_object *s = api_session_from_hash(h);
     freeReplyObject(h);
     json_set_int(s, "last_seq", last_seq(r, sid));
-    *found = true;
     return s;
+not_found:
+    api_err_set(e, ERR_NOT_FOUND, "no session %.100s", sid);
+    return NULL;
 }

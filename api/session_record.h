@@ -6,13 +6,13 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
+#include "errors.h"
 #include "http.h"
 
 /* Loads sp:session:{sid} into a new JSON session object (the WebSocket API's shape plus
- * "ended"), or NULL. *found is false when the session does not exist (or r may not see it,
- * which is reported the same way: no existence leak). Replies 503 itself on Redis failure
- * (then *found is true and NULL returned). */
-json_object *api_session_load(api_req_t *r, const char *sid, bool *found);
+ * "ended"), or NULL with e: ERR_NOT_FOUND "no session SID" when it does not exist or r may not
+ * see it (reported the same way: no existence leak), ERR_UNAVAILABLE. */
+json_object *api_session_load(api_req_t *r, const char *sid, api_err_t *e);
 /* Turns an HGETALL reply into the session object (new ref). last_seq is filled by the caller. */
 json_object *api_session_from_hash(const redisReply *h);
 

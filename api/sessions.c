@@ -44,7 +44,7 @@ api_sessions_create(api_req_t *r, char **params)
 {
     (void)params;
     if (!strcmp(r->claims.role, "viewer")) {
-        api_error(r, 403, "forbidden", "viewers cannot create sessions");
+        api_failf(r, ERR_FORBIDDEN, "viewers cannot create sessions");
         return;
     }
     json_object *body = r->body_len ? api_body_object(r) : json_object_new_object();
@@ -65,23 +65,22 @@ api_sessions_create(api_req_t *r, char **params)
     if (found <= 0) {
         json_object_put(body);
         if (found < 0)
-            api_error(r, 503, "unavailable", "Redis is not reachable");
+            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
         else
-            api_error(r, 503, "no_gateway", "no gateway is running");
+            api_failf(r, ERR_NO_GATEWAY, "no gateway is running");
         return;
     }
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "session.create");
     json_set(req, "params", body);
-    json_object *res, *err;
-    int rc = api_gw_call(r, gw, req, (int)timeout, &res, &err);
+    api_err_t e;
+    json_object *res = api_gw_ask(r, gw, req, (int)timeout, &e);
     json_object_put(req);
-    if (rc == API_GW_OK) {
+    if (res) {
         api_metric_incr(r, "sessions_created", 1);
         api_reply_json(r, 201, res);
     } else {
-        api_gw_reply_failure(r, rc, err);
-        json_object_put(err);
+        api_fail(r, &e);
     }
 }
 
@@ -148,7 +147,7 @@ api_sessions_list(api_req_t *r, char **params)
     char cursor[200] = "", status[40] = "";
     if (api_query(r, "cursor", cursor, sizeof cursor) == -2 ||
         api_query(r, "status", status, sizeof status) == -2) {
-        api_error(r, 400, "bad_request", "malformed cursor or status");
+        api_failf(r, ERR_BAD_REQ, "malformed cursor or status");
         return;
     }
     /* cursor "<score>,<id>": the last session of the previous page (newest first). */
@@ -157,13 +156,13 @@ api_sessions_list(api_req_t *r, char **params)
         char *comma = strchr(cursor, ',');
         char *end = NULL;
         if (!comma || comma == cursor || strlen(comma + 1) >= sizeof last_id) {
-            api_error(r, 400, "bad_request", "malformed cursor");
+            api_failf(r, ERR_BAD_REQ, "malformed cursor");
             return;
         }
         *comma = '\0';
         strtod(cursor, &end);
         if (*end || strlen(cursor) >= sizeof max) {
-            api_error(r, 400, "bad_request", "malformed cursor");
+            api_failf(r, ERR_BAD_REQ, "malformed cursor");
             return;
         }
         /* lengths checked above; the precision tells the compiler */
@@ -185,7 +184,7 @@ api_sessions_list(api_req_t *r, char **params)
             if (z)
                 freeReplyObject(z);
             json_object_put(arr);
-            api_error(r, 503, "unavailable", "Redis is not reachable");
+            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
             return;
         }
         size_t pairs = z->elements / 2;
@@ -206,7 +205,7 @@ api_sessions_list(api_req_t *r, char **params)
         if (load_batch(r, ids, n, status, arr, &added, (size_t)limit, &consumed) < 0) {
             freeReplyObject(z);
             json_object_put(arr);
-            api_error(r, 503, "unavailable", "Redis is not reachable");
+            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
             return;
         }
         scanned += pairs;
@@ -225,27 +224,21 @@ api_sessions_list(api_req_t *r, char **params)
 void
 api_sessions_get(api_req_t *r, char **params)
 {
-    bool found;
-    json_object *s = api_session_load(r, params[0], &found);
+    api_err_t e;
+    json_object *s = api_session_load(r, params[0], &e);
     if (s)
         api_reply_json(r, 200, s);
-    else if (!found)
-        api_error(r, 404, "not_found", "no session %.100s", params[0]);
+    else
+        api_fail(r, &e);
 }
 
 json_object *
-api_session_for_write(api_req_t *r, const char *sid)
+api_session_for_write(api_req_t *r, const char *sid, api_err_t *e)
 {
-    bool found;
-    json_object *s = api_session_load(r, sid, &found);
-    if (!s) {
-        if (!found)
-            api_error(r, 404, "not_found", "no session %.100s", sid);
-        return NULL;
-    }
-    if (!api_may_write(r, sid, json_get_str(s, "owner", ""))) {
+    json_object *s = api_session_load(r, sid, e);
+    if (s && !api_may_write(r, sid, json_get_str(s, "owner", ""))) {
         json_object_put(s);
-        api_error(r, 403, "forbidden", "this token is read-only");
+        api_err_set(e, ERR_FORBIDDEN, "this token is read-only");
         return NULL;
     }
     return s;
@@ -254,9 +247,12 @@ api_session_for_write(api_req_t *r, const char *sid)
 void
 api_sessions_delete(api_req_t *r, char **params)
 {
-    json_object *s = api_session_for_write(r, params[0]);
-    if (!s)
+    api_err_t e;
+    json_object *s = api_session_for_write(r, params[0], &e);
+    if (!s) {
+        api_fail(r, &e);
         return;
+    }
     if (!strcmp(json_get_str(s, "status", ""), "STOPPED")) {
         api_reply_json(r, 200, s); /* already gone: DELETE is idempotent */
         return;
@@ -265,11 +261,12 @@ api_sessions_delete(api_req_t *r, char **params)
     snprintf(gw, sizeof gw, "%s", json_get_str(s, "gateway", ""));
     json_object_put(s);
     int alive = api_gateway_alive(r, gw);
-    if (alive != 1) {
-        if (alive < 0)
-            api_error(r, 503, "unavailable", "Redis is not reachable");
-        else
-            api_error(r, 503, "gateway_down", "the session's gateway %.100s is not running", gw);
+    if (alive < 0) {
+        api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
+        return;
+    }
+    if (alive == 0) {
+        api_failf(r, ERR_GATEWAY_DOWN, "the session's gateway %.100s is not running", gw);
         return;
     }
     json_object *req = json_object_new_object();
@@ -284,14 +281,15 @@ api_sessions_delete(api_req_t *r, char **params)
 static void
 pause_op(api_req_t *r, const char *sid, const char *op)
 {
-    json_object *s = api_session_for_write(r, sid);
-    if (!s)
-        return;
+    api_err_t e;
     char gw[128];
-    int live = api_session_live(r, s, gw, sizeof gw);
+    json_object *s = api_session_for_write(r, sid, &e);
+    int live = s ? api_session_live(r, s, gw, sizeof gw, &e) : -1;
     json_object_put(s);
-    if (live < 0)
+    if (live < 0) {
+        api_fail(r, &e);
         return;
+    }
     json_object *req = json_object_new_object();
     json_set_str(req, "op", op);
     json_set_str(req, "session", sid);

@@ -40,7 +40,7 @@ api_tokens_create(api_req_t *r, char **params)
         why = "ttl must be an integer number of seconds in [1, 31622400]";
     if (why) {
         json_object_put(body);
-        api_error(r, 400, "bad_request", "%s", why);
+        api_failf(r, ERR_BAD_REQ, "%s", why);
         return;
     }
     snprintf(c.sub, sizeof c.sub, "%s", json_object_get_string(sub));
@@ -52,7 +52,7 @@ api_tokens_create(api_req_t *r, char **params)
     json_object_put(body);
     char *tok = jwt_sign(g_api.secret, g_api.secret_len, &c);
     if (!tok) {
-        api_error(r, 400, "bad_request", "these claims cannot be signed (control characters?)");
+        api_failf(r, ERR_BAD_REQ, "these claims cannot be signed (control characters?)");
         return;
     }
     json_object *o = json_object_new_object();

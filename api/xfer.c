@@ -29,15 +29,15 @@ typedef struct {
 } xfer_t;
 
 /* Names the transfer's keys and sends op (borrowed; "op", "session", "data", "ack" filled in)
- * to gateway gw. API_GW_OK or API_GW_REDIS. */
+ * to gateway gw. 0, or -ERR_UNAVAILABLE with e. */
 static int
 xfer_start(xfer_t *x, api_req_t *r, const char *gw, const char *sid, json_object *op,
-           const char *name)
+           const char *name, api_err_t *e)
 {
     memset(x, 0, sizeof *x);
     x->r = r;
     if (api_gw_new_id(x->id) < 0)
-        return API_GW_REDIS;
+        return api_err_redis(e);
     snprintf(x->data, sizeof x->data, "sp:xfer:{%s}:data", x->id);
     snprintf(x->ack, sizeof x->ack, "sp:xfer:{%s}:ack", x->id);
     snprintf(x->reply, sizeof x->reply, API_GW_REPLY_FMT, x->id);
@@ -47,7 +47,7 @@ xfer_start(xfer_t *x, api_req_t *r, const char *gw, const char *sid, json_object
     json_set_str(op, "session", sid);
     json_set_str(op, "data", x->data);
     json_set_str(op, "ack", x->ack);
-    return api_gw_send(r, gw, op, x->id);
+    return api_gw_send(r, gw, op, x->id, e);
 }
 
 /* RPUSH key item; EXPIRE key, pipelined. item[0] is the tag. 0, or -1 when Redis failed. */
@@ -123,118 +123,123 @@ xfer_abort(xfer_t *x, const char *key, const char *why)
     xfer_cleanup(x);
 }
 
-/* Waits for the gateway's answer on the reply list only. */
-static int
-xfer_wait_reply(xfer_t *x, json_object **res, json_object **err)
+/* Waits for the gateway's answer on the reply list only: its result, or NULL with e. */
+static json_object *
+xfer_wait_reply(xfer_t *x, api_err_t *e)
 {
     const char *argv[] = {"BLPOP", x->reply, x->wait_s};
     redisReply *y = api_redis_cmd(x->r, x->wait_ms, 3, argv);
-    if (!y)
-        return API_GW_REDIS;
-    int rc;
-    if (y->type == REDIS_REPLY_ARRAY && y->elements == 2)
-        rc = api_gw_parse_reply(y->element[1]->str, y->element[1]->len, res, err);
-    else
-        rc = y->type == REDIS_REPLY_ERROR ? API_GW_REDIS : API_GW_TIMEOUT;
-    freeReplyObject(y);
-    return rc;
-}
-
-static int
-aborted(json_object **err, const char *why)
-{
-    *err = json_object_new_object();
-    json_set_str(*err, "code", "aborted");
-    json_set_str(*err, "message", why);
-    return API_GW_ERROR;
-}
-
-/* The gateway pushed A: it gave up and replies with its reason, which is what we return. */
-static int
-gateway_aborted(xfer_t *x, const redisReply *item, json_object **res, json_object **err)
-{
-    int rc = xfer_wait_reply(x, res, err);
-    if (rc == API_GW_TIMEOUT || rc == API_GW_REDIS) {
-        char why[160];
-        snprintf(why, sizeof why, "the gateway stopped the transfer: %.*s",
-                 (int)(item->len > 100 ? 100 : item->len - 1), item->str + 1);
-        rc = aborted(err, why);
+    if (!y) {
+        api_err_redis(e);
+        return NULL;
     }
-    xfer_cleanup(x);
-    return rc;
+    json_object *res = NULL;
+    if (y->type == REDIS_REPLY_ARRAY && y->elements == 2)
+        res = api_gw_parse_reply(y->element[1]->str, y->element[1]->len, e);
+    else if (y->type == REDIS_REPLY_ERROR)
+        api_err_redis(e);
+    else
+        api_gw_no_answer(e);
+    freeReplyObject(y);
+    return res;
 }
 
-/* Upload: waits until fewer than API_XFER_WINDOW chunks are unacknowledged. 0 to go on, or the
- * transfer's final result (the gateway answered early, gave up, or went silent). */
 static int
-upload_wait_window(xfer_t *x, int *unacked, json_object **res, json_object **err)
+aborted(api_err_t *e, const char *why)
+{
+    return api_err_set(e, ERR_ABORTED, "%s", why);
+}
+
+/* The gateway pushed A: it gave up and replies with its reason, which is what we return (its
+ * result, should it answer with one). */
+static json_object *
+gateway_aborted(xfer_t *x, const redisReply *item, api_err_t *e)
+{
+    json_object *res = xfer_wait_reply(x, e);
+    if (!res && !api_gw_refused(e))
+        api_err_set(e, ERR_ABORTED, "the gateway stopped the transfer: %.*s",
+                    (int)(item->len > 100 ? 100 : item->len - 1), item->str + 1);
+    xfer_cleanup(x);
+    return res;
+}
+
+/* Upload: waits until fewer than API_XFER_WINDOW chunks are unacknowledged. 0 to go on, or
+ * -code with e when the transfer is over (the gateway answered early, gave up, or went
+ * silent). */
+static int
+upload_wait_window(xfer_t *x, int *unacked, api_err_t *e)
 {
     while (*unacked >= API_XFER_WINDOW) {
         redisReply *y;
         int k = xfer_pop(x, x->ack, x->reply, &y);
         if (k <= 0) {
             xfer_abort(x, x->data, k ? "redis failed" : "no acknowledgement in time");
-            return k ? API_GW_REDIS : API_GW_TIMEOUT;
+            return k ? api_err_redis(e) : api_gw_no_answer(e);
         }
         const redisReply *key = y->element[0], *item = y->element[1];
         int rc = 0;
+        json_object *res = NULL;
         if (!strcmp(key->str, x->reply)) {
             /* An answer before the end: the gateway gave up (too_large, path_escape, ...). */
-            rc = api_gw_parse_reply(item->str, item->len, res, err);
+            res = api_gw_parse_reply(item->str, item->len, e);
             xfer_cleanup(x);
-            if (rc == API_GW_OK) { /* cannot be a success before E: do not pretend */
-                json_object_put(*res);
-                *res = NULL;
-                rc = aborted(err, "the gateway ended the upload early");
-            }
+            rc = -1;
         } else if (item->len && item->str[0] == 'K') {
             (*unacked)--;
         } else if (item->len && item->str[0] == 'A') {
-            rc = gateway_aborted(x, item, res, err);
+            res = gateway_aborted(x, item, e);
+            rc = -1;
         }
         freeReplyObject(y);
+        if (res) { /* cannot be a success before E: do not pretend */
+            json_object_put(res);
+            return aborted(e, "the gateway ended the upload early");
+        }
         if (rc)
-            return rc;
+            return -e->code;
     }
     return 0;
 }
 
-int
-api_xfer_upload(api_req_t *r, const char *gw, const char *sid, json_object *op, api_xfer_read_fn rd,
-                void *ud, json_object **res, json_object **err)
+json_object *
+api_xfer_upload(api_req_t *r, const char *gw, const char *sid, json_object *op,
+                const api_xfer_source_t *src, api_err_t *e)
 {
-    *res = *err = NULL;
     xfer_t x;
-    int rc = xfer_start(&x, r, gw, sid, op, "file.upload");
-    if (rc != API_GW_OK)
-        return rc;
+    if (xfer_start(&x, r, gw, sid, op, "file.upload", e) < 0)
+        return NULL;
     char *buf = xmalloc(1 + API_XFER_CHUNK);
     int unacked = 0;
+    json_object *res = NULL;
     for (;;) {
         /* Fill a whole chunk (the source may return less than asked) before pushing it. */
         size_t len = 0;
         ssize_t n = 1;
-        while (len < API_XFER_CHUNK && (n = rd(ud, buf + 1 + len, API_XFER_CHUNK - len)) > 0)
+        while (len < API_XFER_CHUNK &&
+               (n = src->read(src->ud, buf + 1 + len, API_XFER_CHUNK - len)) > 0)
             len += (size_t)n;
         if (n < 0) {
             xfer_abort(&x, x.data, "the client went away");
-            rc = aborted(err, "the upload's source failed (the client went away)");
+            aborted(e, "the upload's source failed (the client went away)");
             break;
         }
         if (len) {
-            if ((rc = upload_wait_window(&x, &unacked, res, err)) != 0)
+            if (upload_wait_window(&x, &unacked, e) < 0)
                 break;
             buf[0] = 'D';
             if (xfer_push(&x, x.data, buf, 1 + len) < 0) {
                 xfer_abort(&x, x.data, "redis failed");
-                rc = API_GW_REDIS;
+                api_err_redis(e);
                 break;
             }
             unacked++;
         }
         if (n == 0) {
-            rc = xfer_push(&x, x.data, "E", 1) < 0 ? API_GW_REDIS : xfer_wait_reply(&x, res, err);
-            if (rc == API_GW_OK || rc == API_GW_ERROR)
+            if (xfer_push(&x, x.data, "E", 1) < 0)
+                api_err_redis(e);
+            else
+                res = xfer_wait_reply(&x, e);
+            if (res || api_gw_refused(e))
                 xfer_cleanup(&x);
             else
                 xfer_abort(&x, x.data, "no answer in time");
@@ -242,19 +247,16 @@ api_xfer_upload(api_req_t *r, const char *gw, const char *sid, json_object *op, 
         }
     }
     free(buf);
-    return rc;
+    return res;
 }
 
-int
+json_object *
 api_xfer_download(api_req_t *r, const char *gw, const char *sid, json_object *op,
-                  api_xfer_header_fn hdr, api_xfer_write_fn wr, void *ud, json_object **res,
-                  json_object **err)
+                  const api_xfer_sink_t *dst, api_err_t *e)
 {
-    *res = *err = NULL;
     xfer_t x;
-    int rc = xfer_start(&x, r, gw, sid, op, "file.download");
-    if (rc != API_GW_OK)
-        return rc;
+    if (xfer_start(&x, r, gw, sid, op, "file.download", e) < 0)
+        return NULL;
     bool started = false;
     for (;;) {
         redisReply *y;
@@ -263,39 +265,50 @@ api_xfer_download(api_req_t *r, const char *gw, const char *sid, json_object *op
         int k = xfer_pop(&x, x.data, x.reply, &y);
         if (k <= 0) {
             xfer_abort(&x, x.ack, k ? "redis failed" : "no data in time");
-            return k ? API_GW_REDIS : API_GW_TIMEOUT;
+            if (k)
+                api_err_redis(e);
+            else
+                api_gw_no_answer(e);
+            return NULL;
         }
         const redisReply *key = y->element[0], *item = y->element[1];
         char tag = item->len ? item->str[0] : '\0';
-        rc = -100; /* go on */
+        bool over = false;
+        json_object *res = NULL;
         if (!strcmp(key->str, x.reply)) {
-            rc = api_gw_parse_reply(item->str, item->len, res, err);
+            res = api_gw_parse_reply(item->str, item->len, e);
             xfer_cleanup(&x);
+            over = true;
         } else if (tag == 'H' && !started) {
             err_t perr = {0};
             json_object *h = json_parse(item->str + 1, item->len - 1, &perr);
             started = true;
-            if (!h || hdr(ud, h) < 0) {
+            if (!h || dst->header(dst->ud, h) < 0) {
                 xfer_abort(&x, x.ack, h ? "the client went away" : "bad header");
-                rc = aborted(err, h ? "the download's sink failed" : "the gateway sent a bad H");
+                aborted(e, h ? "the download's sink failed" : "the gateway sent a bad H");
+                over = true;
             }
             json_object_put(h);
         } else if (tag == 'D') {
+            over = true;
             if (!started) {
                 xfer_abort(&x, x.ack, "data before the header");
-                rc = aborted(err, "the gateway sent data before the header");
-            } else if (wr(ud, item->str + 1, item->len - 1) < 0) {
+                aborted(e, "the gateway sent data before the header");
+            } else if (dst->write(dst->ud, item->str + 1, item->len - 1) < 0) {
                 xfer_abort(&x, x.ack, "the client went away");
-                rc = aborted(err, "the download's sink failed (the client went away)");
+                aborted(e, "the download's sink failed (the client went away)");
             } else if (xfer_push(&x, x.ack, "K", 1) < 0) {
                 xfer_abort(&x, x.ack, "redis failed");
-                rc = API_GW_REDIS;
+                api_err_redis(e);
+            } else {
+                over = false;
             }
         } else if (tag == 'A') {
-            rc = gateway_aborted(&x, item, res, err);
+            res = gateway_aborted(&x, item, e);
+            over = true;
         }
         freeReplyObject(y);
-        if (rc != -100)
-            return rc;
+        if (over)
+            return res;
     }
 }

@@ -22,25 +22,33 @@ typedef int (*api_xfer_write_fn)(void *ud, const char *p, size_t n);
  * (borrowed): the place to send headers (Content-Length). Returns 0, or < 0 to abort. */
 typedef int (*api_xfer_header_fn)(void *ud, json_object *header);
 
+/* Where an upload's bytes come from, where a download's go. */
+typedef struct {
+    api_xfer_read_fn read;
+    void *ud;
+} api_xfer_source_t;
+typedef struct {
+    api_xfer_header_fn header;
+    api_xfer_write_fn write;
+    void *ud;
+} api_xfer_sink_t;
+
 /* Uploads to session sid on gateway gw. op (borrowed) holds the file.upload fields ("path",
  * "mode", "parents", "max_bytes"); "op", "session", "data", "ack" and the request fields of
- * api_gw_send are filled in. rd is read until it returns 0: it should enforce the size limit
+ * api_gw_send are filled in. src is read until it returns 0: it should enforce the size limit
  * itself (max_bytes is the executor's own check). Blocks the worker for the whole transfer;
  * on any failure an A is pushed, the gateway removes the temp file, and both lists are
- * deleted. Returns API_GW_OK (*res: {"path","size"}, new ref),
- * API_GW_ERROR (*err: {"code","message"}, new ref; a source failure is code "aborted"),
- * API_GW_TIMEOUT or API_GW_REDIS, like api_gw_call. */
-int api_xfer_upload(api_req_t *r, const char *gw, const char *sid, json_object *op,
-                    api_xfer_read_fn rd, void *ud, json_object **res, json_object **err);
+ * deleted. Returns the result {"path","size"} (new ref), or NULL with e: the gateway's error,
+ * ERR_ABORTED (the source failed), ERR_TIMEOUT or ERR_UNAVAILABLE, as api_gw_call. */
+json_object *api_xfer_upload(api_req_t *r, const char *gw, const char *sid, json_object *op,
+                             const api_xfer_source_t *src, api_err_t *e);
 
 /* Downloads from session sid on gateway gw. op (borrowed) holds the file.download fields
- * ("path", "offset", "length"), filled in as for an upload. hdr is called once before the first
- * wr (not at all when the gateway fails first: then reply the JSON error); after hdr, a failure
- * can only cut the response short. Returns as api_xfer_upload
- * (*res: {"path","bytes"}); a sink failure aborts the transfer and returns API_GW_ERROR with
- * code "aborted". */
-int api_xfer_download(api_req_t *r, const char *gw, const char *sid, json_object *op,
-                      api_xfer_header_fn hdr, api_xfer_write_fn wr, void *ud, json_object **res,
-                      json_object **err);
+ * ("path", "offset", "length"), filled in as for an upload. dst's header is called once before
+ * the first write (not at all when the gateway fails first: then reply the error); after it, a
+ * failure can only cut the response short. Returns as api_xfer_upload (the result
+ * {"path","bytes"}); a sink failure aborts the transfer: ERR_ABORTED. */
+json_object *api_xfer_download(api_req_t *r, const char *gw, const char *sid, json_object *op,
+                               const api_xfer_sink_t *dst, api_err_t *e);
 
 #endif

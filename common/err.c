@@ -34,6 +34,19 @@ err_name(int code)
     case ERR_BUSY: return "busy";
     case ERR_AUTH: return "unauthorized";
     case ERR_AUTH_EXPIRED: return "token_expired";
+    case ERR_AUTH_ROLE: return "unauthorized";
+    case ERR_FORBIDDEN: return "forbidden";
+    case ERR_METHOD: return "method_not_allowed";
+    case ERR_SESSION_ENDED: return "session_ended";
+    case ERR_CONFLICT: return "conflict";
+    case ERR_FAILED: return "failed";
+    case ERR_AT_CAPACITY: return "at_capacity";
+    case ERR_NOT_IMPLEMENTED: return "not_implemented";
+    case ERR_UNAVAILABLE: return "unavailable";
+    case ERR_GATEWAY_DOWN: return "gateway_down";
+    case ERR_NO_GATEWAY: return "no_gateway";
+    case ERR_TIMEOUT: return "timeout";
+    case ERR_ABORTED: return "aborted";
     case ENOENT: return "not_found";
     case EEXIST: return "exists";
     case EACCES:

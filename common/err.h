@@ -24,6 +24,23 @@ enum {
     ERR_BUSY,         /* resource in use */
     ERR_AUTH,         /* credentials missing, malformed or not valid (bad signature, claims) */
     ERR_AUTH_EXPIRED, /* a well-formed, correctly signed token whose exp has passed */
+    /* What the HTTP APIs answer besides the above (api/errors.c gives each its status). */
+    ERR_AUTH_ROLE,       /* a valid token whose role may not do this ("unauthorized": the name
+                          * a gateway's inbox gives that refusal) */
+    ERR_FORBIDDEN,       /* the caller may not do this (read-only token, admin route) */
+    ERR_METHOD,          /* the path exists, not with this method */
+    ERR_SESSION_ENDED,   /* the session stopped */
+    ERR_CONFLICT,        /* the name is someone else's */
+    ERR_FAILED,          /* it failed before and stays failed */
+    ERR_AT_CAPACITY,     /* no room for one more */
+    ERR_NOT_IMPLEMENTED, /* not built (yet) */
+    ERR_UNAVAILABLE,     /* something it needs is not there (Redis, a gateway's answer) */
+    ERR_GATEWAY_DOWN,    /* the session's gateway is not running */
+    ERR_NO_GATEWAY,      /* no gateway is running */
+    ERR_TIMEOUT,         /* no answer in time */
+    ERR_ABORTED,         /* a transfer stopped half-way */
+    ERR_INTERNAL,        /* a failure with no better name */
+    ERR_LAST,            /* one past the last code */
 };
 
 /* Sets err (if not NULL) and returns -code. printf-style message. */

@@ -38,76 +38,65 @@ py_float(double v)
     return json_object_new_double_s(v, s);
 }
 
-/* A runtime of the OpenHands Runtime API (id "rt-…", its path-form URL) stands for its
- * current session and has a session API key of its own (runtime_api_path.c). */
-typedef struct {
-    char key[64];    /* the runtime's session API key, "" for a plain session id */
-    char owner[128]; /* who started the runtime */
-} rt_key_t;
-
 /* The session record for sid, whatever the caller's rights (routing only). A runtime id in sid
- * (a route capture, PARAM_MAX bytes) is replaced by its session's id, its key put in k.
- * Replies and returns NULL for unknown/stopped (404), paused or starting (503), broken or
- * gateway gone (502), Redis down (503). */
+ * (a route capture, API_ROUTE_PARAM_MAX bytes) is replaced by its session's id; ref receives
+ * what it stands for (a runtime's session API key and owner). Replies and returns NULL for
+ * unknown/stopped (404), paused or starting (503), broken or gateway gone (502), Redis down
+ * (503). */
 static json_object *
-rt_session(api_req_t *r, char *sid, char *gw, size_t cap, rt_key_t *k, bool check_gw)
+rt_session(api_req_t *r, char *sid, char *gw, size_t cap, api_rt_ref_t *ref, bool check_gw)
 {
     if (!*sid || strlen(sid) > 100 || strpbrk(sid, "{}\r\n ")) {
-        api_detail(r, 404, "Not Found");
+        api_failf(r, ERR_NOT_FOUND, "Not Found");
         return NULL;
     }
     if (!api_redis_get(r, false)) {
-        api_detail(r, 503, "Service Unavailable: Redis is not reachable");
+        api_failf(r, ERR_UNAVAILABLE, "Service Unavailable: Redis is not reachable");
         return NULL;
     }
-    char real[128];
-    int f = api_oh_runtime_session(r, sid, real, sizeof real, k->key, sizeof k->key, k->owner,
-                                   sizeof k->owner);
-    if (f != 1) {
-        api_detail(r,
-                   f < 0    ? 503
-                   : f == 2 ? 503
-                            : 404,
-                   f < 0    ? "Service Unavailable: Redis is not reachable"
-                   : f == 2 ? "Runtime is starting"
-                            : "Not Found");
+    int f = api_oh_runtime_session(r, sid, ref);
+    if (f < 0)
+        api_failf(r, ERR_UNAVAILABLE, "Service Unavailable: Redis is not reachable");
+    else if (f == 2)
+        api_failf(r, ERR_UNAVAILABLE, "Runtime is starting");
+    else if (f != 1)
+        api_failf(r, ERR_NOT_FOUND, "Not Found");
+    if (f != 1)
         return NULL;
-    }
-    strcpy(sid, real); /* no longer than the capture it replaces */
+    strcpy(sid, ref->sid); /* no longer than the capture it replaces */
     redisReply *h = api_redis_cmdf(r, "HGETALL sp:session:{%s}", sid);
     if (!h || h->type != REDIS_REPLY_ARRAY) {
         if (h)
             freeReplyObject(h);
-        api_detail(r, 503, "Service Unavailable: Redis is not reachable");
+        api_failf(r, ERR_UNAVAILABLE, "Service Unavailable: Redis is not reachable");
         return NULL;
     }
     if (h->elements == 0) {
         freeReplyObject(h);
-        api_detail(r, 404, "Not Found");
+        api_failf(r, ERR_NOT_FOUND, "Not Found");
         return NULL;
     }
     json_object *s = api_session_from_hash(h);
     freeReplyObject(h);
     const char *st = json_get_str(s, "status", "");
     snprintf(gw, cap, "%s", json_get_str(s, "gateway", ""));
-    int code = 0;
-    const char *detail = NULL;
+    api_err_t e = {0};
     if (!strcmp(st, "STOPPED")) {
-        code = 404, detail = "Not Found";
+        api_err_set(&e, ERR_NOT_FOUND, "Not Found");
     } else if (!strcmp(st, "PAUSED")) {
-        code = 503, detail = "Runtime is paused";
+        api_err_set(&e, ERR_UNAVAILABLE, "Runtime is paused");
     } else if (!strcmp(st, "ERROR") || !strcmp(st, "ERROR_RUNTIME_DISCONNECTED")) {
-        code = 502, detail = "Runtime disconnected";
+        api_err_set(&e, ERR_GATEWAY_DOWN, "Runtime disconnected");
     } else if (check_gw) {
         int alive = api_gateway_alive(r, gw);
         if (alive < 0)
-            code = 503, detail = "Service Unavailable: Redis is not reachable";
+            api_err_set(&e, ERR_UNAVAILABLE, "Service Unavailable: Redis is not reachable");
         else if (!alive)
-            code = 502, detail = "Runtime disconnected: its gateway is not running";
+            api_err_set(&e, ERR_GATEWAY_DOWN, "Runtime disconnected: its gateway is not running");
     }
-    if (code) {
+    if (e.code) {
         json_object_put(s);
-        api_detail(r, code, detail);
+        api_fail(r, &e);
         return NULL;
     }
     return s;
@@ -118,20 +107,20 @@ rt_session(api_req_t *r, char *sid, char *gw, size_t cap, rt_key_t *k, bool chec
 static json_object *
 rt_session_authed(api_req_t *r, char *sid, char *gw, size_t cap, bool write, bool check_gw)
 {
-    rt_key_t k;
-    json_object *s = rt_session(r, sid, gw, cap, &k, check_gw);
+    api_rt_ref_t ref;
+    json_object *s = rt_session(r, sid, gw, cap, &ref, check_gw);
     if (!s)
         return NULL;
     const char *presented = api_param(r, "HTTP_X_SESSION_API_KEY");
-    if (k.key[0] && presented && strlen(presented) == strlen(k.key) &&
-        CRYPTO_memcmp(presented, k.key, strlen(k.key)) == 0) {
+    if (ref.key[0] && presented && strlen(presented) == strlen(ref.key) &&
+        CRYPTO_memcmp(presented, ref.key, strlen(ref.key)) == 0) {
         memset(&r->claims, 0, sizeof r->claims);
-        snprintf(r->claims.sub, sizeof r->claims.sub, "%s", k.owner);
+        snprintf(r->claims.sub, sizeof r->claims.sub, "%s", ref.owner);
         snprintf(r->claims.role, sizeof r->claims.role, "user");
         r->authed = true;
     } else if (api_auth_session_key(r, presented, sid, json_get_str(s, "owner", ""), write) < 0) {
         json_object_put(s);
-        api_detail(r, 403, "Invalid API Key");
+        api_failf(r, ERR_FORBIDDEN, "Invalid API Key");
         return NULL;
     }
     return s;
@@ -147,8 +136,8 @@ void
 api_rt_alive(api_req_t *r, char **params)
 {
     char gw[128];
-    rt_key_t k;
-    json_object *s = rt_session(r, params[0], gw, sizeof gw, &k, true);
+    api_rt_ref_t ref;
+    json_object *s = rt_session(r, params[0], gw, sizeof gw, &ref, true);
     if (!s)
         return;
     json_object *o = json_object_new_object();
@@ -168,17 +157,12 @@ sandbox_health(api_req_t *r, const char *sid, const char *gw, const char *owner)
     memset(&r->claims, 0, sizeof r->claims);
     snprintf(r->claims.sub, sizeof r->claims.sub, "%s", owner);
     snprintf(r->claims.role, sizeof r->claims.role, "user");
-    json_object *req = json_object_new_object(), *res = NULL, *err = NULL;
+    json_object *req = json_object_new_object();
     json_set_str(req, "op", "health");
     json_set_str(req, "session", sid);
-    int rc = api_gw_call(r, gw, req, RT_HEALTH_TIMEOUT_S, &res, &err);
+    json_object *res = api_gw_ask(r, gw, req, RT_HEALTH_TIMEOUT_S, NULL);
     r->claims = caller;
     json_object_put(req);
-    json_object_put(err);
-    if (rc != API_GW_OK) {
-        json_object_put(res);
-        return NULL;
-    }
     return res;
 }
 
@@ -250,8 +234,8 @@ void
 api_rt_server_info(api_req_t *r, char **params)
 {
     char gw[128], owner[128];
-    rt_key_t k;
-    json_object *s = rt_session(r, params[0], gw, sizeof gw, &k, true);
+    api_rt_ref_t ref;
+    json_object *s = rt_session(r, params[0], gw, sizeof gw, &ref, true);
     if (!s)
         return;
     const char *sid = params[0];
@@ -318,40 +302,35 @@ api_rt_execute_action(api_req_t *r, char **params)
     if (wait_s > API_WAIT_MAX_S)
         wait_s = API_WAIT_MAX_S;
     touch(r, sid);
-    json_object *err;
-    int rc;
-    uint64_t seq;
-    const char *why = "";
-    json_object *ev =
-        api_action_run(r, gw, true, sid, action, wait_s * 1000, &seq, &rc, &err, &why);
+    api_err_t e;
+    api_action_run_t run = {
+        .gw = gw, .sid = sid, .action = action, .check_gw = true, .timeout_ms = wait_s * 1000};
+    json_object *ev = api_action_run(r, &run, &e);
     json_object_put(body);
-    if (rc != API_GW_OK) {
-        char d[400];
-        const char *code = json_get_str(err, "code", "");
-        if (rc == API_GW_DEAD)
-            api_detail(r, 502, "Runtime disconnected: its gateway is not running");
-        else if (rc == API_GW_ERROR && !strcmp(code, "session_ended"))
-            api_detail(r, 404, "Not Found");
-        else if (rc == API_GW_ERROR && api_gw_status(code) == 409)
-            api_detail(r, 503, json_get_str(err, "message", "busy"));
-        else if (rc == API_GW_ERROR) {
-            snprintf(d, sizeof d, "Internal server error: %s", json_get_str(err, "message", "?"));
-            api_detail(r, 500, d);
-        } else
-            api_detail(r, rc == API_GW_TIMEOUT ? 504 : 503, "Runtime did not answer");
-        json_object_put(err);
+    if (!ev && !run.queued) {
+        if (e.code == ERR_GATEWAY_DOWN)
+            api_failf(r, ERR_GATEWAY_DOWN, "Runtime disconnected: its gateway is not running");
+        else if (e.code == ERR_SESSION_ENDED)
+            api_failf(r, ERR_NOT_FOUND, "Not Found");
+        else if (api_gw_refused(&e) && api_err_status(API_REST, e.code) == 409)
+            api_failf(r, ERR_UNAVAILABLE, "%s", e.msg); /* busy: upstream's 503 */
+        else if (api_gw_refused(&e))
+            api_failf(r, ERR_INTERNAL, "Internal server error: %.376s", e.msg);
+        else
+            api_failf(r, e.code == ERR_TIMEOUT ? ERR_TIMEOUT : ERR_UNAVAILABLE,
+                      "Runtime did not answer");
         return;
     }
-    (void)seq;
     touch(r, sid);
     json_object *obs = json_get(ev, "observation");
-    if (obs) {
+    if (obs)
         api_reply_json(r, 200, json_object_get(obs));
-    } else if (!strcmp(why, "ended")) {
-        api_detail(r, 404, "Not Found");
-    } else {
-        api_detail(r, !strcmp(why, "redis") ? 503 : 504, "Runtime did not answer in time");
-    }
+    else if (!ev && e.code == ERR_SESSION_ENDED)
+        api_failf(r, ERR_NOT_FOUND, "Not Found");
+    else if (!ev && e.code == ERR_UNAVAILABLE)
+        api_failf(r, ERR_UNAVAILABLE, "Runtime did not answer in time");
+    else
+        api_failf(r, ERR_TIMEOUT, "Runtime did not answer in time");
     json_object_put(ev);
 }
 
@@ -378,20 +357,16 @@ api_rt_list_files(api_req_t *r, char **params)
     if (path && json_object_is_type(path, json_type_string))
         json_set_str(req, "path", json_object_get_string(path));
     json_object_put(body);
-    json_object *res, *err;
-    int rc = api_gw_call(r, gw, req, g_api.gw_timeout, &res, &err);
+    api_err_t e;
+    json_object *res = api_gw_ask(r, gw, req, g_api.gw_timeout, &e);
     json_object_put(req);
-    if (rc == API_GW_OK) {
+    if (res) {
         json_object *files = json_get(res, "files");
         api_reply_json(r, 200, files ? json_object_get(files) : json_object_new_array());
         json_object_put(res);
     } else {
-        char d[400];
-        snprintf(d, sizeof d, "Error listing files: %s",
-                 rc == API_GW_ERROR ? json_get_str(err, "message", "?")
-                                    : "the runtime did not answer");
-        api_detail(r, 500, d);
-        json_object_put(err);
+        api_failf(r, ERR_INTERNAL, "Error listing files: %.378s",
+                  api_gw_refused(&e) ? e.msg : "the runtime did not answer");
     }
 }
 

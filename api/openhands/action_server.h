@@ -43,25 +43,27 @@ rt_join(char *out, size_t cap, const char *dir, const char *name)
     return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
-/* A gateway call's failure as upstream reports an exception: 500 with its message. */
+/* A failed gateway call (e, as api_gw_call's) as upstream reports an exception: 500 with the
+ * gateway's message; 504/503 "Runtime did not answer" when it did not answer. */
 static inline void
-rt_gw_failure(api_req_t *r, int rc, json_object *err)
+rt_gw_failure(api_req_t *r, const api_err_t *e)
 {
-    if (rc == API_GW_ERROR)
-        api_detail(r, 500, json_get_str(err, "message", "the runtime refused"));
+    if (api_gw_refused(e))
+        api_failf(r, ERR_INTERNAL, "%s", e->msg);
     else
-        api_detail(r, rc == API_GW_TIMEOUT ? 504 : 503, "Runtime did not answer");
+        api_failf(r, e->code == ERR_TIMEOUT ? ERR_TIMEOUT : ERR_UNAVAILABLE,
+                  "Runtime did not answer");
 }
 
-/* op (taken) to session sid's executor through its gateway; as api_gw_call. */
-static inline int
-rt_call(api_req_t *r, const char *gw, const char *sid, json_object *op, json_object **res,
-        json_object **err)
+/* op (taken) to session sid's executor through its gateway: the result (new ref), or NULL with
+ * e (as api_gw_call). */
+static inline json_object *
+rt_call(api_req_t *r, const char *gw, const char *sid, json_object *op, api_err_t *e)
 {
     json_set_str(op, "session", sid);
-    int rc = api_gw_call(r, gw, op, g_api.gw_timeout, res, err);
+    json_object *res = api_gw_ask(r, gw, op, g_api.gw_timeout, e);
     json_object_put(op);
-    return rc;
+    return res;
 }
 
 #endif

@@ -46,15 +46,15 @@ dl_list_free(dl_list_t *l)
     free(l->v);
 }
 
-/* file.list of path: API_GW_OK with *res, else as api_gw_call. */
-static int
-list_dir(dl_list_t *l, const char *path, json_object **res, json_object **err)
+/* file.list of path: its result, or NULL with e (as api_gw_call). */
+static json_object *
+list_dir(dl_list_t *l, const char *path, api_err_t *e)
 {
     json_object *op = json_object_new_object();
     json_set_str(op, "op", "file.list");
     json_set_str(op, "path", path);
     json_set_bool(op, "hidden", true);
-    return rt_call(l->r, l->gw, l->sid, op, res, err);
+    return rt_call(l->r, l->gw, l->sid, op, e);
 }
 
 /* A regular file's permission bits; 0 (the writer's 0644) for a symlink's own 0777. */
@@ -121,18 +121,17 @@ walk(dl_list_t *l, const char *abs, const char *rel, json_object *res, int depth
                 snprintf(l->why, sizeof l->why, "Directories nested too deep under %.400s", abs);
                 rc = -1;
             } else {
-                json_object *sub = NULL, *err = NULL;
-                int grc = list_dir(l, cabs, &sub, &err);
-                if (grc == API_GW_OK)
+                api_err_t fail;
+                json_object *sub = list_dir(l, cabs, &fail);
+                bool refused = !sub && api_gw_refused(&fail);
+                if (sub) {
                     rc = walk(l, cabs, crel, sub, depth + 1);
-                else if (grc != API_GW_ERROR ||
-                         strcmp(json_get_str(err, "code", ""), "not_found")) {
+                } else if (!refused || fail.code != ERR_NOT_FOUND) {
                     /* A directory gone since its parent was listed is skipped, as os.walk does. */
-                    snprintf(l->why, sizeof l->why, "%s",
-                             json_get_str(err, "message", "Runtime did not answer"));
+                    snprintf(l->why, sizeof l->why, "%.*s", (int)sizeof l->why - 1,
+                             refused ? fail.msg : "Runtime did not answer");
                     rc = -1;
                 }
-                json_object_put(err);
             }
         }
     }
@@ -201,25 +200,26 @@ stream_zip(api_req_t *r, dl_list_t *l)
     zip_writer_t *zw = zip_writer_new(zip_to_fcgi, r, RT_ZIP_LEVEL);
     for (size_t i = 0; i < l->n; i++) {
         dl_stream_t d = {.r = r, .zw = zw, .f = &l->v[i]};
-        json_object *op = json_object_new_object(), *res = NULL, *err = NULL;
+        json_object *op = json_object_new_object();
         json_set_str(op, "path", l->v[i].abs);
         json_set_int(op, "offset", 0);
         json_set_int(op, "length", -1);
-        int rc = api_xfer_download(r, l->gw, l->sid, op, dl_header, dl_write, &d, &res, &err);
+        api_xfer_sink_t to = {dl_header, dl_write, &d};
+        api_err_t e = {.msg = "?"};
+        json_object *res = api_xfer_download(r, l->gw, l->sid, op, &to, &e);
         json_object_put(op);
+        bool ok = res != NULL;
         json_object_put(res);
-        if (rc == API_GW_OK && !d.begun && dl_header(&d, NULL) < 0)
-            rc = API_GW_ERROR;
-        if (rc == API_GW_OK && zip_writer_end(zw, &d.err) < 0)
-            rc = API_GW_ERROR;
-        if (rc != API_GW_OK && d.begun) {
+        if (ok && !d.begun && dl_header(&d, NULL) < 0)
+            ok = false;
+        if (ok && zip_writer_end(zw, &d.err) < 0)
+            ok = false;
+        if (!ok && d.begun) {
             fprintf(stderr, "sandpipe-api: download_files %s: %s: zip cut short\n", l->v[i].abs,
-                    d.err.msg[0] ? d.err.msg : json_get_str(err, "message", "?"));
-            json_object_put(err);
+                    d.err.msg[0] ? d.err.msg : e.msg);
             zip_writer_free(zw);
             return;
         }
-        json_object_put(err);
     }
     err_t ferr = {0};
     if (zip_writer_finish(zw, &ferr) < 0)
@@ -247,46 +247,41 @@ api_rt_download_files(api_req_t *r, char **params)
         return;
     }
     if (!path[0]) {
-        api_detail(r, 500, "400: Path must be an absolute path");
+        api_failf(r, ERR_INTERNAL, "400: Path must be an absolute path");
         return;
     }
     dl_list_t l = {.r = r, .gw = gw, .sid = params[0]};
-    json_object *res = NULL, *err = NULL;
-    int rc = list_dir(&l, path, &res, &err);
-    const char *code = json_get_str(err, "code", "");
-    if (rc == API_GW_OK) {
+    api_err_t e;
+    json_object *res = list_dir(&l, path, &e);
+    if (res) {
         if (walk(&l, json_get_str(res, "path", path), "", res, 0) < 0) {
-            api_detail(r, 500, l.why);
+            api_failf(r, ERR_INTERNAL, "%s", l.why);
             goto done;
         }
-    } else if (rc == API_GW_ERROR && !strcmp(code, "not_directory")) {
+    } else if (api_gw_refused(&e) && e.code == ENOTDIR) {
         /* A file: one entry named after it (upstream's os.walk gives an empty zip). */
-        json_object *op = json_object_new_object(), *st = NULL;
+        json_object *op = json_object_new_object();
         json_set_str(op, "op", "file.stat");
         json_set_str(op, "path", path);
-        json_object_put(err);
-        err = NULL;
-        rc = rt_call(r, gw, params[0], op, &st, &err);
+        json_object *st = rt_call(r, gw, params[0], op, &e);
         const char *base = strrchr(path, '/');
-        if (rc != API_GW_OK || dl_add(&l, base ? base + 1 : path, path, st) < 0) {
-            json_object_put(st);
-            if (rc == API_GW_OK)
-                api_detail(r, 500, l.why);
-            else
-                rt_gw_failure(r, rc, err);
-            goto done;
-        }
+        int added = st ? dl_add(&l, base ? base + 1 : path, path, st) : -1;
+        if (!st)
+            rt_gw_failure(r, &e);
+        else if (added < 0)
+            api_failf(r, ERR_INTERNAL, "%s", l.why);
         json_object_put(st);
+        if (added < 0)
+            goto done;
     } else {
-        if (rc == API_GW_ERROR && !strcmp(code, "not_found"))
-            api_detail(r, 500, "404: File not found");
+        if (api_gw_refused(&e) && e.code == ERR_NOT_FOUND)
+            api_failf(r, ERR_INTERNAL, "404: File not found");
         else
-            rt_gw_failure(r, rc, err);
+            rt_gw_failure(r, &e);
         goto done;
     }
     send_head(r, path);
     stream_zip(r, &l);
 done:
-    json_object_put(err);
     dl_list_free(&l);
 }

@@ -43,17 +43,19 @@ py_bool(const char *v, bool *out)
     return -1;
 }
 
-/* mkdir -p in the sandbox (file.mkdir); as api_gw_call. */
+/* mkdir -p in the sandbox (file.mkdir): 0, or -code with e (as api_gw_call). */
 static int
-mkdir_p(api_req_t *r, const char *gw, const char *sid, const char *path, json_object **err)
+mkdir_p(api_req_t *r, const char *gw, const char *sid, const char *path, api_err_t *e)
 {
-    json_object *op = json_object_new_object(), *res = NULL;
+    json_object *op = json_object_new_object();
     json_set_str(op, "op", "file.mkdir");
     json_set_str(op, "path", path);
     json_set_bool(op, "parents", true);
-    int rc = rt_call(r, gw, sid, op, &res, err);
+    json_object *res = rt_call(r, gw, sid, op, e);
+    if (!res)
+        return -e->code;
     json_object_put(res);
-    return rc;
+    return 0;
 }
 
 /* Reads a zip entry for api_xfer_upload, keeping the reader's error for the reply. */
@@ -108,15 +110,13 @@ spool(api_form_t *f, char *why, size_t cap)
 static void
 form_failure(api_req_t *r, int why)
 {
-    char d[128];
     switch (why) {
     case API_FORM_TOO_LARGE:
-        snprintf(d, sizeof d, "File too large: uploads are limited to %llu bytes",
-                 g_api.upload_max);
-        api_detail(r, 413, d);
+        api_failf(r, ERR_TOO_BIG, "File too large: uploads are limited to %llu bytes",
+                  g_api.upload_max);
         break;
-    case API_FORM_BROKEN: api_detail(r, 400, "The request body was cut short"); break;
-    default: api_detail(r, 400, "There was an error parsing the body"); break;
+    case API_FORM_BROKEN: api_failf(r, ERR_BAD_REQ, "The request body was cut short"); break;
+    default: api_failf(r, ERR_BAD_REQ, "There was an error parsing the body"); break;
     }
 }
 
@@ -130,7 +130,7 @@ unpack(api_req_t *r, const char *gw, const char *sid, api_form_t *f, const char 
         if (fd == -1)
             form_failure(r, api_form_error(f));
         else
-            api_detail(r, 500, why);
+            api_failf(r, ERR_INTERNAL, "%s", why);
         return -1;
     }
     zip_limits_t lim = {RT_ZIP_ENTRIES_MAX, g_api.upload_max, RT_ZIP_EXPAND_MAX};
@@ -140,25 +140,24 @@ unpack(api_req_t *r, const char *gw, const char *sid, api_form_t *f, const char 
     int rc = 0;
     if (zip_reader_open_fd(&z, fd, &lim, &zerr) < 0) {
         snprintf(d, sizeof d, "%s is not a valid zip file: %s", api_form_filename(f), zerr.msg);
-        api_detail(r, 500, d);
+        api_failf(r, ERR_INTERNAL, "%s", d);
         rc = -1;
     }
     for (size_t i = 0; rc == 0 && i < zip_reader_count(z); i++) {
         const zip_entry_t *e = zip_reader_entry(z, i);
-        json_object *res = NULL, *err = NULL;
         if (rt_join(target, sizeof target, dest, e->path) < 0) {
-            snprintf(d, sizeof d, "zip entry path too long: %.200s", e->path);
-            api_detail(r, 500, d);
+            api_failf(r, ERR_INTERNAL, "zip entry path too long: %.200s", e->path);
             rc = -1;
             break;
         }
-        int grc;
+        api_err_t err = {0};
+        bool ok;
         entry_src_t src = {.z = z};
         if (e->is_dir) {
-            grc = mkdir_p(r, gw, sid, target, &err);
+            ok = mkdir_p(r, gw, sid, target, &err) == 0;
         } else if (zip_entry_open(z, i, &src.err) < 0) {
             src.failed = true;
-            grc = API_GW_ERROR;
+            ok = false;
         } else {
             json_object *op = json_object_new_object();
             json_set_str(op, "path", target);
@@ -169,20 +168,21 @@ unpack(api_req_t *r, const char *gw, const char *sid, api_form_t *f, const char 
                 snprintf(mode, sizeof mode, "%04o", (unsigned)e->mode);
                 json_set_str(op, "mode", mode);
             }
-            grc = api_xfer_upload(r, gw, sid, op, entry_read, &src, &res, &err);
+            api_xfer_source_t from = {entry_read, &src};
+            json_object *res = api_xfer_upload(r, gw, sid, op, &from, &err);
             json_object_put(op);
+            ok = res != NULL;
+            json_object_put(res);
         }
         if (src.failed) {
             snprintf(d, sizeof d, "%s is not a valid zip file: %s", api_form_filename(f),
                      src.err.msg);
-            api_detail(r, 500, d);
+            api_failf(r, ERR_INTERNAL, "%s", d);
             rc = -1;
-        } else if (grc != API_GW_OK) {
-            rt_gw_failure(r, grc, err);
+        } else if (!ok) {
+            rt_gw_failure(r, &err);
             rc = -1;
         }
-        json_object_put(res);
-        json_object_put(err);
     }
     zip_reader_free(z);
     close(fd);
@@ -193,21 +193,23 @@ unpack(api_req_t *r, const char *gw, const char *sid, api_form_t *f, const char 
 static int
 upload_one(api_req_t *r, const char *gw, const char *sid, api_form_t *f, const char *path)
 {
-    json_object *op = json_object_new_object(), *res = NULL, *err = NULL;
+    json_object *op = json_object_new_object();
     json_set_str(op, "path", path);
     json_set_bool(op, "parents", true);
     json_set_int(op, "max_bytes", (int64_t)g_api.upload_max);
-    int rc = api_xfer_upload(r, gw, sid, op, api_form_read, f, &res, &err);
+    api_xfer_source_t from = {api_form_read, f};
+    api_err_t e;
+    json_object *res = api_xfer_upload(r, gw, sid, op, &from, &e);
     json_object_put(op);
-    json_object_put(res);
-    if (rc != API_GW_OK) {
-        if (api_form_error(f))
-            form_failure(r, api_form_error(f));
-        else
-            rt_gw_failure(r, rc, err);
+    if (res) {
+        json_object_put(res);
+        return 0;
     }
-    json_object_put(err);
-    return rc == API_GW_OK ? 0 : -1;
+    if (api_form_error(f))
+        form_failure(r, api_form_error(f));
+    else
+        rt_gw_failure(r, &e);
+    return -1;
 }
 
 static bool
@@ -256,21 +258,21 @@ api_rt_upload_file(api_req_t *r, char **params)
     }
     const char *filename = api_form_filename(f);
     char path[RT_PATH_MAX];
-    json_object *err = NULL;
+    api_err_t e;
     if (!filename) {
         rt_invalid(r, "value_error", "body", "file",
                    "Expected UploadFile, received: <class 'str'>");
     } else if (!dest[0]) {
-        api_detail(r, 500, "400: Destination must be an absolute path");
-    } else if ((k = mkdir_p(r, gw, sid, dest, &err)) != API_GW_OK) {
-        rt_gw_failure(r, k, err);
+        api_failf(r, ERR_INTERNAL, "400: Destination must be an absolute path");
+    } else if (mkdir_p(r, gw, sid, dest, &e) < 0) {
+        rt_gw_failure(r, &e);
     } else if (ends_with(filename, ".zip")) {
         if (unpack(r, gw, sid, f, dest) < 0)
             goto done;
     } else if (recursive) {
-        api_detail(r, 500, "400: Recursive uploads must be zip files");
+        api_failf(r, ERR_INTERNAL, "400: Recursive uploads must be zip files");
     } else if (rt_join(path, sizeof path, dest, filename) < 0) {
-        api_detail(r, 500, "File name too long");
+        api_failf(r, ERR_INTERNAL, "File name too long");
     } else if (upload_one(r, gw, sid, f, path) < 0) {
         goto done;
     }
@@ -282,6 +284,5 @@ api_rt_upload_file(api_req_t *r, char **params)
         api_reply_json(r, 200, o);
     }
 done:
-    json_object_put(err);
     api_form_free(f);
 }

@@ -3,7 +3,6 @@
  * /sessions/batch), /pause, /resume, /stop, and the image routes (sandpipe profiles stand in
  * for images; it builds none yet). Auth is X-API-Key holding a sandpipe token; a token sees
  * what its role sees on the REST API. Errors carry FastAPI's "detail" and sandpipe's "error". */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,32 +21,15 @@
 #define OH_REGISTRY     "sandpipe"
 
 void
-oh_fail(api_req_t *r, int status, const char *code, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    json_object *o = json_object_new_object(), *e = json_object_new_object();
-    json_set_str(o, "detail", msg);
-    json_set_str(e, "code", code);
-    json_set_str(e, "message", msg);
-    json_set(o, "error", e);
-    api_reply_json(r, status, o);
-}
-
-void
 oh_fail_gateway(api_req_t *r, json_object *msg, const char *what)
 {
     if (!msg) {
-        oh_fail(r, 503, "unavailable", "%s: the runtime's gateway did not answer", what);
+        api_failf(r, ERR_UNAVAILABLE, "%s: the runtime's gateway did not answer", what);
         return;
     }
-    json_object *e = json_get(msg, "error");
-    const char *code = json_get_str(e, "code", "internal");
-    int status = !strcmp(code, "unsupported") ? 501 : api_gw_status(code);
-    oh_fail(r, status, code, "%s: %s", what, json_get_str(e, "message", "the gateway failed"));
+    api_err_t e;
+    api_err_from_gateway(&e, json_get(msg, "error"));
+    api_failf(r, e.code, "%s: %s", what, e.msg);
 }
 
 int
@@ -57,18 +39,18 @@ oh_auth(api_req_t *r)
     if ((!key || !*key) && jwt_bearer_from_header(api_param(r, "HTTP_AUTHORIZATION"), &key) < 0)
         key = NULL;
     if (!key || !*key) {
-        oh_fail(r, 401, "unauthorized", "an X-API-Key header holding a sandpipe token is required");
+        api_failf(r, ERR_AUTH, "an X-API-Key header holding a sandpipe token is required");
         return -1;
     }
     jwt_claims_t c;
     err_t err = {0};
     int rc = jwt_verify(g_api.secret, g_api.secret_len, key, (int64_t)time(NULL), &c, &err);
     if (rc == -ERR_AUTH_EXPIRED) {
-        oh_fail(r, 401, "token_expired", "the X-API-Key token has expired");
+        api_failf(r, ERR_AUTH_EXPIRED, "the X-API-Key token has expired");
         return -1;
     }
     if (rc < 0) {
-        oh_fail(r, 401, "unauthorized", "invalid X-API-Key: %s", err.msg);
+        api_failf(r, ERR_AUTH, "invalid X-API-Key: %s", err.msg);
         return -1;
     }
     r->claims = c;
@@ -81,7 +63,7 @@ redis_ok(api_req_t *r)
 {
     if (api_redis_get(r, false))
         return true;
-    oh_fail(r, 503, "unavailable", "Redis is not reachable");
+    api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
     return false;
 }
 
@@ -91,11 +73,11 @@ load_for_write(api_req_t *r, const char *rid, oh_rt_t *rt)
 {
     int f = oh_load_rid(r, rid, rt);
     if (f < 0) {
-        oh_fail(r, 503, "unavailable", "Redis is not reachable");
+        api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
     } else if (f == 0 || !oh_visible(r, rt, false)) {
-        oh_fail(r, 404, "not_found", "no runtime %.64s", rid);
+        api_failf(r, ERR_NOT_FOUND, "no runtime %.64s", rid);
     } else if (!oh_visible(r, rt, true)) {
-        oh_fail(r, 403, "forbidden", "this token is read-only");
+        api_failf(r, ERR_FORBIDDEN, "this token is read-only");
     } else {
         return 0;
     }
@@ -111,19 +93,19 @@ body_runtime(api_req_t *r, oh_rt_t *rt)
     if (oh_auth(r) < 0)
         return -1;
     if (!strcmp(r->claims.role, "viewer")) {
-        oh_fail(r, 403, "forbidden", "viewer tokens cannot change runtimes");
+        api_failf(r, ERR_FORBIDDEN, "viewer tokens cannot change runtimes");
         return -1;
     }
     if (r->body_len > API_JSON_BODY_MAX) {
-        oh_fail(r, 413, "too_large", "request body over %u bytes", (unsigned)API_JSON_BODY_MAX);
+        api_failf(r, ERR_TOO_BIG, "request body over %u bytes", (unsigned)API_JSON_BODY_MAX);
         return -1;
     }
     err_t err = {0};
     json_object *b = r->body_len ? json_parse(r->body, r->body_len, &err) : NULL;
     if (!b || !json_object_is_type(b, json_type_object)) {
         json_object_put(b);
-        oh_fail(r, 400, "bad_request", "the body must be a JSON object {\"runtime_id\": …}%s%s",
-                err.msg[0] ? ": " : "", err.msg);
+        api_failf(r, ERR_BAD_REQ, "the body must be a JSON object {\"runtime_id\": …}%s%s",
+                  err.msg[0] ? ": " : "", err.msg);
         return -1;
     }
     json_object *id = json_get(b, "runtime_id");
@@ -132,7 +114,7 @@ body_runtime(api_req_t *r, oh_rt_t *rt)
              id && json_object_is_type(id, json_type_string) ? json_object_get_string(id) : "");
     json_object_put(b);
     if (!*rid) {
-        oh_fail(r, 400, "bad_request", "runtime_id (a string) is required");
+        api_failf(r, ERR_BAD_REQ, "runtime_id (a string) is required");
         return -1;
     }
     if (!redis_ok(r))
@@ -147,7 +129,7 @@ oh_reply_reloaded(api_req_t *r, oh_rt_t *rt)
     snprintf(sid, sizeof sid, "%s", rt->sid);
     oh_rt_free(rt);
     if (oh_load(r, sid, rt) != 1) {
-        oh_fail(r, 503, "unavailable", "Redis is not reachable");
+        api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
         return;
     }
     api_reply_json(r, 200, oh_rt_json(r, rt));
@@ -159,10 +141,10 @@ oh_resume(api_req_t *r, oh_rt_t *rt)
     int cap = oh_capacity_reserve(r, rt->sid);
     if (cap <= 0) {
         if (cap < 0)
-            oh_fail(r, 503, "unavailable", "Redis is not reachable");
+            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
         else
-            oh_fail(r, 429, "at_capacity", "%d runtimes are running: pause or stop one first",
-                    g_api.oh.max_runtimes);
+            api_failf(r, ERR_AT_CAPACITY, "%d runtimes are running: pause or stop one first",
+                      g_api.oh.max_runtimes);
         return -1;
     }
     json_object *m = oh_session_op(r, rt, "session.resume", g_api.gw_timeout * 1000);
@@ -195,11 +177,11 @@ api_oh_pause(api_req_t *r, char **params)
         json_object_put(m);
         oh_capacity_release(r, rt.sid);
     } else if (!strcmp(rt.status, "starting")) {
-        oh_fail(r, 409, "busy", "runtime %s is still starting", rt.rid);
+        api_failf(r, ERR_BUSY, "runtime %s is still starting", rt.rid);
     } else if (!strcmp(rt.status, "error")) {
-        oh_fail(r, 409, "failed", "runtime %s failed: %s", rt.rid, rt.error);
+        api_failf(r, ERR_FAILED, "runtime %s failed: %s", rt.rid, rt.error);
     } else if (strcmp(rt.status, "paused") != 0) {
-        oh_fail(r, 404, "not_found", "runtime %s is stopped", rt.rid);
+        api_failf(r, ERR_NOT_FOUND, "runtime %s is stopped", rt.rid);
     }
     if (!r->status)
         oh_reply_reloaded(r, &rt);
@@ -219,9 +201,9 @@ api_oh_resume(api_req_t *r, char **params)
             return;
         }
     } else if (!strcmp(rt.status, "error")) {
-        oh_fail(r, 409, "failed", "runtime %s failed: %s", rt.rid, rt.error);
+        api_failf(r, ERR_FAILED, "runtime %s failed: %s", rt.rid, rt.error);
     } else if (!strcmp(rt.status, "stopped")) {
-        oh_fail(r, 404, "not_found", "runtime %s is stopped", rt.rid);
+        api_failf(r, ERR_NOT_FOUND, "runtime %s is stopped", rt.rid);
     }
     if (!r->status)
         oh_reply_reloaded(r, &rt); /* running or starting: already on its way */
@@ -246,7 +228,7 @@ api_oh_stop(api_req_t *r, char **params)
         char pending[sizeof rt.pending];
         snprintf(pending, sizeof pending, "%s", rt.pending);
         if (oh_mark_stopped(r, &rt) < 0) {
-            oh_fail(r, 503, "unavailable", "Redis is not reachable");
+            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
             oh_rt_free(&rt);
             return;
         }
@@ -270,7 +252,7 @@ api_oh_stop(api_req_t *r, char **params)
             json_object_put(m);
         }
         if (oh_mark_stopped(r, &rt) < 0) {
-            oh_fail(r, 503, "unavailable", "Redis is not reachable");
+            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
             oh_rt_free(&rt);
             return;
         }
@@ -287,9 +269,9 @@ api_oh_sessions_get(api_req_t *r, char **params)
     oh_rt_t rt;
     int f = oh_load(r, params[0], &rt);
     if (f < 0)
-        oh_fail(r, 503, "unavailable", "Redis is not reachable");
+        api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
     else if (f == 0 || !oh_visible(r, &rt, false))
-        oh_fail(r, 404, "not_found", "no runtime for session %.100s", params[0]);
+        api_failf(r, ERR_NOT_FOUND, "no runtime for session %.100s", params[0]);
     else
         api_reply_json(r, 200, oh_rt_json(r, &rt));
     oh_rt_free(&rt);
@@ -303,9 +285,9 @@ api_oh_runtime_get(api_req_t *r, char **params)
     oh_rt_t rt;
     int f = oh_load_rid(r, params[0], &rt);
     if (f < 0)
-        oh_fail(r, 503, "unavailable", "Redis is not reachable");
+        api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
     else if (f == 0 || !oh_visible(r, &rt, false))
-        oh_fail(r, 404, "not_found", "no runtime %.64s", params[0]);
+        api_failf(r, ERR_NOT_FOUND, "no runtime %.64s", params[0]);
     else
         api_reply_json(r, 200, oh_rt_json(r, &rt));
     oh_rt_free(&rt);
@@ -321,7 +303,7 @@ api_oh_list(api_req_t *r, char **params)
     if (!z || z->type != REDIS_REPLY_ARRAY) {
         if (z)
             freeReplyObject(z);
-        oh_fail(r, 503, "unavailable", "Redis is not reachable");
+        api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
         return;
     }
     json_object *arr = json_object_new_array();
@@ -380,7 +362,7 @@ api_oh_batch(api_req_t *r, char **params)
         if (f < 0) {
             oh_rt_free(&rt);
             json_object_put(arr);
-            oh_fail(r, 503, "unavailable", "Redis is not reachable");
+            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
             return;
         }
         if (f == 1 && oh_visible(r, &rt, false))
@@ -411,7 +393,7 @@ api_oh_image_exists(api_req_t *r, char **params)
         return;
     char image[256];
     if (api_query(r, "image", image, sizeof image) <= 0) {
-        oh_fail(r, 400, "bad_request", "query parameter image is required");
+        api_failf(r, ERR_BAD_REQ, "query parameter image is required");
         return;
     }
     json_object *o = json_object_new_object();
@@ -434,10 +416,11 @@ api_oh_build(api_req_t *r, char **params)
     (void)params;
     if (oh_auth(r) < 0)
         return;
-    oh_fail(r, 501, "not_implemented",
-            "sandpipe does not build runtime images yet: set SANDBOX_RUNTIME_CONTAINER_IMAGE to a "
-            "sandpipe profile (\"%s\")",
-            OH_PROFILE);
+    api_failf(
+        r, ERR_NOT_IMPLEMENTED,
+        "sandpipe does not build runtime images yet: set SANDBOX_RUNTIME_CONTAINER_IMAGE to a "
+        "sandpipe profile (\"%s\")",
+        OH_PROFILE);
 }
 
 void
@@ -448,8 +431,8 @@ api_oh_build_status(api_req_t *r, char **params)
         return;
     char id[128];
     if (api_query(r, "build_id", id, sizeof id) <= 0) {
-        oh_fail(r, 400, "bad_request", "query parameter build_id is required");
+        api_failf(r, ERR_BAD_REQ, "query parameter build_id is required");
         return;
     }
-    oh_fail(r, 404, "not_found", "no build %s: sandpipe does not build runtime images yet", id);
+    api_failf(r, ERR_NOT_FOUND, "no build %s: sandpipe does not build runtime images yet", id);
 }

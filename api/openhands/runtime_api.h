@@ -95,16 +95,15 @@ void oh_capacity_release(api_req_t *r, const char *sid);
 
 /* ---- runtime_api.c ---- */
 
-/* X-API-Key (or Authorization: Bearer) as a sandpipe token. Replies 401 and returns -1. */
+/* X-API-Key (or Authorization: Bearer) as a sandpipe token. Replies 401 and returns -1.
+ * (Error replies are errors.h's: {"detail": msg, "error": {"code", "message"}}.) */
 int oh_auth(api_req_t *r);
-/* Error reply: {"detail": msg, "error": {"code", "message"}} (FastAPI's and sandpipe's). */
-void oh_fail(api_req_t *r, int status, const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 /* Loads rt again (after a change) and replies it. */
 void oh_reply_reloaded(api_req_t *r, oh_rt_t *rt);
 /* Resumes paused rt (a capacity slot first: 429 when none). Returns 0, or -1 after replying. */
 int oh_resume(api_req_t *r, oh_rt_t *rt);
-/* Replies a failed gateway answer (msg: oh_gw_wait's, may be NULL for no answer). */
+/* Replies a failed gateway answer, its message prefixed with what (msg: oh_gw_wait's, may be
+ * NULL for no answer: 503). */
 void oh_fail_gateway(api_req_t *r, json_object *msg, const char *what);
 
 #endif

@@ -35,12 +35,11 @@ api_oh_path_form(api_req_t *r)
 }
 
 int
-api_oh_runtime_session(api_req_t *r, const char *id, char *sid, size_t cap, char *key,
-                       size_t keycap, char *owner, size_t ownercap)
+api_oh_runtime_session(api_req_t *r, const char *id, api_rt_ref_t *ref)
 {
-    key[0] = owner[0] = '\0';
+    ref->sid[0] = ref->key[0] = ref->owner[0] = '\0';
     if (strncmp(id, OH_RID_PREFIX, strlen(OH_RID_PREFIX)) != 0) {
-        snprintf(sid, cap, "%s", id);
+        snprintf(ref->sid, sizeof ref->sid, "%s", id);
         return 1;
     }
     oh_rt_t rt;
@@ -50,9 +49,9 @@ api_oh_runtime_session(api_req_t *r, const char *id, char *sid, size_t cap, char
             f = 0;
         else if (!rt.session[0])
             f = 2;
-        snprintf(sid, cap, "%s", rt.session);
-        snprintf(key, keycap, "%s", rt.key);
-        snprintf(owner, ownercap, "%s", rt.owner);
+        snprintf(ref->sid, sizeof ref->sid, "%s", rt.session);
+        snprintf(ref->key, sizeof ref->key, "%s", rt.key);
+        snprintf(ref->owner, sizeof ref->owner, "%s", rt.owner);
     }
     oh_rt_free(&rt);
     return f;
@@ -75,17 +74,18 @@ static void
 probe(api_req_t *r, const char *id, bool ready)
 {
     if (!api_redis_get(r, false)) {
-        api_detail(r, 503, "Service Unavailable: Redis is not reachable");
+        api_failf(r, ERR_UNAVAILABLE, "Service Unavailable: Redis is not reachable");
         return;
     }
-    char sid[128], key[OH_KEY_HEX + 1], owner[128];
-    int f = api_oh_runtime_session(r, id, sid, sizeof sid, key, sizeof key, owner, sizeof owner);
+    api_rt_ref_t ref;
+    int f = api_oh_runtime_session(r, id, &ref);
+    const char *sid = ref.sid;
     if (f < 0) {
-        api_detail(r, 503, "Service Unavailable: Redis is not reachable");
+        api_failf(r, ERR_UNAVAILABLE, "Service Unavailable: Redis is not reachable");
         return;
     }
     if (f == 0 || !*sid || strlen(sid) > 100 || strpbrk(sid, "{}\r\n ")) {
-        api_detail(r, 404, "Not Found");
+        api_failf(r, ERR_NOT_FOUND, "Not Found");
         return;
     }
     char st[40] = "", gw[128] = "";
@@ -101,9 +101,9 @@ probe(api_req_t *r, const char *id, bool ready)
             freeReplyObject(x);
     }
     if (f == 1 && (!*st || !strcmp(st, "STOPPED")))
-        api_detail(r, 404, "Not Found");
+        api_failf(r, ERR_NOT_FOUND, "Not Found");
     else if (!strcmp(st, "PAUSED"))
-        api_detail(r, 503, "Runtime is paused");
+        api_failf(r, ERR_UNAVAILABLE, "Runtime is paused");
     else if (!strcmp(st, "READY") && api_gateway_alive(r, gw) == 1)
         status_body(r, 200, ready ? "ready" : "ok", NULL);
     else

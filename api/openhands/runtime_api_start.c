@@ -138,7 +138,7 @@ environment(json_object *v, json_object *names)
 
 #define BAD(...)                                                                                   \
     do {                                                                                           \
-        oh_fail(r, 400, "bad_request", __VA_ARGS__);                                               \
+        api_failf(r, ERR_BAD_REQ, __VA_ARGS__);                                                    \
         return -1;                                                                                 \
     } while (0)
 
@@ -320,10 +320,10 @@ create(api_req_t *r, const start_req_t *q, const char *oldrid)
     int cap = oh_capacity_reserve(r, q->sid);
     if (cap <= 0) {
         if (cap < 0)
-            oh_fail(r, 503, "unavailable", "Redis is not reachable");
+            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
         else
-            oh_fail(r, 429, "at_capacity", "%d runtimes are running: try again later",
-                    g_api.oh.max_runtimes);
+            api_failf(r, ERR_AT_CAPACITY, "%d runtimes are running: try again later",
+                      g_api.oh.max_runtimes);
         return 1;
     }
     char gw[128];
@@ -331,8 +331,10 @@ create(api_req_t *r, const start_req_t *q, const char *oldrid)
     if (found <= 0) {
         if (cap == 2)
             oh_capacity_release(r, q->sid);
-        oh_fail(r, 503, found < 0 ? "unavailable" : "no_gateway",
-                found < 0 ? "Redis is not reachable" : "no gateway is running");
+        if (found < 0)
+            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
+        else
+            api_failf(r, ERR_NO_GATEWAY, "no gateway is running");
         return 1;
     }
     char rid[32], key[OH_KEY_HEX + 1], reply[64], url[512], created[32];
@@ -356,7 +358,7 @@ create(api_req_t *r, const start_req_t *q, const char *oldrid)
         if (cap == 2)
             oh_capacity_release(r, q->sid);
         if (w < 0)
-            oh_fail(r, 503, "unavailable", "Redis is not reachable");
+            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
         return w < 0;
     }
     redisReply *x;
@@ -376,7 +378,7 @@ create(api_req_t *r, const start_req_t *q, const char *oldrid)
         record_drop(r, q->sid, rid); /* nothing was created: leave nothing behind */
         if (cap == 2)
             oh_capacity_release(r, q->sid);
-        oh_fail(r, 503, "unavailable", "Redis is not reachable");
+        api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
         return 1;
     }
     if (g_api.oh.start_wait_ms > 0) {
@@ -396,7 +398,7 @@ create(api_req_t *r, const start_req_t *q, const char *oldrid)
     if (oh_load(r, q->sid, &rt) == 1)
         api_reply_json(r, 200, oh_rt_json(r, &rt));
     else
-        oh_fail(r, 503, "unavailable", "Redis is not reachable");
+        api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
     oh_rt_free(&rt);
     return 1;
 }
@@ -410,19 +412,19 @@ api_oh_start(api_req_t *r, char **params)
     if (oh_auth(r) < 0)
         return;
     if (!strcmp(r->claims.role, "viewer")) {
-        oh_fail(r, 403, "forbidden", "viewer tokens cannot start runtimes");
+        api_failf(r, ERR_FORBIDDEN, "viewer tokens cannot start runtimes");
         return;
     }
     if (r->body_len > API_JSON_BODY_MAX) {
-        oh_fail(r, 413, "too_large", "request body over %u bytes", (unsigned)API_JSON_BODY_MAX);
+        api_failf(r, ERR_TOO_BIG, "request body over %u bytes", (unsigned)API_JSON_BODY_MAX);
         return;
     }
     err_t err = {0};
     json_object *b = r->body_len ? json_parse(r->body, r->body_len, &err) : NULL;
     if (!b || !json_object_is_type(b, json_type_object)) {
         json_object_put(b);
-        oh_fail(r, 400, "bad_request", "the body must be a JSON object%s%s", err.msg[0] ? ": " : "",
-                err.msg);
+        api_failf(r, ERR_BAD_REQ, "the body must be a JSON object%s%s", err.msg[0] ? ": " : "",
+                  err.msg);
         return;
     }
     start_req_t q = {0};
@@ -430,7 +432,7 @@ api_oh_start(api_req_t *r, char **params)
     json_object_put(b);
     if (parsed < 0 || !api_redis_get(r, false)) {
         if (parsed == 0)
-            oh_fail(r, 503, "unavailable", "Redis is not reachable");
+            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
         start_free(&q);
         return;
     }
@@ -438,10 +440,10 @@ api_oh_start(api_req_t *r, char **params)
         oh_rt_t rt;
         int f = oh_load(r, q.sid, &rt);
         if (f < 0) {
-            oh_fail(r, 503, "unavailable", "Redis is not reachable");
+            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
         } else if (f == 1 && oh_live(&rt)) {
             if (!oh_visible(r, &rt, true))
-                oh_fail(r, 409, "conflict", "session_id %s is in use", q.sid);
+                api_failf(r, ERR_CONFLICT, "session_id %s is in use", q.sid);
             else if (strcmp(rt.status, "paused") != 0 || oh_resume(r, &rt) == 0)
                 oh_reply_reloaded(r, &rt);
         } else {
@@ -452,6 +454,6 @@ api_oh_start(api_req_t *r, char **params)
         oh_rt_free(&rt);
     }
     if (!r->status)
-        oh_fail(r, 409, "busy", "session_id %s is being started concurrently: try again", q.sid);
+        api_failf(r, ERR_BUSY, "session_id %s is being started concurrently: try again", q.sid);
     start_free(&q);
 }

@@ -353,8 +353,7 @@ int
 oh_gw_send(api_req_t *r, const char *gw, json_object *req, const char *owner, const char *role,
            const char *reply)
 {
-    const char *id = strncmp(reply, "sp:reply:", 9) ? reply : reply + 9;
-    return api_gw_send_as(r, gw, req, id, reply, owner, role) == API_GW_OK ? 0 : -1;
+    return api_gw_send_as(r, gw, req, reply, owner, role) < 0 ? -1 : 0;
 }
 
 json_object *

@@ -12,6 +12,11 @@ FUZZ_REPLAY_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/tests/fuzz/%_replay)
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(EXECUTOR_LIB) $(API_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lutil $(PKG_LIBS)
 
+# API unit tests (tests/unit/test_api_*.c) reach the route handlers: the API's libraries too.
+$(BUILD)/tests/unit/test_api_%.o: ALL_CFLAGS += $(API_CFLAGS)
+$(BUILD)/tests/unit/test_api_%: $(BUILD)/tests/unit/test_api_%.o $(API_LIB) $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(API_LIBS)
+
 $(BUILD)/tests/unit/gw_test_%.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
 $(BUILD)/tests/unit/gw_test_%: $(BUILD)/tests/unit/gw_test_%.o $(GATEWAY_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(GATEWAY_LIBS)

@@ -36,6 +36,7 @@ all:
 
 include common/module.mk
 include executor/module.mk
+include plugins/module.mk
 include gateway/module.mk
 include api/module.mk
 include tools/module.mk

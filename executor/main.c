@@ -22,6 +22,7 @@
 #include "env.h"
 #include "executor.h"
 #include "file_actions.h"
+#include "ipython.h"
 #include "xalloc.h"
 
 executor_t g_exec;
@@ -176,6 +177,7 @@ on_signal(int signo, void *data)
         bash_on_child_exit(pid, status);
         proc_on_child_exit(pid, status);
         terminal_on_child_exit(pid, status);
+        ipython_on_child_exit(pid, status);
     }
 }
 
@@ -306,6 +308,7 @@ main(int argc, char **argv)
     fprintf(stderr, "sandpipe-executor %s listening on %s (workspace %s)\n", SANDPIPE_VERSION,
             lst.listen, g_exec.workspace);
     loop_run(g_exec.loop);
+    ipython_shutdown();
     if (strncmp(lst.listen, "unix:", 5) == 0)
         unlink(lst.listen + 5);
     remove_rundir();

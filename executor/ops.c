@@ -14,6 +14,7 @@
 #include "file_stream.h"
 #include "files.h"
 #include "health.h"
+#include "ipython.h"
 #include "json_util.h"
 #include "legacy_edit.h"
 #include "proc.h"
@@ -80,6 +81,10 @@ op_action(channel_t *ch, json_object *req)
             return;
         }
         bash_run_action(s, ch, action);
+        return;
+    }
+    if (strcmp(kind, "run_ipython") == 0) {
+        ipython_run_action(ch, action, bash_cwd(s));
         return;
     }
     fa_ctx_t ctx = {.cwd = bash_cwd(s), .workspace = g_exec.workspace, .roots = &g_exec.roots};

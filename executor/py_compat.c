@@ -3,6 +3,8 @@
  * Pure functions over strings; results are new buffers the caller owns. */
 #include "py_compat.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,4 +184,68 @@ fa_py_strip(const char *s, size_t n, size_t *off, size_t *len)
     }
     *off = a;
     *len = b - a;
+}
+
+/* repr(float): shortest round-trip digits; fixed notation for exponents -4..15, else
+ * scientific with at least two exponent digits (1e-05, 1e+16). */
+void
+py_float_repr(double v, char *out, size_t cap)
+{
+    if (isnan(v)) {
+        snprintf(out, cap, "nan");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(out, cap, v < 0 ? "-inf" : "inf");
+        return;
+    }
+    char sci[64];
+    int prec;
+    for (prec = 0; prec < 17; prec++) {
+        snprintf(sci, sizeof sci, "%.*e", prec, v);
+        if (strtod(sci, NULL) == v)
+            break;
+    }
+    /* sci = [-]d[.ddd]e[+-]XX */
+    char digits[40];
+    size_t nd = 0;
+    const char *q = sci;
+    bool neg = *q == '-';
+    if (neg)
+        q++;
+    for (; *q && *q != 'e'; q++)
+        if (*q >= '0' && *q <= '9')
+            digits[nd++] = *q;
+    digits[nd] = '\0';
+    int exp = atoi(q + 1);
+    while (nd > 1 && digits[nd - 1] == '0')
+        digits[--nd] = '\0';
+    buf_t b = BUF_INIT;
+    if (neg)
+        buf_puts(&b, "-");
+    if (exp >= -4 && exp < 16) {
+        if (exp < 0) {
+            buf_puts(&b, "0.");
+            for (int i = -1; i > exp; i--)
+                buf_puts(&b, "0");
+            buf_puts(&b, digits);
+        } else {
+            for (int i = 0; i <= exp; i++)
+                buf_append(&b, i < (int)nd ? &digits[i] : "0", 1);
+            buf_puts(&b, ".");
+            if ((int)nd > exp + 1)
+                buf_puts(&b, digits + exp + 1);
+            else
+                buf_puts(&b, "0");
+        }
+    } else {
+        buf_append(&b, digits, 1);
+        if (nd > 1) {
+            buf_puts(&b, ".");
+            buf_puts(&b, digits + 1);
+        }
+        buf_printf(&b, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+    }
+    snprintf(out, cap, "%s", b.data);
+    buf_free(&b);
 }

@@ -27,6 +27,9 @@ void py_oserror(buf_t *b, int e, const char *path);
 void py_repr(buf_t *b, json_object *v);
 void py_str(buf_t *b, json_object *v);
 
+/* repr(float) (what an f-string prints for a float: 1.0, 0.5, 1e-05) into out. */
+void py_float_repr(double v, char *out, size_t cap);
+
 /* Python truthiness of a JSON value (None, [], "", 0, {} and false are false). */
 int py_truthy(json_object *v);
 

@@ -273,6 +273,11 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap
     }
     args(a, "--bind", sb->workspace, "/workspace");
     args(a, "--ro-bind", spec->executor_path, EXECUTOR_INSIDE);
+    /* The executor's plugins (IPython helper, agentskills) sit next to it (plugins/module.mk). */
+    const char *slash = strrchr(spec->executor_path, '/');
+    snprintf(p, sizeof p, "%.*s/plugins", slash ? (int)(slash - spec->executor_path) : 1,
+             slash ? spec->executor_path : ".");
+    args(a, "--ro-bind-try", p, "/opt/sandpipe/plugins");
     /* The root and /dev are tmpfs too, unbounded: read-only once everything is mounted on them
      * (what is bound above keeps its own mode). */
     args(a, "--remount-ro", "/dev", NULL);

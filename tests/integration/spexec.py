@@ -21,6 +21,7 @@ WINDOW = 256 * 1024
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODE = os.environ.get("MODE", "release")
 EXECUTOR = os.environ.get("SANDPIPE_EXECUTOR", os.path.join(ROOT, "build", MODE, "sandpipe-executor"))
+PLUGINS = os.path.join(os.path.dirname(EXECUTOR), "plugins")  # sandpipe-jupyter, agentskills
 
 
 class Frame:
@@ -194,6 +195,7 @@ class Executor:
                     "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
                     "--bind", self.workspace, "/workspace", "--bind", self.tmp, "/run/sandpipe",
                     "--ro-bind", EXECUTOR, "/opt/sandpipe/sandpipe-executor",
+                    *(["--ro-bind", PLUGINS, "/opt/sandpipe/plugins"] if os.path.isdir(PLUGINS) else []),
                     "--setenv", "HOME", "/workspace",
                     "/opt/sandpipe/sandpipe-executor", "--listen", "unix:/run/sandpipe/executor.sock",
                     "--workspace", "/workspace", "--socket-mode", "0666", *extra_args]

@@ -1,0 +1,418 @@
+/* ipython.c — the IPython plugin (ipython.h): the helper process, the cell in progress, output
+ * delivery within the channel's credit, and the observation. */
+#include <errno.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bash_obs.h"
+#include "buf.h"
+#include "env.h"
+#include "executor.h"
+#include "ipython.h"
+#include "ipython_obs.h"
+#include "json_util.h"
+#include "proc_launch.h"
+#include "xalloc.h"
+
+#define LINE_MAX_BYTES (256u << 20) /* one helper event (a cell's images ride in "done") */
+#define PENDING_MAX (1u << 20)      /* output held for a slow client before we stop reading */
+
+typedef enum { IPY_OFF, IPY_STARTING, IPY_RUNNING, IPY_DEAD, IPY_UNAVAILABLE } ipy_state_t;
+static const char *const state_names[] = {"off", "starting", "running", "dead", "unavailable"};
+
+static struct {
+    ipy_state_t state;
+    pid_t helper; /* 0: none */
+    int to_helper, from_helper;
+    watch_t w;
+    buf_t in; /* helper bytes not yet a whole line */
+    /* the cell in progress */
+    channel_t *ch;
+    json_object *action;
+    char *cwd;
+    buf_t pending;     /* output not yet sent for lack of credit */
+    json_object *obs;  /* the observation, once known, waiting for pending to drain */
+    bool busy;
+    /* status */
+    int kernel_pid;
+    char python[PATH_MAX];
+    long start_ms;
+    unsigned cells, restarts;
+} ipy;
+
+static void read_helper(watch_t *w, uint32_t events);
+
+/* Where the plugins live: next to the executor binary (build/<mode>/plugins, or
+ * /opt/sandpipe/plugins in a bwrap sandbox). */
+static int
+plugins_dir(char *out, size_t cap)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    return snprintf(out, cap, "%s/plugins", exe) < (int)cap ? 0 : -1;
+}
+
+static const char *
+python_path(void)
+{
+    /* The kernel needs Debian's python3 with ipykernel; a python3 earlier in PATH may lack it. */
+    return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
+static int
+start_helper(err_t *err)
+{
+    char dir[PATH_MAX], helper[PATH_MAX + 32], py[PATH_MAX + 16], kdir[PATH_MAX];
+    if (plugins_dir(dir, sizeof dir) < 0)
+        return err_set(err, ENOENT, "cannot find the executor's plugins directory");
+    snprintf(helper, sizeof helper, "%s/sandpipe-jupyter", dir);
+    snprintf(py, sizeof py, "%s/python", dir);
+    snprintf(kdir, sizeof kdir, "%s/jupyter", g_exec.rundir);
+    if (access(helper, X_OK) < 0) {
+        ipy.state = IPY_UNAVAILABLE;
+        return err_set(err, ENOENT, "IPython is not available here: %s is missing", helper);
+    }
+    if (mkdir(kdir, 0700) < 0 && errno != EEXIST)
+        return err_set(err, errno, "cannot create %s: %s", kdir, strerror(errno));
+    char **env = env_copy(g_exec.base_env);
+    const char *old = env_get(env, "PYTHONPATH");
+    char *pp = old && *old ? xasprintf("%s:%s", py, old) : xstrdup(py);
+    env_set(&env, "PYTHONPATH", pp);
+    free(pp);
+    bool skills = access(py, R_OK) == 0;
+    char *av[] = {helper, "--dir", kdir, "--python", (char *)python_path(),
+                  skills ? "--agent-skills" : NULL, NULL};
+    proc_launch_t l;
+    int rc = proc_launch(av, env, g_exec.workspace, -1, -1, &l);
+    env_free(env);
+    if (rc != 0)
+        return err_set(err, rc, "cannot start %s: %s", helper, strerror(rc));
+    close(l.err); /* the helper reports through stdout; its stderr is not needed */
+    ipy.helper = l.pid;
+    ipy.to_helper = l.in;
+    ipy.from_helper = l.out;
+    fcntl(l.out, F_SETFL, fcntl(l.out, F_GETFL) | O_NONBLOCK);
+    loop_watch_add(g_exec.loop, &ipy.w, l.out, EPOLLIN, read_helper, NULL);
+    ipy.state = IPY_STARTING;
+    return 0;
+}
+
+static void
+stop_helper(void)
+{
+    if (ipy.helper > 0)
+        kill(-ipy.helper, SIGKILL); /* its process group: the helper and its kernel */
+    if (ipy.from_helper > 0) {
+        loop_watch_del(g_exec.loop, &ipy.w);
+        close(ipy.from_helper);
+        close(ipy.to_helper);
+    }
+    ipy.from_helper = ipy.to_helper = -1;
+    ipy.helper = 0;
+    buf_free(&ipy.in);
+}
+
+/* Writes a whole line to the helper (a blocking pipe: the helper reads between cells). */
+static int
+send_line(json_object *req)
+{
+    size_t len;
+    const char *t = json_object_to_json_string_length(
+        req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+    buf_t b = BUF_INIT;
+    buf_append(&b, t, len);
+    buf_append(&b, "\n", 1);
+    int rc = 0;
+    for (size_t off = 0; off < b.len;) {
+        ssize_t w = write(ipy.to_helper, b.data + off, b.len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && errno == EAGAIN) {
+            struct pollfd p = {ipy.to_helper, POLLOUT, 0};
+            poll(&p, 1, 1000);
+            continue;
+        }
+        if (w <= 0) {
+            rc = -EPIPE;
+            break;
+        }
+        off += (size_t)w;
+    }
+    buf_free(&b);
+    return rc;
+}
+
+/* Sends held output within credit; closes the channel once the observation is known and all
+ * output went out. */
+static void
+drain(void)
+{
+    if (ipy.ch && ipy.pending.len) {
+        int64_t cr = chan_credit(ipy.ch);
+        size_t n = cr > 0 ? (size_t)cr : 0;
+        if (n > ipy.pending.len)
+            n = ipy.pending.len;
+        if (n) {
+            chan_send_data(ipy.ch, 0, ipy.pending.data, n);
+            buf_consume(&ipy.pending, n);
+        }
+    }
+    if (!ipy.ch)
+        buf_clear(&ipy.pending);
+    if (ipy.obs && ipy.pending.len == 0) {
+        channel_t *ch = ipy.ch;
+        json_object *obs = ipy.obs;
+        ipy.obs = NULL;
+        ipy.ch = NULL;
+        ipy.busy = false;
+        json_object_put(ipy.action);
+        ipy.action = NULL;
+        free(ipy.cwd);
+        ipy.cwd = NULL;
+        if (ch) {
+            ch->owner = NULL;
+            chan_close(ch, obs);
+        } else {
+            json_object_put(obs);
+        }
+    }
+    if (ipy.from_helper > 0)
+        loop_watch_set(g_exec.loop, &ipy.w, ipy.pending.len < PENDING_MAX ? EPOLLIN : 0);
+}
+
+static void
+finish(ipy_end_t end, const char *text, size_t len, json_object *images)
+{
+    json_object *args = json_get(ipy.action, "args");
+    ipy_obs_in_t in = {
+        .code = json_get_str(args, "code", ""),
+        .end = end,
+        .text = text,
+        .text_len = len,
+        .images = images,
+        .timeout = json_get(ipy.action, "timeout"),
+        .default_timeout = g_exec.default_timeout,
+        .include_extra = json_get_bool(args, "include_extra", true),
+        .cwd = ipy.cwd,
+        .python = ipy.python,
+    };
+    ipy.obs = ipython_obs_build(&in);
+    ipy.cells++;
+    drain();
+}
+
+static void
+on_event(json_object *ev)
+{
+    const char *kind = json_get_str(ev, "ev", "");
+    if (strcmp(kind, "kernel") == 0) {
+        const char *st = json_get_str(ev, "state", "");
+        ipy.state = strcmp(st, "running") == 0 ? IPY_RUNNING : IPY_DEAD;
+        ipy.kernel_pid = (int)json_get_int(ev, "pid", 0);
+        if (ipy.state == IPY_RUNNING) {
+            snprintf(ipy.python, sizeof ipy.python, "%s", json_get_str(ev, "python", ""));
+            ipy.start_ms = (long)json_get_int(ev, "start_ms", 0);
+            if (json_get(ev, "message"))
+                ipy.restarts++;
+        }
+    } else if (strcmp(kind, "out") == 0 && ipy.busy) {
+        if (ipy.ch)
+            buf_puts(&ipy.pending, json_get_str(ev, "text", ""));
+        drain();
+    } else if (strcmp(kind, "done") == 0 && ipy.busy) {
+        const char *end = json_get_str(ev, "end", "");
+        if (strcmp(end, "error") == 0) {
+            char msg[ERR_MSG_MAX + 64];
+            snprintf(msg, sizeof msg, "Cannot start the IPython kernel: %s",
+                     json_get_str(ev, "message", ""));
+            ipy.state = IPY_DEAD;
+            ipy.obs = obs_error_new(msg);
+            drain();
+            return;
+        }
+        ipy_end_t e = strcmp(end, "ok") == 0        ? IPY_END_OK
+                      : strcmp(end, "timeout") == 0 ? IPY_END_TIMEOUT
+                                                    : IPY_END_DEAD;
+        if (e == IPY_END_DEAD)
+            ipy.state = IPY_DEAD;
+        json_object *t = json_get(ev, "text");
+        finish(e, t ? json_object_get_string(t) : "", t ? (size_t)json_object_get_string_len(t) : 0,
+               json_get(ev, "images"));
+    }
+}
+
+static void
+helper_gone(void)
+{
+    stop_helper();
+    ipy.state = IPY_DEAD;
+    if (ipy.busy && !ipy.obs)
+        finish(IPY_END_DEAD, "", 0, NULL);
+}
+
+static void
+read_helper(watch_t *w, uint32_t events)
+{
+    (void)w;
+    (void)events;
+    /* Bounded: at most 16 reads per wakeup, then back to the loop. */
+    for (int turn = 0; turn < 16 && ipy.pending.len < PENDING_MAX; turn++) {
+        char *p = buf_reserve(&ipy.in, 65536);
+        ssize_t r = read(ipy.from_helper, p, 65536);
+        if (r < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (r <= 0 || ipy.in.len + (size_t)r > LINE_MAX_BYTES) {
+            helper_gone();
+            return;
+        }
+        buf_advance(&ipy.in, (size_t)r);
+        char *nl;
+        while (ipy.in.len && (nl = memchr(ipy.in.data, '\n', ipy.in.len))) {
+            size_t n = (size_t)(nl - ipy.in.data);
+            err_t e = {0};
+            json_object *ev = json_parse(ipy.in.data, n, &e);
+            buf_consume(&ipy.in, n + 1);
+            if (ev)
+                on_event(ev);
+            json_object_put(ev);
+            if (ipy.from_helper <= 0)
+                return;
+        }
+    }
+}
+
+static void
+on_resume(channel_t *ch)
+{
+    (void)ch;
+    drain();
+}
+
+static void
+on_detach(channel_t *ch)
+{
+    (void)ch;
+    /* The client left: the cell runs on (upstream does not cancel it); its output is dropped. */
+    ipy.ch = NULL;
+    buf_clear(&ipy.pending);
+    drain();
+}
+
+static const channel_ops_t ipy_ops = {.resume = on_resume, .detach = on_detach};
+
+void
+ipython_run_action(channel_t *ch, json_object *action, const char *cwd)
+{
+    json_object *args = json_get(action, "args");
+    json_object *code = json_get(args, "code");
+    if (!code || !json_object_is_type(code, json_type_string)) {
+        chan_close_error(ch, ERR_BAD_REQ, "run_ipython: \"code\" must be a string");
+        return;
+    }
+    if (ipy.busy) {
+        chan_close_error(ch, ERR_BUSY, "an IPython cell is running in this sandbox");
+        return;
+    }
+    err_t err = {0};
+    if (ipy.helper <= 0 && start_helper(&err) < 0) {
+        char msg[ERR_MSG_MAX + 64];
+        snprintf(msg, sizeof msg, "Cannot start the IPython kernel: %s", err.msg);
+        chan_close(ch, obs_error_new(msg));
+        return;
+    }
+    json_object *to = json_get(action, "timeout");
+    double timeout = to ? json_object_get_double(to) : g_exec.default_timeout;
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", "run");
+    json_set(req, "code", json_object_get(code));
+    json_set_str(req, "cwd", cwd);
+    json_set(req, "timeout", json_object_new_double(timeout > 0 ? timeout : 0));
+    int rc = send_line(req);
+    json_object_put(req);
+    if (rc < 0) {
+        helper_gone();
+        chan_close(ch, obs_error_new("Cannot start the IPython kernel: the helper exited"));
+        return;
+    }
+    ipy.busy = true;
+    ipy.ch = ch;
+    ipy.action = json_object_get(action);
+    ipy.cwd = xstrdup(cwd ? cwd : g_exec.workspace);
+    ch->ops = &ipy_ops;
+    ch->owner = &ipy;
+}
+
+/* Resident memory of a process, bytes (0 if gone). */
+static long long
+rss_of(pid_t pid)
+{
+    char path[64];
+    long long pages = 0, size = 0;
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f && fscanf(f, "%lld %lld", &size, &pages) != 2)
+        pages = 0;
+    if (f)
+        fclose(f);
+    return pages * sysconf(_SC_PAGESIZE);
+}
+
+json_object *
+ipython_status(void)
+{
+    json_object *o = json_object_new_object();
+    json_set_str(o, "state", state_names[ipy.state]);
+    if (ipy.kernel_pid > 0 && ipy.state == IPY_RUNNING)
+        json_set_int(o, "kernel_pid", ipy.kernel_pid);
+    if (ipy.python[0])
+        json_set_str(o, "python", ipy.python);
+    if (ipy.start_ms)
+        json_set_int(o, "start_ms", ipy.start_ms);
+    if (ipy.helper > 0)
+        json_set_int(o, "rss_bytes", rss_of(ipy.helper) + (ipy.state == IPY_RUNNING && ipy.kernel_pid > 0 ? rss_of(ipy.kernel_pid) : 0));
+    json_set_int(o, "cells", ipy.cells);
+    json_set_int(o, "restarts", ipy.restarts);
+    return o;
+}
+
+void
+ipython_on_child_exit(pid_t pid, int status)
+{
+    (void)status;
+    if (pid > 0 && pid == ipy.helper) {
+        ipy.helper = 0; /* reaped: the pipe's EOF finishes the cell (helper_gone) */
+        if (ipy.from_helper <= 0)
+            ipy.state = IPY_DEAD;
+    }
+}
+
+void
+ipython_shutdown(void)
+{
+    stop_helper();
+    char kdir[PATH_MAX];
+    snprintf(kdir, sizeof kdir, "%s/jupyter", g_exec.rundir);
+    DIR *d = opendir(kdir);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.')
+            unlinkat(dirfd(d), e->d_name, 0);
+    if (d)
+        closedir(d);
+    rmdir(kdir);
+}

@@ -1,0 +1,59 @@
+"""run_ipython through the whole stack (nginx + sandpipe-api + gateway + a bwrap sandbox): the
+OpenHands action server at /runtime/{id}/, the REST actions route, and a viewer refused."""
+import unittest
+
+from apistack import ApiStack
+from test_openhands_runtime import client_action
+
+STACK = None
+
+
+def setUpModule():
+    global STACK
+    STACK = ApiStack(pool=1)
+
+
+def tearDownModule():
+    if STACK:
+        STACK.stop()
+
+
+class IPythonThroughApis(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.owner = STACK.token(sub="agent", role="user")
+        cls.sid = STACK.api_create_session(cls.owner)
+        cls.key = {"X-Session-API-Key": cls.owner}
+
+    def execute(self, body, headers=None):
+        return STACK.request("POST", f"/runtime/{self.sid}/execute_action", body,
+                             headers=self.key if headers is None else headers, timeout=150)
+
+    def test_runtime_execute_action_and_rest(self):
+        st, obs, _ = self.execute(client_action("run_ipython", code="a = 6 * 7\nprint(a)",
+                                                include_extra=True, kernel_init_code=""))
+        self.assertEqual(st, 200, obs)
+        self.assertEqual(set(obs), {"message", "observation", "content", "extras", "success"})
+        self.assertEqual(obs["observation"], "run_ipython")
+        self.assertEqual(obs["extras"], {"code": "a = 6 * 7\nprint(a)", "image_urls": None})
+        self.assertEqual(obs["content"], "42\n[Jupyter current working directory: /workspace]\n"
+                                         "[Jupyter Python interpreter: /usr/bin/python3]")
+        # The REST API reaches the same kernel: the variable is there.
+        st, body, _ = STACK.request("POST", f"/api/v1/sessions/{self.sid}/actions?wait=true",
+                                    {"action": "run_ipython", "args": {"code": "a", "include_extra": False}},
+                                    token=self.owner, timeout=150)
+        self.assertEqual(st, 200, body)
+        obs = body["observation"]
+        self.assertEqual(obs["content"], "42")
+
+    def test_viewer_cannot_run_cells(self):
+        viewer = STACK.token(sub="v", role="viewer", session=self.sid)
+        st, body, _ = STACK.request("POST", f"/api/v1/sessions/{self.sid}/actions",
+                                    {"action": "run_ipython", "args": {"code": "1"}}, token=viewer)
+        self.assertEqual(st, 403, body)
+        st, body, _ = self.execute(client_action("run_ipython", code="1"), {"X-Session-API-Key": viewer})
+        self.assertEqual(st, 403, body)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -225,7 +225,6 @@ render_output(const char *raw, size_t n, size_t *shown_lines, size_t *dropped_li
 
 /* ---- numbers as Python prints them ---- */
 
-
 /* ---- building observations ---- */
 
 static json_object *

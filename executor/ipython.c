@@ -23,7 +23,7 @@
 #include "xalloc.h"
 
 #define LINE_MAX_BYTES (256u << 20) /* one helper event (a cell's images ride in "done") */
-#define PENDING_MAX (1u << 20)      /* output held for a slow client before we stop reading */
+#define PENDING_MAX    (1u << 20)   /* output held for a slow client before we stop reading */
 
 typedef enum { IPY_OFF, IPY_STARTING, IPY_RUNNING, IPY_DEAD, IPY_UNAVAILABLE } ipy_state_t;
 static const char *const state_names[] = {"off", "starting", "running", "dead", "unavailable"};
@@ -38,8 +38,8 @@ static struct {
     channel_t *ch;
     json_object *action;
     char *cwd;
-    buf_t pending;     /* output not yet sent for lack of credit */
-    json_object *obs;  /* the observation, once known, waiting for pending to drain */
+    buf_t pending;    /* output not yet sent for lack of credit */
+    json_object *obs; /* the observation, once known, waiting for pending to drain */
     bool busy;
     /* status */
     int kernel_pid;
@@ -95,8 +95,9 @@ start_helper(err_t *err)
     env_set(&env, "PYTHONPATH", pp);
     free(pp);
     bool skills = access(py, R_OK) == 0;
-    char *av[] = {helper, "--dir", kdir, "--python", (char *)python_path(),
-                  skills ? "--agent-skills" : NULL, NULL};
+    char *av[] = {
+        helper, "--dir", kdir, "--python", (char *)python_path(), skills ? "--agent-skills" : NULL,
+        NULL};
     proc_launch_t l;
     int rc = proc_launch(av, env, g_exec.workspace, -1, -1, &l);
     env_free(env);
@@ -384,7 +385,10 @@ ipython_status(void)
     if (ipy.start_ms)
         json_set_int(o, "start_ms", ipy.start_ms);
     if (ipy.helper > 0)
-        json_set_int(o, "rss_bytes", rss_of(ipy.helper) + (ipy.state == IPY_RUNNING && ipy.kernel_pid > 0 ? rss_of(ipy.kernel_pid) : 0));
+        json_set_int(o, "rss_bytes",
+                     rss_of(ipy.helper) + (ipy.state == IPY_RUNNING && ipy.kernel_pid > 0
+                                               ? rss_of(ipy.kernel_pid)
+                                               : 0));
     json_set_int(o, "cells", ipy.cells);
     json_set_int(o, "restarts", ipy.restarts);
     return o;

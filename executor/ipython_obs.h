@@ -22,12 +22,12 @@ typedef struct {
     ipy_end_t end;
     const char *text; /* the cell's text outputs joined as upstream joins them */
     size_t text_len;
-    json_object *images;       /* array of data URLs (borrowed; empty or NULL: image_urls null) */
-    json_object *timeout;      /* the action's "timeout" as given (borrowed; may be NULL) */
-    double default_timeout;    /* used when timeout is NULL */
-    bool include_extra;        /* action.args.include_extra (default true) */
-    const char *cwd;           /* bash's working directory */
-    const char *python;        /* the kernel's sys.executable */
+    json_object *images;    /* array of data URLs (borrowed; empty or NULL: image_urls null) */
+    json_object *timeout;   /* the action's "timeout" as given (borrowed; may be NULL) */
+    double default_timeout; /* used when timeout is NULL */
+    bool include_extra;     /* action.args.include_extra (default true) */
+    const char *cwd;        /* bash's working directory */
+    const char *python;     /* the kernel's sys.executable */
 } ipy_obs_in_t;
 
 /* {"observation":"run_ipython","content":…,"extras":{"code":…,"image_urls":…},"message":"Code

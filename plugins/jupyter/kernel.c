@@ -15,12 +15,12 @@
 #include "json_util.h"
 #include "kernel.h"
 
-#define FRAMES_MAX 64     /* frames of one message we look at (more are read and dropped) */
-#define PORT_SHELL 1      /* ipc "ports": the endpoint is <prefix>-<port> */
-#define PORT_IOPUB 2
-#define PORT_STDIN 3
+#define FRAMES_MAX   64 /* frames of one message we look at (more are read and dropped) */
+#define PORT_SHELL   1  /* ipc "ports": the endpoint is <prefix>-<port> */
+#define PORT_IOPUB   2
+#define PORT_STDIN   3
 #define PORT_CONTROL 4
-#define PORT_HB 5
+#define PORT_HB      5
 
 static void
 random_hex(char *out, size_t bytes)

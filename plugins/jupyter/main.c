@@ -20,9 +20,9 @@
 #include "json_util.h"
 #include "kernel.h"
 
-#define LINE_MAX_BYTES (64 << 20) /* one request: a cell of up to 64 MiB */
-#define START_TIMEOUT_MS 60000    /* a cold kernel start on a loaded machine */
-#define SETTLE_MS 3000            /* an interrupted cell gets this long to end, then restart */
+#define LINE_MAX_BYTES   (64 << 20) /* one request: a cell of up to 64 MiB */
+#define START_TIMEOUT_MS 60000      /* a cold kernel start on a loaded machine */
+#define SETTLE_MS        3000       /* an interrupted cell gets this long to end, then restart */
 
 typedef enum { CELL_DONE, CELL_TIMEOUT, CELL_DEAD } cell_end_t;
 
@@ -198,9 +198,8 @@ run_cell(const char *code, long timeout_ms, cell_out_t *o, char id[JW_ID_LEN + 1
                 return CELL_TIMEOUT;
             wait = left < wait ? left : wait;
         }
-        zmq_pollitem_t items[3] = {{g.k.shell, 0, ZMQ_POLLIN, 0},
-                                   {g.k.iopub, 0, ZMQ_POLLIN, 0},
-                                   {NULL, 0, ZMQ_POLLIN, 0}};
+        zmq_pollitem_t items[3] = {
+            {g.k.shell, 0, ZMQ_POLLIN, 0}, {g.k.iopub, 0, ZMQ_POLLIN, 0}, {NULL, 0, ZMQ_POLLIN, 0}};
         zmq_poll(items, g.in_eof ? 2 : 3, wait);
         jw_msg_t m;
         err_t e = {0};
@@ -357,9 +356,9 @@ main(int argc, char **argv)
 {
     g.python = "python3";
     static const struct option opts[] = {{"dir", required_argument, 0, 'd'},
-                                          {"python", required_argument, 0, 'p'},
-                                          {"agent-skills", no_argument, 0, 'a'},
-                                          {0, 0, 0, 0}};
+                                         {"python", required_argument, 0, 'p'},
+                                         {"agent-skills", no_argument, 0, 'a'},
+                                         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {

@@ -11,7 +11,7 @@
 #include "buf.h"
 #include "err.h"
 
-#define JW_DELIM "<IDS|MSG>"
+#define JW_DELIM  "<IDS|MSG>"
 #define JW_ID_LEN 32 /* msg_id: 32 hex digits */
 
 typedef struct {

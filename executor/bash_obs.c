@@ -223,8 +223,6 @@ render_output(const char *raw, size_t n, size_t *shown_lines, size_t *dropped_li
     return res;
 }
 
-/* ---- numbers as Python prints them ---- */
-
 /* ---- building observations ---- */
 
 static json_object *

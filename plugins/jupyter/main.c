@@ -183,7 +183,10 @@ run_cell(const char *code, long timeout_ms, cell_out_t *o, char id[JW_ID_LEN + 1
     json_set_bool(c, "store_history", false);
     json_set(c, "user_expressions", json_object_new_object());
     json_set_bool(c, "allow_stdin", false);
-    json_set_bool(c, "stop_on_error", true);
+    /* true would make the kernel abort the requests that reach it just after an error (an
+     * interrupted cell's KeyboardInterrupt included): the next cell would come back empty. We
+     * send one cell at a time, so there is never a queue to abort. */
+    json_set_bool(c, "stop_on_error", false);
     kernel_send(&g.k, g.k.shell, "execute_request", c, id);
     json_object_put(c);
     long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;

@@ -1,5 +1,6 @@
 """IPython cells (run_ipython) through the executor: a real Jupyter kernel started by
 sandpipe-jupyter on the first cell. One executor (one kernel) per class keeps the suite lean."""
+import json
 import os
 import unittest
 
@@ -84,6 +85,29 @@ class IPythonTest(unittest.TestCase):
             self.assertEqual(obs["content"], os.path.realpath(d))
         finally:
             self.c.run("cd " + self.ex.workspace)
+
+    def test_agent_skills_open_file_and_search_dir(self):
+        d = os.path.realpath(os.path.join(self.ex.workspace, "skills"))
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "f.txt"), "w") as f:
+            f.write("alpha\nbeta\ngamma\n")
+        _, obs = self.run_cell(f"open_file({d + '/f.txt'!r})", include_extra=False)
+        self.assertEqual(obs["content"], f"[File: {d}/f.txt (3 lines total)]\n"
+                         "(this is the beginning of the file)\n1|alpha\n2|beta\n3|gamma\n"
+                         "(this is the end of the file)")
+        _, obs = self.run_cell(f"search_dir('beta', {d!r})", include_extra=False)
+        self.assertEqual(obs["content"], f'[Found 1 matches for "beta" in {d}]\n'
+                         f'{d}/f.txt (Line 2): beta\n[End of matches for "beta" in {d}]')
+        _, obs = self.run_cell(f"print(file_editor('str_replace', {d + '/f.txt'!r}, old_str='beta', new_str='BETA'))",
+                               include_extra=False)
+        # openhands-aci wraps the result in <oh_aci_output_ID> markers around its JSON
+        body = json.loads(obs["content"].split(">\n", 1)[1].rsplit("\n</oh_aci_output_", 1)[0])
+        self.assertEqual(body["formatted_output_and_error"],
+                         f"The file {d}/f.txt has been edited. Here's the result of running `cat -n` on a "
+                         f"snippet of {d}/f.txt:\n     1\talpha\n     2\tBETA\n     3\tgamma\n     4\t\n"
+                         "Review the changes and make sure they are as expected. Edit the file again if necessary.")
+        with open(os.path.join(d, "f.txt")) as f:
+            self.assertEqual(f.read(), "alpha\nBETA\ngamma\n")
 
     def test_zz_restart_after_kernel_death(self):
         self.run_cell("z = 5")

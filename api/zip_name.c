@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "utf8.h"
 
 /* CP437's upper half as Unicode code points (the lower half is ASCII). */
 static const uint16_t cp437_high[128] = {
@@ -22,52 +23,12 @@ static const uint16_t cp437_high[128] = {
     0x00b0, 0x2219, 0x00b7, 0x221a, 0x207f, 0x00b2, 0x25a0, 0x00a0,
 };
 
-/* Length of the strict UTF-8 sequence at p[0..n) (no overlong forms, no surrogates, nothing
- * past U+10FFFF), or 0 when it is not one. */
-static size_t
-utf8_seq(const unsigned char *p, size_t n)
-{
-    unsigned c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t len;
-    uint32_t cp, min;
-    if ((c & 0xe0) == 0xc0)
-        len = 2, cp = c & 0x1f, min = 0x80;
-    else if ((c & 0xf0) == 0xe0)
-        len = 3, cp = c & 0x0f, min = 0x800;
-    else if ((c & 0xf8) == 0xf0)
-        len = 4, cp = c & 0x07, min = 0x10000;
-    else
-        return 0;
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
+/* A CP437 character (all in the BMP, none a surrogate) as UTF-8. */
 static void
-put_utf8(buf_t *b, uint32_t cp)
+put_cp437(buf_t *b, unsigned char c)
 {
-    char s[3];
-    size_t k;
-    if (cp < 0x800) {
-        s[0] = (char)(0xc0 | (cp >> 6));
-        s[1] = (char)(0x80 | (cp & 0x3f));
-        k = 2;
-    } else {
-        s[0] = (char)(0xe0 | (cp >> 12));
-        s[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        s[2] = (char)(0x80 | (cp & 0x3f));
-        k = 3;
-    }
-    buf_append(b, s, k);
+    uint8_t s[4];
+    buf_append(b, s, utf8_encode(cp437_high[c - 0x80], s));
 }
 
 /* The name as UTF-8 into b, or -1 when it is not valid. */
@@ -79,10 +40,10 @@ decode(const unsigned char *raw, size_t n, bool utf8, buf_t *b)
             buf_append(b, raw + i, 1);
             i++;
         } else if (!utf8) {
-            put_utf8(b, cp437_high[raw[i] - 0x80]);
+            put_cp437(b, raw[i]);
             i++;
         } else {
-            size_t k = utf8_seq(raw + i, n - i);
+            size_t k = utf8_seq_len(raw + i, n - i);
             if (!k)
                 return -1;
             buf_append(b, raw + i, k);

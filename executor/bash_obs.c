@@ -17,6 +17,7 @@
 #include "cmd_split.h"
 #include "json_util.h"
 #include "py_compat.h"
+#include "utf8.h"
 #include "xalloc.h"
 
 #define OBS_MAX_CHARS 30000
@@ -29,65 +30,15 @@ static const char TIMEOUT_HELP[] =
 static const char CONTINUATION_PREFIX[] = "[Below is the output of the previous command.]\n";
 static const char TRUNCATION_NOTE[] = "\n[... Observation truncated due to length ...]\n";
 
-/* ---- UTF-8 ---- */
-
-/* Length of a valid UTF-8 sequence at p (max n bytes), 0 if invalid. */
-static size_t
-utf8_seq(const unsigned char *p, size_t n)
-{
-    unsigned char c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-    if (!len || len > n || c == 0xC0 || c == 0xC1 || c > 0xF4)
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    if (len == 3 && c == 0xE0 && p[1] < 0xA0)
-        return 0; /* overlong */
-    if (len == 3 && c == 0xED && p[1] >= 0xA0)
-        return 0; /* surrogate */
-    if (len == 4 && c == 0xF0 && p[1] < 0x90)
-        return 0;
-    if (len == 4 && c == 0xF4 && p[1] >= 0x90)
-        return 0;
-    return len;
-}
-
-static size_t
-count_chars(const char *s, size_t n)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (((unsigned char)s[i] & 0xC0) != 0x80)
-            k++;
-    return k;
-}
-
-/* Byte offset of the c-th code point of valid UTF-8 s. */
-static size_t
-char_offset(const char *s, size_t n, size_t c)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (((unsigned char)s[i] & 0xC0) != 0x80) {
-            if (k == c)
-                return i;
-            k++;
-        }
-    return n;
-}
-
 char *
 obs_truncate(const char *s, size_t len, size_t max_chars)
 {
-    size_t chars = count_chars(s, len);
+    size_t chars = utf8_char_count(s, len);
     if (chars <= max_chars)
         return xstrndup(s, len);
     size_t half = max_chars / 2;
-    size_t head = char_offset(s, len, half);
-    size_t tail = char_offset(s, len, chars - half);
+    size_t head = utf8_char_offset(s, len, half);
+    size_t tail = utf8_char_offset(s, len, chars - half);
     buf_t b = BUF_INIT;
     buf_append(&b, s, head);
     buf_puts(&b, TRUNCATION_NOTE);
@@ -140,7 +91,7 @@ render_line(buf_t *out, const unsigned char *p, size_t n)
             continue;
         }
         if (c == '\b') {
-            while (col > 0 && ((unsigned char)line.data[col - 1] & 0xC0) == 0x80)
+            while (col > 0 && utf8_is_continuation((uint8_t)line.data[col - 1]))
                 col--;
             if (col > 0)
                 col--;
@@ -148,7 +99,7 @@ render_line(buf_t *out, const unsigned char *p, size_t n)
             continue;
         }
         const char *bytes;
-        size_t k = utf8_seq(p + i, n - i), blen;
+        size_t k = utf8_seq_len(p + i, n - i), blen;
         if (c < 0x20 && c != '\t') {
             i++;
             continue; /* other control characters do not show */
@@ -164,7 +115,7 @@ render_line(buf_t *out, const unsigned char *p, size_t n)
         if (col < line.len) {
             /* overwrite one character at the cursor */
             size_t end = col + 1;
-            while (end < line.len && ((unsigned char)line.data[end] & 0xC0) == 0x80)
+            while (end < line.len && utf8_is_continuation((uint8_t)line.data[end]))
                 end++;
             buf_t rest = BUF_INIT;
             buf_append(&rest, line.data + end, line.len - end);

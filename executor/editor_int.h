@@ -19,8 +19,6 @@ int ed_set_output(ed_result_t *res, buf_t *out);
 
 /* ---- line arithmetic over UTF-8 text */
 
-/* Byte offset just past the first max code points of s (n if shorter). */
-size_t ed_utf8_prefix(const char *s, size_t n, size_t max);
 size_t ed_count_char(const char *s, size_t n, char c);
 /* Lines as Python iterates a text file: each ends at "\n" (the last may not). */
 long ed_count_lines(const char *s, size_t n);

@@ -13,6 +13,7 @@
 
 #include "editor_int.h"
 #include "py_compat.h"
+#include "utf8.h"
 #include "xalloc.h"
 
 #define ED_MAX_FILE_SIZE (10LL * 1024 * 1024)
@@ -41,21 +42,6 @@ ed_set_output(ed_result_t *res, buf_t *out)
 }
 
 /* ---- line arithmetic ---- */
-
-/* Byte offset just past the first max code points of s (n if shorter). */
-size_t
-ed_utf8_prefix(const char *s, size_t n, size_t max)
-{
-    size_t chars = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (((unsigned char)s[i] & 0xC0) != 0x80) {
-            if (chars == max)
-                return i;
-            chars++;
-        }
-    }
-    return n;
-}
 
 size_t
 ed_count_char(const char *s, size_t n, char c)
@@ -180,7 +166,7 @@ void
 ed_make_output(buf_t *out, const char *s, size_t n, const char *desc, long start)
 {
     buf_printf(out, "Here's the result of running `cat -n` on %s:\n", desc);
-    size_t cut = ed_utf8_prefix(s, n, ED_MAX_RESPONSE_CHARS);
+    size_t cut = utf8_char_offset(s, n, ED_MAX_RESPONSE_CHARS);
     buf_t body = BUF_INIT;
     buf_append(&body, s, cut);
     if (cut < n)

@@ -12,6 +12,7 @@
 #include "editor_int.h"
 #include "file_kind.h"
 #include "py_compat.h"
+#include "utf8.h"
 #include "xalloc.h"
 
 static const char DIR_TRUNCATED_NOTICE[] =
@@ -111,7 +112,7 @@ ed_view_directory(const char *real, const char *display, json_object *view_range
     buf_t raw = BUF_INIT;
     for (size_t i = 0; i < l.n; i++)
         buf_printf(&raw, "%s\n", l.v[i].line);
-    size_t cut = ed_utf8_prefix(raw.data, raw.len, ED_MAX_RESPONSE_CHARS);
+    size_t cut = utf8_char_offset(raw.data, raw.len, ED_MAX_RESPONSE_CHARS);
     if (cut < raw.len) {
         raw.len = cut;
         buf_puts(&raw, DIR_TRUNCATED_NOTICE);

@@ -31,6 +31,7 @@
 #include "buf.h"
 #include "files.h"
 #include "json_util.h"
+#include "utf8.h"
 #include "xalloc.h"
 
 int
@@ -75,24 +76,13 @@ json_text_new(const char *s, size_t n)
     buf_t b = BUF_INIT;
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
-        int len = u[i] < 0x80                             ? 1
-                  : (u[i] & 0xE0) == 0xC0 && u[i] >= 0xC2 ? 2
-                  : (u[i] & 0xF0) == 0xE0                 ? 3
-                  : (u[i] & 0xF8) == 0xF0 && u[i] <= 0xF4 ? 4
-                                                          : 0;
-        int ok = len > 0 && i + (size_t)len <= n;
-        for (int k = 1; ok && k < len; k++)
-            ok = (u[i + k] & 0xC0) == 0x80;
-        if (ok && len == 3)
-            ok = !(u[i] == 0xE0 && u[i + 1] < 0xA0) && !(u[i] == 0xED && u[i + 1] >= 0xA0);
-        if (ok && len == 4)
-            ok = !(u[i] == 0xF0 && u[i + 1] < 0x90) && !(u[i] == 0xF4 && u[i + 1] >= 0x90);
-        if (ok) {
-            buf_append(&b, s + i, (size_t)len);
-            i += (size_t)len;
+        size_t len = utf8_seq_len(u + i, n - i);
+        if (len) {
+            buf_append(&b, s + i, len);
+            i += len;
         } else {
-            char two[2] = {(char)(0xC0 | (u[i] >> 6)), (char)(0x80 | (u[i] & 0x3F))};
-            buf_append(&b, two, 2);
+            uint8_t latin1[4];
+            buf_append(&b, latin1, utf8_encode(u[i], latin1));
             i++;
         }
     }
@@ -190,16 +180,6 @@ resolve(const fa_ctx_t *ctx, const char *path, char **display, char real[PATH_MA
         return o;
     }
     return NULL;
-}
-
-static int
-utf8_valid(const char *s, size_t n)
-{
-    json_object *o = json_text_new(s, n);
-    int same =
-        (size_t)json_object_get_string_len(o) == n && memcmp(json_object_get_string(o), s, n) == 0;
-    json_object_put(o);
-    return same;
 }
 
 /* Python's list slice bound: negative counts from the end, then clamped to [0, n]. */
@@ -302,7 +282,7 @@ read_plain(const fa_ctx_t *ctx, const char *display, const char *real, long star
         buf_free(&text);
         return read_failed(ctx, display, rc);
     }
-    if (!utf8_valid(text.data ? text.data : "", text.len)) {
+    if (!utf8_valid(text.data, text.len)) {
         buf_free(&text);
         return obs_errorf("File could not be decoded as utf-8: %s.", display);
     }
@@ -421,7 +401,7 @@ fa_write(editor_t *ed, const fa_ctx_t *ctx, json_object *args)
             o = obs_errorf("[Errno %d] %s: '%s'", -rc, strerror(-rc), display);
             goto done;
         }
-        if (!utf8_valid(old.data ? old.data : "", old.len)) {
+        if (!utf8_valid(old.data, old.len)) {
             o = obs_errorf("File could not be decoded as utf-8: %s", display);
             goto done;
         }

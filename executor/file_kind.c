@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "py_compat.h"
+#include "utf8.h"
 
 static const char *const SUPPORTED_BINARY_EXT[] = {".docx", ".xlsx", ".pptx", ".pdf",
                                                    ".mp3",  ".wav",  ".m4a",  ".flac"};
@@ -23,18 +24,11 @@ chunk_decodable(const unsigned char *b, size_t n)
         return 1;
     size_t multi = 0;
     for (size_t i = 0; i < n;) {
-        int len = b[i] < 0x80             ? 1
-                  : (b[i] & 0xE0) == 0xC0 ? 2
-                  : (b[i] & 0xF0) == 0xE0 ? 3
-                  : (b[i] & 0xF8) == 0xF0 ? 4
-                                          : 0;
-        if (!len || i + (size_t)len > n || (len == 2 && b[i] < 0xC2))
+        size_t len = utf8_seq_len(b + i, n - i);
+        if (!len)
             return 0;
-        for (int k = 1; k < len; k++)
-            if ((b[i + k] & 0xC0) != 0x80)
-                return 0;
         multi += len > 1;
-        i += (size_t)len;
+        i += len;
     }
     return multi >= 4;
 }

@@ -16,32 +16,20 @@
 
 #include "files_int.h"
 #include "json_util.h"
+#include "utf8.h"
 #include "xalloc.h"
 
-/* Next code point of a UTF-8 name; an invalid byte b stands for U+DC00 + b, as Python's
- * surrogateescape decodes file names. */
+/* Next code point of a UTF-8 name ending at end; an invalid byte b stands for U+DC00 + b, as
+ * Python's surrogateescape decodes file names. */
 static uint32_t
-next_cp(const unsigned char **ps)
+next_cp(const unsigned char **ps, const unsigned char *end)
 {
     const unsigned char *s = *ps;
-    unsigned char b = s[0];
-    size_t len = b < 0x80             ? 1
-                 : (b & 0xE0) == 0xC0 ? 2
-                 : (b & 0xF0) == 0xE0 ? 3
-                 : (b & 0xF8) == 0xF0 ? 4
-                                      : 0;
-    uint32_t cp = len == 1 ? b : len == 2 ? b & 0x1Fu : len == 3 ? b & 0x0Fu : b & 0x07u;
-    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
-    for (size_t k = 1; k < len; k++) {
-        if ((s[k] & 0xC0) != 0x80) {
-            len = 0;
-            break;
-        }
-        cp = cp << 6 | (s[k] & 0x3Fu);
-    }
-    if (len == 0 || cp < min[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+    uint32_t cp;
+    size_t len = utf8_decode(s, (size_t)(end - s), &cp);
+    if (len == 0) {
         *ps = s + 1;
-        return 0xDC00u + b;
+        return 0xDC00u + s[0];
     }
     *ps = s + len;
     return cp;
@@ -60,8 +48,9 @@ cmp_lower(const void *pa, const void *pb)
     }
     const char *a0 = *(char *const *)pa, *b0 = *(char *const *)pb;
     const unsigned char *a = (const unsigned char *)a0, *b = (const unsigned char *)b0;
-    while (*a && *b) {
-        uint32_t ca = next_cp(&a), cb = next_cp(&b);
+    const unsigned char *a_end = a + strlen(a0), *b_end = b + strlen(b0);
+    while (a < a_end && b < b_end) {
+        uint32_t ca = next_cp(&a, a_end), cb = next_cp(&b, b_end);
         if (utf8) {
             ca = (uint32_t)towlower_l((wint_t)ca, utf8);
             cb = (uint32_t)towlower_l((wint_t)cb, utf8);
@@ -72,8 +61,8 @@ cmp_lower(const void *pa, const void *pb)
         if (ca != cb)
             return ca < cb ? -1 : 1;
     }
-    if (*a || *b)
-        return *a ? 1 : -1;
+    if (a < a_end || b < b_end)
+        return a < a_end ? 1 : -1;
     return strcmp(a0, b0);
 }
 

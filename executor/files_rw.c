@@ -13,61 +13,18 @@
 #include "buf.h"
 #include "files_int.h"
 #include "json_util.h"
+#include "utf8.h"
 
 #define FILES_READ_DEFAULT (1024 * 1024)      /* file.read max_bytes default */
 #define FILES_READ_LIMIT   (16 * 1024 * 1024) /* largest max_bytes accepted */
 
 /* ---- read ---- */
 
-/* Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF) without NUL bytes. */
+/* file.read's text: valid UTF-8 without NUL bytes. */
 static bool
-utf8_text(const unsigned char *s, size_t n)
+utf8_text(const char *s, size_t n)
 {
-    size_t i = 0;
-    while (i < n) {
-        unsigned char b = s[i];
-        size_t len;
-        uint32_t cp, min;
-        if (b == 0)
-            return false;
-        if (b < 0x80) {
-            i++;
-            continue;
-        }
-        if ((b & 0xE0) == 0xC0)
-            len = 2, cp = b & 0x1F, min = 0x80;
-        else if ((b & 0xF0) == 0xE0)
-            len = 3, cp = b & 0x0F, min = 0x800;
-        else if ((b & 0xF8) == 0xF0)
-            len = 4, cp = b & 0x07, min = 0x10000;
-        else
-            return false;
-        if (n - i < len)
-            return false;
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xC0) != 0x80)
-                return false;
-            cp = cp << 6 | (s[i + k] & 0x3F);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
-        i += len;
-    }
-    return true;
-}
-
-/* Largest k <= n such that s[0..k) does not end inside a UTF-8 sequence. */
-static size_t
-utf8_cut(const unsigned char *s, size_t n)
-{
-    size_t i = n;
-    while (i > 0 && n - i < 3 && (s[i - 1] & 0xC0) == 0x80)
-        i--;
-    if (i == 0 || s[i - 1] < 0xC0)
-        return n;
-    unsigned char lead = s[i - 1];
-    size_t need = (lead & 0xE0) == 0xC0 ? 2 : (lead & 0xF0) == 0xE0 ? 3 : 4;
-    return n - (i - 1) < need ? i - 1 : n;
+    return n == 0 || (!memchr(s, '\0', n) && utf8_valid(s, n));
 }
 
 typedef struct {
@@ -101,8 +58,7 @@ lines_feed(line_reader_t *r, const char *p, size_t n)
                     r->last = r->line - 1;
                 } else {
                     buf_append(&r->content, p, r->max - r->content.len);
-                    r->content.len =
-                        utf8_cut((const unsigned char *)r->content.data, r->content.len);
+                    r->content.len = utf8_complete_prefix(r->content.data, r->content.len);
                     r->last = r->line;
                 }
                 r->content.data[r->content.len] = '\0';
@@ -179,7 +135,7 @@ files_read(const files_ctx_t *c, json_object *req, err_t *err)
     }
     if (!r.truncated)
         r.last = r.end < 0 || r.end > total ? total : r.end;
-    if (!utf8_text((const unsigned char *)r.content.data, r.content.len)) {
+    if (!utf8_text(r.content.data, r.content.len)) {
         err_set(err, EINVAL, "read %s: binary file, use file.download", abs);
         goto err;
     }

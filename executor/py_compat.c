@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 char *
 fa_py_path(const char *p)
 {
@@ -140,30 +142,16 @@ py_truthy(json_object *v)
     return 0;
 }
 
-/* str.isspace() for the code point starting at s[i]; its width in *w. */
+/* str.isspace() for the code point starting at s[i]; its width in *w. Not an invalid byte. */
 static int
 py_space_at(const char *s, size_t n, size_t i, size_t *w)
 {
-    unsigned char c = (unsigned char)s[i];
-    *w = 1;
-    if ((c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x20))
-        return 1;
-    if (c == 0xC2 && i + 1 < n &&
-        ((unsigned char)s[i + 1] == 0x85 || (unsigned char)s[i + 1] == 0xA0)) {
-        *w = 2;
-        return 1;
-    }
-    if (i + 2 < n && c == 0xE2 && (unsigned char)s[i + 1] == 0x80) {
-        unsigned char d = (unsigned char)s[i + 2];
-        *w = 3;
-        return d <= 0x8A || d == 0xA8 || d == 0xA9 || d == 0xAF;
-    }
-    if (i + 2 < n && c == 0xE3 && (unsigned char)s[i + 1] == 0x80 &&
-        (unsigned char)s[i + 2] == 0x80) {
-        *w = 3;
-        return 1;
-    }
-    return 0;
+    uint32_t cp;
+    size_t len = utf8_decode(s + i, n - i, &cp);
+    *w = len ? len : 1;
+    return len && ((cp >= 9 && cp <= 13) || (cp >= 0x1c && cp <= 0x20) || cp == 0x85 ||
+                   cp == 0xA0 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 ||
+                   cp == 0x202F || cp == 0x3000);
 }
 
 void

@@ -9,41 +9,14 @@
 
 #include "json_util.h"
 #include "session_int.h"
+#include "utf8.h"
 
-/* Length of the longest prefix of p[0..n) that does not end inside a UTF-8 sequence. */
-static size_t
-utf8_complete_prefix(const uint8_t *p, size_t n)
-{
-    size_t i = n, back = 0;
-    while (i > 0 && back < 4 && (p[i - 1] & 0xC0) == 0x80) {
-        i--;
-        back++;
-    }
-    if (i == 0)
-        return n;
-    uint8_t lead = p[i - 1];
-    size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-    return (back + 1 < need) ? i - 1 : n;
-}
-
+/* Output goes as JSON text when it is UTF-8 without NUL (NUL would not keep JSON text clean),
+ * else as base64. */
 static bool
-utf8_valid(const uint8_t *p, size_t n)
+output_is_text(const uint8_t *p, size_t n)
 {
-    for (size_t i = 0; i < n;) {
-        uint8_t c = p[i];
-        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        if (!len || i + len > n)
-            return false;
-        for (size_t k = 1; k < len; k++)
-            if ((p[i + k] & 0xC0) != 0x80)
-                return false;
-        if (len == 2 && c < 0xC2)
-            return false;
-        if (c == 0 && len == 1)
-            return false; /* NUL: keep JSON text clean, send as base64 */
-        i += len;
-    }
-    return true;
+    return !memchr(p, '\0', n) && utf8_valid(p, n);
 }
 
 /* ---- output ---- */
@@ -73,7 +46,7 @@ session_flush_output(gw_session_t *s, bool final)
         buf_t m = BUF_INIT;
         buf_printf(&m, "\"type\":\"output\",\"action\":%" PRIu64 ",\"offset\":%" PRIu64 ",",
                    s->act_seq, base + off);
-        if (utf8_valid(p, n)) {
+        if (output_is_text(p, n)) {
             buf_puts(&m, "\"data\":\"");
             json_escape_append(&m, (const char *)p, n);
         } else {

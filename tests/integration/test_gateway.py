@@ -1,4 +1,5 @@
 """The gateway against real Redis, real sandboxes and real executors (issue 4's test list)."""
+import base64
 import json
 import os
 import signal
@@ -68,6 +69,30 @@ class GatewayTest(unittest.TestCase):
                 self.assertEqual(m["data"], "first\n")
                 self.assertLess(time.monotonic() - t0, 1.2)  # before the command finished
                 break
+
+    def test_output_that_is_not_strict_utf8_goes_as_base64(self):
+        # A surrogate (CESU-8), an overlong "/" and a code point past U+10FFFF: each has the shape
+        # of a UTF-8 sequence but is not UTF-8, so it may not go out as JSON text (a strict
+        # client refuses the frame), only as data_b64. Until issue 16 the gateway let them through.
+        sid = self.st.create_session()
+        ws = self.session_ws(sid)
+        cmd = r"printf 'a\xed\xa0\x80b\xe0\x80\xafc\xf4\x90\x80\x80d\n'"
+        ws.send_json({"type": "action", "id": "u", "action": {"action": "run", "args": {"command": cmd}}})
+        seq, out, kinds = None, b"", set()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            op, frame = ws.recv()
+            self.assertEqual(op, TEXT)
+            m = json.loads(frame.decode("utf-8"))  # strict: raises on a surrogate or an overlong
+            if m.get("type") == "ack" and m.get("id") == "u":
+                seq = m["seq"]
+            elif m.get("type") == "output" and m.get("action") == seq:
+                kinds |= {"data" if "data" in m else "data_b64"}
+                out += m["data"].encode() if "data" in m else base64.b64decode(m["data_b64"])
+            elif m.get("type") == "observation" and m.get("action") == seq:
+                break
+        self.assertEqual(out, b"a\xed\xa0\x80b\xe0\x80\xafc\xf4\x90\x80\x80d\n")
+        self.assertIn("data_b64", kinds)
 
     def test_two_clients_see_identical_streams(self):
         sid = self.st.create_session()

@@ -134,6 +134,25 @@ test_binary_files(void **state)
     p = P("utf8.txt");
     assert_false(fa_is_binary(p));
     free(p);
+    /* Nothing but multi-byte characters: text when they are UTF-8 (emoji), binary when they
+     * only look like it (the same emoji as CESU-8 surrogate pairs, which Python's decoder
+     * refuses; before issue 16 this check let surrogates through and called it text). */
+    buf_t emoji = BUF_INIT, cesu = BUF_INIT;
+    for (int i = 0; i < 50; i++) {
+        buf_puts(&emoji, "\xF0\x9F\x98\x80");
+        buf_puts(&cesu, "\xED\xA0\xBD\xED\xB8\x80");
+    }
+    put("emoji.txt", emoji.data);
+    put("cesu.txt", cesu.data);
+    p = P("emoji.txt");
+    assert_false(fa_is_binary(p));
+    free(p);
+    p = P("cesu.txt");
+    assert_true(fa_is_binary(p));
+    free(p);
+    assert_string_equal(content(READ("path", "cesu.txt")), "ERROR_BINARY_FILE");
+    buf_free(&emoji);
+    buf_free(&cesu);
 }
 
 /* ---- the read and write actions ---- */

@@ -1,7 +1,8 @@
-/* test_utf8.c — common/utf8: the strict incremental check against every code point (encoded
- * by a reference encoder here), the classic malformed forms (overlongs, surrogates, past
- * U+10FFFF, stray and missing continuation bytes), and pieces split at every position giving the
- * same verdict as the whole. */
+/* test_utf8.c — common/utf8: the strict check (piecewise and whole, which must always agree)
+ * against every code point (encoded by a reference encoder here) and every string of up to three
+ * bytes, the classic malformed forms (overlongs, surrogates, past U+10FFFF, stray and missing
+ * continuation bytes), pieces split at every position giving the same verdict as the whole,
+ * decoding and encoding every scalar value, the cut that splits no character, and counting. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,38 +14,35 @@
 
 #include "utf8.h"
 
-/* Verdict on a whole text: 1 valid, 0 invalid. */
+/* Verdict on a whole text: 1 valid, 0 invalid. The piecewise check, the whole-text check and
+ * a walk by utf8_seq_len must all say the same. */
 static int
 valid(const void *p, size_t n)
 {
     utf8_state_t st = {0};
-    return utf8_feed(&st, p, n) == 0 && utf8_complete(&st);
+    int fed = utf8_feed(&st, p, n) == 0 && utf8_complete(&st);
+    size_t i = 0, len;
+    while (i < n && (len = utf8_seq_len((const uint8_t *)p + i, n - i)) > 0)
+        i += len;
+    if (utf8_valid(p, n) != fed || (i == n) != fed)
+        fail_msg("utf8_feed says %d, utf8_valid %d, utf8_seq_len walk %d", fed, utf8_valid(p, n),
+                 i == n);
+    return fed;
 }
 
-/* Reference encoder, with no range checks on purpose (it writes surrogates too). */
+/* Reference encoder, the generic way round (continuation bytes from the end, then the lead's
+ * length mark), with no range checks on purpose: it writes surrogates too. */
 static size_t
 encode(uint32_t cp, uint8_t *out)
 {
-    if (cp < 0x80) {
-        out[0] = (uint8_t)cp;
-        return 1;
+    static const uint8_t mark[5] = {0, 0x00, 0xC0, 0xE0, 0xF0};
+    size_t n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    for (size_t i = n - 1; i > 0; i--) {
+        out[i] = (uint8_t)(0x80 | (cp & 0x3F));
+        cp >>= 6;
     }
-    if (cp < 0x800) {
-        out[0] = (uint8_t)(0xC0 | cp >> 6);
-        out[1] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (uint8_t)(0xE0 | cp >> 12);
-        out[1] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
-        out[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (uint8_t)(0xF0 | cp >> 18);
-    out[1] = (uint8_t)(0x80 | (cp >> 12 & 0x3F));
-    out[2] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
-    out[3] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 4;
+    out[0] = (uint8_t)(mark[n] | cp);
+    return n;
 }
 
 /* Reference verdict, the other way round: decode each character by its lead byte's length,
@@ -206,6 +204,114 @@ test_a_character_split_is_incomplete_until_its_last_byte(void **state)
     assert_int_equal(utf8_feed(&s2, (const uint8_t *)"\xA0", 1), -1);
 }
 
+static void
+test_every_scalar_value_decodes_and_encodes_back(void **state)
+{
+    (void)state;
+    uint8_t ref[4], out[4];
+    for (uint32_t cp = 0; cp <= 0x10FFFF; cp++) {
+        size_t n = encode(cp, ref), got = utf8_encode(cp, out);
+        if (cp >= 0xD800 && cp <= 0xDFFF) {
+            if (got != 0)
+                fail_msg("U+%04X, a surrogate, was encoded", cp);
+            continue;
+        }
+        if (got != n || memcmp(out, ref, n))
+            fail_msg("U+%04X encoded wrong", cp);
+        uint32_t back = 0;
+        if (utf8_decode(out, n, &back) != n || back != cp)
+            fail_msg("U+%04X decoded as U+%04X", cp, back);
+        if (n > 1 && utf8_seq_len(out, n - 1) != 0)
+            fail_msg("U+%04X cut short still has a length", cp);
+    }
+    assert_int_equal(utf8_encode(0x110000, out), 0);
+    assert_int_equal(utf8_encode(0xFFFFFFFF, out), 0);
+}
+
+static void
+test_seq_len_refuses_what_the_check_refuses(void **state)
+{
+    (void)state;
+    uint32_t cp = 7;
+    assert_int_equal(utf8_seq_len("", 0), 0);
+    assert_int_equal(utf8_seq_len("a", 1), 1);
+    assert_int_equal(utf8_seq_len("\0", 1),
+                     1); /* NUL is a character; refusing it is a caller's rule */
+    assert_int_equal(utf8_seq_len("\xE2\x82\xAC!", 4), 3);
+    assert_int_equal(utf8_seq_len("\xE2\x82\xAC", 2), 0);     /* cut short by n */
+    assert_int_equal(utf8_seq_len("\xC0\xAF", 2), 0);         /* overlong '/' */
+    assert_int_equal(utf8_seq_len("\xE0\x80\xAF", 3), 0);     /* overlong '/' in three */
+    assert_int_equal(utf8_seq_len("\xF0\x80\x80\xAF", 4), 0); /* overlong '/' in four */
+    assert_int_equal(utf8_seq_len("\xED\xA0\x80", 3), 0);     /* U+D800 */
+    assert_int_equal(utf8_seq_len("\xED\xBF\xBF", 3), 0);     /* U+DFFF */
+    assert_int_equal(utf8_seq_len("\xED\x9F\xBF", 3), 3);     /* U+D7FF */
+    assert_int_equal(utf8_seq_len("\xEE\x80\x80", 3), 3);     /* U+E000 */
+    assert_int_equal(utf8_seq_len("\xF4\x90\x80\x80", 4), 0); /* U+110000 */
+    assert_int_equal(utf8_seq_len("\xF7\xBF\xBF\xBF", 4), 0); /* U+1FFFFF */
+    assert_int_equal(utf8_seq_len("\xE2\x28\xA1", 3), 0);     /* second byte not 10xxxxxx */
+    assert_int_equal(utf8_seq_len("\xE2\x82\x28", 3), 0);     /* third byte not 10xxxxxx */
+    assert_int_equal(utf8_decode("\xED\xA0\x80", 3, &cp), 0);
+    assert_int_equal(cp, 7); /* untouched when there is no character */
+    assert_int_equal(utf8_decode("\xF0\x9F\x98\x80", 4, &cp), 4);
+    assert_int_equal(cp, 0x1F600);
+}
+
+/* The cut keeps every whole character and drops only a last one that more bytes could finish. */
+static void
+test_complete_prefix_drops_only_a_character_that_could_still_finish(void **state)
+{
+    (void)state;
+    assert_int_equal(utf8_complete_prefix("", 0), 0);
+    assert_int_equal(utf8_complete_prefix("abc", 3), 3);
+    assert_int_equal(utf8_complete_prefix("a\xE2", 2), 1);
+    assert_int_equal(utf8_complete_prefix("a\xE2\x82", 3), 1);
+    assert_int_equal(utf8_complete_prefix("a\xE2\x82\xAC", 4), 4);
+    assert_int_equal(utf8_complete_prefix("\xF0\x9F\x98", 3), 0);
+    assert_int_equal(utf8_complete_prefix("\xF0\x9F\x98\x80", 4), 4);
+    assert_int_equal(utf8_complete_prefix("\xC3", 1), 0);
+    /* bytes no continuation can make valid are not held back: the caller's check finds them */
+    assert_int_equal(utf8_complete_prefix("a\xE0\x80", 3), 3); /* overlong */
+    assert_int_equal(utf8_complete_prefix("a\xED\xA0", 3), 3); /* surrogate */
+    assert_int_equal(utf8_complete_prefix("a\xF4\x90", 3), 3); /* past U+10FFFF */
+    assert_int_equal(utf8_complete_prefix("a\xC0", 2), 2);
+    assert_int_equal(utf8_complete_prefix("a\xF5", 2), 2);
+    assert_int_equal(utf8_complete_prefix("a\x80", 2), 2);
+    assert_int_equal(utf8_complete_prefix("\x80\x80\x80", 3), 3);
+
+    /* every prefix of a valid text, cut there, is valid and loses at most three bytes */
+    static const char text[] = "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80z\xED\x9F\xBF\xF4\x8F\xBF\xBF";
+    size_t n = sizeof text - 1;
+    assert_true(valid(text, n));
+    for (size_t k = 0; k <= n; k++) {
+        size_t cut = utf8_complete_prefix(text, k);
+        if (cut > k || cut + 3 < k || !valid(text, cut))
+            fail_msg("prefix %zu cut at %zu", k, cut);
+        if (valid(text, k) && cut != k)
+            fail_msg("valid prefix %zu cut at %zu", k, cut);
+    }
+}
+
+static void
+test_characters_are_counted_and_found_by_their_first_byte(void **state)
+{
+    (void)state;
+    static const char text[] = "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80"; /* a é € 😀 */
+    size_t n = sizeof text - 1;
+    assert_int_equal(utf8_char_count(text, n), 4);
+    assert_int_equal(utf8_char_offset(text, n, 0), 0);
+    assert_int_equal(utf8_char_offset(text, n, 1), 1);
+    assert_int_equal(utf8_char_offset(text, n, 2), 3);
+    assert_int_equal(utf8_char_offset(text, n, 3), 6);
+    assert_int_equal(utf8_char_offset(text, n, 4), n); /* all four kept */
+    assert_int_equal(utf8_char_offset(text, n, 99), n);
+    assert_int_equal(utf8_char_count("", 0), 0);
+    assert_int_equal(utf8_char_offset("", 0, 0), 0);
+    assert_true(utf8_is_continuation(0x80));
+    assert_true(utf8_is_continuation(0xBF));
+    assert_false(utf8_is_continuation(0x7F));
+    assert_false(utf8_is_continuation(0xC0));
+}
+
 int
 main(void)
 {
@@ -217,6 +323,10 @@ main(void)
         cmocka_unit_test(test_stray_and_missing_continuation_bytes_are_refused),
         cmocka_unit_test(test_pieces_split_anywhere_give_the_verdict_of_the_whole),
         cmocka_unit_test(test_a_character_split_is_incomplete_until_its_last_byte),
+        cmocka_unit_test(test_every_scalar_value_decodes_and_encodes_back),
+        cmocka_unit_test(test_seq_len_refuses_what_the_check_refuses),
+        cmocka_unit_test(test_complete_prefix_drops_only_a_character_that_could_still_finish),
+        cmocka_unit_test(test_characters_are_counted_and_found_by_their_first_byte),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,8 +5,6 @@
  * -> `pending` (output not yet delivered; bash_session.c delivers it). The PTY is read only
  * while pending+scan stay under PENDING_MAX and no completed prompt awaits delivery. */
 #include <fcntl.h>
-#include <pty.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +16,7 @@
 #include "bash_session_int.h"
 #include "env.h"
 #include "executor.h"
+#include "pty.h"
 #include "xalloc.h"
 
 /* ---- small helpers ---- */
@@ -135,9 +134,7 @@ shell_spawn(bash_session_t *s, json_object *env, const char *cwd, err_t *err)
 
     char **envp = env_copy(g_exec.base_env);
     env_set(&envp, "TERM", "xterm-256color");
-    if (env && json_object_is_type(env, json_type_object)) {
-        json_object_object_foreach(env, k, v) env_set(&envp, k, json_object_get_string(v));
-    }
+    env_set_json(&envp, env);
     const char *dir = cwd && *cwd ? cwd : g_exec.workspace;
 
     struct termios tio;
@@ -158,28 +155,19 @@ shell_spawn(bash_session_t *s, json_object *env, const char *cwd, err_t *err)
     tio.c_cc[VMIN] = 1;
     cfsetispeed(&tio, B38400);
     cfsetospeed(&tio, B38400);
-    struct winsize ws = {.ws_row = PTY_ROWS, .ws_col = PTY_COLS};
-
-    int master;
-    pid_t pid = forkpty(&master, NULL, &tio, &ws);
-    if (pid < 0) {
-        env_free(envp);
-        return err_set(err, errno, "forkpty: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        sigset_t all;
-        sigemptyset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL);
-        signal(SIGPIPE, SIG_DFL);
-        if (chdir(dir) < 0 && chdir(g_exec.workspace) < 0 && chdir("/") < 0)
-            _exit(127);
-        char *argv[] = {g_exec.shell, "--noediting", "--noprofile", "--rcfile", rc, "-i", NULL};
-        execve(g_exec.shell, argv, envp);
-        _exit(127);
-    }
+    /* The session's directory, else the workspace, else "/": a shell always starts. */
+    const char *dirs[] = {dir, g_exec.workspace, "/", NULL};
+    char *argv[] = {g_exec.shell, "--noediting", "--noprofile", "--rcfile", rc, "-i", NULL};
+    pty_spawn_opts_t o = {.argv = argv,
+                          .envp = envp,
+                          .dirs = dirs,
+                          .termios = &tio,
+                          .size = {.ws_row = PTY_ROWS, .ws_col = PTY_COLS}};
+    pid_t pid;
+    int master = pty_spawn(&o, &pid, err);
     env_free(envp);
-    fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
-    fcntl(master, F_SETFD, FD_CLOEXEC);
+    if (master < 0)
+        return master;
     s->pid = pid;
     s->master = master;
     s->state = BS_STARTING;

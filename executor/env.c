@@ -36,6 +36,14 @@ env_set(char ***envp, const char *k, const char *v)
     *envp = e;
 }
 
+void
+env_set_json(char ***envp, json_object *vars)
+{
+    if (!vars || !json_object_is_type(vars, json_type_object))
+        return;
+    json_object_object_foreach(vars, k, v) env_set(envp, k, json_object_get_string(v));
+}
+
 const char *
 env_get(char *const *env, const char *k)
 {

@@ -441,10 +441,7 @@ proc_op_spawn(channel_t *ch, json_object *req)
         return;
     }
     char **envp = env_copy(g_exec.base_env);
-    json_object *env = json_get(req, "env");
-    if (env && json_object_is_type(env, json_type_object)) {
-        json_object_object_foreach(env, k, v) env_set(&envp, k, json_object_get_string(v));
-    }
+    env_set_json(&envp, json_get(req, "env"));
     int user = (int)json_get_int(req, "user", -1);
     if (user >= 0 && (uid_t)user != geteuid() && geteuid() != 0) {
         env_free(envp);

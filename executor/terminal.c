@@ -1,8 +1,6 @@
 /* terminal.c — raw PTY channels. See terminal.h. */
 #include "terminal.h"
 
-#include <fcntl.h>
-#include <pty.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +12,7 @@
 #include "env.h"
 #include "executor.h"
 #include "json_util.h"
+#include "pty.h"
 #include "xalloc.h"
 
 #define READ_CHUNK 65536
@@ -208,30 +207,17 @@ terminal_op_open(channel_t *ch, json_object *req)
     }
     char **envp = env_copy(g_exec.base_env);
     env_set(&envp, "TERM", json_get_str(req, "term", "xterm-256color"));
-    json_object *env = json_get(req, "env");
-    if (env && json_object_is_type(env, json_type_object)) {
-        json_object_object_foreach(env, k, v) env_set(&envp, k, json_object_get_string(v));
-    }
-    int master;
-    pid_t pid = forkpty(&master, NULL, NULL, &ws);
-    if (pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
-        if (chdir(dir) < 0)
-            _exit(127);
-        execvpe(av[0], av, envp);
-        _exit(127);
-    }
+    env_set_json(&envp, json_get(req, "env"));
+    const char *dirs[] = {dir, NULL};
+    pty_spawn_opts_t o = {.argv = av, .envp = envp, .search_path = true, .dirs = dirs, .size = ws};
+    pid_t pid;
+    int master = pty_spawn(&o, &pid, &err);
     free(av);
     env_free(envp);
-    if (pid < 0) {
-        chan_close_error(ch, errno, "forkpty failed");
+    if (master < 0) {
+        chan_close_error(ch, err.code, "forkpty failed");
         return;
     }
-    fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
-    fcntl(master, F_SETFD, FD_CLOEXEC);
     terminal_t *t = xcalloc(1, sizeof *t);
     t->ch = ch;
     t->pid = pid;

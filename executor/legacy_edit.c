@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "json_util.h"
+#include "utf8.h"
 
 #define LE_PREFIX    "print(file_editor(**"
 #define LE_SUFFIX    "))"
@@ -80,31 +81,12 @@ hex_value(int c)
                                   : -1;
 }
 
+/* cp, a scalar value (the callers refuse the rest), as UTF-8. */
 static void
 put_utf8(buf_t *b, uint32_t cp)
 {
-    char u[4];
-    size_t n;
-    if (cp < 0x80) {
-        u[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (char)(0xC0 | (cp >> 6));
-        u[1] = (char)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (char)(0xE0 | (cp >> 12));
-        u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[2] = (char)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        u[0] = (char)(0xF0 | (cp >> 18));
-        u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[3] = (char)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    buf_append(b, u, n);
+    uint8_t u[4];
+    buf_append(b, u, utf8_encode(cp, u));
 }
 
 /* \xhh, \uhhhh, \Uhhhhhhhh: exactly digits hex digits (p->i just past the letter). */

@@ -4,12 +4,14 @@
 import * as esbuild from 'esbuild';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const dist = join(here, 'dist');
+// --outdir DIR builds elsewhere (a second copy for development while web/dist is served).
+const oi = process.argv.indexOf('--outdir');
+const dist = oi > 0 ? resolve(process.argv[oi + 1]) : join(here, 'dist');
 const watch = process.argv.includes('--watch');
 
 // Each page: its entry module and its HTML template (pages/NAME.html with @CSS@ and @JS@).
@@ -47,7 +49,7 @@ function writePages(meta) {
   }
   for (const [path] of outputs) {
     if (path.endsWith('.map') || path.endsWith('.LEGAL.txt')) continue;
-    const b = readFileSync(join(here, path));
+    const b = readFileSync(resolve(here, path));
     total += b.length;
     gz += gzipSync(b, { level: 6 }).length;
   }
@@ -71,5 +73,5 @@ if (watch) {
   const r = await esbuild.build(options);
   const s = writePages(r.metafile);
   const n = readdirSync(join(dist, 'assets')).length;
-  console.log(`web: built web/dist in ${Date.now() - t0} ms: ${n} files, ${kib(s.bytes)} (${kib(s.gzip_bytes)} gzip)`);
+  console.log(`web: built ${dist} in ${Date.now() - t0} ms: ${n} files, ${kib(s.bytes)} (${kib(s.gzip_bytes)} gzip)`);
 }

@@ -13,10 +13,11 @@ from stack import BUILD, Stack, free_port
 
 
 class ApiStack(Stack):
-    def __init__(self, workers=4, rate=100000, burst=100000, api_extra=(), tls=None, **kw):
+    def __init__(self, workers=4, rate=100000, burst=100000, api_extra=(), tls=None, web_root=None, **kw):
         """tls: (cert.pem, key.pem) to serve HTTPS with that certificate (render.sh --tls);
         request() then speaks TLS, and self.tls is the client context (verifying against
-        cert.pem) for other clients, e.g. WS(..., tls=stack.tls)."""
+        cert.pem) for other clients, e.g. WS(..., tls=stack.tls). web_root: the static files
+        nginx serves (render.sh's default: web/dist when built)."""
         super().__init__(**kw)
         self.tls = None
         if tls:
@@ -37,7 +38,8 @@ class ApiStack(Stack):
                             "--burst", str(burst), "--body-max", "16m",
                             # kept FastCGI connections, as make run: half the workers at most
                             "--api-keepalive", str(workers // 4),
-                            *(["--tls", "--tls-cert", tls[0], "--tls-key", tls[1]] if tls else [])],
+                            *(["--tls", "--tls-cert", tls[0], "--tls-key", tls[1]] if tls else []),
+                            *(["--web-root", web_root] if web_root else [])],
                            check=True, capture_output=True)
             self.nginx = subprocess.Popen(
                 ["nginx", "-p", self.nginx_prefix, "-c", os.path.join(self.nginx_prefix, "nginx.conf")],

@@ -59,14 +59,15 @@ test('paste with Ctrl+Shift+V, copy the selection with Ctrl+Shift+C', async () =
   assert.match(copied, /pasted-42/);
 });
 
-test('several terminals in tabs, each its own shell; Alt+T and Alt+1 switch', async () => {
+test('several terminals in tabs, each its own shell; Alt+T opens one, Alt+N switches', async () => {
   await page.keyboard.press('Alt+t');
   await page.locator('[data-terminal="2"] .xterm-rows').waitFor();
   await waitScreen(page, /[$#][\s\u00a0]*$/m, 2);
   await typeIn(page, 'echo "second shell $$"\n', 2);
   await waitScreen(page, /^second shell \d+\s*$/m, 2);
   await shot(page, 'terminal-tabs');
-  await page.keyboard.press('Alt+1');
+  const n = await page.evaluate(() => window.__sandpipe.tabs.findIndex((t) => t.key === 'term1') + 1);
+  await page.keyboard.press(`Alt+${n}`);
   await page.locator('[data-terminal="1"]').waitFor({ state: 'visible' });
   assert.match(await screen(page, 1), /^pasted-42\s*$/m);
   await page.locator('[data-tab="term2"] .close').click();

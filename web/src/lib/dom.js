@@ -49,7 +49,7 @@ export function bytes(n) {
   const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let i = 0;
   while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
-  return `${i ? n.toFixed(n < 10 ? 1 : 0) : n} ${u[i]}`;
+  return `${i ? n.toFixed(n < 10 ? 1 : 0) : Math.round(n)} ${u[i]}`;
 }
 
 /** A short-lived message at the bottom of the window. */

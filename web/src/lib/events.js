@@ -40,7 +40,10 @@ export class EventStream {
         if (typeof text !== 'string') return undefined;
         let m;
         try { m = JSON.parse(text); } catch { return undefined; }
-        if (typeof m.seq === 'number') {
+        // Replies (ack, pong, error) carry our id; an ack's seq names the action's event, which
+        // comes in the stream in its turn.
+        const reply = m.type === 'ack' || m.type === 'pong' || m.type === 'error';
+        if (!reply && typeof m.seq === 'number') {
           if (this.lastSeq !== null && m.seq <= this.lastSeq) return undefined; // replayed: seen
           this.lastSeq = m.seq;
           return this.onEvent?.(m);

@@ -1,3 +1,7 @@
-// The session view's panels besides terminals, in tab order: each (id, me) -> a tab
-// {key, label, pane, onShow, onStatus, dispose} or null.
-export const panels = [];
+// The session view's panels besides terminals, in tab order: each (id, me, ctx) -> a tab
+// {key, label, pane, onShow, onStatus, dispose} or null. ctx: the session's event log
+// (onEvent, onState) and events.action/signal to submit (session.js).
+import { agentPanel } from './agent.js';
+import { filesPanel } from './files.js';
+
+export const panels = [agentPanel, filesPanel];

@@ -1,7 +1,10 @@
 // One session: a header with its live status and controls, and tabs: terminals (several, each
-// its own shell), plus the panels other modules add (agent timeline, files).
-// Shortcuts: Alt+T new terminal, Alt+1…9 switch tabs, Alt+W close the terminal tab.
+// its own shell), plus the panels other modules add (agent timeline, files). The session's event
+// log is read once here (one EventStream from seq 0) and handed to every panel.
+// Shortcuts: Alt+T new terminal, Alt+1…9 switch tabs, Alt+W close the terminal tab, Alt+E the
+// editor.
 import { control } from '../lib/control.js';
+import { EventStream } from '../lib/events.js';
 import { h, mount, age } from '../lib/dom.js';
 import { TerminalTab, darkTheme, lightTheme } from '../lib/terminal.js';
 import { currentTheme, onTheme } from '../lib/theme.js';
@@ -46,6 +49,7 @@ export function sessionView(el, id, me) {
   }
 
   function select(tab) {
+    if (active && active !== tab) active.onHide?.();
     active = tab;
     for (const t of tabs) {
       const on = t === tab;
@@ -123,19 +127,47 @@ export function sessionView(el, id, me) {
     } else if (e.code === 'KeyW' && active?.closable) {
       stop();
       closeTab(active);
+    } else if (e.code === 'KeyE') {
+      const f = tabs.find((t) => t.key === 'files');
+      if (f) { stop(); select(f); f.focusEditor?.(); }
     } else if (/^Digit[1-9]$/.test(e.code)) {
       const t = tabs[Number(e.code.slice(5)) - 1];
       if (t) { stop(); select(t); }
     }
   }
 
-  window.__sandpipe = { terminals: new Map(), tabs };
+  // The event log, shared: every panel's listener sees each event once, in order; a listener's
+  // promise (it is still drawing) holds the stream back (lib/socket.js, "Credit").
+  const eventListeners = new Set(), stateListeners = new Set();
+  let stream = null;
+  const ctx = {
+    onEvent(cb) { eventListeners.add(cb); return () => eventListeners.delete(cb); },
+    onState(cb) { stateListeners.add(cb); return () => stateListeners.delete(cb); },
+    events: {
+      action: (a) => stream.action(a),
+      signal: (sig) => stream.signal(sig),
+    },
+  };
+
+  window.__sandpipe = { terminals: new Map(), tabs, events: () => stream };
   mount(el, h('section.session', head, h('div.tabbar', tabBar, newTermBtn), panes));
   renderHead();
   for (const make of panels) {
-    const tab = make(id, me);
+    const tab = make(id, me, ctx);
     if (tab) addTab(tab);
   }
+  stream = new EventStream(id, {
+    since: 0,
+    onEvent: (ev) => {
+      const waits = [];
+      for (const cb of eventListeners) {
+        const r = cb(ev);
+        if (r && typeof r.then === 'function') waits.push(r);
+      }
+      return waits.length ? Promise.all(waits) : undefined;
+    },
+    onState: (st) => { for (const cb of stateListeners) cb(st); },
+  });
   if (me.canWrite) addTerminal();
   else if (tabs.length) select(tabs[0]);
   else panes.append(h('div.empty', h('p', 'This token can watch this session but not type in it.'),
@@ -146,6 +178,7 @@ export function sessionView(el, id, me) {
     gone = true;
     clearTimeout(timer);
     window.removeEventListener('keydown', onKey, true);
+    stream.close();
     for (const t of tabs.splice(0)) t.dispose?.();
   };
 }

@@ -1,0 +1,246 @@
+// The agent view: what happened in this session, from its event log — each action with who
+// sent it, its output streaming in as it arrives, its observation (exit code, working
+// directory), file edits as diffs, status changes; and a box to submit an action as an agent
+// would. The log is read from seq 0 on every load, so a reload shows the same timeline, once.
+import { h, mount, toast } from '../lib/dom.js';
+import { lineDiff, hunks } from '../lib/diff.js';
+
+const SHOWN = 64 * 1024;       // output characters kept on screen per action (the tail)
+const BATCH = 1024 * 1024;     // output characters waiting to be drawn before we stop reading
+
+const time = (ts) => (ts ? new Date(ts * 1000).toLocaleTimeString() : '');
+
+function decodeOutput(ev) {
+  if (typeof ev.data === 'string') return ev.data;
+  if (typeof ev.data_b64 === 'string') {
+    const b = Uint8Array.from(atob(ev.data_b64), (c) => c.charCodeAt(0));
+    return new TextDecoder('utf-8', { fatal: false }).decode(b);
+  }
+  return '';
+}
+
+function summary(a) {
+  const args = a?.args || {};
+  switch (a?.action) {
+    case 'run': return args.is_input ? `input: ${args.command}` : args.command;
+    case 'read': return args.path;
+    case 'write': return args.path;
+    case 'edit': return `${args.command || 'edit'} ${args.path || ''}`;
+    default: return JSON.stringify(args);
+  }
+}
+
+function diffView(oldText, newText) {
+  const rows = hunks(lineDiff(oldText, newText));
+  return h('pre.diff', rows.map((d) => h('span', {
+    class: d.op === '+' ? 'add' : d.op === '-' ? 'del' : d.op === '…' ? 'gap' : 'ctx',
+  }, d.op === '…' ? '…\n' : `${d.op} ${d.line}\n`)));
+}
+
+/** One action's card in the timeline. */
+class Entry {
+  constructor(ev) {
+    this.seq = ev.seq;
+    this.action = ev.action || {};
+    this.bytes = 0;
+    this.text = '';   // arrived, not drawn yet
+    this.shown = '';  // on screen (the tail)
+    this.dropped = 0;
+    this.out = h('pre.output', { hidden: true });
+    this.foot = h('div.foot');
+    this.state = h('span.badge.b-info', 'running');
+    this.el = h('article.entry', { 'data-seq': ev.seq, 'data-kind': this.action.action || 'action' },
+      h('header',
+        h('span.kind', this.action.action || '?'),
+        h('code.what', summary(this.action)),
+        h('div.spacer'),
+        this.state,
+        h('span.muted.small', { title: `event ${ev.seq}` }, `${ev.origin || '?'} · ${time(ev.ts)}`)),
+      this.action.action === 'write' && typeof this.action.args?.content === 'string'
+        ? h('details', h('summary', `content (${this.action.args.content.length} characters)`),
+          h('pre.output', this.action.args.content.slice(0, SHOWN)))
+        : null,
+      this.out, this.foot);
+  }
+
+  append(text) {
+    this.text += text;
+    this.bytes += text.length;
+  }
+
+  /** Draws what arrived since the last frame (only the last SHOWN characters). */
+  flush() {
+    if (!this.text) return;
+    this.out.hidden = false;
+    let all = this.shown + this.text;
+    this.text = '';
+    if (all.length > SHOWN) {
+      this.dropped += all.length - SHOWN;
+      all = all.slice(all.length - SHOWN);
+      this.out.dataset.dropped = `… ${this.dropped.toLocaleString()} earlier characters not shown`;
+    }
+    this.shown = all;
+    this.out.textContent = all;
+    this.out.scrollTop = this.out.scrollHeight;
+  }
+
+  observe(ev) {
+    const o = ev.observation || {};
+    const ex = o.extras || {};
+    const meta = ex.metadata || {};
+    const kind = o.observation || '?';
+    const bad = kind === 'error' || (typeof meta.exit_code === 'number' && meta.exit_code !== 0);
+    this.state.className = 'badge ' + (bad ? 'b-bad' : 'b-ok');
+    this.state.textContent = typeof meta.exit_code === 'number' ? `exit ${meta.exit_code}` : kind;
+    this.el.dataset.observed = kind;
+    const parts = [];
+    if (meta.working_dir) parts.push(h('span.muted.small', { title: 'working directory' }, `cwd ${meta.working_dir}`));
+    if (kind === 'run' && !this.bytes && o.content) {
+      this.append(o.content);
+      this.flush();
+    } else if (kind === 'read' || kind === 'error' || (kind !== 'run' && kind !== 'edit' && o.content)) {
+      parts.push(h('pre.output.obs', String(o.content ?? '').slice(0, SHOWN)));
+    }
+    if (kind === 'edit' && typeof ex.new_content === 'string') {
+      parts.push(h('div.muted.small', ex.path || ''), diffView(ex.old_content || '', ex.new_content));
+    } else if (kind === 'edit' && o.content) {
+      parts.push(h('pre.output.obs', o.content.slice(0, SHOWN)));
+    }
+    if (o.message && kind === 'run') parts.push(h('span.muted.small', o.message));
+    mount(this.foot, parts);
+  }
+}
+
+function submitBox(stream) {
+  const kind = h('select', { name: 'kind', 'aria-label': 'action' },
+    h('option', { value: 'run' }, 'Command'), h('option', { value: 'read' }, 'Read file'),
+    h('option', { value: 'write' }, 'Write file'), h('option', { value: 'edit' }, 'Edit (str_replace)'));
+  const command = h('input.mono', { name: 'command', placeholder: 'ls -la', autocomplete: 'off' });
+  const path = h('input.mono', { name: 'path', placeholder: '/workspace/notes.txt' });
+  const content = h('textarea', { name: 'content', rows: 4, placeholder: 'file content' });
+  const oldStr = h('textarea', { name: 'old_str', rows: 3, placeholder: 'old text (must occur once)' });
+  const newStr = h('textarea', { name: 'new_str', rows: 3, placeholder: 'new text' });
+  const send = h('button.primary', { type: 'submit' }, 'Submit');
+  const interrupt = h('button', { type: 'button', title: 'Send Ctrl-C to the running command',
+    onclick: () => stream.signal('INT').catch((e) => toast(`Interrupt failed: ${e.message}`, 'error')) }, 'Interrupt');
+  const fields = h('div.fields');
+  const show = () => {
+    const k = kind.value;
+    mount(fields,
+      k === 'run' ? command : path,
+      k === 'write' ? content : null,
+      k === 'edit' ? h('div.pair', oldStr, newStr) : null);
+  };
+  kind.onchange = show;
+  show();
+  const form = h('form.submit', {
+    onsubmit: async (e) => {
+      e.preventDefault();
+      const k = kind.value;
+      const action = k === 'run' ? { action: 'run', args: { command: command.value, is_input: false } }
+        : k === 'read' ? { action: 'read', args: { path: path.value } }
+          : k === 'write' ? { action: 'write', args: { path: path.value, content: content.value } }
+            : { action: 'edit', args: { command: 'str_replace', path: path.value, old_str: oldStr.value, new_str: newStr.value } };
+      send.disabled = true;
+      try {
+        await stream.action(action);
+        if (k === 'run') command.value = '';
+      } catch (err) {
+        toast(`Not submitted: ${err.message}`, 'error');
+      } finally {
+        send.disabled = false;
+      }
+    },
+  }, h('div.row', kind, h('div.spacer'), interrupt, send), fields);
+  return form;
+}
+
+/** The Agent tab. ctx.events: the session's EventStream hub (session.js). */
+export function agentPanel(id, me, ctx) {
+  const list = h('div.timeline', { 'aria-live': 'off' });
+  const empty = h('div.empty', h('p', 'Nothing has happened in this session yet.'),
+    h('p.muted', me.canWrite ? 'Submit a command below, or call the REST or WebSocket API: it shows here as it runs.'
+      : 'Actions show here as they run.'));
+  const conn = h('span.muted.small.conn', 'connecting…');
+  const pane = h('div.pane.agent-pane', { 'data-panel': 'agent' },
+    h('div.agent-head', h('strong', 'Timeline'), h('div.spacer'), conn),
+    h('div.scroll', empty, list),
+    me.canWrite ? submitBox(ctx.events) : null);
+  const scroller = pane.querySelector('.scroll');
+  const entries = new Map();
+  const dirty = new Set();
+  let pendingChars = 0, frame = 0, waiters = [];
+  let stick = true;
+  scroller.addEventListener('scroll', () => {
+    stick = scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 40;
+  });
+
+  const draw = () => {
+    frame = 0;
+    for (const e of dirty) e.flush();
+    dirty.clear();
+    pendingChars = 0;
+    if (stick) scroller.scrollTop = scroller.scrollHeight;
+    for (const w of waiters.splice(0)) w();
+  };
+  const schedule = () => { if (!frame) frame = requestAnimationFrame(draw); };
+
+  const line = (ev, text, cls = '') => {
+    empty.remove();
+    list.append(h('div.event', { class: cls, 'data-seq': ev.seq }, h('span.muted.small', time(ev.ts)), ' ', text));
+  };
+
+  const onEvent = (ev) => {
+    switch (ev.type) {
+      case 'action': {
+        empty.remove();
+        const e = new Entry(ev);
+        entries.set(ev.seq, e);
+        list.append(e.el);
+        break;
+      }
+      case 'output': {
+        const e = entries.get(ev.action);
+        if (!e) break;
+        const t = decodeOutput(ev);
+        e.append(t);
+        dirty.add(e);
+        pendingChars += t.length;
+        break;
+      }
+      case 'observation': {
+        const e = entries.get(ev.action);
+        if (!e) break;
+        e.flush();
+        dirty.delete(e);
+        e.observe(ev);
+        break;
+      }
+      case 'status':
+        line(ev, h('span', 'status ', h('strong', ev.status), ev.message ? ` — ${ev.message}` : ''), 'status');
+        break;
+      case 'signal':
+        line(ev, `signal ${ev.signal} sent`, 'signal');
+        break;
+      case 'truncated':
+        line(ev, `events ${ev.from}–${ev.to} are gone (${ev.reason || 'trimmed'})`, 'truncated');
+        break;
+      default:
+        break;
+    }
+    schedule();
+    // Pacing: past BATCH characters not yet drawn, stop reading until the next frame.
+    if (pendingChars > BATCH) return new Promise((r) => waiters.push(r));
+    return undefined;
+  };
+
+  const offEvent = ctx.onEvent(onEvent);
+  const offState = ctx.onState(({ up, final, error }) => {
+    conn.textContent = up ? 'live' : final ? `closed${error ? ': ' + error.message : ''}` : 'reconnecting…';
+    conn.dataset.up = String(up);
+  });
+  return {
+    key: 'agent', label: 'Agent', pane,
+    dispose() { offEvent(); offState(); if (frame) cancelAnimationFrame(frame); for (const w of waiters.splice(0)) w(); },
+  };
+}

@@ -1,0 +1,103 @@
+// The Files tab: the tree follows the workspace (a file made in the terminal appears), a file
+// opens in CodeMirror, is edited and saved (read back through REST), created, renamed and
+// deleted from the UI; a binary file dropped on the tree uploads byte-identical and downloads
+// byte-identical; a viewer gets a read-only editor and no write buttons.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { launch, signedIn, shot, createSession, viewerToken, rest, USER, typeIn, waitScreen } from './harness.mjs';
+
+let browser, page, id;
+const node = (path) => page.locator(`.tree [data-path="${path}"]`);
+before(async () => {
+  browser = await launch();
+  id = await createSession(USER);
+  await rest('PUT', `/api/v1/sessions/${id}/files/content?path=src/hello.py`, { token: USER, body: 'def hello():\n    return "hi"\n' });
+  page = await signedIn(browser, USER);
+  await page.goto(page.url().replace(/#.*/, '') + '#/s/' + id);
+  await page.locator('[data-terminal="1"] .xterm-rows').waitFor();
+});
+after(async () => {
+  await browser?.close();
+  if (id) await rest('DELETE', `/api/v1/sessions/${id}`, { token: USER });
+});
+
+test('the tree shows the workspace and follows a command run in the terminal', async () => {
+  await waitScreen(page, /[$#][\s\u00a0]*$/m);
+  await page.locator('[data-tab=files]').click();
+  await node('/workspace/src').click();
+  await node('/workspace/src/hello.py').waitFor();
+  await page.keyboard.press('Alt+1').catch(() => {});
+  await page.locator('[data-tab=term1]').click();
+  await typeIn(page, 'mkdir -p made && echo x > made/in-terminal.txt\n');
+  await page.locator('[data-tab=files]').click();
+  await node('/workspace/made').waitFor({ timeout: 15000 });
+});
+
+test('open, edit, save with Ctrl+S: the REST API reads the new text', async () => {
+  await node('/workspace/src/hello.py').click();
+  const editor = page.locator('.cm-content');
+  await editor.waitFor();
+  assert.match(await editor.textContent(), /def hello/);
+  await page.locator('.cm-line').nth(1).click();
+  await page.keyboard.press('End');
+  await page.keyboard.type('  # edited in the browser');
+  await page.locator('.dirty:not([hidden])').waitFor();
+  await shot(page, 'files-editor');
+  await page.keyboard.press('Control+s');
+  await page.locator('.dirty[hidden]').waitFor({ state: 'attached' });
+  const r = await rest('GET', `/api/v1/sessions/${id}/files/content?path=src/hello.py`, { token: USER });
+  assert.equal(r.body.content, 'def hello():\n    return "hi"  # edited in the browser\n');
+});
+
+test('create, rename and delete from the UI', async () => {
+  page.once('dialog', (d) => d.accept('fresh.md'));
+  await node('/workspace/src').click(); // selects src (and folds it)
+  await page.locator('[data-action=new-file]').click();
+  await node('/workspace/src/fresh.md').waitFor();
+  await page.locator('.file-bar .path', { hasText: '/workspace/src/fresh.md' }).waitFor();
+  page.once('dialog', (d) => d.accept('renamed.md'));
+  await page.getByRole('button', { name: 'Rename', exact: true }).click();
+  await node('/workspace/src/renamed.md').waitFor();
+  await node('/workspace/src/fresh.md').waitFor({ state: 'detached' });
+  page.once('dialog', (d) => d.accept());
+  await page.getByRole('button', { name: 'Delete', exact: true }).click();
+  await node('/workspace/src/renamed.md').waitFor({ state: 'detached' });
+  const r = await rest('GET', `/api/v1/sessions/${id}/files/stat?path=src/renamed.md`, { token: USER });
+  assert.equal(r.status, 404);
+});
+
+test('drop a binary file on a folder: uploaded, then downloaded, byte-identical', async () => {
+  const data = Array.from({ length: 300000 }, (_, i) => (i * 7919 + (i >> 8)) & 255);
+  await page.evaluate(async (bytes) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([new Uint8Array(bytes)], 'blob.bin', { type: 'application/octet-stream' }));
+    const target = document.querySelector('.tree [data-path="/workspace/made"]');
+    for (const type of ['dragenter', 'dragover', 'drop']) {
+      target.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }
+  }, data);
+  await node('/workspace/made/blob.bin').waitFor();
+  const got = await rest('GET', `/api/v1/sessions/${id}/files/download?path=made/blob.bin`, { token: USER, raw: true });
+  assert.deepEqual([...got.body], data);
+  await node('/workspace/made/blob.bin').click();
+  await page.getByText('This file is not text.').waitFor();
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download it' }).click()]);
+  assert.equal(dl.suggestedFilename(), 'blob.bin');
+  assert.deepEqual([...readFileSync(await dl.path())], data);
+});
+
+test('a viewer gets a read-only editor and no write buttons', async () => {
+  const viewer = await viewerToken(id);
+  const p = await signedIn(browser, viewer, { theme: 'light' });
+  await p.waitForURL(new RegExp(`#/s/${id}`));
+  await p.locator('[data-tab=files]').click();
+  await p.locator('.tree [data-path="/workspace/src"]').click();
+  await p.locator('.tree [data-path="/workspace/src/hello.py"]').click();
+  await p.locator('.cm-content').waitFor();
+  assert.equal(await p.locator('.cm-content').getAttribute('contenteditable'), 'false');
+  for (const name of ['Save', 'Rename', 'Delete']) assert.equal(await p.getByRole('button', { name, exact: true }).count(), 0, name);
+  assert.equal(await p.locator('[data-action=new-file], [data-action=new-folder]').count(), 0);
+  await shot(p, 'files-viewer-light');
+  await p.context().close();
+});

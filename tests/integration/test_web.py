@@ -12,19 +12,21 @@ from spexec import MODE, ROOT
 
 STACK = None
 WEB = os.path.join(ROOT, "web")
+# What nginx serves: web/dist (make web), or another build (node web/build.mjs --outdir DIR).
+DIST = os.environ.get("SANDPIPE_WEB_ROOT", os.path.join(WEB, "dist"))
 SHOTS = os.path.join(ROOT, "build", MODE, "web-screenshots")
 
 
 def setUpModule():
     global STACK
-    missing = [p for p in (os.path.join(WEB, "dist", "index.html"),
+    missing = [p for p in (os.path.join(DIST, "index.html"),
                            os.path.join(WEB, "node_modules", "playwright-core"))
                if not os.path.exists(p)]
     if missing:
         raise AssertionError(f"the web UI is not built ({', '.join(missing)} missing): run make web")
     if not shutil.which("node") or not os.path.exists(os.environ.get("SP_CHROMIUM", "/usr/bin/chromium")):
         raise AssertionError("node and chromium are needed (scripts/install-deps.sh installs them)")
-    STACK = ApiStack(pool=2)
+    STACK = ApiStack(pool=2, web_root=DIST)
 
 
 def tearDownModule():
@@ -57,6 +59,15 @@ class Browser(unittest.TestCase):
 
     def test_viewer_is_read_only(self):
         self.run_web_test("viewer")
+
+    def test_agent_view(self):
+        self.run_web_test("agent")
+
+    def test_files(self):
+        self.run_web_test("files")
+
+    def test_dashboards(self):
+        self.run_web_test("dashboard")
 
 
 if __name__ == "__main__":

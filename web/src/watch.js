@@ -1,8 +1,111 @@
-// /watch/{id}: the read-only wall-screen page for one session (filled in with the dashboards).
+// /watch/{id}: a session's read-only dashboard for a wall screen or an embed: its status, large,
+// and the output of what runs in it, live (the event log from seq 0, drawn by a read-only
+// xterm.js so colours show). Works with a viewer token (#token=… once, then sessionStorage).
 import './styles/app.css';
-import { takeTokenFromFragment } from './lib/auth.js';
-import { initTheme } from './lib/theme.js';
+import '@xterm/xterm/css/xterm.css';
+import { Terminal } from '@xterm/xterm';
+import { FitAddon } from '@xterm/addon-fit';
+import { takeTokenFromFragment, token, who } from './lib/auth.js';
+import { api, q } from './lib/rest.js';
+import { EventStream } from './lib/events.js';
+import { h, mount, age } from './lib/dom.js';
+import { initTheme, currentTheme, toggleTheme } from './lib/theme.js';
+import { darkTheme, lightTheme } from './lib/terminal.js';
+import { badge } from './views/common.js';
+
+const HIGH = 256 * 1024;
 
 initTheme();
 takeTokenFromFragment();
-document.getElementById('app').textContent = 'The dashboard comes with the next milestone.';
+const app = document.getElementById('app');
+const id = decodeURIComponent(location.pathname.replace(/^\/watch\/?/, '').split('/')[0] || '');
+const me = token() ? who() : null;
+
+function fail(title, text) {
+  mount(app, h('main.signin-page', h('div.card.signin', h('h1', h('span.logo', '▚'), ' ', title), h('p', text))));
+}
+
+if (!id) fail('No session', 'Open /watch/<session id>#token=<a viewer token for it>.');
+else if (!me) fail('Not signed in', 'This dashboard needs a token: open it as /watch/' + id + '#token=<token> (a viewer token is enough: sandpipe token --role viewer --session ' + id + ').');
+else start();
+
+function start() {
+  const status = h('span.watch-status', badge('…'));
+  const meta = h('span.muted');
+  const conn = h('span.conn.muted', 'connecting…');
+  const current = h('code.watch-cmd');
+  const box = h('div.watch-term');
+  mount(app, h('main.watch',
+    h('header.watch-head',
+      h('span.logo', '▚'), h('h1.mono', id), status, meta, h('div.spacer'), current, conn,
+      h('button.ghost', { onclick: () => toggleTheme(), 'aria-label': 'toggle theme', title: 'Dark / light' }, '◐')),
+    box));
+  const term = new Terminal({
+    fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace',
+    fontSize: Number(new URLSearchParams(location.search).get('font')) || 18,
+    disableStdin: true, cursorBlink: false, scrollback: 10000, convertEol: true,
+    theme: currentTheme() === 'dark' ? darkTheme : lightTheme,
+  });
+  const fit = new FitAddon();
+  term.loadAddon(fit);
+  term.open(box);
+  new ResizeObserver(() => { try { fit.fit(); } catch { /* hidden */ } }).observe(box);
+  new MutationObserver(() => { term.options.theme = currentTheme() === 'dark' ? darkTheme : lightTheme; })
+    .observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
+
+  let pending = 0, waiters = [];
+  const write = (s) => {
+    pending += s.length;
+    term.write(s, () => {
+      pending -= s.length;
+      if (pending < HIGH / 4) for (const w of waiters.splice(0)) w();
+    });
+    return pending > HIGH ? new Promise((r) => waiters.push(r)) : undefined;
+  };
+  const actions = new Map();
+  const stream = new EventStream(id, {
+    since: 0,
+    onEvent: (ev) => {
+      if (ev.type === 'action') {
+        const a = ev.action || {};
+        const cmd = a.action === 'run' ? a.args?.command : `${a.action} ${a.args?.path || ''}`;
+        actions.set(ev.seq, cmd);
+        current.textContent = cmd;
+        return write(`\x1b[1;36m${ev.origin || '?'} $\x1b[0m \x1b[1m${cmd}\x1b[0m\n`);
+      }
+      if (ev.type === 'output') {
+        const t = typeof ev.data === 'string' ? ev.data
+          : new TextDecoder().decode(Uint8Array.from(atob(ev.data_b64 || ''), (c) => c.charCodeAt(0)));
+        return write(t);
+      }
+      if (ev.type === 'observation') {
+        const code = ev.observation?.extras?.metadata?.exit_code;
+        current.textContent = '';
+        return write(typeof code === 'number'
+          ? `\x1b[${code === 0 ? '32' : '31'}m[exit ${code}]\x1b[0m\n` : `\x1b[2m[${ev.observation?.observation || 'done'}]\x1b[0m\n`);
+      }
+      if (ev.type === 'status') {
+        mount(status, badge(ev.status));
+        return write(`\x1b[2m[status ${ev.status}]\x1b[0m\n`);
+      }
+      if (ev.type === 'truncated') return write(`\x1b[33m[events ${ev.from}–${ev.to} are gone]\x1b[0m\n`);
+      return undefined;
+    },
+    onState: ({ up, final, error }) => {
+      conn.textContent = up ? '● live' : final ? `closed${error ? ': ' + error.message : ''}` : 'reconnecting…';
+      conn.dataset.up = String(up);
+    },
+  });
+  const poll = async () => {
+    try {
+      const s = await api(`/api/v1/sessions/${q(id)}`);
+      mount(status, badge(s.status));
+      meta.textContent = `by ${s.owner} · ${age(s.created)} old`;
+    } catch (e) {
+      meta.textContent = e.message;
+    }
+  };
+  poll();
+  setInterval(poll, 3000);
+  window.__sandpipe = { term, stream: () => stream };
+}

@@ -28,7 +28,7 @@ test('a viewer lands on its session with no write controls', async () => {
   assert.equal(await page.locator('[data-terminal]').count(), 0);
   await shot(page, 'viewer-session');
   // The list is not for viewers: #/ sends them back to their session.
-  await page.goto(page.url().replace(/#.*/, '#/'));
+  await page.goto(page.url().replace(/#.*/, '') + '#/');
   await page.waitForURL(new RegExp(`#/s/${id}`));
   // And the server agrees: a viewer's writes are refused.
   assert.equal((await rest('POST', `/api/v1/sessions/${id}/pause`, { token: viewer })).status, 403);

@@ -3,11 +3,12 @@
 # same run on this machine. Results are printed as markdown; docs/benchmarks.md records a run and
 # how to repeat it.
 #   bench/run.sh [MODE]             MODE: the build to measure (build/MODE, default release)
-#   BENCH_SECTIONS="executor gateway api" (default: all three) runs only the sections named.
+#   BENCH_SECTIONS="executor gateway api web" (default: all four) runs only the sections named
+#   (web: the browser IDE in Chromium against its own stack, bench/bench_web.py).
 set -euo pipefail
 MODE=${1:-release}
 B=build/$MODE
-SECTIONS=" ${BENCH_SECTIONS:-executor gateway api} "
+SECTIONS=" ${BENCH_SECTIONS:-executor gateway api web} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 work=$(mktemp -d /tmp/sp-bench.XXXXXX)
 chmod 711 "$work" # searchable: each sandbox runs as its own uid below it
@@ -128,4 +129,5 @@ echo '```'
 fi
 
 want api && . bench/run_api.sh
+if want web; then echo; python3 bench/bench_web.py; fi
 true

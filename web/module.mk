@@ -6,6 +6,9 @@ WEB_NPM_STAMP := web/node_modules/.package-lock.json
 
 web: web/dist/index.html
 
+# make bench measures the built IDE too (bench/bench_web.py).
+bench: web
+
 $(WEB_NPM_STAMP): web/package-lock.json web/package.json
 	@command -v npm >/dev/null || { echo "make web: npm is missing (scripts/install-deps.sh installs it)" >&2; exit 1; }
 	@echo "web: npm ci (web/package-lock.json)"

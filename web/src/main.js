@@ -3,6 +3,7 @@
 import './styles/app.css';
 import { takeTokenFromFragment, token, who, signOut } from './lib/auth.js';
 import { control } from './lib/control.js';
+import { openSocket } from './lib/socket.js';
 import { h, mount } from './lib/dom.js';
 import { initTheme, toggleTheme, currentTheme, onTheme } from './lib/theme.js';
 import { signInView } from './views/signin.js';
@@ -11,6 +12,8 @@ import { sessionView } from './views/session.js';
 
 initTheme();
 takeTokenFromFragment();
+// ?ws=plain: WebSocket instead of WebSocketStream (comparisons, browsers without it)
+if (new URLSearchParams(location.search).get('ws') === 'plain') openSocket.forcePlain = true;
 
 const app = document.getElementById('app');
 let cleanup = null;

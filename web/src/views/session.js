@@ -3,7 +3,7 @@
 // log is read once here (one EventStream from seq 0) and handed to every panel.
 // Shortcuts: Alt+T new terminal, Alt+1…9 switch tabs, Alt+W close the terminal tab, Alt+E the
 // editor.
-import { control } from '../lib/control.js';
+import { api } from '../lib/rest.js';
 import { EventStream } from '../lib/events.js';
 import { h, mount, age } from '../lib/dom.js';
 import { TerminalTab, darkTheme, lightTheme } from '../lib/terminal.js';
@@ -18,6 +18,7 @@ export function sessionView(el, id, me) {
   let session = null, gone = false, timer = null, termCount = 0, active = null;
   const tabs = []; // {key, label, button, pane, onShow, dispose, terminal}
   const head = h('div.session-head');
+  const banner = h('div.card.error.banner', { hidden: true, role: 'status' });
   const tabBar = h('div.tabs', { role: 'tablist' });
   const panes = h('div.panes');
   const newTermBtn = me.canWrite && h('button.tab.add', {
@@ -33,14 +34,23 @@ export function sessionView(el, id, me) {
       s && h('span.muted.small', `by ${s.owner || '?'} · ${s.created ? age(s.created) : ''} old · ${s.provider || ''}`),
       h('div.spacer'),
       s && sessionButtons(s, me, poll));
+    // An ended or unknown session: say so where the work would be, and what to do.
+    const ended = s && (s.status === 'STOPPED' || s.status === 'NOT FOUND');
+    banner.hidden = !ended;
+    if (ended) {
+      mount(banner, h('strong', s.status === 'STOPPED' ? 'This session has ended. ' : 'No such session (or not yours). '),
+        'Its terminals are closed; the timeline and files stay readable while the log is kept. ',
+        me.canWrite && h('a', { href: '#/' }, 'Back to the sessions list to create a new one.'));
+    }
   }
 
   async function poll() {
     clearTimeout(timer);
     try {
-      session = await control.call('session.get', { session: id });
+      // REST: it knows stopped sessions too, and sessions of every gateway.
+      session = await api(`/api/v1/sessions/${encodeURIComponent(id)}`);
     } catch (e) {
-      if (e.code === 'not_found') session = { id, status: 'NOT FOUND' };
+      if (e.status === 404) session = { id, status: 'NOT FOUND' };
     }
     if (gone) return;
     renderHead();
@@ -150,7 +160,7 @@ export function sessionView(el, id, me) {
   };
 
   window.__sandpipe = { terminals: new Map(), tabs, events: () => stream };
-  mount(el, h('section.session', head, h('div.tabbar', tabBar, newTermBtn), panes));
+  mount(el, h('section.session', head, banner, h('div.tabbar', tabBar, newTermBtn), panes));
   renderHead();
   for (const make of panels) {
     const tab = make(id, me, ctx);

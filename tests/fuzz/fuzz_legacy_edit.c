@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "executor/legacy_edit.h"
+#include "legacy_edit.h"
 #include "json_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,4 +1,4 @@
-/* test_legacy_edit.c — decoding translated_ipython_code (executor/legacy_edit.c): what
+/* test_legacy_edit.c — decoding translated_ipython_code (common/legacy_edit.c): what
  * OpenHands' writer produced (f'print(file_editor(**{arguments}))', Python's repr of the tool
  * call's arguments; the vectors below were printed by Python 3), what ast.literal_eval would also
  * accept, what is refused, and how the result is merged into an action's args. */
@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "executor/legacy_edit.h"
+#include "legacy_edit.h"
 #include "json_util.h"
 
 #define PLAIN (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)

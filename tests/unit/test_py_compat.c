@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "executor/py_compat.h"
+#include "py_compat.h"
 
 /* s stripped, as a string compared with want. */
 static void

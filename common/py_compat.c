@@ -53,6 +53,86 @@ py_oserror(buf_t *b, int e, const char *path)
     buf_printf(b, "[Errno %d] %s: '%s'", e, strerror(e), path);
 }
 
+/* repr(float): the shortest digits that read back the same, fixed notation for exponents -4..15,
+ * else d.ddde+XX; always a "." or an exponent. */
+static void
+py_float_repr(buf_t *b, double d)
+{
+    if (d != d || d - d != 0) {
+        buf_puts(b, d != d ? "nan" : d < 0 ? "-inf" : "inf");
+        return;
+    }
+    char e[40];
+    int prec = 0;
+    for (; prec < 17; prec++) {
+        snprintf(e, sizeof e, "%.*e", prec, d);
+        if (strtod(e, NULL) == d)
+            break;
+    }
+    char digits[24], *m = e, *x = strchr(e, 'e');
+    size_t n = 0;
+    if (*m == '-')
+        buf_puts(b, "-"), m++;
+    for (; m < x && n < sizeof digits - 1; m++)
+        if (*m != '.')
+            digits[n++] = *m;
+    digits[n] = '\0';
+    while (n > 1 && digits[n - 1] == '0')
+        digits[--n] = '\0';
+    int exp = atoi(x + 1), decpt = exp + 1;
+    if (decpt > -4 && decpt <= 16) {
+        if (decpt <= 0) {
+            buf_puts(b, "0.");
+            for (int i = decpt; i < 0; i++)
+                buf_puts(b, "0");
+            buf_puts(b, digits);
+        } else if ((size_t)decpt >= n) {
+            buf_puts(b, digits);
+            for (size_t i = n; i < (size_t)decpt; i++)
+                buf_puts(b, "0");
+            buf_puts(b, ".0");
+        } else {
+            buf_append(b, digits, (size_t)decpt);
+            buf_puts(b, ".");
+            buf_puts(b, digits + decpt);
+        }
+        return;
+    }
+    buf_append(b, digits, 1);
+    if (n > 1)
+        buf_printf(b, ".%s", digits + 1);
+    buf_printf(b, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+}
+
+/* repr(str) of s[0..n) (UTF-8): Python's quote choice and escapes; control characters, DEL, the
+ * C1 controls, U+00A0 and U+00AD (not printable to Python) as \xNN. */
+void
+py_repr_str(buf_t *b, const char *s, size_t n)
+{
+    char q = memchr(s, '\'', n) && !memchr(s, '"', n) ? '"' : '\'';
+    buf_append(b, &q, 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == (unsigned char)q || c == '\\')
+            buf_printf(b, "\\%c", c);
+        else if (c == '\n')
+            buf_puts(b, "\\n");
+        else if (c == '\t')
+            buf_puts(b, "\\t");
+        else if (c == '\r')
+            buf_puts(b, "\\r");
+        else if (c < 0x20 || c == 0x7f)
+            buf_printf(b, "\\x%02x", c);
+        else if (c == 0xC2 && i + 1 < n &&
+                 (((unsigned char)s[i + 1] >= 0x80 && (unsigned char)s[i + 1] <= 0xA0) ||
+                  (unsigned char)s[i + 1] == 0xAD))
+            buf_printf(b, "\\x%02x", (unsigned char)s[++i]);
+        else
+            buf_append(b, s + i, 1);
+    }
+    buf_append(b, &q, 1);
+}
+
 /* Appends Python's repr() of a JSON value (for view_range in messages: "[1, 2]"). */
 void
 py_repr(buf_t *b, json_object *v)
@@ -61,36 +141,10 @@ py_repr(buf_t *b, json_object *v)
     case json_type_null: buf_puts(b, "None"); break;
     case json_type_boolean: buf_puts(b, json_object_get_boolean(v) ? "True" : "False"); break;
     case json_type_int: buf_printf(b, "%lld", (long long)json_object_get_int64(v)); break;
-    case json_type_double: {
-        double d = json_object_get_double(v);
-        char tmp[40];
-        for (int prec = 1; prec <= 17; prec++) {
-            snprintf(tmp, sizeof tmp, "%.*g", prec, d);
-            if (strtod(tmp, NULL) == d)
-                break;
-        }
-        buf_puts(b, tmp);
-        if (!strpbrk(tmp, ".eni"))
-            buf_puts(b, ".0");
+    case json_type_double: py_float_repr(b, json_object_get_double(v)); break;
+    case json_type_string:
+        py_repr_str(b, json_object_get_string(v), (size_t)json_object_get_string_len(v));
         break;
-    }
-    case json_type_string: {
-        const char *s = json_object_get_string(v);
-        char q = strchr(s, '\'') && !strchr(s, '"') ? '"' : '\'';
-        buf_append(b, &q, 1);
-        for (; *s; s++) {
-            if (*s == q || *s == '\\')
-                buf_printf(b, "\\%c", *s);
-            else if (*s == '\n')
-                buf_puts(b, "\\n");
-            else if (*s == '\t')
-                buf_puts(b, "\\t");
-            else
-                buf_append(b, s, 1);
-        }
-        buf_append(b, &q, 1);
-        break;
-    }
     case json_type_array: {
         buf_puts(b, "[");
         for (size_t i = 0; i < json_object_array_length(v); i++) {
@@ -106,7 +160,10 @@ py_repr(buf_t *b, json_object *v)
         buf_puts(b, "{");
         json_object_object_foreach(v, key, val)
         {
-            buf_printf(b, "%s'%s': ", first ? "" : ", ", key);
+            if (!first)
+                buf_puts(b, ", ");
+            py_repr_str(b, key, strlen(key));
+            buf_puts(b, ": ");
             py_repr(b, val);
             first = 0;
         }

@@ -120,25 +120,31 @@ api_err_status(api_flavour_t f, int code)
     return table[i].status;
 }
 
-json_object *
-api_err_body(api_flavour_t f, const api_err_t *e)
+static json_object *
+body(api_flavour_t f, int code, const char *text)
 {
     json_object *o = json_object_new_object();
     if (f == API_OH_ACTION_SERVER) {
-        json_set_str(o, "detail", e->msg);
+        json_set_str(o, "detail", text);
         return o;
     }
     char msg[API_ERR_REST_MSG_MAX];
-    size_t n = strnlen(e->msg, sizeof msg - 1);
-    memcpy(msg, e->msg, n);
+    size_t n = strnlen(text, sizeof msg - 1);
+    memcpy(msg, text, n);
     msg[n] = '\0';
     if (f == API_OH_RUNTIME_API)
         json_set_str(o, "detail", msg);
     json_object *err = json_object_new_object();
-    json_set_str(err, "code", err_name(e->code));
+    json_set_str(err, "code", err_name(code));
     json_set_str(err, "message", msg);
     json_set(o, "error", err);
     return o;
+}
+
+json_object *
+api_err_body(api_flavour_t f, const api_err_t *e)
+{
+    return body(f, e->code, e->msg);
 }
 
 void
@@ -162,4 +168,12 @@ api_failf(api_req_t *r, int code, const char *fmt, ...)
     err_vset(&e, code, fmt, ap);
     va_end(ap);
     api_fail(r, &e);
+}
+
+void
+api_fail_text(api_req_t *r, int code, const char *text)
+{
+    if (code < 0)
+        code = -code;
+    api_reply_json(r, api_err_status(r->flavour, code), body(r->flavour, code, text));
 }

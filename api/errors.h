@@ -46,5 +46,8 @@ void api_reply_error(api_req_t *r, api_flavour_t f, const api_err_t *e);
 void api_fail(api_req_t *r, const api_err_t *e);
 /* api_err_set then api_fail. */
 void api_failf(api_req_t *r, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* api_fail with a message of any length: the action server's detail carries it whole (upstream's
+ * exception texts quote the request, which has no bound); the other bodies cut it as usual. */
+void api_fail_text(api_req_t *r, int code, const char *text);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "action_decode.h"
 #include "api.h"
 #include "clock.h"
 #include "auth.h"
@@ -20,6 +21,7 @@
 #include "session_record.h"
 #include "action_server.h"
 #include "json_util.h"
+#include "xalloc.h"
 
 #define RT_ACTION_TIMEOUT_DEFAULT 120.0
 #define RT_WAIT_MARGIN_S          30
@@ -302,6 +304,18 @@ api_rt_execute_action(api_req_t *r, char **params)
     if (wait_s > API_WAIT_MAX_S)
         wait_s = API_WAIT_MAX_S;
     touch(r, sid);
+    /* Upstream decodes the action before running it: what it cannot decode never runs. */
+    char *why = oh_action_decode_error(action);
+    if (why) {
+        json_object_put(body);
+        size_t n = strlen(why) + sizeof "Internal server error: ";
+        char *detail = xmalloc(n);
+        snprintf(detail, n, "Internal server error: %s", why);
+        api_fail_text(r, ERR_INTERNAL, detail);
+        free(detail);
+        free(why);
+        return;
+    }
     api_err_t e;
     api_action_run_t run = {
         .gw = gw, .sid = sid, .action = action, .check_gw = true, .timeout_ms = wait_s * 1000};

@@ -221,7 +221,7 @@ ends_with(const char *s, const char *suffix)
 
 /* POST ?destination=&recursive=, multipart field "file". The part goes to
  * destination/filename, or, for a .zip (recursive or not, as upstream), is unpacked into
- * destination. Relative destinations resolve against the sandbox's working directory. */
+ * destination. A destination must be absolute, as upstream's os.path.isabs check. */
 void
 api_rt_upload_file(api_req_t *r, char **params)
 {
@@ -262,7 +262,8 @@ api_rt_upload_file(api_req_t *r, char **params)
     if (!filename) {
         rt_invalid(r, "value_error", "body", "file",
                    "Expected UploadFile, received: <class 'str'>");
-    } else if (!dest[0]) {
+    } else if (dest[0] != '/') {
+        /* upstream's HTTPException(400), caught and re-raised as a 500 by its except clause */
         api_failf(r, ERR_INTERNAL, "400: Destination must be an absolute path");
     } else if (mkdir_p(r, gw, sid, dest, &e) < 0) {
         rt_gw_failure(r, &e);

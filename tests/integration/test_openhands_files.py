@@ -164,12 +164,13 @@ class Files(unittest.TestCase):
         self.assertEqual(r.status_code, 200, r.text)
         self.assertEqual(self.run_cmd("stat -c %s /workspace/up/empty"), "0")
 
-    def test_copy_to_relative_destination_is_under_the_workspace(self):
+    def test_copy_to_relative_destination_is_refused(self):
+        """Upstream checks os.path.isabs first: its HTTPException(400) is re-raised as a 500."""
         src = self.host_file("rel.txt", b"rel")
         r = self.c.copy_to(src, "relup")
-        self.assertEqual(r.status_code, 200, r.text)
-        self.assertEqual(r.json()["destination"], "relup")
-        self.assertEqual(self.run_cmd("cat /workspace/relup/rel.txt"), "rel")
+        self.assertEqual(r.status_code, 500, r.text)
+        self.assertEqual(r.json(), {"detail": "400: Destination must be an absolute path"})
+        self.assertEqual(self.run_cmd("ls /workspace/relup 2>/dev/null; true"), "")
 
     def test_copy_to_a_binary_file_of_a_few_megabytes(self):
         data = os.urandom(5 * 1024 * 1024 + 123)

@@ -5,7 +5,12 @@ Runtime API), against bwrap sandboxes:
 - file actions and the editor act on any path the sandbox user may access, never on the host's;
 - legacy `edit`/`read` events that carry only `translated_ipython_code` are decoded and run, as
   upstream's event deserializer (openhands/events/serialization/action.py) does;
-- a long output keeps at least the lines upstream's tmux keeps."""
+- a long output keeps at least the lines upstream's tmux keeps;
+- what execute_action cannot decode (event_from_dict) answers 500 "Internal server error: ..."
+  with upstream's exception text, and upload_file refuses a relative destination."""
+import enum
+import http.client
+import json
 import os
 import re
 import tempfile
@@ -38,6 +43,32 @@ def client_action(action, timeout=120.0, **args):
         base.update({"is_input": False, "blocking": False})
     base.update(args)
     return {"action": {"action": action, "args": base, "timeout": timeout, "message": f"{action} action"}}
+
+
+# OpenHands 0.62's ACTION_TYPE_TO_CLASS keys, in its order (openhands/events/serialization/action.py),
+# as members of a str Enum like its ActionType, so that Python itself writes their repr().
+ActionType = enum.Enum("ActionType", [
+    ("NULL", "null"), ("RUN", "run"), ("RUN_IPYTHON", "run_ipython"), ("BROWSE", "browse"),
+    ("BROWSE_INTERACTIVE", "browse_interactive"), ("READ", "read"), ("WRITE", "write"), ("EDIT", "edit"),
+    ("THINK", "think"), ("FINISH", "finish"), ("REJECT", "reject"), ("DELEGATE", "delegate"),
+    ("RECALL", "recall"), ("CHANGE_AGENT_STATE", "change_agent_state"), ("MESSAGE", "message"),
+    ("SYSTEM", "system"), ("CONDENSATION", "condensation"), ("CONDENSATION_REQUEST", "condensation_request"),
+    ("MCP", "call_tool_mcp"), ("TASK_TRACKING", "task_tracking"), ("LOOP_RECOVERY", "loop_recovery")], type=str)
+ActionSecurityRisk = enum.Enum("ActionSecurityRisk", [("UNKNOWN", -1), ("LOW", 0), ("MEDIUM", 1), ("HIGH", 2)],
+                               type=int)
+
+
+def not_defined(action):
+    """The LLMMalformedActionError upstream raises for an unknown action type."""
+    keys = {t: None for t in ActionType}.keys()
+    return f"'{action['action']=}' is not defined. Available actions: {keys}"
+
+
+def multipart(filename, data):
+    boundary = os.urandom(16).hex()
+    head = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{filename}"\r\n'
+            f'Content-Type: text/plain\r\n\r\n').encode()
+    return head + data + f"\r\n--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 
 def legacy_code(**arguments):
@@ -232,6 +263,81 @@ class Parity(unittest.TestCase):
                 self.assertEqual(obs["observation"], "error", obs)
                 self.assertTrue(obs["content"].startswith("Cannot decode translated_ipython_code: "), obs["content"])
             self.assertEqual(self.run_cmd(base, key, f"ls {path} 2>/dev/null; true"), "")
+        self.each(check)
+
+    # ---- 4. what execute_action cannot decode, and upload_file's destination ----
+
+    def fails(self, base, key, action):
+        """POSTs {"action": action}; returns the detail of the 500 it must get."""
+        st, reply, _ = self.s.request("POST", f"{base}/execute_action", {"action": action}, headers=key,
+                                      timeout=60)
+        self.assertEqual(st, 500, reply)
+        self.assertEqual(list(reply), ["detail"], reply)
+        self.assertTrue(reply["detail"].startswith("Internal server error: "), reply)
+        return reply["detail"][len("Internal server error: "):]
+
+    def test_unknown_action_type_is_upstreams_500(self):
+        def check(base, key, _):
+            for action in ({"action": "teleport", "args": {"command": "true"}},
+                           {"action": 5, "args": {}}, {"action": None}):
+                self.assertEqual(self.fails(base, key, action), not_defined(action))
+            # every type upstream knows decodes: those sandpipe does not run still get an observation
+            st, obs, _ = self.s.request("POST", f"{base}/execute_action", {"action": {"action": "think"}},
+                                        headers=key, timeout=60)
+            self.assertEqual(st, 200, obs)
+        self.each(check)
+
+    def test_wrong_arguments_are_upstreams_500(self):
+        def check(base, key, tag):
+            a = client_action("run", command="x")["action"]
+            del a["args"]["command"]
+            args = dict(a["args"], security_risk=ActionSecurityRisk(-1))
+            self.assertEqual(self.fails(base, key, a),
+                             f"action={dict(a, args=args)} has the wrong arguments: CmdRunAction.__init__() "
+                             "missing 1 required positional argument: 'command'")
+            # upstream's own edits show: timestamp and keep_prompt dropped, is_confirmed renamed,
+            # an invalid security_risk dropped; an unknown argument is refused and nothing runs
+            mark = f"/tmp/oh17-wrong-{tag}"
+            a = {"action": "run", "args": {"command": f"touch {mark}", "timestamp": "2025", "keep_prompt": False,
+                                           "is_confirmed": "confirmed", "security_risk": "high", "colour": "red"}}
+            self.assertEqual(self.fails(base, key, a),
+                             "action={'action': 'run', 'args': {'command': 'touch " + mark + "', "
+                             "'colour': 'red', 'confirmation_state': 'confirmed'}} has the wrong arguments: "
+                             "CmdRunAction.__init__() got an unexpected keyword argument 'colour'")
+            a = {"action": "write", "args": {"thought": "it's"}, "timeout": 1e15}
+            self.assertEqual(self.fails(base, key, a),
+                             f"action={a} has the wrong arguments: FileWriteAction.__init__() missing 2 required "
+                             "positional arguments: 'path' and 'content'")
+            self.assertEqual(self.fails(base, key, {"action": "run", "args": ["ls"]}),
+                             "pop expected at most 1 argument, got 2")
+            self.assertEqual(self.run_cmd(base, key, f"ls {mark} 2>/dev/null; true"), "")
+        self.each(check)
+
+    def test_observation_sent_as_action_is_upstreams_500(self):
+        def check(base, key, _):
+            obs = self.execute(base, key, "run", command="echo hi")
+            self.assertEqual(self.fails(base, key, obs), "400: Invalid action type")
+            self.assertEqual(self.fails(base, key, {"observation": "error", "content": "x", "extras": {}}),
+                             "400: Invalid action type")
+            self.assertEqual(self.fails(base, key, {"args": {"command": "ls"}}),
+                             "Unknown event type: {'args': {'command': 'ls'}}")
+        self.each(check)
+
+    def test_upload_to_a_relative_destination_is_refused(self):
+        def check(base, key, tag):
+            body, ctype = multipart("rel.txt", b"rel")
+            dest = f"oh17-rel-{tag}"
+            c = http.client.HTTPConnection("127.0.0.1", self.s.http_port, timeout=60)
+            try:
+                c.request("POST", f"{base}/upload_file?destination={dest}", body=body,
+                          headers=dict(key, **{"Content-Type": ctype}))
+                resp = c.getresponse()
+                st, reply = resp.status, resp.read()
+            finally:
+                c.close()
+            # upstream raises HTTPException(400) inside its try; its except re-raises it as a 500
+            self.assertEqual((st, json.loads(reply)), (500, {"detail": "400: Destination must be an absolute path"}))
+            self.assertEqual(self.run_cmd(base, key, f"ls /workspace/{dest} 2>/dev/null; true"), "")
         self.each(check)
 
     # ---- 3. long outputs ----

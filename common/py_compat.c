@@ -53,57 +53,6 @@ py_oserror(buf_t *b, int e, const char *path)
     buf_printf(b, "[Errno %d] %s: '%s'", e, strerror(e), path);
 }
 
-/* repr(float): the shortest digits that read back the same, fixed notation for exponents -4..15,
- * else d.ddde+XX; always a "." or an exponent. */
-static void
-py_float_repr(buf_t *b, double d)
-{
-    if (d != d || d - d != 0) {
-        buf_puts(b, d != d ? "nan" : d < 0 ? "-inf" : "inf");
-        return;
-    }
-    char e[40];
-    int prec = 0;
-    for (; prec < 17; prec++) {
-        snprintf(e, sizeof e, "%.*e", prec, d);
-        if (strtod(e, NULL) == d)
-            break;
-    }
-    char digits[24], *m = e, *x = strchr(e, 'e');
-    size_t n = 0;
-    if (*m == '-')
-        buf_puts(b, "-"), m++;
-    for (; m < x && n < sizeof digits - 1; m++)
-        if (*m != '.')
-            digits[n++] = *m;
-    digits[n] = '\0';
-    while (n > 1 && digits[n - 1] == '0')
-        digits[--n] = '\0';
-    int exp = atoi(x + 1), decpt = exp + 1;
-    if (decpt > -4 && decpt <= 16) {
-        if (decpt <= 0) {
-            buf_puts(b, "0.");
-            for (int i = decpt; i < 0; i++)
-                buf_puts(b, "0");
-            buf_puts(b, digits);
-        } else if ((size_t)decpt >= n) {
-            buf_puts(b, digits);
-            for (size_t i = n; i < (size_t)decpt; i++)
-                buf_puts(b, "0");
-            buf_puts(b, ".0");
-        } else {
-            buf_append(b, digits, (size_t)decpt);
-            buf_puts(b, ".");
-            buf_puts(b, digits + decpt);
-        }
-        return;
-    }
-    buf_append(b, digits, 1);
-    if (n > 1)
-        buf_printf(b, ".%s", digits + 1);
-    buf_printf(b, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-}
-
 /* repr(str) of s[0..n) (UTF-8): Python's quote choice and escapes; control characters, DEL, the
  * C1 controls, U+00A0 and U+00AD (not printable to Python) as \xNN. */
 void
@@ -141,7 +90,12 @@ py_repr(buf_t *b, json_object *v)
     case json_type_null: buf_puts(b, "None"); break;
     case json_type_boolean: buf_puts(b, json_object_get_boolean(v) ? "True" : "False"); break;
     case json_type_int: buf_printf(b, "%lld", (long long)json_object_get_int64(v)); break;
-    case json_type_double: py_float_repr(b, json_object_get_double(v)); break;
+    case json_type_double: {
+        char num[64];
+        py_float_repr(json_object_get_double(v), num, sizeof num);
+        buf_puts(b, num);
+        break;
+    }
     case json_type_string:
         py_repr_str(b, json_object_get_string(v), (size_t)json_object_get_string_len(v));
         break;

@@ -174,7 +174,8 @@ not_defined(buf_t *b, const char *expr, json_object *v, bool actions)
 {
     buf_printf(b, "'%s=", expr);
     py_repr(b, v);
-    buf_printf(b, "' is not defined. Available %s: dict_keys([", actions ? "actions" : "observations");
+    buf_printf(b, "' is not defined. Available %s: dict_keys([",
+               actions ? "actions" : "observations");
     size_t n = actions ? N_CLASSES : N_OBSERVATIONS;
     for (size_t i = 0; i < n; i++)
         buf_printf(b, "%s<%s.%s: '%s'>", i ? ", " : "", actions ? "ActionType" : "ObservationType",
@@ -248,8 +249,8 @@ rename_key(json_object *o, const char *key, const char *to)
 }
 
 /* args edited as action_from_dict edits them before the class sees them; *risk as in
- * action_repr; *undecided when translated_ipython_code is a string legacy_edit cannot decode. NULL (with b holding the
- * text) when the editing itself raises. */
+ * action_repr; *undecided when translated_ipython_code is a string legacy_edit cannot decode. NULL
+ * (with b holding the text) when the editing itself raises. */
 static json_object *
 edit_args(json_object *args, int *risk, bool *undecided, buf_t *b)
 {
@@ -265,7 +266,8 @@ edit_args(json_object *args, int *risk, bool *undecided, buf_t *b)
         json_object_object_del(a, "is_confirmed");
     rename_key(a, "images_urls", "image_urls");
     *risk = -1;
-    if (json_object_object_get_ex(a, "security_risk", &v) && !json_object_is_type(v, json_type_null)) {
+    if (json_object_object_get_ex(a, "security_risk", &v) &&
+        !json_object_is_type(v, json_type_null)) {
         *risk = risk_member(v);
         if (*risk < 0)
             json_object_object_del(a, "security_risk");
@@ -325,8 +327,9 @@ static char *
 action_error(json_object *action, buf_t *b)
 {
     json_object *type = json_get(action, "action");
-    const action_class_t *c =
-        json_object_is_type(type, json_type_string) ? find_class(json_object_get_string(type)) : NULL;
+    const action_class_t *c = json_object_is_type(type, json_type_string)
+                                  ? find_class(json_object_get_string(type))
+                                  : NULL;
     if (!c) {
         not_defined(b, "action['action']", type, true);
         return buf_steal(b);

@@ -19,10 +19,10 @@
     "dict_keys([<ActionType.NULL: 'null'>, <ActionType.RUN: 'run'>, <ActionType.RUN_IPYTHON: "     \
     "'run_ipython'>, <ActionType.BROWSE: 'browse'>, <ActionType.BROWSE_INTERACTIVE: "              \
     "'browse_interactive'>, <ActionType.READ: 'read'>, <ActionType.WRITE: 'write'>, "              \
-    "<ActionType.EDIT: 'edit'>, <ActionType.THINK: 'think'>, <ActionType.FINISH: 'finish'>, "     \
+    "<ActionType.EDIT: 'edit'>, <ActionType.THINK: 'think'>, <ActionType.FINISH: 'finish'>, "      \
     "<ActionType.REJECT: 'reject'>, <ActionType.DELEGATE: 'delegate'>, <ActionType.RECALL: "       \
     "'recall'>, <ActionType.CHANGE_AGENT_STATE: 'change_agent_state'>, <ActionType.MESSAGE: "      \
-    "'message'>, <ActionType.SYSTEM: 'system'>, <ActionType.CONDENSATION: 'condensation'>, "      \
+    "'message'>, <ActionType.SYSTEM: 'system'>, <ActionType.CONDENSATION: 'condensation'>, "       \
     "<ActionType.CONDENSATION_REQUEST: 'condensation_request'>, <ActionType.MCP: "                 \
     "'call_tool_mcp'>, <ActionType.TASK_TRACKING: 'task_tracking'>, <ActionType.LOOP_RECOVERY: "   \
     "'loop_recovery'>])"
@@ -57,13 +57,16 @@ test_actions_upstream_runs_or_knows_decode(void **state)
     decodes_to("{\"action\": \"read\", \"args\": {\"path\": \"/x\", \"keep_prompt\": true, "
                "\"timestamp\": \"t\", \"task_completed\": null}}",
                NULL);
-    decodes_to("{\"action\": \"message\", \"args\": {\"content\": \"hi\", \"images_urls\": []}}", NULL);
-    /* the path comes from the legacy code */
-    decodes_to("{\"action\": \"edit\", \"args\": {\"translated_ipython_code\": "
-               "\"print(file_editor(**{'command': 'create', 'path': '/w/a', 'file_text': 'x'}))\"}}",
+    decodes_to("{\"action\": \"message\", \"args\": {\"content\": \"hi\", \"images_urls\": []}}",
                NULL);
+    /* the path comes from the legacy code */
+    decodes_to(
+        "{\"action\": \"edit\", \"args\": {\"translated_ipython_code\": "
+        "\"print(file_editor(**{'command': 'create', 'path': '/w/a', 'file_text': 'x'}))\"}}",
+        NULL);
     /* code upstream would drop is left to the executor, which says why it refuses it */
-    decodes_to("{\"action\": \"edit\", \"args\": {\"translated_ipython_code\": \"import os\"}}", NULL);
+    decodes_to("{\"action\": \"edit\", \"args\": {\"translated_ipython_code\": \"import os\"}}",
+               NULL);
 }
 
 static void
@@ -72,7 +75,8 @@ test_unknown_action_types(void **state)
     (void)state;
     decodes_to("{\"action\": \"teleport\"}",
                "'action['action']='teleport'' is not defined. Available actions: " ACTIONS);
-    decodes_to("{\"action\": 5}", "'action['action']=5' is not defined. Available actions: " ACTIONS);
+    decodes_to("{\"action\": 5}",
+               "'action['action']=5' is not defined. Available actions: " ACTIONS);
     decodes_to("{\"action\": null}",
                "'action['action']=None' is not defined. Available actions: " ACTIONS);
     decodes_to("{\"action\": \"it's\"}",
@@ -88,21 +92,24 @@ test_wrong_arguments(void **state)
                "action={'action': 'run', 'args': {'is_input': False, 'security_risk': "
                "<ActionSecurityRisk.UNKNOWN: -1>}, 'timeout': 120.0} has the wrong arguments: "
                "CmdRunAction.__init__() missing 1 required positional argument: 'command'");
-    decodes_to("{\"action\": \"run\"}",
-               "action={'action': 'run'} has the wrong arguments: CmdRunAction.__init__() missing 1 "
-               "required positional argument: 'command'");
+    decodes_to(
+        "{\"action\": \"run\"}",
+        "action={'action': 'run'} has the wrong arguments: CmdRunAction.__init__() missing 1 "
+        "required positional argument: 'command'");
     decodes_to("{\"action\": \"run\", \"args\": {\"command\": \"ls\", \"foo\": 1, \"timestamp\": "
                "\"x\", \"is_confirmed\": \"rejected\", \"security_risk\": \"bad\", "
                "\"keep_prompt\": true}}",
                "action={'action': 'run', 'args': {'command': 'ls', 'foo': 1, 'confirmation_state': "
                "'rejected'}} has the wrong arguments: CmdRunAction.__init__() got an unexpected "
                "keyword argument 'foo'");
-    decodes_to("{\"action\": \"write\", \"args\": {\"thought\": \"it's \\\"q\\\"\\n\\u00a0\\u00e9\\u0001\", "
-               "\"security_risk\": true}, \"timeout\": 1e15}",
-               "action={'action': 'write', 'args': {'thought': 'it\\'s \"q\"\\n\\xa0\xc3\xa9\\x01', "
-               "'security_risk': <ActionSecurityRisk.MEDIUM: 1>}, 'timeout': 1000000000000000.0} has "
-               "the wrong arguments: FileWriteAction.__init__() missing 2 required positional "
-               "arguments: 'path' and 'content'");
+    decodes_to(
+        "{\"action\": \"write\", \"args\": {\"thought\": \"it's "
+        "\\\"q\\\"\\n\\u00a0\\u00e9\\u0001\", "
+        "\"security_risk\": true}, \"timeout\": 1e15}",
+        "action={'action': 'write', 'args': {'thought': 'it\\'s \"q\"\\n\\xa0\xc3\xa9\\x01', "
+        "'security_risk': <ActionSecurityRisk.MEDIUM: 1>}, 'timeout': 1000000000000000.0} has "
+        "the wrong arguments: FileWriteAction.__init__() missing 2 required positional "
+        "arguments: 'path' and 'content'");
     decodes_to("{\"action\": \"read\", \"args\": {\"translated_ipython_code\": \"garbage\", "
                "\"command\": \"view\"}}",
                NULL);
@@ -113,8 +120,9 @@ test_wrong_arguments(void **state)
     decodes_to("{\"action\": \"run\", \"args\": []}", "pop expected at most 1 argument, got 2");
     decodes_to("{\"action\": \"run\", \"args\": null}", "'NoneType' object has no attribute 'pop'");
     decodes_to("{\"action\": \"run\", \"args\": \"ls\"}", "'str' object has no attribute 'pop'");
-    decodes_to("{\"action\": \"read\", \"args\": {\"path\": \"/x\", \"translated_ipython_code\": 5}}",
-               "'int' object has no attribute 'startswith'");
+    decodes_to(
+        "{\"action\": \"read\", \"args\": {\"path\": \"/x\", \"translated_ipython_code\": 5}}",
+        "'int' object has no attribute 'startswith'");
 }
 
 static void
@@ -124,13 +132,15 @@ test_observations_and_other_dicts(void **state)
     decodes_to("{\"observation\": \"run\", \"content\": \"x\", \"extras\": {}}",
                "400: Invalid action type");
     decodes_to("{\"observation\": [\"a\"]}", "unhashable type: 'list'");
-    decodes_to("{\"args\": {\"command\": \"ls\"}}", "Unknown event type: {'args': {'command': 'ls'}}");
+    decodes_to("{\"args\": {\"command\": \"ls\"}}",
+               "Unknown event type: {'args': {'command': 'ls'}}");
     json_object *o = json_tokener_parse("{\"observation\": \"nope\"}");
     char *got = oh_action_decode_error(o);
     json_object_put(o);
     assert_non_null(got);
-    assert_true(!strncmp(got, "\"'observation['observation']='nope'' is not defined. Available "
-                              "observations: dict_keys([<ObservationType.NULL: 'null'>, ",
+    assert_true(!strncmp(got,
+                         "\"'observation['observation']='nope'' is not defined. Available "
+                         "observations: dict_keys([<ObservationType.NULL: 'null'>, ",
                          120));
     assert_true(strstr(got, "<ObservationType.LOOP_DETECTION: 'loop_detection'>])\"") != NULL);
     free(got);
@@ -144,9 +154,15 @@ test_float_repr(void **state)
     static const struct {
         const char *json, *want;
     } cases[] = {
-        {"120.0", "120.0"},      {"0.1", "0.1"},         {"1e15", "1000000000000000.0"},
-        {"1e16", "1e+16"},       {"1.5e-5", "1.5e-05"},  {"0.0001", "0.0001"},
-        {"-2.5", "-2.5"},        {"123.456", "123.456"}, {"1.2345678901234567e+300", "1.2345678901234567e+300"},
+        {"120.0", "120.0"},
+        {"0.1", "0.1"},
+        {"1e15", "1000000000000000.0"},
+        {"1e16", "1e+16"},
+        {"1.5e-5", "1.5e-05"},
+        {"0.0001", "0.0001"},
+        {"-2.5", "-2.5"},
+        {"123.456", "123.456"},
+        {"1.2345678901234567e+300", "1.2345678901234567e+300"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         json_object *o = json_tokener_parse(cases[i].json);

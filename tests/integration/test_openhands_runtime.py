@@ -54,9 +54,10 @@ def vsize(pid):
 def client_action(action, timeout=120.0, **args):
     """An action serialised as the upstream client does (event_to_dict + timeout)."""
     base = {"thought": "", "security_risk": -1}  # asdict(): the action class's fields only
+    if action in ("run", "run_ipython"):
+        base["confirmation_state"] = "confirmed"
     if action == "run":
-        base.update({"is_input": False, "blocking": False, "is_static": False, "cwd": None, "hidden": False,
-                     "confirmation_state": "confirmed"})
+        base.update({"is_input": False, "blocking": False, "is_static": False, "cwd": None, "hidden": False})
     base.update(args)
     return {"action": {"action": action, "args": base, "timeout": timeout, "message": f"{action} action"}}
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_log.h"
 #include "gw.h"
 #include "json_util.h"
 #include "pool.h"
@@ -66,15 +67,40 @@ ops_access(const ops_who_t *who, const gw_session_t *s)
 
 /* ---- sessions ---- */
 
+typedef struct {
+    ops_reply_t *to;
+    char id[64];
+} created_t;
+
+static void
+on_created_stored(void *ud, uint64_t seq)
+{
+    created_t *c = ud;
+    gw_session_t *s = seq ? session_find(c->id) : NULL;
+    if (s)
+        ops_ok(c->to, session_describe(s));
+    else
+        ops_fail(c->to, "session_ended", "the session stopped as it started");
+    ops_reply_free(c->to);
+    free(c);
+}
+
+/* The answer goes out once Redis holds everything the session wrote so far (its record, then
+ * its READY event, on the one connection): a client that reads Redis after the answer finds the
+ * session there. */
 static void
 on_created(void *ud, gw_session_t *s, int code, const char *msg)
 {
     ops_reply_t *to = ud;
-    if (s)
-        ops_ok(to, session_describe(s));
-    else
+    if (!s) {
         ops_fail(to, err_name(code), msg ? msg : "the session could not start");
-    ops_reply_free(to);
+        ops_reply_free(to);
+        return;
+    }
+    created_t *c = xmalloc(sizeof *c);
+    c->to = to;
+    snprintf(c->id, sizeof c->id, "%s", session_id(s));
+    session_when_stored(s, event_log_next_seq(session_log(s)) - 1, on_created_stored, c);
 }
 
 static void

@@ -11,7 +11,7 @@ $(API_OBJS) $(BUILD)/api/main.o: ALL_CFLAGS += $(API_CFLAGS)
 
 $(API_LIB): $(API_OBJS)
 	@mkdir -p $(dir $@)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/sandpipe-api: $(BUILD)/api/main.o $(API_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(API_LIBS)

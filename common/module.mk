@@ -6,4 +6,4 @@ COMMON_LIB := $(BUILD)/libspcommon.a
 
 $(COMMON_LIB): $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^

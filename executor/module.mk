@@ -8,7 +8,7 @@ EXECUTOR_LIBS := -lutil $(shell pkg-config --libs json-c)
 
 $(EXECUTOR_LIB): $(EXECUTOR_OBJS)
 	@mkdir -p $(dir $@)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/sandpipe-executor: $(BUILD)/executor/main.o $(EXECUTOR_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(EXECUTOR_LIBS)

@@ -124,6 +124,38 @@ on_tick(uv_timer_t *t)
     pool_tick();
 }
 
+/* The WebSocket listener opens once the sessions this gateway owned are back (restored at the
+ * first Redis connection), so a client that reconnects after a restart never hears "not found"
+ * for a session about to be restored; without Redis, after LISTEN_WAIT_MS anyway, to answer. */
+#define LISTEN_WAIT_MS 5000
+static struct lws_context_creation_info listen_info;
+static uv_timer_t listen_timer;
+
+static void
+start_listening(void)
+{
+    static bool listening;
+    if (listening)
+        return;
+    listening = true;
+    uv_timer_stop(&listen_timer);
+    if (!lws_create_vhost(g_gw.lws, &listen_info)) {
+        GW_LOG("cannot listen on ws://%s:%d", listen_info.iface, listen_info.port);
+        exit(1);
+    }
+    GW_LOG("%s listening on ws://%s:%d (provider %s, pool %d, redis %s)", g_gw.cfg.id,
+           listen_info.iface, listen_info.port, g_gw.cfg.provider, g_gw.cfg.pool_size,
+           g_gw.cfg.redis);
+}
+
+static void
+on_listen_timer(uv_timer_t *t)
+{
+    (void)t;
+    GW_LOG("redis is not answering: listening before the sessions are restored");
+    start_listening();
+}
+
 static void
 on_redis_ready(void)
 {
@@ -131,6 +163,7 @@ on_redis_ready(void)
     if (!restored) { /* first connection: re-attach what this gateway owned before */
         restored = true;
         sessions_restore();
+        start_listening();
     }
     heartbeat();
     sessions_redis_ready();
@@ -270,21 +303,24 @@ main(int argc, char **argv)
     g_gw.loop = uv_default_loop();
     g_gw.started = gw_now();
     lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
-    struct lws_context_creation_info info;
-    memset(&info, 0, sizeof info);
-    void *foreign[] = {g_gw.loop};
-    info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS;
-    info.foreign_loops = foreign;
-    info.port = cfg->listen_port;
-    info.iface = cfg->listen_host;
-    info.protocols = ws_protocols();
-    info.ka_time = 0;
-    info.timeout_secs = 30;
-    g_gw.lws = lws_create_context(&info);
+    static void *foreign[1];
+    foreign[0] = g_gw.loop;
+    struct lws_context_creation_info *info = &listen_info;
+    info->options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS |
+                    LWS_SERVER_OPTION_EXPLICIT_VHOSTS; /* the listener: start_listening */
+    info->foreign_loops = foreign;
+    info->port = cfg->listen_port;
+    info->iface = cfg->listen_host;
+    info->protocols = ws_protocols();
+    info->ka_time = 0;
+    info->timeout_secs = 30;
+    g_gw.lws = lws_create_context(info);
     if (!g_gw.lws) {
-        fprintf(stderr, "sandpipe-gateway: cannot listen on %s\n", listen);
+        fprintf(stderr, "sandpipe-gateway: cannot start libwebsockets for %s\n", listen);
         return 1;
     }
+    uv_timer_init(g_gw.loop, &listen_timer);
+    uv_timer_start(&listen_timer, on_listen_timer, LISTEN_WAIT_MS, 0);
     redis_client_start(cfg->redis, on_redis_ready);
     inbox_start();
     uv_signal_init(g_gw.loop, &sigint);
@@ -293,8 +329,8 @@ main(int argc, char **argv)
     uv_signal_start(&sigterm, on_stop, SIGTERM);
     uv_timer_init(g_gw.loop, &tick);
     uv_timer_start(&tick, on_tick, 1000, 1000);
-    GW_LOG("%s listening on ws://%s (provider %s, pool %d, redis %s)", cfg->id, listen,
-           cfg->provider, cfg->pool_size, cfg->redis);
+    GW_LOG("%s started (provider %s, pool %d, redis %s)", cfg->id, cfg->provider, cfg->pool_size,
+           cfg->redis);
     uv_run(g_gw.loop, UV_RUN_DEFAULT);
     GW_LOG("stopped");
     return 0; /* the loop may still hold handles lws left open: the process ends them */

@@ -12,7 +12,7 @@ $(GATEWAY_OBJS) $(BUILD)/gateway/main.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
 
 $(GATEWAY_LIB): $(GATEWAY_OBJS)
 	@mkdir -p $(dir $@)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/sandpipe-gateway: $(BUILD)/gateway/main.o $(GATEWAY_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(GATEWAY_LIBS)

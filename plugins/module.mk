@@ -9,7 +9,7 @@ PLUGINS_PY := $(wildcard plugins/python/*.py)
 
 $(JUPYTER_LIB): $(JUPYTER_OBJS)
 	@mkdir -p $(dir $@)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/plugins/sandpipe-jupyter: $(BUILD)/plugins/jupyter/main.o $(JUPYTER_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(JUPYTER_LIBS)

@@ -6,7 +6,7 @@ files=$(git ls-files '*.c' '*.h')
 rc=0
 if ! clang-format --dry-run --Werror $files 2>/tmp/sp-format.txt; then
     echo "formatting differs (run: clang-format -i \$(git ls-files '*.c' '*.h')):"
-    grep -c "warning:" /tmp/sp-format.txt | sed 's/^/  places: /'
+    grep -c "clang-format-violations" /tmp/sp-format.txt | sed 's/^/  places: /'
     rc=1
 fi
 if ! cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \

@@ -46,7 +46,7 @@ build/fuzz/obj/%.o: %.c
 # An archive, so a target links only the modules it uses.
 build/fuzz/libfuzzdeps.a: $(FUZZ_DEPS_OBJS)
 	@mkdir -p $(dir $@)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(FUZZ_LIBFUZZER_BINS): build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o build/fuzz/libfuzzdeps.a
 	clang -fsanitize=fuzzer,address,undefined -o $@ $^ -lutil $(PKG_LIBS)

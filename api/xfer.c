@@ -26,13 +26,13 @@ typedef struct {
     char data[64], ack[64], reply[64];
     char wait_s[16]; /* BLPOP timeout: the longest the other side may keep us waiting */
     int wait_ms;     /* socket read timeout of those BLPOPs */
-} xfer_t;
+} api_xfer_t;
 
 /* Names the transfer's keys and sends op (borrowed; "op", "session", "data", "ack" filled in)
  * to gateway gw. 0, or -ERR_UNAVAILABLE with e. */
 static int
-xfer_start(xfer_t *x, api_req_t *r, const char *gw, const char *sid, json_object *op,
-           const char *name, api_err_t *e)
+api_xfer_start(api_xfer_t *x, api_req_t *r, const char *gw, const char *sid, json_object *op,
+               const char *name, api_err_t *e)
 {
     memset(x, 0, sizeof *x);
     x->r = r;
@@ -52,7 +52,7 @@ xfer_start(xfer_t *x, api_req_t *r, const char *gw, const char *sid, json_object
 
 /* RPUSH key item; EXPIRE key, pipelined. item[0] is the tag. 0, or -1 when Redis failed. */
 static int
-xfer_push(xfer_t *x, const char *key, const char *item, size_t len)
+api_xfer_push(api_xfer_t *x, const char *key, const char *item, size_t len)
 {
     redisContext *c = api_redis_get(x->r, false);
     if (!c)
@@ -79,7 +79,7 @@ xfer_push(xfer_t *x, const char *key, const char *item, size_t len)
 /* BLPOP first second: 1 with *rep (an array [key, item]; caller frees), 0 when the other side
  * kept silent for the whole wait, -1 when Redis failed. */
 static int
-xfer_pop(xfer_t *x, const char *first, const char *second, redisReply **rep)
+api_xfer_pop(api_xfer_t *x, const char *first, const char *second, redisReply **rep)
 {
     const char *argv[] = {"BLPOP", first, second, x->wait_s};
     redisReply *y = api_redis_cmd(x->r, x->wait_ms, 4, argv);
@@ -98,7 +98,7 @@ xfer_pop(xfer_t *x, const char *first, const char *second, redisReply **rep)
 
 /* Deletes both lists (the reply list expires by itself). */
 static void
-xfer_cleanup(xfer_t *x)
+api_xfer_cleanup(api_xfer_t *x)
 {
     const char *argv[] = {"DEL", x->data, x->ack};
     redisReply *y = api_redis_cmd(x->r, 0, 3, argv);
@@ -110,22 +110,22 @@ xfer_cleanup(xfer_t *x)
  * an abort once it has stopped and deleted both lists: deleting them before it read the A
  * would leave it waiting out its timeout, and a K it pushes meanwhile would recreate a list. */
 static void
-xfer_abort(xfer_t *x, const char *key, const char *why)
+api_xfer_abort(api_xfer_t *x, const char *key, const char *why)
 {
     char item[160];
     int n = snprintf(item, sizeof item, "A%s", why);
-    if (xfer_push(x, key, item, (size_t)n < sizeof item ? (size_t)n : sizeof item - 1) == 0) {
+    if (api_xfer_push(x, key, item, (size_t)n < sizeof item ? (size_t)n : sizeof item - 1) == 0) {
         const char *argv[] = {"BLPOP", x->reply, XFER_ABORT_WAIT_S};
         redisReply *y = api_redis_cmd(x->r, (XFER_ABORT_WAIT + 5) * 1000, 3, argv);
         if (y)
             freeReplyObject(y);
     }
-    xfer_cleanup(x);
+    api_xfer_cleanup(x);
 }
 
 /* Waits for the gateway's answer on the reply list only: its result, or NULL with e. */
 static json_object *
-xfer_wait_reply(xfer_t *x, api_err_t *e)
+api_xfer_wait_reply(api_xfer_t *x, api_err_t *e)
 {
     const char *argv[] = {"BLPOP", x->reply, x->wait_s};
     redisReply *y = api_redis_cmd(x->r, x->wait_ms, 3, argv);
@@ -153,13 +153,13 @@ aborted(api_err_t *e, const char *why)
 /* The gateway pushed A: it gave up and replies with its reason, which is what we return (its
  * result, should it answer with one). */
 static json_object *
-gateway_aborted(xfer_t *x, const redisReply *item, api_err_t *e)
+gateway_aborted(api_xfer_t *x, const redisReply *item, api_err_t *e)
 {
-    json_object *res = xfer_wait_reply(x, e);
+    json_object *res = api_xfer_wait_reply(x, e);
     if (!res && !api_gw_refused(e))
         api_err_set(e, ERR_ABORTED, "the gateway stopped the transfer: %.*s",
                     (int)(item->len > 100 ? 100 : item->len - 1), item->str + 1);
-    xfer_cleanup(x);
+    api_xfer_cleanup(x);
     return res;
 }
 
@@ -167,13 +167,13 @@ gateway_aborted(xfer_t *x, const redisReply *item, api_err_t *e)
  * -code with e when the transfer is over (the gateway answered early, gave up, or went
  * silent). */
 static int
-upload_wait_window(xfer_t *x, int *unacked, api_err_t *e)
+upload_wait_window(api_xfer_t *x, int *unacked, api_err_t *e)
 {
     while (*unacked >= API_XFER_WINDOW) {
         redisReply *y;
-        int k = xfer_pop(x, x->ack, x->reply, &y);
+        int k = api_xfer_pop(x, x->ack, x->reply, &y);
         if (k <= 0) {
-            xfer_abort(x, x->data, k ? "redis failed" : "no acknowledgement in time");
+            api_xfer_abort(x, x->data, k ? "redis failed" : "no acknowledgement in time");
             return k ? api_err_redis(e) : api_gw_no_answer(e);
         }
         const redisReply *key = y->element[0], *item = y->element[1];
@@ -182,7 +182,7 @@ upload_wait_window(xfer_t *x, int *unacked, api_err_t *e)
         if (!strcmp(key->str, x->reply)) {
             /* An answer before the end: the gateway gave up (too_large, path_escape, ...). */
             res = api_gw_parse_reply(item->str, item->len, e);
-            xfer_cleanup(x);
+            api_xfer_cleanup(x);
             rc = -1;
         } else if (item->len && item->str[0] == 'K') {
             (*unacked)--;
@@ -205,8 +205,8 @@ json_object *
 api_xfer_upload(api_req_t *r, const char *gw, const char *sid, json_object *op,
                 const api_xfer_source_t *src, api_err_t *e)
 {
-    xfer_t x;
-    if (xfer_start(&x, r, gw, sid, op, "file.upload", e) < 0)
+    api_xfer_t x;
+    if (api_xfer_start(&x, r, gw, sid, op, "file.upload", e) < 0)
         return NULL;
     char *buf = xmalloc(1 + API_XFER_CHUNK);
     int unacked = 0;
@@ -219,7 +219,7 @@ api_xfer_upload(api_req_t *r, const char *gw, const char *sid, json_object *op,
                (n = src->read(src->ud, buf + 1 + len, API_XFER_CHUNK - len)) > 0)
             len += (size_t)n;
         if (n < 0) {
-            xfer_abort(&x, x.data, "the client went away");
+            api_xfer_abort(&x, x.data, "the client went away");
             aborted(e, "the upload's source failed (the client went away)");
             break;
         }
@@ -227,22 +227,22 @@ api_xfer_upload(api_req_t *r, const char *gw, const char *sid, json_object *op,
             if (upload_wait_window(&x, &unacked, e) < 0)
                 break;
             buf[0] = 'D';
-            if (xfer_push(&x, x.data, buf, 1 + len) < 0) {
-                xfer_abort(&x, x.data, "redis failed");
+            if (api_xfer_push(&x, x.data, buf, 1 + len) < 0) {
+                api_xfer_abort(&x, x.data, "redis failed");
                 api_err_redis(e);
                 break;
             }
             unacked++;
         }
         if (n == 0) {
-            if (xfer_push(&x, x.data, "E", 1) < 0)
+            if (api_xfer_push(&x, x.data, "E", 1) < 0)
                 api_err_redis(e);
             else
-                res = xfer_wait_reply(&x, e);
+                res = api_xfer_wait_reply(&x, e);
             if (res || api_gw_refused(e))
-                xfer_cleanup(&x);
+                api_xfer_cleanup(&x);
             else
-                xfer_abort(&x, x.data, "no answer in time");
+                api_xfer_abort(&x, x.data, "no answer in time");
             break;
         }
     }
@@ -254,17 +254,17 @@ json_object *
 api_xfer_download(api_req_t *r, const char *gw, const char *sid, json_object *op,
                   const api_xfer_sink_t *dst, api_err_t *e)
 {
-    xfer_t x;
-    if (xfer_start(&x, r, gw, sid, op, "file.download", e) < 0)
+    api_xfer_t x;
+    if (api_xfer_start(&x, r, gw, sid, op, "file.download", e) < 0)
         return NULL;
     bool started = false;
     for (;;) {
         redisReply *y;
         /* data before reply: BLPOP takes the first non-empty list, and every chunk is pushed
          * before the answer. */
-        int k = xfer_pop(&x, x.data, x.reply, &y);
+        int k = api_xfer_pop(&x, x.data, x.reply, &y);
         if (k <= 0) {
-            xfer_abort(&x, x.ack, k ? "redis failed" : "no data in time");
+            api_xfer_abort(&x, x.ack, k ? "redis failed" : "no data in time");
             if (k)
                 api_err_redis(e);
             else
@@ -277,14 +277,14 @@ api_xfer_download(api_req_t *r, const char *gw, const char *sid, json_object *op
         json_object *res = NULL;
         if (!strcmp(key->str, x.reply)) {
             res = api_gw_parse_reply(item->str, item->len, e);
-            xfer_cleanup(&x);
+            api_xfer_cleanup(&x);
             over = true;
         } else if (tag == 'H' && !started) {
             err_t perr = {0};
             json_object *h = json_parse(item->str + 1, item->len - 1, &perr);
             started = true;
             if (!h || dst->header(dst->ud, h) < 0) {
-                xfer_abort(&x, x.ack, h ? "the client went away" : "bad header");
+                api_xfer_abort(&x, x.ack, h ? "the client went away" : "bad header");
                 aborted(e, h ? "the download's sink failed" : "the gateway sent a bad H");
                 over = true;
             }
@@ -292,13 +292,13 @@ api_xfer_download(api_req_t *r, const char *gw, const char *sid, json_object *op
         } else if (tag == 'D') {
             over = true;
             if (!started) {
-                xfer_abort(&x, x.ack, "data before the header");
+                api_xfer_abort(&x, x.ack, "data before the header");
                 aborted(e, "the gateway sent data before the header");
             } else if (dst->write(dst->ud, item->str + 1, item->len - 1) < 0) {
-                xfer_abort(&x, x.ack, "the client went away");
+                api_xfer_abort(&x, x.ack, "the client went away");
                 aborted(e, "the download's sink failed (the client went away)");
-            } else if (xfer_push(&x, x.ack, "K", 1) < 0) {
-                xfer_abort(&x, x.ack, "redis failed");
+            } else if (api_xfer_push(&x, x.ack, "K", 1) < 0) {
+                api_xfer_abort(&x, x.ack, "redis failed");
                 api_err_redis(e);
             } else {
                 over = false;

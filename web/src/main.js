@@ -30,6 +30,23 @@ function themeButton() {
   return b;
 }
 
+const SHORTCUTS = [
+  ['Alt+T', 'new terminal'], ['Alt+1…9', 'switch tabs'], ['Alt+W', 'close the terminal tab'],
+  ['Alt+E', 'the file editor'], ['Ctrl+S', 'save the file'], ['Ctrl+F', 'search in the file'],
+  ['Ctrl+Shift+C / V', 'copy / paste in a terminal'], ['Alt+L', 'dark / light theme'], ['Alt+K', 'this list'],
+];
+
+function shortcutsButton() {
+  const dlg = h('dialog.card.shortcuts', { 'aria-label': 'keyboard shortcuts' },
+    h('h2', 'Keyboard shortcuts'),
+    h('table', SHORTCUTS.map(([k, what]) => h('tr', h('td', h('kbd', k)), h('td', what)))),
+    h('form', { method: 'dialog' }, h('button', 'Close')));
+  document.body.append(dlg);
+  const show = () => (dlg.open ? dlg.close() : dlg.showModal());
+  window.__sandpipe_shortcuts = show;
+  return h('button.ghost', { title: 'Keyboard shortcuts (Alt+K)', 'aria-label': 'keyboard shortcuts', onclick: show }, '⌨');
+}
+
 function topBar(me) {
   return h('header.topbar',
     h('a.brand', { href: '#/' }, h('span.logo', '▚'), 'sandpipe'),
@@ -39,6 +56,7 @@ function topBar(me) {
     h('div.spacer'),
     h('span.who', { title: me.exp ? `token expires ${new Date(me.exp * 1000).toLocaleString()}` : '' },
       me.sub, ' ', h('span.role', { class: 'role-' + me.role, 'data-testid': 'role' }, me.role)),
+    shortcutsButton(),
     themeButton(),
     h('button.ghost', {
       onclick: () => { signOut(); control.close(); location.hash = ''; route(); },
@@ -49,6 +67,8 @@ function topBar(me) {
 export function route() {
   cleanup?.();
   cleanup = null;
+  for (const d of document.querySelectorAll('dialog.shortcuts')) d.remove();
+  window.__sandpipe_shortcuts = null;
   const me = token() ? who() : null;
   if (!me || (me.exp && me.exp * 1000 < Date.now())) {
     const expired = !!me;
@@ -76,10 +96,15 @@ export function route() {
 
 window.addEventListener('hashchange', route);
 window.addEventListener('keydown', (e) => {
-  if (e.altKey && !e.ctrlKey && !e.metaKey && e.code === 'KeyL') {
+  if (!e.altKey || e.ctrlKey || e.metaKey) return;
+  if (e.code === 'KeyL') {
     e.preventDefault();
     e.stopPropagation();
     toggleTheme();
+  } else if (e.code === 'KeyK' && window.__sandpipe_shortcuts) {
+    e.preventDefault();
+    e.stopPropagation();
+    window.__sandpipe_shortcuts();
   }
 }, true);
 control.onState(({ up, code, error }) => {

@@ -55,6 +55,10 @@ test('status badges follow changes made elsewhere, live', async () => {
   await rest('POST', `/api/v1/sessions/${a}/pause`, { token: USER });
   await status(page, a).and(page.locator('[data-status=PAUSED]')).waitFor();
   await shot(page, 'sessions-dark');
+  await page.keyboard.press('Alt+k');
+  await page.getByRole('heading', { name: 'Keyboard shortcuts' }).waitFor();
+  await shot(page, 'shortcuts');
+  await page.getByRole('button', { name: 'Close' }).click();
   await page.getByRole('button', { name: 'toggle theme' }).click();
   assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'light');
   await shot(page, 'sessions-light');

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bash_session.h"
+#include "browser.h"
 #include "ipython.h"
 #include "executor.h"
 #include "proc.h"
@@ -115,6 +116,7 @@ health_snapshot(void)
     json_set(r, "disk", disk);
     json_object *plugins = json_object_new_object();
     json_set(plugins, "jupyter", ipython_status());
+    json_set(plugins, "browser", browser_status());
     json_set(r, "plugins", plugins);
     return r;
 }

@@ -4,8 +4,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,21 +17,17 @@
 #include "ipython.h"
 #include "ipython_obs.h"
 #include "json_util.h"
-#include "proc_launch.h"
+#include "plugin_proc.h"
 #include "xalloc.h"
 
-#define LINE_MAX_BYTES (256u << 20) /* one helper event (a cell's images ride in "done") */
-#define PENDING_MAX    (1u << 20)   /* output held for a slow client before we stop reading */
+#define PENDING_MAX (1u << 20) /* output held for a slow client before we stop reading */
 
 typedef enum { IPY_OFF, IPY_STARTING, IPY_RUNNING, IPY_DEAD, IPY_UNAVAILABLE } ipy_state_t;
 static const char *const state_names[] = {"off", "starting", "running", "dead", "unavailable"};
 
 static struct {
     ipy_state_t state;
-    pid_t helper; /* 0: none */
-    int to_helper, from_helper;
-    watch_t w;
-    buf_t in; /* helper bytes not yet a whole line */
+    plugin_proc_t proc; /* sandpipe-jupyter */
     /* the cell in progress */
     channel_t *ch;
     json_object *action;
@@ -48,25 +42,6 @@ static struct {
     unsigned cells, restarts;
 } ipy;
 
-static void read_helper(watch_t *w, uint32_t events);
-
-/* Where the plugins live: next to the executor binary (build/<mode>/plugins, or
- * /opt/sandpipe/plugins in a bwrap sandbox). */
-static int
-plugins_dir(char *out, size_t cap)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return -1;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    return snprintf(out, cap, "%s/plugins", exe) < (int)cap ? 0 : -1;
-}
-
 static const char *
 python_path(void)
 {
@@ -74,19 +49,18 @@ python_path(void)
     return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 }
 
+static bool can_read(plugin_proc_t *p);
+static void on_event(plugin_proc_t *p, json_object *ev);
+static void on_gone(plugin_proc_t *p);
+
 static int
 start_helper(err_t *err)
 {
-    char dir[PATH_MAX], helper[PATH_MAX + 32], py[PATH_MAX + 16], kdir[PATH_MAX];
-    if (plugins_dir(dir, sizeof dir) < 0)
-        return err_set(err, ENOENT, "cannot find the executor's plugins directory");
-    snprintf(helper, sizeof helper, "%s/sandpipe-jupyter", dir);
+    char dir[PATH_MAX], py[PATH_MAX + 16], kdir[PATH_MAX];
+    if (plugin_dir(dir, sizeof dir) < 0)
+        return err_set(err, ENOENT, "cannot find the executor's plugins folder");
     snprintf(py, sizeof py, "%s/python", dir);
     snprintf(kdir, sizeof kdir, "%s/jupyter", g_exec.rundir);
-    if (access(helper, X_OK) < 0) {
-        ipy.state = IPY_UNAVAILABLE;
-        return err_set(err, ENOENT, "IPython is not available here: %s is missing", helper);
-    }
     if (mkdir(kdir, 0700) < 0 && errno != EEXIST)
         return err_set(err, errno, "cannot create %s: %s", kdir, strerror(errno));
     char **env = env_copy(g_exec.base_env);
@@ -96,66 +70,27 @@ start_helper(err_t *err)
     free(pp);
     bool skills = access(py, R_OK) == 0;
     char *av[] = {
-        helper, "--dir", kdir, "--python", (char *)python_path(), skills ? "--agent-skills" : NULL,
+        NULL, "--dir", kdir, "--python", (char *)python_path(), skills ? "--agent-skills" : NULL,
         NULL};
-    proc_launch_t l;
-    int rc = proc_launch(av, env, g_exec.workspace, -1, -1, &l);
+    ipy.proc.on_event = on_event;
+    ipy.proc.on_gone = on_gone;
+    ipy.proc.can_read = can_read;
+    int rc = plugin_proc_start(&ipy.proc, "sandpipe-jupyter", av, env, err);
     env_free(env);
-    if (rc != 0)
-        return err_set(err, rc, "cannot start %s: %s", helper, strerror(rc));
-    close(l.err); /* the helper reports through stdout; its stderr is not needed */
-    ipy.helper = l.pid;
-    ipy.to_helper = l.in;
-    ipy.from_helper = l.out;
-    fcntl(l.out, F_SETFL, fcntl(l.out, F_GETFL) | O_NONBLOCK);
-    loop_watch_add(g_exec.loop, &ipy.w, l.out, EPOLLIN, read_helper, NULL);
+    if (rc < 0) {
+        if (err->code == ENOENT)
+            ipy.state = IPY_UNAVAILABLE;
+        return -1;
+    }
     ipy.state = IPY_STARTING;
     return 0;
 }
 
-static void
-stop_helper(void)
+static bool
+can_read(plugin_proc_t *p)
 {
-    if (ipy.helper > 0)
-        kill(-ipy.helper, SIGKILL); /* its process group: the helper and its kernel */
-    if (ipy.from_helper > 0) {
-        loop_watch_del(g_exec.loop, &ipy.w);
-        close(ipy.from_helper);
-        close(ipy.to_helper);
-    }
-    ipy.from_helper = ipy.to_helper = -1;
-    ipy.helper = 0;
-    buf_free(&ipy.in);
-}
-
-/* Writes a whole line to the helper (a blocking pipe: the helper reads between cells). */
-static int
-send_line(json_object *req)
-{
-    size_t len;
-    const char *t = json_object_to_json_string_length(
-        req, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-    buf_t b = BUF_INIT;
-    buf_append(&b, t, len);
-    buf_append(&b, "\n", 1);
-    int rc = 0;
-    for (size_t off = 0; off < b.len;) {
-        ssize_t w = write(ipy.to_helper, b.data + off, b.len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0 && errno == EAGAIN) {
-            struct pollfd p = {ipy.to_helper, POLLOUT, 0};
-            poll(&p, 1, 1000);
-            continue;
-        }
-        if (w <= 0) {
-            rc = -EPIPE;
-            break;
-        }
-        off += (size_t)w;
-    }
-    buf_free(&b);
-    return rc;
+    (void)p;
+    return ipy.pending.len < PENDING_MAX;
 }
 
 /* Sends held output within credit; closes the channel once the observation is known and all
@@ -192,8 +127,7 @@ drain(void)
             json_object_put(obs);
         }
     }
-    if (ipy.from_helper > 0)
-        loop_watch_set(g_exec.loop, &ipy.w, ipy.pending.len < PENDING_MAX ? EPOLLIN : 0);
+    plugin_proc_update(&ipy.proc);
 }
 
 static void
@@ -218,8 +152,9 @@ finish(ipy_end_t end, const char *text, size_t len, json_object *images)
 }
 
 static void
-on_event(json_object *ev)
+on_event(plugin_proc_t *p, json_object *ev)
 {
+    (void)p;
     const char *kind = json_get_str(ev, "ev", "");
     if (strcmp(kind, "kernel") == 0) {
         const char *st = json_get_str(ev, "state", "");
@@ -258,43 +193,12 @@ on_event(json_object *ev)
 }
 
 static void
-helper_gone(void)
+on_gone(plugin_proc_t *p)
 {
-    stop_helper();
+    (void)p;
     ipy.state = IPY_DEAD;
     if (ipy.busy && !ipy.obs)
         finish(IPY_END_DEAD, "", 0, NULL);
-}
-
-static void
-read_helper(watch_t *w, uint32_t events)
-{
-    (void)w;
-    (void)events;
-    /* Bounded: at most 16 reads per wakeup, then back to the loop. */
-    for (int turn = 0; turn < 16 && ipy.pending.len < PENDING_MAX; turn++) {
-        char *p = buf_reserve(&ipy.in, 65536);
-        ssize_t r = read(ipy.from_helper, p, 65536);
-        if (r < 0 && (errno == EAGAIN || errno == EINTR))
-            return;
-        if (r <= 0 || ipy.in.len + (size_t)r > LINE_MAX_BYTES) {
-            helper_gone();
-            return;
-        }
-        buf_advance(&ipy.in, (size_t)r);
-        char *nl;
-        while (ipy.in.len && (nl = memchr(ipy.in.data, '\n', ipy.in.len))) {
-            size_t n = (size_t)(nl - ipy.in.data);
-            err_t e = {0};
-            json_object *ev = json_parse(ipy.in.data, n, &e);
-            buf_consume(&ipy.in, n + 1);
-            if (ev)
-                on_event(ev);
-            json_object_put(ev);
-            if (ipy.from_helper <= 0)
-                return;
-        }
-    }
 }
 
 static void
@@ -330,7 +234,7 @@ ipython_run_action(channel_t *ch, json_object *action, const char *cwd)
         return;
     }
     err_t err = {0};
-    if (ipy.helper <= 0 && start_helper(&err) < 0) {
+    if (!ipy.proc.running && start_helper(&err) < 0) {
         char msg[ERR_MSG_MAX + 64];
         snprintf(msg, sizeof msg, "Cannot start the IPython kernel: %s", err.msg);
         chan_close(ch, obs_error_new(msg));
@@ -343,10 +247,11 @@ ipython_run_action(channel_t *ch, json_object *action, const char *cwd)
     json_set(req, "code", json_object_get(code));
     json_set_str(req, "cwd", cwd);
     json_set(req, "timeout", json_object_new_double(timeout > 0 ? timeout : 0));
-    int rc = send_line(req);
+    int rc = plugin_proc_send(&ipy.proc, req);
     json_object_put(req);
     if (rc < 0) {
-        helper_gone();
+        plugin_proc_stop(&ipy.proc);
+        ipy.state = IPY_DEAD;
         chan_close(ch, obs_error_new("Cannot start the IPython kernel: the helper exited"));
         return;
     }
@@ -356,21 +261,6 @@ ipython_run_action(channel_t *ch, json_object *action, const char *cwd)
     ipy.cwd = xstrdup(cwd ? cwd : g_exec.workspace);
     ch->ops = &ipy_ops;
     ch->owner = &ipy;
-}
-
-/* Resident memory of a process, bytes (0 if gone). */
-static long long
-rss_of(pid_t pid)
-{
-    char path[64];
-    long long pages = 0, size = 0;
-    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (f && fscanf(f, "%lld %lld", &size, &pages) != 2)
-        pages = 0;
-    if (f)
-        fclose(f);
-    return pages * sysconf(_SC_PAGESIZE);
 }
 
 json_object *
@@ -384,11 +274,10 @@ ipython_status(void)
         json_set_str(o, "python", ipy.python);
     if (ipy.start_ms)
         json_set_int(o, "start_ms", ipy.start_ms);
-    if (ipy.helper > 0)
+    if (ipy.proc.pid > 0)
         json_set_int(o, "rss_bytes",
-                     rss_of(ipy.helper) + (ipy.state == IPY_RUNNING && ipy.kernel_pid > 0
-                                               ? rss_of(ipy.kernel_pid)
-                                               : 0));
+                     plugin_proc_rss(ipy.proc.pid) +
+                         (ipy.state == IPY_RUNNING ? plugin_proc_rss(ipy.kernel_pid) : 0));
     json_set_int(o, "cells", ipy.cells);
     json_set_int(o, "restarts", ipy.restarts);
     return o;
@@ -398,17 +287,13 @@ void
 ipython_on_child_exit(pid_t pid, int status)
 {
     (void)status;
-    if (pid > 0 && pid == ipy.helper) {
-        ipy.helper = 0; /* reaped: the pipe's EOF finishes the cell (helper_gone) */
-        if (ipy.from_helper <= 0)
-            ipy.state = IPY_DEAD;
-    }
+    plugin_proc_reaped(&ipy.proc, pid);
 }
 
 void
 ipython_shutdown(void)
 {
-    stop_helper();
+    plugin_proc_stop(&ipy.proc);
     char kdir[PATH_MAX];
     snprintf(kdir, sizeof kdir, "%s/jupyter", g_exec.rundir);
     DIR *d = opendir(kdir);

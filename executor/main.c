@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "bash_session.h"
+#include "browser.h"
 #include "conn.h"
 #include "env.h"
 #include "executor.h"
@@ -178,6 +179,7 @@ on_signal(int signo, void *data)
         proc_on_child_exit(pid, status);
         terminal_on_child_exit(pid, status);
         ipython_on_child_exit(pid, status);
+        browser_on_child_exit(pid, status);
     }
 }
 
@@ -309,6 +311,7 @@ main(int argc, char **argv)
             lst.listen, g_exec.workspace);
     loop_run(g_exec.loop);
     ipython_shutdown();
+    browser_shutdown();
     if (strncmp(lst.listen, "unix:", 5) == 0)
         unlink(lst.listen + 5);
     remove_rundir();

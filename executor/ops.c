@@ -7,6 +7,7 @@
 
 #include "bash_obs.h"
 #include "bash_session.h"
+#include "browser.h"
 #include "conn.h"
 #include "durable.h"
 #include "executor.h"
@@ -81,6 +82,10 @@ op_action(channel_t *ch, json_object *req)
             return;
         }
         bash_run_action(s, ch, action);
+        return;
+    }
+    if (strcmp(kind, "browse") == 0 || strcmp(kind, "browse_interactive") == 0) {
+        browser_run_action(ch, action, bash_cwd(s));
         return;
     }
     if (strcmp(kind, "run_ipython") == 0) {

@@ -19,3 +19,25 @@ $(BUILD)/plugins/python/%.py: plugins/python/%.py
 	cp $< $@
 
 BINS += $(BUILD)/plugins/sandpipe-jupyter $(PLUGINS_PY:plugins/python/%=$(BUILD)/plugins/python/%)
+
+# sandpipe-browser: headless Chromium over the DevTools pipe. page.js (the script it evaluates in
+# pages) is compiled in as a C string.
+BROWSER_SRCS := $(filter-out plugins/browser/main.c,$(wildcard plugins/browser/*.c))
+BROWSER_OBJS := $(BROWSER_SRCS:%.c=$(BUILD)/%.o)
+BROWSER_LIB := $(BUILD)/libspbrowser.a
+
+$(BROWSER_LIB): $(BROWSER_OBJS)
+	@mkdir -p $(dir $@)
+	ar rcs $@ $^
+
+$(BUILD)/plugins/browser/page_js.h: plugins/browser/page.js
+	@mkdir -p $(dir $@)
+	{ printf 'static const char PAGE_JS[] = '; sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; printf ';\n'; } > $@
+
+$(BUILD)/plugins/browser/main.o: $(BUILD)/plugins/browser/page_js.h
+$(BUILD)/plugins/browser/main.o: ALL_CFLAGS += -I$(BUILD)/plugins/browser
+
+$(BUILD)/plugins/sandpipe-browser: $(BUILD)/plugins/browser/main.o $(BROWSER_LIB) $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+BINS += $(BUILD)/plugins/sandpipe-browser

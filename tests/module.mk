@@ -21,7 +21,7 @@ $(BUILD)/tests/unit/gw_test_%.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
 $(BUILD)/tests/unit/gw_test_%: $(BUILD)/tests/unit/gw_test_%.o $(GATEWAY_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(GATEWAY_LIBS)
 
-$(BUILD)/tests/fuzz/%_replay: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay_main.o $(EXECUTOR_LIB) $(API_LIB) $(JUPYTER_LIB) $(COMMON_LIB)
+$(BUILD)/tests/fuzz/%_replay: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay_main.o $(EXECUTOR_LIB) $(API_LIB) $(JUPYTER_LIB) $(BROWSER_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lutil $(PKG_LIBS)
 
 $(BUILD)/tests/fuzz/replay_main.o: tests/fuzz/replay_main.c
@@ -37,7 +37,8 @@ FUZZ_CFLAGS := $(CFLAGS_BASE) -O1 -g -fsanitize=fuzzer-no-link,address,undefined
 FUZZ_LIBFUZZER_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_API_SRCS := $(wildcard api/zip_*.c api/multipart.c)
 FUZZ_DEPS_OBJS := $(COMMON_SRCS:%.c=build/fuzz/obj/%.o) $(EXECUTOR_SRCS:%.c=build/fuzz/obj/%.o) \
-                  $(FUZZ_API_SRCS:%.c=build/fuzz/obj/%.o) build/fuzz/obj/plugins/jupyter/wire.o
+                  $(FUZZ_API_SRCS:%.c=build/fuzz/obj/%.o) build/fuzz/obj/plugins/jupyter/wire.o \
+                  build/fuzz/obj/plugins/browser/action.o
 
 build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)

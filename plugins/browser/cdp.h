@@ -1,0 +1,41 @@
+/* cdp.h — a blocking Chrome DevTools Protocol client over --remote-debugging-pipe: Chromium
+ * reads NUL-terminated JSON commands on its fd 3 and writes responses and events on fd 4. One
+ * page target, attached with flatten sessions. Events that matter for waiting (page load,
+ * navigation start) are counted as they pass. */
+#ifndef SP_BROWSER_CDP_H
+#define SP_BROWSER_CDP_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "err.h"
+
+typedef struct {
+    pid_t pid;
+    int to, from; /* our ends of Chromium's fd 3 and fd 4 */
+    buf_t in;
+    int next_id;
+    char session[128]; /* the page's flat session id */
+    unsigned loads;    /* Page.loadEventFired seen */
+    unsigned starts;   /* Page.frameStartedLoading seen */
+    unsigned stops;    /* Page.frameStoppedLoading seen (also after a back/forward cache hit) */
+    char log[4096];    /* Chromium's stderr file */
+} cdp_t;
+
+/* Starts Chromium (headless, its profile in dir) and attaches to its first page. */
+int cdp_start(cdp_t *c, const char *chromium, const char *dir, err_t *err);
+void cdp_stop(cdp_t *c);
+bool cdp_alive(cdp_t *c);
+
+/* Sends method(params) (params taken; NULL for {}), on the page's session when page is true,
+ * and waits up to timeout_ms for its answer: the "result" object (caller puts) or NULL with err
+ * (the protocol's error message, a timeout, or Chromium gone). */
+json_object *cdp_call(cdp_t *c, const char *method, json_object *params, bool page, int timeout_ms,
+                      err_t *err);
+/* Reads events for up to timeout_ms, returning early once *counter (one of the counters above,
+ * or NULL: never) is past `past`. */
+void cdp_wait(cdp_t *c, int timeout_ms, const unsigned *counter, unsigned past);
+
+#endif

@@ -353,10 +353,11 @@ screenshot(json_object *done, const char *workspace)
             png = NULL;
         }
         FILE *f = png ? fopen(path, "wb") : NULL;
-        if (f && fwrite(png, 1, n, f) == n && fclose(f) == 0)
-            json_set_str(done, "screenshot_path", path);
-        else if (f)
-            fclose(f);
+        if (f) {
+            bool ok = fwrite(png, 1, n, f) == n;
+            if (fclose(f) == 0 && ok)
+                json_set_str(done, "screenshot_path", path);
+        }
         free(png);
     }
     json_object_put(r);

@@ -3,12 +3,13 @@
 # same run on this machine. Results are printed as markdown; docs/benchmarks.md records a run and
 # how to repeat it.
 #   bench/run.sh [MODE]             MODE: the build to measure (build/MODE, default release)
-#   BENCH_SECTIONS="executor ipython gateway api web" (default: all) runs only the sections named
-#   (web: the browser IDE in Chromium against its own stack, bench/bench_web.py).
+#   BENCH_SECTIONS="executor plugins gateway api web" (default: all) runs only the sections named
+#   (plugins: IPython and the browser, bench/bench_plugins.py; web: the browser IDE in Chromium
+#   against its own stack, bench/bench_web.py).
 set -euo pipefail
 MODE=${1:-release}
 B=build/$MODE
-SECTIONS=" ${BENCH_SECTIONS:-executor ipython gateway api web} "
+SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 work=$(mktemp -d /tmp/sp-bench.XXXXXX)
 chmod 711 "$work" # searchable: each sandbox runs as its own uid below it
@@ -82,12 +83,12 @@ echo "$n idle executors: RSS sum $((tot_rss / 1024)) MiB, PSS sum $((tot_pss / 1
 echo '```'
 
 fi
-if want ipython; then
+if want plugins; then
 echo
-echo "## IPython plugin (a real Jupyter kernel)"
+echo "## plugins: IPython (a real Jupyter kernel), the browser (headless Chromium)"
 echo '```'
-start_executor "$work/ipy.sock"
-python3 bench/bench_ipython.py "$work/ipy.sock" "${BENCH_IPYTHON_ROUNDS:-300}"
+start_executor "$work/plugins.sock"
+/usr/bin/python3 bench/bench_plugins.py "$work/plugins.sock" "${BENCH_PLUGIN_ROUNDS:-300}"
 echo '```'
 fi
 

@@ -1,11 +1,16 @@
-"""IPython plugin figures (issue 20), against a real executor socket: kernel start (the first
+"""Plugin figures (issue 20), against a real executor socket. IPython: kernel start (the first
 cell, from the run_ipython action to its observation, and the helper's own start time), the
-`1+1` cell round trip once the kernel is up next to bash's `echo hi` on the same connection,
-and the plugin's memory (helper + kernel RSS from the executor's health).
-Usage: bench_ipython.py SOCKET [ROUNDS]"""
+`1+1` cell round trip once the kernel is up next to bash's `echo hi` on the same connection and
+next to Jupyter's own client on its own kernel, the plugin's memory (helper + kernel RSS from
+the executor's health). Browser: Chromium start (the first browse), browse of a local page to
+its observation once Chromium is up, the browser's memory.
+Usage: bench_plugins.py SOCKET [ROUNDS]"""
+import http.server
 import os
 import statistics
+import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "integration"))
@@ -65,3 +70,46 @@ except ImportError:
     print("reference: jupyter_client not installed")
 jup = c.call({"op": "health"})["plugins"]["jupyter"]
 print(f"plugin memory (helper + kernel RSS): {jup['rss_bytes'] / (1 << 20):.1f} MiB")
+
+# The browser: a page served on loopback (the executor here is not sandboxed: same network).
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+    def do_GET(self):
+        body = b"<html><head><title>Bench</title></head><body><h1>Hello</h1><p>text</p><a href='/'>self</a></body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+threading.Thread(target=srv.serve_forever, daemon=True).start()
+url = f"http://127.0.0.1:{srv.server_address[1]}/"
+
+
+def browse():
+    t0 = time.perf_counter()
+    obs = c.action({"action": "browse", "args": {"url": url}}, 120)
+    assert not obs["extras"]["error"], obs["content"]
+    return time.perf_counter() - t0
+
+
+first = browse()
+print(f"browser start (first browse, action to observation, Chromium included): {first * 1000:.0f} ms")
+xs = [browse() for _ in range(min(ROUNDS, 50))]
+print(f"browse of a local page to its observation (screenshot included), {len(xs)} rounds: "
+      f"p50 {pct(xs, 0.5) / 1000:.1f} ms, p90 {pct(xs, 0.9) / 1000:.1f}, p99 {pct(xs, 0.99) / 1000:.1f}")
+br = c.call({"op": "health"})["plugins"]["browser"]
+pids = subprocess.run(["pgrep", "-f", "chromium.*remote-debugging-pipe"], capture_output=True, text=True).stdout.split()
+chrome = 0
+for p in pids:
+    try:
+        with open(f"/proc/{p}/status") as f:
+            chrome += next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) * 1024
+    except (OSError, StopIteration):
+        pass
+print(f"browser memory: helper {br.get('helper_rss_bytes', 0) / (1 << 20):.1f} MiB RSS, "
+      f"Chromium's processes {chrome / (1 << 20):.0f} MiB RSS summed (shared pages counted in each)")

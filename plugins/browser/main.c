@@ -405,7 +405,10 @@ do_step(json_object *req)
 int
 main(int argc, char **argv)
 {
-    g.chromium = "chromium";
+    /* Debian's /usr/bin/chromium is a wrapper sourcing /etc/chromium.d, which a sandbox's /etc
+     * need not have: the binary itself when it is there. */
+    g.chromium =
+        access("/usr/lib/chromium/chromium", X_OK) == 0 ? "/usr/lib/chromium/chromium" : "chromium";
     static const struct option opts[] = {
         {"dir", required_argument, 0, 'd'}, {"chromium", required_argument, 0, 'c'}, {0, 0, 0, 0}};
     int c;

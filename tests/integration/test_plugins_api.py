@@ -1,5 +1,6 @@
-"""run_ipython through the whole stack (nginx + sandpipe-api + gateway + a bwrap sandbox): the
-OpenHands action server at /runtime/{id}/, the REST actions route, and a viewer refused."""
+"""The plugins through the whole stack (nginx + sandpipe-api + gateway + a bwrap sandbox):
+run_ipython and browse at the OpenHands action server /runtime/{id}/, the REST actions route,
+and a viewer refused."""
 import unittest
 
 from apistack import ApiStack
@@ -45,6 +46,20 @@ class IPythonThroughApis(unittest.TestCase):
         self.assertEqual(st, 200, body)
         obs = body["observation"]
         self.assertEqual(obs["content"], "42")
+
+    def test_browse_a_server_inside_the_sandbox(self):
+        st, obs, _ = self.execute(client_action(
+            "run", command="mkdir -p /tmp/site && echo '<h1>Inside</h1>' > /tmp/site/index.html && "
+                           "(python3 -m http.server 8932 --bind 127.0.0.1 -d /tmp/site >/dev/null 2>&1 &)"))
+        self.assertEqual(st, 200, obs)
+        self.execute(client_action("run", command="for i in $(seq 100); do python3 -c 'import socket; "
+                                                  "socket.create_connection((\"127.0.0.1\", 8932))' 2>/dev/null && break; sleep 0.1; done"))
+        st, obs, _ = self.execute(client_action("browse", url="http://127.0.0.1:8932/", return_axtree=False))
+        self.assertEqual(st, 200, obs)
+        self.assertEqual(obs["observation"], "browse")
+        self.assertFalse(obs["extras"]["error"], obs["content"])
+        self.assertIn("# Inside", obs["content"])
+        self.assertTrue(obs["extras"]["screenshot"].startswith("data:image/png;base64,"))
 
     def test_viewer_cannot_run_cells(self):
         viewer = STACK.token(sub="v", role="viewer", session=self.sid)

@@ -47,6 +47,17 @@ api_session_from_hash(const redisReply *h)
     json_set_int(o, "idle_timeout", v && v->str ? atoll(v->str) : 0);
     v = hash_field(h, "max_lifetime");
     json_set_int(o, "max_lifetime", v && v->str ? atoll(v->str) : 0);
+    v = hash_field(h, "plugins");
+    json_object *plugins = NULL;
+    if (v && v->str) {
+        err_t err = {0};
+        plugins = json_parse(v->str, v->len, &err);
+    }
+    if (!plugins || !json_object_is_type(plugins, json_type_array)) {
+        json_object_put(plugins);
+        plugins = json_object_new_array();
+    }
+    json_set(o, "plugins", plugins);
     v = hash_field(h, "ended");
     if (v && v->str)
         json_set(o, "ended", json_object_new_double(atof(v->str)));

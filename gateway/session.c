@@ -162,6 +162,8 @@ session_describe(const gw_session_t *s)
     json_set_str(o, "idle_action", s->idle_pause ? "pause" : "stop");
     json_set_int(o, "max_lifetime", s->max_lifetime);
     json_set(o, "idle_seconds", json_object_new_double(gw_now() - s->last_activity));
+    json_object *plugins = json_get(s->params, "plugins");
+    json_set(o, "plugins", plugins ? json_object_get(plugins) : json_object_new_array());
     if (s->sb.warning[0]) /* degraded isolation: no cgroup, no disk limit (provider.h) */
         json_set_str(o, "warning", s->sb.warning);
     return o;
@@ -243,12 +245,15 @@ save_session(gw_session_t *s)
     snprintf(idle, sizeof idle, "%d", s->idle_timeout);
     snprintf(life, sizeof life, "%d", s->max_lifetime);
     json_object *sb = sandbox_to_json(&s->sb);
+    json_object *plugins = json_get(s->params, "plugins");
     redis_client_cmd(NULL, NULL,
                      "HSET %s id %s owner %s gateway %s status %s profile %s created %s "
-                     "idle_timeout %s idle_action %s max_lifetime %s sandbox %s",
+                     "idle_timeout %s idle_action %s max_lifetime %s sandbox %s plugins %s",
                      key, s->id, s->owner, g_gw.cfg.id, session_status_text(s->status), s->profile,
                      created, idle, s->idle_pause ? "pause" : "stop", life,
-                     json_object_to_json_string_ext(sb, JSON_C_TO_STRING_PLAIN));
+                     json_object_to_json_string_ext(sb, JSON_C_TO_STRING_PLAIN),
+                     plugins ? json_object_to_json_string_ext(plugins, JSON_C_TO_STRING_PLAIN)
+                             : "[]");
     json_object_put(sb);
     char gkey[128];
     snprintf(gkey, sizeof gkey, "sp:gateway:%s:sessions", g_gw.cfg.id);
@@ -301,11 +306,37 @@ on_claimed(void *ud, const sandbox_t *sb)
     attach_sandbox(s, &fresh);
 }
 
+/* The plugins a session may ask for (OpenHands' names; the executor starts each on first use). */
+static int
+plugins_check(json_object *plugins, err_t *err)
+{
+    static const char *const known[] = {"agent_skills", "jupyter", "browser", "vscode"};
+    if (!plugins)
+        return 0;
+    size_t n =
+        json_object_is_type(plugins, json_type_array) ? json_object_array_length(plugins) : 0;
+    if (!json_object_is_type(plugins, json_type_array) || n > 16)
+        return err_set(err, ERR_BAD_REQ, "\"plugins\" must be a list of plugin names");
+    for (size_t i = 0; i < n; i++) {
+        const char *name = json_object_get_string(json_object_array_get_idx(plugins, i));
+        bool ok = false;
+        for (size_t k = 0; k < sizeof known / sizeof known[0] && !ok; k++)
+            ok = json_object_is_type(json_object_array_get_idx(plugins, i), json_type_string) &&
+                 strcmp(name, known[k]) == 0;
+        if (!ok)
+            return err_set(err, ERR_BAD_REQ,
+                           "unknown plugin %.64s (known: agent_skills, jupyter, browser, vscode)",
+                           name ? name : "null");
+    }
+    return 0;
+}
+
 void
 session_create(json_object *params, const char *owner, session_ready_cb cb, void *ud)
 {
     err_t err = {0};
-    if (provider_env_check(json_get(params, "env"), &err) < 0) { /* before a sandbox is taken */
+    if (provider_env_check(json_get(params, "env"), &err) < 0 || /* before a sandbox is taken */
+        plugins_check(json_get(params, "plugins"), &err) < 0) {
         cb(ud, NULL, err.code, err.msg);
         return;
     }

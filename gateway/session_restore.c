@@ -146,7 +146,7 @@ sessions_restore(void)
     for (size_t i = 0; ids && ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++) {
         const char *id = ids->element[i]->str;
         redisReply *h = redisCommand(rc, "HGETALL sp:session:{%s}", id);
-        const char *owner = "", *profile = "default", *sbjson = NULL;
+        const char *owner = "", *profile = "default", *sbjson = NULL, *plugins = NULL;
         session_status_t status = SESSION_NEW;
         int idle = g_gw.cfg.idle_timeout, life = g_gw.cfg.max_lifetime;
         bool idle_pause = false;
@@ -169,6 +169,8 @@ sessions_restore(void)
                 idle_pause = !strcmp(v, "pause");
             else if (!strcmp(f, "created"))
                 created = atof(v);
+            else if (!strcmp(f, "plugins"))
+                plugins = v;
         }
         redisReply *last = redisCommand(rc, "XREVRANGE sp:session:{%s}:events + - COUNT 1", id);
         uint64_t next_seq = 1;
@@ -195,6 +197,11 @@ sessions_restore(void)
         s->idle_pause = idle_pause;
         s->created = created;
         s->params = json_object_new_object();
+        json_object *asked = plugins ? json_tokener_parse(plugins) : NULL;
+        if (asked && json_object_is_type(asked, json_type_array))
+            json_object_object_add(s->params, "plugins", asked);
+        else
+            json_object_put(asked);
         s->sb = sb;
         s->prov = provider_find(sb.provider);
         if (!s->prov)

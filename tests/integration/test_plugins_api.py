@@ -61,6 +61,18 @@ class IPythonThroughApis(unittest.TestCase):
         self.assertIn("# Inside", obs["content"])
         self.assertTrue(obs["extras"]["screenshot"].startswith("data:image/png;base64,"))
 
+    def test_session_plugins_field(self):
+        st, s, _ = STACK.request("POST", "/api/v1/sessions", {"plugins": ["jupyter", "agent_skills"]},
+                                 token=self.owner, timeout=90)
+        self.assertEqual(st, 201, s)
+        self.assertEqual(s["plugins"], ["jupyter", "agent_skills"])
+        st, g, _ = STACK.request("GET", f"/api/v1/sessions/{s['id']}", token=self.owner)
+        self.assertEqual(g["plugins"], ["jupyter", "agent_skills"])
+        STACK.request("DELETE", f"/api/v1/sessions/{s['id']}", token=self.owner)
+        st, e, _ = STACK.request("POST", "/api/v1/sessions", {"plugins": ["emacs"]}, token=self.owner, timeout=90)
+        self.assertEqual(st, 400, e)
+        self.assertIn("unknown plugin emacs", e["error"]["message"])
+
     def test_viewer_cannot_run_cells(self):
         viewer = STACK.token(sub="v", role="viewer", session=self.sid)
         st, body, _ = STACK.request("POST", f"/api/v1/sessions/{self.sid}/actions",

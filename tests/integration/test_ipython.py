@@ -121,15 +121,21 @@ class IPythonTest(unittest.TestCase):
 
 
 class IPythonSandboxTest(unittest.TestCase):
-    """Under bwrap: the kernel runs as the sandbox user, as bash does."""
+    """Under bwrap: the kernel runs as the sandbox user, as bash does; %pip without network (and
+    on Debian's externally managed Python) ends with pip's own error, not a hang."""
 
-    def test_same_user_as_bash(self):
+    def test_same_user_as_bash_and_pip_fails_fast(self):
         ex = Executor(bwrap=True)
         c = ex.connect()
         try:
             uid = c.run("id -u")[1]["content"].strip()
             obs = c.action(cell("import os; print(os.getuid())", include_extra=False), 120)
             self.assertEqual(obs["content"], uid)
+            a = cell("%pip install sandpipe-no-such-package", include_extra=False)
+            a["timeout"] = 60.0
+            obs = c.action(a, 120)
+            self.assertIn("error", obs["content"].lower())
+            self.assertNotIn("Execution timed out", obs["content"])
         finally:
             c.close()
             ex.stop()

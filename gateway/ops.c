@@ -292,7 +292,10 @@ op_exec(const ops_call_t *c)
     }
     err_t err = {0};
     ops_reply_t *to = ops_reply_keep(c->reply);
-    if (session_exec_op(c->s, req, on_exec_done, to, &err) < 0) {
+    const ops_t *d = ops_find(c->op, OPS_INBOX);
+    int rc = d && !d->writes ? session_probe_op(c->s, req, on_exec_done, to, &err)
+                             : session_exec_op(c->s, req, on_exec_done, to, &err);
+    if (rc < 0) {
         ops_reply_free(to);
         ops_fail(c->reply, err_name(err.code), err.msg);
     }

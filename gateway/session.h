@@ -62,6 +62,9 @@ int session_signal(gw_session_t *s, const char *sig, err_t *err);
  * (borrowed; {"error":...} on failure or when the runtime goes away). cb may be NULL. */
 typedef void (*session_op_cb)(void *ud, json_object *result);
 int session_exec_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, err_t *err);
+/* session_exec_op for a read that is not use of the session (health, file.list, ...): its idle
+ * clock keeps running, so a dashboard or a file tree polling it does not keep it alive. */
+int session_probe_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, err_t *err);
 
 /* A streamed executor op (file.upload, file.download): session_exec_op plus the channel's JSON
  * events, its DATA and its credit. The handle is valid until on_close (the op's cb) has run;

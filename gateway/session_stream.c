@@ -15,8 +15,9 @@ client_of(const oneshot_t *o)
     return o->s->link ? exec_link_client(o->s->link) : NULL;
 }
 
+/* activity: the op counts as use of the session (its idle clock starts again). */
 static oneshot_t *
-open_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, err_t *err)
+open_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, bool activity, err_t *err)
 {
     exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
     if (s->status == SESSION_PAUSED) {
@@ -40,14 +41,24 @@ open_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, err_t *er
     o->next = s->oneshots;
     s->oneshots = o;
     exec_client_set_chan_data(c, ch, o);
-    s->last_activity = gw_now();
+    if (activity)
+        s->last_activity = gw_now();
     return o;
 }
 
 int
 session_exec_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, err_t *err)
 {
-    if (!open_op(s, req, cb, ud, err))
+    if (!open_op(s, req, cb, ud, true, err))
+        return -1;
+    exec_link_flush(s->link);
+    return 0;
+}
+
+int
+session_probe_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, err_t *err)
+{
+    if (!open_op(s, req, cb, ud, false, err))
         return -1;
     exec_link_flush(s->link);
     return 0;
@@ -57,7 +68,7 @@ session_stream_t *
 session_stream_open(gw_session_t *s, json_object *req, const session_stream_cbs_t *cbs,
                     session_op_cb on_close, void *ud, bool auto_grant, err_t *err)
 {
-    oneshot_t *o = open_op(s, req, on_close, ud, err);
+    oneshot_t *o = open_op(s, req, on_close, ud, true, err);
     if (!o)
         return NULL;
     o->scbs = cbs;

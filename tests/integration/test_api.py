@@ -293,6 +293,27 @@ class Sessions(Base):
         self.assertError(self.req("POST", f"/api/v1/sessions/{sid}/resume", token=self.alice), 409)
 
 
+class IdleWhileWatched(Base):
+    def test_reads_do_not_keep_an_idle_session_alive_and_actions_do(self):
+        """A dashboard or a file tree polling a session (file list, stat, read, its sandbox's
+        health) is no use of it: its idle timeout still ends it. An action is use."""
+        st, s, _ = self.req("POST", "/api/v1/sessions", {"idle_timeout": 2}, token=self.alice, timeout=90)
+        self.assertEqual(st, 201, s)
+        sid = s["id"]
+        self.run_wait(sid, "echo x > /workspace/watched.txt")
+        deadline = time.monotonic() + 30
+        status = "READY"
+        while time.monotonic() < deadline and status == "READY":
+            for path in (f"/api/v1/sessions/{sid}/files?path=.", f"/api/v1/sessions/{sid}/files/stat?path=watched.txt",
+                         f"/api/v1/sessions/{sid}/files/content?path=watched.txt"):
+                self.req("GET", path, token=self.alice)
+            st, body, _ = self.req("GET", f"/api/v1/sessions/{sid}", token=self.alice)
+            self.assertEqual(st, 200, body)
+            status = body["status"]
+            time.sleep(0.3)
+        self.assertEqual(status, "STOPPED")  # it idled out although it was read all along
+
+
 class Actions(Base):
     @classmethod
     def setUpClass(cls):

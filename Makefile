@@ -41,6 +41,7 @@ include gateway/module.mk
 include api/module.mk
 include tools/module.mk
 include cli/module.mk
+include images/module.mk
 include tests/module.mk
 include bench/module.mk
 include web/module.mk

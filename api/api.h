@@ -29,6 +29,7 @@ typedef struct {
     size_t body_max;
     unsigned long long upload_max; /* largest streamed upload (file.upload's max_bytes) */
     int gw_timeout;                /* seconds to wait for a gateway reply (default 60) */
+    const char *image_store;       /* --images: runtime images (common/image.h) */
     struct {
         int idle_timeout;  /* --oh-idle-timeout: idle seconds before a runtime is paused */
         int max_runtimes;  /* --oh-max-runtimes: starting + running runtimes (0: no cap) */

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "image.h"
 
 #define WORKERS_MAX 256
 
@@ -43,7 +44,7 @@ usage(void)
                     "--secret-file PATH [--workers N] [--max-body BYTES] [--max-upload BYTES] "
                     "[--gateway-timeout S] [--oh-idle-timeout S] [--oh-max-runtimes N] "
                     "[--oh-start-wait MS] [--oh-memory BYTES] [--oh-cpu MILLICORES] "
-                    "[--oh-pids N]\n");
+                    "[--oh-pids N] [--images DIR]\n");
     exit(2);
 }
 
@@ -92,6 +93,7 @@ main(int argc, char **argv)
     g_api.body_max = API_BODY_MAX_DEFAULT;
     g_api.upload_max = API_UPLOAD_STREAM_DEFAULT;
     g_api.gw_timeout = 60;
+    g_api.image_store = IMAGE_STORE_DEF;
     g_api.oh.idle_timeout = 1800;
     /* A warm runtime is ready in ~12 ms: answering /start then saves V0 its first 2 s poll. */
     g_api.oh.start_wait_ms = API_OH_START_WAIT_DEFAULT;
@@ -111,6 +113,7 @@ main(int argc, char **argv)
         {"oh-memory", required_argument, 0, 'M'},
         {"oh-cpu", required_argument, 0, 'C'},
         {"oh-pids", required_argument, 0, 'P'},
+        {"images", required_argument, 0, 'G'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -131,6 +134,7 @@ main(int argc, char **argv)
         case 'M': g_api.oh.memory = atoll(optarg); break;
         case 'C': g_api.oh.cpu = atoll(optarg); break;
         case 'P': g_api.oh.pids = atoll(optarg); break;
+        case 'G': g_api.image_store = optarg; break;
         default: usage();
         }
     }

@@ -57,7 +57,7 @@ static const api_route_t routes[] = {
     {"GET", "/openhands/list", api_oh_list, NONE, API_OH_RUNTIME_API},
     {"GET", "/openhands/registry_prefix", api_oh_registry_prefix, NONE, API_OH_RUNTIME_API},
     {"GET", "/openhands/image_exists", api_oh_image_exists, NONE, API_OH_RUNTIME_API},
-    {"POST", "/openhands/build", api_oh_build, NONE | STREAM, API_OH_RUNTIME_API}, /* 501 */
+    {"POST", "/openhands/build", api_oh_build, NONE | STREAM, API_OH_RUNTIME_API}, /* form read */
     {"GET", "/openhands/build_status", api_oh_build_status, NONE, API_OH_RUNTIME_API},
 };
 

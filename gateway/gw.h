@@ -19,6 +19,8 @@ typedef struct {
     int listen_port;
     const char *redis;         /* "unix:/path" or "host:port" */
     const char *provider;      /* default provider name */
+    const char *image_store;   /* runtime images (sandbox/image.h) */
+    const char *image;         /* default image ("host": the host's /usr); the pool's */
     const char *state_dir;     /* sandboxes' directories */
     const char *executor_path; /* sandpipe-executor binary for providers */
     const char *secret_file;   /* JWT secret (hex) */

@@ -45,6 +45,9 @@ usage(FILE *f)
             "  --redis ADDR             unix:/path or host:port (default 127.0.0.1:6379)\n"
             "  --id ID                  gateway id (default gw-<hostname>)\n"
             "  --provider NAME          bwrap (default) or local\n"
+            "  --image NAME             sessions' default image (default host: the host's /usr;\n"
+            "                           sandpipe image ls lists the others)\n"
+            "  --images DIR             the image store (default " IMAGE_STORE_DEF ")\n"
             "  --state-dir DIR          sandboxes' directories (default /var/lib/sandpipe)\n"
             "  --executor PATH          sandpipe-executor binary (default: next to this binary)\n"
             "  --secret-file FILE       JWT secret (hex); required\n"
@@ -177,6 +180,8 @@ main(int argc, char **argv)
                                          {"redis", required_argument, 0, 'r'},
                                          {"id", required_argument, 0, 'i'},
                                          {"provider", required_argument, 0, 'p'},
+                                         {"image", required_argument, 0, 'm'},
+                                         {"images", required_argument, 0, 'G'},
                                          {"state-dir", required_argument, 0, 's'},
                                          {"executor", required_argument, 0, 'e'},
                                          {"secret-file", required_argument, 0, 'k'},
@@ -203,6 +208,8 @@ main(int argc, char **argv)
     const char *listen = "127.0.0.1:8081";
     cfg->redis = "127.0.0.1:6379";
     cfg->provider = "bwrap";
+    cfg->image = IMAGE_HOST;
+    cfg->image_store = IMAGE_STORE_DEF;
     cfg->state_dir = "/var/lib/sandpipe";
     cfg->pool_size = 2;
     cfg->idle_timeout = 1800;
@@ -224,6 +231,8 @@ main(int argc, char **argv)
         case 'r': cfg->redis = optarg; break;
         case 'i': snprintf(cfg->id, sizeof cfg->id, "%s", optarg); break;
         case 'p': cfg->provider = optarg; break;
+        case 'm': cfg->image = optarg; break;
+        case 'G': cfg->image_store = optarg; break;
         case 's': cfg->state_dir = optarg; break;
         case 'e': cfg->executor_path = optarg; break;
         case 'k': cfg->secret_file = optarg; break;
@@ -269,6 +278,12 @@ main(int argc, char **argv)
     cfg->listen_port = atoi(colon + 1);
     if (!provider_find(cfg->provider)) {
         fprintf(stderr, "sandpipe-gateway: unknown provider %s\n", cfg->provider);
+        return 2;
+    }
+    err_t ierr = {0};
+    char rootfs[PATH_MAX];
+    if (image_resolve(cfg->image_store, cfg->image, rootfs, sizeof rootfs, &ierr) < 0) {
+        fprintf(stderr, "sandpipe-gateway: --image: %s\n", ierr.msg);
         return 2;
     }
     if (cfg->max_disk < 0)

@@ -1,6 +1,7 @@
 /* pool.c — warm sandboxes. See pool.h. */
 #include "pool.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,14 @@ disk_param(json_object *params, int64_t factor, int64_t *out, err_t *err)
     return 0;
 }
 
+const char *
+pool_image(json_object *params)
+{
+    json_object *v = json_get(params, "image");
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                         : g_gw.cfg.image;
+}
+
 int
 pool_create_sandbox(const char *profile, json_object *params, sandbox_t *out, err_t *err)
 {
@@ -69,9 +78,16 @@ pool_create_sandbox(const char *profile, json_object *params, sandbox_t *out, er
     int64_t disk = 0;
     if (disk_param(params, f, &disk, err) < 0)
         return -ERR_BAD_REQ;
+    const char *image = pool_image(params);
+    char rootfs[PATH_MAX];
+    int e = image_resolve(g_gw.cfg.image_store, image, rootfs, sizeof rootfs, err);
+    if (e < 0)
+        return e;
     sandbox_spec_t spec = {
         .id = id,
         .profile = profile,
+        .image = image,
+        .rootfs = rootfs,
         .env = json_get(params, "env"),
         .memory_bytes = json_get_int(params, "memory", g_gw.cfg.default_memory * f),
         .cpu_millicores = json_get_int(params, "cpu", g_gw.cfg.default_cpu * f),
@@ -88,7 +104,7 @@ pool_create_sandbox(const char *profile, json_object *params, sandbox_t *out, er
     const provider_t *p = provider_find(pname);
     if (!p)
         return err_set(err, ERR_BAD_REQ, "unknown provider \"%s\"", pname);
-    int e = p->create(&spec, out, err);
+    e = p->create(&spec, out, err);
     /* Degraded isolation (no cgroup, no disk) is the host's state, the same for every sandbox:
      * logged when it first shows or changes, and kept in the sandbox's JSON (session info). */
     static char last_warning[sizeof out->warning];

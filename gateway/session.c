@@ -5,6 +5,7 @@
 
 #include <sys/random.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,7 @@ session_describe(const gw_session_t *s)
     json_set_str(o, "profile", s->profile);
     json_set_str(o, "gateway", g_gw.cfg.id);
     json_set_str(o, "provider", s->prov ? s->prov->name : "");
+    json_set_str(o, "image", s->sb.image[0] ? s->sb.image : pool_image(s->params));
     json_set(o, "created", json_object_new_double(s->created));
     json_set_int(o, "last_seq", (int64_t)event_log_acked_seq(s->log));
     json_set_int(o, "queued_actions", s->queued + (s->act_ch ? 1 : 0));
@@ -335,8 +337,13 @@ void
 session_create(json_object *params, const char *owner, session_ready_cb cb, void *ud)
 {
     err_t err = {0};
+    json_object *image = json_get(params, "image");
+    char rootfs[PATH_MAX];
     if (provider_env_check(json_get(params, "env"), &err) < 0 || /* before a sandbox is taken */
-        plugins_check(json_get(params, "plugins"), &err) < 0) {
+        plugins_check(json_get(params, "plugins"), &err) < 0 ||
+        (image && !json_object_is_type(image, json_type_string) &&
+         err_set(&err, ERR_BAD_REQ, "image must be a string") < 0) ||
+        image_resolve(g_gw.cfg.image_store, pool_image(params), rootfs, sizeof rootfs, &err) < 0) {
         cb(ud, NULL, err.code, err.msg);
         return;
     }
@@ -356,7 +363,8 @@ session_create(json_object *params, const char *owner, session_ready_cb cb, void
      * applied to a warm sandbox once claimed). */
     bool custom = json_get(params, "memory") || json_get(params, "cpu") ||
                   json_get(params, "pids") || json_get(params, "disk") ||
-                  json_get(params, "network") || json_get_int(params, "resource_factor", 1) != 1;
+                  json_get(params, "network") || json_get_int(params, "resource_factor", 1) != 1 ||
+                  strcmp(pool_image(params), g_gw.cfg.image) != 0;
     if (custom)
         on_claimed(s, NULL);
     else

@@ -10,7 +10,9 @@
 # signals, writes only to stderr and ignores write errors, and every wait in it is bounded.
 #
 # Knobs (make run needs none; tests use them): SANDPIPE_PORT, SANDPIPE_GATEWAY_PORT,
-# SANDPIPE_REDIS_PORT (0: unix socket only), SANDPIPE_PROVIDER, SANDPIPE_POOL,
+# SANDPIPE_REDIS_PORT (0: unix socket only), SANDPIPE_PROVIDER, SANDPIPE_POOL, SANDPIPE_IMAGE
+# (sandboxes' image: "default", built once by `sandpipe image build` and cached; "host": the
+# host's /usr, no image, for machines where debootstrap is impossible), SANDPIPE_IMAGE_DIR,
 # SANDPIPE_API_WORKERS, SANDPIPE_RUN_DIR (state, default ./run), SANDPIPE_BUILD_DIR (binaries,
 # default build/release), SANDPIPE_NO_SETUP=1 (do not install or build).
 set -euo pipefail
@@ -154,18 +156,29 @@ trap 'stop; exit 130' INT
 trap 'stop; exit 143' TERM
 trap 'stop; exit 129' HUP
 
+# The sandboxes' image: built once (a few minutes, progress shown), then reused as it is.
+IMAGE=${SANDPIPE_IMAGE:-default}
+[ "${SANDPIPE_PROVIDER:-bwrap}" = local ] && IMAGE=${SANDPIPE_IMAGE:-host} # no isolation, no image
+if [ "$IMAGE" = default ] && ! "$B/sandpipe-image" resolve default >/dev/null; then
+    say "building the sandboxes' image (once; SANDPIPE_IMAGE=host skips it)"
+    SANDPIPE_EXECUTOR="$B/sandpipe-executor" "$B/sandpipe-image" build >/dev/null ||
+        { say "image build failed: see above (SANDPIPE_IMAGE=host runs on the host's /usr)"; exit 1; }
+fi
+IMAGE_DIR=${SANDPIPE_IMAGE_DIR:-/var/lib/sandpipe/images}
+
 start "$RUN/redis.log" redis-server redis/redis.conf --port "$REDIS_PORT" --dir "$RUN/redis" \
     --unixsocket "$RUN/redis.sock" --unixsocketperm 700 --daemonize no
 for _ in $(seq 100); do redis-cli -s "$RUN/redis.sock" ping >/dev/null 2>&1 && break; sleep 0.05; done
 
 start "$RUN/gateway.log" "$B/sandpipe-gateway" --listen "127.0.0.1:$GW_PORT" \
     --redis "unix:$RUN/redis.sock" --provider "${SANDPIPE_PROVIDER:-bwrap}" \
-    --state-dir "$RUN/sandboxes" --secret-file "$RUN/secret" --pool "${SANDPIPE_POOL:-2}"
+    --state-dir "$RUN/sandboxes" --secret-file "$RUN/secret" --pool "${SANDPIPE_POOL:-2}" \
+    --image "$IMAGE" --images "$IMAGE_DIR"
 sleep 0.5
 kill -0 "${pids[1]}" 2>/dev/null || { cat "$RUN/gateway.log"; exit 1; }
 
 start "$RUN/api.log" "$B/sandpipe-api" --socket "unix:$RUN/api.sock" --redis "unix:$RUN/redis.sock" \
-    --secret-file "$RUN/secret" --workers "$API_WORKERS"
+    --secret-file "$RUN/secret" --workers "$API_WORKERS" --images "$IMAGE_DIR"
 # nginx keeps FastCGI connections open to the API, at most half of its workers over nginx's two
 # workers, so kept (idle) connections never hold them all (nginx/render.sh --api-keepalive).
 nginx/render.sh --prefix "$RUN/nginx" --api-socket "$RUN/api.sock" --port "$HTTP_PORT" \

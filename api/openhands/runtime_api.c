@@ -372,7 +372,7 @@ api_oh_batch(api_req_t *r, char **params)
     api_reply_json(r, 200, arr);
 }
 
-/* ---- images: profiles stand in for them ---- */
+/* ---- images: registry_prefix here, the rest in runtime_images.c ---- */
 
 void
 api_oh_registry_prefix(api_req_t *r, char **params)
@@ -383,56 +383,4 @@ api_oh_registry_prefix(api_req_t *r, char **params)
     json_object *o = json_object_new_object();
     json_set_str(o, "registry_prefix", OH_REGISTRY);
     api_reply_json(r, 200, o);
-}
-
-void
-api_oh_image_exists(api_req_t *r, char **params)
-{
-    (void)params;
-    if (oh_auth(r) < 0)
-        return;
-    char image[256];
-    if (api_query(r, "image", image, sizeof image) <= 0) {
-        api_failf(r, ERR_BAD_REQ, "query parameter image is required");
-        return;
-    }
-    json_object *o = json_object_new_object();
-    bool exists = !strcmp(image, OH_PROFILE);
-    json_set_bool(o, "exists", exists);
-    if (exists) {
-        /* A profile is not an image: no upload time, no size of its own. */
-        json_object *img = json_object_new_object();
-        json_set_str(img, "name", image);
-        json_set(img, "upload_time", NULL);
-        json_set_int(img, "image_size_bytes", 0);
-        json_set(o, "image", img);
-    }
-    api_reply_json(r, 200, o);
-}
-
-void
-api_oh_build(api_req_t *r, char **params)
-{
-    (void)params;
-    if (oh_auth(r) < 0)
-        return;
-    api_failf(
-        r, ERR_NOT_IMPLEMENTED,
-        "sandpipe does not build runtime images yet: set SANDBOX_RUNTIME_CONTAINER_IMAGE to a "
-        "sandpipe profile (\"%s\")",
-        OH_PROFILE);
-}
-
-void
-api_oh_build_status(api_req_t *r, char **params)
-{
-    (void)params;
-    if (oh_auth(r) < 0)
-        return;
-    char id[128];
-    if (api_query(r, "build_id", id, sizeof id) <= 0) {
-        api_failf(r, ERR_BAD_REQ, "query parameter build_id is required");
-        return;
-    }
-    api_failf(r, ERR_NOT_FOUND, "no build %s: sandpipe does not build runtime images yet", id);
 }

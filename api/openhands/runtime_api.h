@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
+#include "err.h"
 #include "http.h"
 
 #define OH_PREFIX      "/openhands"
@@ -44,6 +45,13 @@ struct oh_rt {
     const char *status, *pod_status;
     char session_status[40]; /* the sandpipe session's own status, "" when none */
 };
+
+/* ---- runtime_images.c ---- */
+
+/* What /start's image means for session.create's "image": "" (the gateway's default) for
+ * "default" and OpenHands' own images, the name itself for an image of the store. Returns 0,
+ * or -ERR_NOT_FOUND / -ERR_BAD_REQ with err set (unknown, malformed). */
+int oh_image_map(const char *image, char *session_image, size_t cap, err_t *err);
 
 /* ---- runtime_api_store.c ---- */
 

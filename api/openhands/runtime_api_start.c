@@ -31,6 +31,7 @@
 typedef struct {
     char sid[OH_SID_MAX + 1];
     char image[256];
+    char session_image[256]; /* session.create's "image" ("": the gateway's default) */
     long long factor;
     json_object *env;     /* the client's environment, as strings (owned) */
     json_object *plugins; /* the session's plugins (owned) */
@@ -164,6 +165,14 @@ start_parse(api_req_t *r, json_object *b, start_req_t *q)
     snprintf(q->image, sizeof q->image, "%s",
              image && json_object_is_type(image, json_type_string) ? json_object_get_string(image)
                                                                    : OH_PROFILE);
+    err_t ierr = {0};
+    int ie = oh_image_map(q->image, q->session_image, sizeof q->session_image, &ierr);
+    if (ie == -ERR_NOT_FOUND) {
+        api_failf(r, ERR_NOT_FOUND, "%s", ierr.msg);
+        return -1;
+    }
+    if (ie < 0)
+        BAD("%s", ierr.msg);
     if (!opt_type(wd, json_type_string))
         BAD("working_dir must be a string");
     if (!opt_type(env, json_type_object))
@@ -247,6 +256,8 @@ create_params(const start_req_t *q, const char *rid, const char *key, const char
     json_set_str(env, "OH_RUNTIME_IDLE_TIMEOUT_SECONDS", idle);
     json_object *p = json_object_new_object();
     json_set_str(p, "profile", OH_PROFILE);
+    if (q->session_image[0])
+        json_set_str(p, "image", q->session_image);
     json_set(p, "env", env);
     /* 0: the gateway's own default limits, scaled by the gateway; a runtime with those and
      * resource_factor 1 comes from the warm pool */

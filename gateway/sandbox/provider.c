@@ -48,6 +48,7 @@ sandbox_to_json(const sandbox_t *sb)
     json_object *o = json_object_new_object();
     json_set_str(o, "id", sb->id);
     json_set_str(o, "provider", sb->provider);
+    json_set_str(o, "image", sb->image[0] ? sb->image : IMAGE_HOST);
     json_set_int(o, "pid", sb->pid);
     json_set_int(o, "start_time", (int64_t)sb->start_time);
     json_set_str(o, "dir", sb->dir);
@@ -85,6 +86,7 @@ sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
         return err_set(err, ERR_BAD_REQ, "sandbox: not a JSON object");
     if (copy_str(o, "id", sb->id, sizeof sb->id, true, err) < 0 ||
         copy_str(o, "provider", sb->provider, sizeof sb->provider, true, err) < 0 ||
+        copy_str(o, "image", sb->image, sizeof sb->image, false, err) < 0 ||
         copy_str(o, "dir", sb->dir, sizeof sb->dir, false, err) < 0 ||
         copy_str(o, "workspace", sb->workspace, sizeof sb->workspace, false, err) < 0 ||
         copy_str(o, "cgroup", sb->cgroup, sizeof sb->cgroup, false, err) < 0 ||

@@ -20,10 +20,13 @@
 #include <sys/types.h>
 
 #include "err.h"
+#include "image.h"
 
 typedef struct {
     const char *id;         /* sandbox id: [a-z0-9-]{1,48}, unique */
-    const char *profile;    /* image/profile name ("default") */
+    const char *profile;    /* profile name ("default") */
+    const char *image;      /* image name (image.h; "host": none) */
+    const char *rootfs;     /* its root filesystem directory; NULL or "": the host's /usr */
     json_object *env;       /* extra environment variables (object of strings) or NULL */
     int64_t memory_bytes;   /* 0 = no limit */
     int64_t cpu_millicores; /* 1000 = one core; 0 = no limit */
@@ -49,15 +52,16 @@ typedef struct {
 typedef struct {
     char id[64];
     char provider[16];
-    pid_t pid;                  /* host pid of the sandbox's top process (bwrap) */
-    uint64_t start_time;        /* pid's start time (/proc/<pid>/stat field 22), so a reused
-                                 * pid is not mistaken for the sandbox; 0 = unknown */
-    char dir[PATH_MAX];         /* host directory of the sandbox: <state_dir>/<id> */
-    char socket_path[PATH_MAX]; /* <dir>/ctl/executor.sock, host-only; derived from dir by
-                                 * sandbox_from_json, never read from the record */
-    char workspace[PATH_MAX];   /* host path of the workspace directory */
-    uid_t uid;                  /* host uid (= gid) the sandbox's processes run as, the owner of
-                                 * its workspace; released with the directory (purge) */
+    char image[IMAGE_NAME_MAX + 1]; /* the image it runs ("host": the host's /usr) */
+    pid_t pid;                      /* host pid of the sandbox's top process (bwrap) */
+    uint64_t start_time;            /* pid's start time (/proc/<pid>/stat field 22), so a reused
+                                     * pid is not mistaken for the sandbox; 0 = unknown */
+    char dir[PATH_MAX];             /* host directory of the sandbox: <state_dir>/<id> */
+    char socket_path[PATH_MAX];     /* <dir>/ctl/executor.sock, host-only; derived from dir by
+                                     * sandbox_from_json, never read from the record */
+    char workspace[PATH_MAX];       /* host path of the workspace directory */
+    uid_t uid;                      /* host uid (= gid) the sandbox's processes run as, the owner of
+                                     * its workspace; released with the directory (purge) */
     gid_t gid;
     char cgroup[PATH_MAX]; /* "sandpipe/<id>", relative to the controllers' roots (or to the
                             * gateway's own cgroup where those are not writable), "" if none */

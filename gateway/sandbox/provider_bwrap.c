@@ -26,6 +26,8 @@
  * runs bwrap as its own uid instead. Every process of the sandbox runs under the seccomp
  * filter of seccomp.h (--seccomp, fd FD_SECCOMP) and, with bwrap >= 0.8, --disable-userns.
  * Started detached (provider_spawn): no --die-with-parent, the sandbox outlives the gateway. */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +43,10 @@
 
 #define SANDBOX_UID     "1000"
 #define EXECUTOR_INSIDE "/opt/sandpipe/sandpipe-executor"
+#define IMAGE_HOME      "/home/openhands"        /* images/setup.sh's user */
+#define IMAGE_SUDO_SHIM "/opt/sandpipe/bin/sudo" /* images/sudo-shim, in the image */
+#define HOME_DIR        "home"                   /* <dir>/home or <dir>/disk/home */
+#define SKEL_FILE_MAX   (1 << 20)
 
 /* Host files of /etc a sandbox needs; each ro-bound if it exists. */
 static const char *const etc_files[] = {"/etc/alternatives",
@@ -207,27 +213,21 @@ tmpfs(argv_t *a, const char *size, const char *where)
     args(a, "--tmpfs", where, NULL);
 }
 
-/* bwrap's options, all of them read from FD_ARGS (see the file header). */
-static void
-build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, argv_t *a)
+/* The host directory bound at an image sandbox's home: on its own disk where it has one. */
+static bool
+home_path(const sandbox_t *sb, char *out, size_t n)
 {
-    arg(a, "--unshare-user");
-    if (can_disable_userns(bwrap))
-        arg(a, "--disable-userns");
-    arg(a, "--unshare-pid");
-    arg(a, "--unshare-ipc");
-    arg(a, "--unshare-uts");
-    arg(a, "--unshare-cgroup-try");
-    if (!spec->network)
-        arg(a, "--unshare-net");
-    arg(a, "--new-session");
-    args(a, "--cap-drop", "ALL", NULL);
+    int r = sb->disk_bytes > 0 ? snprintf(out, n, "%s/" SANDBOX_DISK_MOUNT "/" HOME_DIR, sb->dir)
+                               : snprintf(out, n, "%s/" HOME_DIR, sb->dir);
+    return r >= 0 && (size_t)r < n;
+}
+
+/* The host-/usr profile ("host"): /usr and the top directories as the host has them, a curated
+ * /etc plus the generated files. */
+static void
+host_root(const sandbox_spec_t *spec, argv_t *a)
+{
     char fd[16];
-    snprintf(fd, sizeof fd, "%d", FD_SECCOMP);
-    args(a, "--seccomp", fd, NULL); /* seccomp.h: installed just before the executor runs */
-    args(a, "--uid", SANDBOX_UID, NULL);
-    args(a, "--gid", SANDBOX_UID, NULL);
-    args(a, "--hostname", "sandbox", NULL);
     args(a, "--ro-bind", "/usr", "/usr");
     static const char *const top[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
     for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
@@ -254,6 +254,48 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap
         args(a, "--perms", "0644", NULL);
         args(a, "--ro-bind-data", fd, dst);
     }
+}
+
+/* An image's root filesystem, read-only, with its own /etc (passwd names uid 1000 openhands);
+ * the host's resolv.conf where the sandbox has a network; sudo is images/sudo-shim (one uid in
+ * the namespace: nothing to switch to). */
+static void
+image_root(const sandbox_spec_t *spec, argv_t *a)
+{
+    char p[PATH_MAX + 64];
+    args(a, "--ro-bind", spec->rootfs, "/");
+    if (spec->network)
+        args(a, "--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf");
+    snprintf(p, sizeof p, "%s" IMAGE_SUDO_SHIM, spec->rootfs);
+    if (access(p, X_OK) == 0)
+        args(a, "--ro-bind", p, "/usr/bin/sudo");
+}
+
+/* bwrap's options, all of them read from FD_ARGS (see the file header). */
+static void
+build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, argv_t *a)
+{
+    arg(a, "--unshare-user");
+    if (can_disable_userns(bwrap))
+        arg(a, "--disable-userns");
+    arg(a, "--unshare-pid");
+    arg(a, "--unshare-ipc");
+    arg(a, "--unshare-uts");
+    arg(a, "--unshare-cgroup-try");
+    if (!spec->network)
+        arg(a, "--unshare-net");
+    arg(a, "--new-session");
+    args(a, "--cap-drop", "ALL", NULL);
+    char fd[16];
+    snprintf(fd, sizeof fd, "%d", FD_SECCOMP);
+    args(a, "--seccomp", fd, NULL); /* seccomp.h: installed just before the executor runs */
+    args(a, "--uid", SANDBOX_UID, NULL);
+    args(a, "--gid", SANDBOX_UID, NULL);
+    args(a, "--hostname", "sandbox", NULL);
+    if (spec->rootfs && spec->rootfs[0])
+        image_root(spec, a);
+    else
+        host_root(spec, a);
     args(a, "--proc", "/proc", NULL);
     args(a, "--dev", "/dev", NULL);
     /* A tmpfs is memory charged to the sandbox: bounded, so filling one gives ENOSPC, never an
@@ -272,6 +314,10 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap
         tmpfs(a, size, "/var/tmp");
     }
     args(a, "--bind", sb->workspace, "/workspace");
+    if (spec->rootfs && spec->rootfs[0]) {
+        home_path(sb, p, sizeof p);
+        args(a, "--bind", p, IMAGE_HOME);
+    }
     args(a, "--ro-bind", spec->executor_path, EXECUTOR_INSIDE);
     /* The executor's plugins (IPython helper, agentskills) sit next to it (plugins/module.mk). */
     const char *slash = strrchr(spec->executor_path, '/');
@@ -279,9 +325,10 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap
              slash ? spec->executor_path : ".");
     args(a, "--ro-bind-try", p, "/opt/sandpipe/plugins");
     /* The root and /dev are tmpfs too, unbounded: read-only once everything is mounted on them
-     * (what is bound above keeps its own mode). */
+     * (what is bound above keeps its own mode). An image's root is a read-only bind already. */
     args(a, "--remount-ro", "/dev", NULL);
-    args(a, "--remount-ro", "/", NULL);
+    if (!spec->rootfs || !spec->rootfs[0])
+        args(a, "--remount-ro", "/", NULL);
     args(a, "--chdir", "/workspace", NULL);
 }
 
@@ -315,6 +362,55 @@ make_fds(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, int
     return e < 0 ? e : 0;
 }
 
+/* Copies the regular file src (the image's, root's) to dst, a new file owned by uid:gid. */
+static void
+copy_skel_file(const char *src, const char *dst, uid_t uid, gid_t gid)
+{
+    int in = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (in < 0)
+        return;
+    int out = -1;
+    if (fstat(in, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= SKEL_FILE_MAX)
+        out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    char buf[8192];
+    ssize_t r;
+    while (out >= 0 && (r = read(in, buf, sizeof buf)) > 0)
+        if (write(out, buf, (size_t)r) != r)
+            break;
+    if (out >= 0) {
+        bool owned = fchown(out, uid, gid) == 0;
+        close(out);
+        if (!owned)
+            unlink(dst); /* never a file of root's in the sandbox's home */
+    }
+    close(in);
+}
+
+/* A fresh home (0750, the sandbox's uid) holding the image's /etc/skel files (.bashrc,
+ * .profile), made before the sandbox runs: nothing in it can race us. */
+static int
+prepare_home(const sandbox_spec_t *spec, const sandbox_t *sb, err_t *err)
+{
+    char home[PATH_MAX], skel[PATH_MAX], src[PATH_MAX * 2], dst[PATH_MAX * 2];
+    if (!home_path(sb, home, sizeof home))
+        return err_set(err, ENAMETOOLONG, "state_dir path too long");
+    if (mkdir(home, 0750) < 0 || chown(home, sb->uid, sb->gid) < 0)
+        return err_set(err, errno, "home %s: %s", home, strerror(errno));
+    snprintf(skel, sizeof skel, "%s/etc/skel", spec->rootfs);
+    DIR *d = opendir(skel);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_type != DT_REG)
+            continue;
+        snprintf(src, sizeof src, "%s/%s", skel, e->d_name);
+        snprintf(dst, sizeof dst, "%s/%s", home, e->d_name);
+        copy_skel_file(src, dst, sb->uid, sb->gid);
+    }
+    if (d)
+        closedir(d);
+    return 0;
+}
+
 /* bwrap runs as the sandbox's uid: it must reach the executor it binds. */
 static int
 check_reachable(const char *exe, err_t *err)
@@ -343,7 +439,9 @@ bwrap_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->provider, sizeof out->provider, "bwrap");
-    char **envp = provider_env_new(spec, "/workspace", err);
+    bool image = spec->rootfs && spec->rootfs[0];
+    snprintf(out->image, sizeof out->image, "%s", spec->image ? spec->image : IMAGE_HOST);
+    char **envp = provider_env_new(spec, image ? IMAGE_HOME : "/workspace", err);
     if (!envp)
         return -ERR_BAD_REQ;
     int e = provider_prepare(spec, out, true, err);
@@ -368,6 +466,8 @@ bwrap_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
     for (int i = 0; i < FD_COUNT - 3; i++)
         fds[i] = -1;
     e = out->uid != geteuid() ? check_reachable(abs.executor_path, err) : 0;
+    if (e == 0 && image)
+        e = prepare_home(spec, out, err);
     if (e == 0)
         e = make_fds(&abs, out, bwrap, fds, err);
     if (e == 0)

@@ -21,7 +21,12 @@ local_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
         fprintf(stderr, "sandpipe: WARNING: local provider: NO ISOLATION, development only\n");
     }
     memset(out, 0, sizeof *out);
+    if (spec->rootfs && spec->rootfs[0])
+        return err_set(err, ERR_BAD_REQ,
+                       "the local provider runs on the host itself: no image (\"" IMAGE_HOST
+                       "\" only)");
     snprintf(out->provider, sizeof out->provider, "local");
+    snprintf(out->image, sizeof out->image, IMAGE_HOST);
     char **envp = provider_env_new(spec, "/", err); /* validated before anything is made */
     if (!envp)
         return -ERR_BAD_REQ;

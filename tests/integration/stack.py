@@ -139,7 +139,9 @@ class Stack:
             [*self.wrap, os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{self.port}",
              "--redis", "unix:" + self.redis_sock, "--provider", self.provider,
              "--state-dir", self.state_dir, "--secret-file", self.secret_file,
-             "--pool", str(self.pool), "--id", "gw-test", *self.extra,
+             "--pool", str(self.pool), "--id", "gw-test",
+             *(["--image", os.environ["SANDPIPE_TEST_IMAGE"]] if os.environ.get("SANDPIPE_TEST_IMAGE") else []),
+             *self.extra,
              *(["--executor", os.environ["SANDPIPE_EXECUTOR"]] if os.environ.get("SANDPIPE_EXECUTOR") else [])],
             stdout=self.log, stderr=subprocess.STDOUT)
         if not wait:

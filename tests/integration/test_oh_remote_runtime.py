@@ -563,12 +563,28 @@ class OHRemoteRuntime(unittest.TestCase):
         form = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"context\"; filename=\"context.tar.gz\"\r\n"
                 f"\r\nH4sIAAAAAAAA\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"target_image\"\r\n\r\n"
                 f"sandpipe/runtime:x\r\n--{boundary}--\r\n")
+        # /build names target_image an alias of the store's default image (built if missing)
+        from test_images import ensure_default_image, image_tool
+        ensure_default_image()
         st, b, _ = self.s.request("POST", API + "/build", form, headers={
             "X-API-Key": key, "Content-Type": f"multipart/form-data; boundary={boundary}"})
-        self.assertEqual(st, 501, b)
-        self.assertIn("SANDBOX_RUNTIME_CONTAINER_IMAGE", b["detail"])
+        try:
+            self.assertEqual(st, 202, b)
+            st, b = self.api("GET", f"/build_status?build_id={b['build_id']}", key=key)
+            self.assertEqual((st, b["status"], b["image"]), (200, "SUCCESS", "sandpipe/runtime:x"), b)
+            st, b = self.api("GET", "/image_exists?image=sandpipe/runtime:x", key=key)
+            self.assertIs(b["exists"], True, b)
+            self.assertGreater(b["image"]["image_size_bytes"], 0)
+            self.assertTrue(b["image"]["upload_time"])
+        finally:
+            os.unlink(os.path.join(image_tool("resolve", "default").stdout.strip(), "..", "..", "names",
+                                   "sandpipe+runtime:x"))
         st, b = self.api("GET", "/build_status?build_id=b-1", key=key)
         self.assertEqual(st, 404, b)
+        # /start: an image sandpipe does not have is refused, never replaced
+        st, b = self.api("POST", "/start", {"image": "quay.io/nobody/nothing:1", "session_id": "img-x"}, key=key)
+        self.assertEqual(st, 404, b)
+        self.assertIn("no image", b["detail"])
 
     # ---- the REST API's pause/resume (the same gateway ops) ----
 

@@ -1,0 +1,16 @@
+# Runtime images: the builder script and what it puts in an image, installed next to the
+# binaries (`sandpipe image` runs $(BUILD)/sandpipe-image; see images/sandpipe-image).
+IMAGE_FILES := $(BUILD)/sandpipe-image $(BUILD)/sandpipe-image-setup.sh \
+               $(BUILD)/sandpipe-image-sudo-shim
+
+$(BUILD)/sandpipe-image: images/sandpipe-image
+	@mkdir -p $(dir $@)
+	install -m 0755 $< $@
+$(BUILD)/sandpipe-image-setup.sh: images/setup.sh
+	@mkdir -p $(dir $@)
+	install -m 0755 $< $@
+$(BUILD)/sandpipe-image-sudo-shim: images/sudo-shim
+	@mkdir -p $(dir $@)
+	install -m 0755 $< $@
+
+BINS += $(IMAGE_FILES)

@@ -1,6 +1,7 @@
 /* main.c — sandpipe-executor: parse options, set up the sandbox-side state, listen, run the
  * loop. Runs as the sandbox user; as PID 1 it also reaps orphans. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
@@ -47,7 +48,8 @@ usage(FILE *f)
         "usage: sandpipe-executor [options]\n"
         "  --listen unix:PATH|tcp:HOST:PORT|fd:N  where to listen (default "
         "unix:/run/sandpipe/executor.sock);\n"
-        "                                    fd:N accepts on an inherited listening socket\n"
+        "                                    fd:N accepts on an inherited listening socket,\n"
+        "                                    recv:PATH on one received over PATH\n"
         "  --token-file FILE                 token clients must send in HELLO (required for tcp)\n"
         "  --workspace DIR                   initial working directory (default /workspace or "
         "cwd)\n"
@@ -114,12 +116,45 @@ listen_inherited(const char *spec)
     return fd;
 }
 
+/* recv:PATH: the listening socket handed over on a unix socket (SCM_RIGHTS), for a sandbox that
+ * cannot inherit fds (a Docker container: the provider binds PATH in, provider_docker.c). */
+static int
+listen_received(const char *spec)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (snprintf(sa.sun_path, sizeof sa.sun_path, "%s", spec + 5) >= (int)sizeof sa.sun_path)
+        die("socket path too long: %s", spec);
+    int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (c < 0 || connect(c, (struct sockaddr *)&sa, sizeof sa) < 0)
+        die("cannot connect to %s", spec);
+    char byte, ctl[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr m = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+    ssize_t n;
+    do
+        n = recvmsg(c, &m, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+    if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+        cm->cmsg_len != CMSG_LEN(sizeof(int)))
+        die("no listening socket received on %s", spec);
+    int fd;
+    memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+    close(c);
+    char inherited[32];
+    snprintf(inherited, sizeof inherited, "fd:%d", fd);
+    return listen_inherited(inherited);
+}
+
 static int
 listen_on(const char *spec)
 {
     int fd;
     if (strncmp(spec, "fd:", 3) == 0)
         return listen_inherited(spec);
+    if (strncmp(spec, "recv:", 5) == 0)
+        return listen_received(spec);
     if (strncmp(spec, "unix:", 5) == 0) {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
         /* Bind a temporary name and rename it once listening, so the path appears only
@@ -156,7 +191,7 @@ listen_on(const char *spec)
         freeaddrinfo(ai);
         lst.tcp = true;
     } else {
-        die("--listen takes unix:PATH, tcp:HOST:PORT or fd:N, not %s", spec);
+        die("--listen takes unix:PATH, tcp:HOST:PORT, fd:N or recv:PATH, not %s", spec);
     }
     if (listen(fd, 128) < 0)
         die("listen failed on %s", spec);

@@ -167,6 +167,9 @@ on_redis_ready(void)
         restored = true;
         sessions_restore();
         start_listening();
+        const provider_t *p = provider_find(g_gw.cfg.provider);
+        if (p && p->cleanup) /* what an earlier life left behind (docker: stopped containers) */
+            p->cleanup(g_gw.cfg.id);
     }
     heartbeat();
     sessions_redis_ready();

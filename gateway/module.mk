@@ -4,7 +4,7 @@
 GATEWAY_SRCS := $(filter-out gateway/main.c,$(wildcard gateway/*.c gateway/sandbox/*.c))
 GATEWAY_OBJS := $(GATEWAY_SRCS:%.c=$(BUILD)/%.o)
 GATEWAY_LIB := $(BUILD)/libspgw.a
-GATEWAY_PKGS := libuv libwebsockets hiredis openssl libseccomp
+GATEWAY_PKGS := libuv libwebsockets hiredis openssl libseccomp libcurl
 GATEWAY_CFLAGS := $(shell pkg-config --cflags $(GATEWAY_PKGS) 2>/dev/null) -Igateway
 GATEWAY_LIBS := $(shell pkg-config --libs $(GATEWAY_PKGS) 2>/dev/null) $(PKG_LIBS)
 

@@ -19,7 +19,7 @@
 typedef struct warming {
     struct warming *next;
     sandbox_t sb;
-    exec_link_t *link;
+    exec_link_t *link; /* NULL while the provider is still starting it */
 } warming_t;
 
 static warming_t *warming;
@@ -63,8 +63,35 @@ pool_image(json_object *params)
                                                          : g_gw.cfg.image;
 }
 
+typedef struct {
+    pool_made_cb cb;
+    void *ud;
+} made_t;
+
+/* Degraded isolation (no cgroup, no disk) is the host's state, the same for every sandbox:
+ * logged when it first shows or changes, and kept in the sandbox's JSON (session info). */
+static void
+log_warning(const sandbox_t *sb)
+{
+    static char last_warning[sizeof sb->warning];
+    if (sb->warning[0] && strcmp(sb->warning, last_warning) != 0) {
+        GW_LOG("sandbox %s: %s", sb->id, sb->warning);
+        snprintf(last_warning, sizeof last_warning, "%s", sb->warning);
+    }
+}
+
+static void
+on_made(void *ud, const sandbox_t *sb, const char *error)
+{
+    made_t *m = ud;
+    if (sb)
+        log_warning(sb);
+    m->cb(m->ud, sb, sb ? 0 : EIO, error ? error : "the sandbox did not start");
+    free(m);
+}
+
 int
-pool_create_sandbox(const char *profile, json_object *params, sandbox_t *out, err_t *err)
+pool_start_sandbox(const char *profile, json_object *params, pool_made_cb cb, void *ud, err_t *err)
 {
     uint8_t r[6];
     if (getrandom(r, sizeof r, 0) != sizeof r)
@@ -104,15 +131,20 @@ pool_create_sandbox(const char *profile, json_object *params, sandbox_t *out, er
     const provider_t *p = provider_find(pname);
     if (!p)
         return err_set(err, ERR_BAD_REQ, "unknown provider \"%s\"", pname);
-    e = p->create(&spec, out, err);
-    /* Degraded isolation (no cgroup, no disk) is the host's state, the same for every sandbox:
-     * logged when it first shows or changes, and kept in the sandbox's JSON (session info). */
-    static char last_warning[sizeof out->warning];
-    if (e == 0 && out->warning[0] && strcmp(out->warning, last_warning) != 0) {
-        GW_LOG("sandbox %s: %s", out->id, out->warning);
-        snprintf(last_warning, sizeof last_warning, "%s", out->warning);
+    if (p->create_async) {
+        made_t *m = xmalloc(sizeof *m);
+        m->cb = cb;
+        m->ud = ud;
+        if ((e = p->create_async(&spec, on_made, m, err)) < 0)
+            free(m);
+        return e;
     }
-    return e;
+    sandbox_t sb;
+    if ((e = p->create(&spec, &sb, err)) < 0)
+        return e;
+    log_warning(&sb);
+    cb(ud, &sb, 0, NULL);
+    return 0;
 }
 
 static void
@@ -124,7 +156,8 @@ warming_remove(warming_t *w)
             nwarming--;
             break;
         }
-    exec_link_free(w->link);
+    if (w->link)
+        exec_link_free(w->link);
     free(w);
 }
 
@@ -158,20 +191,32 @@ on_warm_down(void *ud, const char *why)
 static const exec_link_cbs_t warm_cbs = {.on_up = on_warm_up, .on_down = on_warm_down};
 
 static void
+on_warm_made(void *ud, const sandbox_t *sb, int code, const char *msg)
+{
+    (void)code;
+    warming_t *w = ud;
+    if (!sb) {
+        GW_LOG("pool: cannot start a sandbox: %s", msg);
+        warming_remove(w);
+        return;
+    }
+    w->sb = *sb;
+    w->link = exec_link_new(&warm_cbs, w);
+    exec_link_connect(w->link, w->sb.socket_path, 15000);
+}
+
+static void
 warm_one(void)
 {
     warming_t *w = xcalloc(1, sizeof *w);
     err_t err = {0};
-    if (pool_create_sandbox(POOL_PROFILE, NULL, &w->sb, &err) < 0) {
-        GW_LOG("pool: cannot start a sandbox: %s", err.msg);
-        free(w);
-        return;
-    }
-    w->link = exec_link_new(&warm_cbs, w);
     w->next = warming;
     warming = w;
     nwarming++;
-    exec_link_connect(w->link, w->sb.socket_path, 15000);
+    if (pool_start_sandbox(POOL_PROFILE, NULL, on_warm_made, w, &err) < 0) {
+        GW_LOG("pool: cannot start a sandbox: %s", err.msg);
+        warming_remove(w);
+    }
 }
 
 static void
@@ -279,6 +324,10 @@ pool_stop(void)
         uv_close((uv_handle_t *)&refill_timer, NULL);
         refill_timer_init = false;
     }
-    while (warming)
-        warming_remove(warming);
+    /* Those a provider is still starting stay: its answer comes to them (the loop is ending). */
+    for (warming_t *w = warming, *next; w; w = next) {
+        next = w->next;
+        if (w->link)
+            warming_remove(w);
+    }
 }

@@ -14,8 +14,13 @@ typedef void (*pool_claim_cb)(void *ud, const sandbox_t *sb); /* sb NULL: pool e
 
 void pool_start(void);
 void pool_claim(const char *profile, pool_claim_cb cb, void *ud);
-/* Starts a sandbox now for profile with params' limits/env (borrowed; may be NULL). */
-int pool_create_sandbox(const char *profile, json_object *params, sandbox_t *out, err_t *err);
+/* A started sandbox (borrowed), or NULL with code and msg. */
+typedef void (*pool_made_cb)(void *ud, const sandbox_t *sb, int code, const char *msg);
+/* Starts a sandbox now for profile with params' limits/env/image (borrowed; may be NULL); cb
+ * once: before this returns for synchronous providers, later for docker. Returns < 0 with err
+ * set (and no cb) when it cannot begin. */
+int pool_start_sandbox(const char *profile, json_object *params, pool_made_cb cb, void *ud,
+                       err_t *err);
 /* The image params ask for ("image"), else the gateway's default (borrowed). */
 const char *pool_image(json_object *params);
 /* Tops the pool up (called after claims and periodically). */

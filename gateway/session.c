@@ -279,6 +279,36 @@ typedef struct {
 } claim_ctx_t;
 
 static void
+start_failed(gw_session_t *s, int code, const char *msg)
+{
+    session_set_status(s, SESSION_ERROR, msg);
+    session_ready_cb cb = s->ready_cb;
+    s->ready_cb = NULL;
+    if (cb)
+        cb(s->ready_ud, NULL, code, msg);
+    session_delete(s, msg);
+}
+
+static void
+on_fresh(void *ud, const sandbox_t *sb, int code, const char *msg)
+{
+    char *id = ud;
+    gw_session_t *s = session_find(id);
+    free(id);
+    if (!s || s->deleting) {
+        err_t err = {0};
+        const provider_t *p = sb ? provider_find(sb->provider) : NULL;
+        if (p)
+            p->destroy(sb, true, &err);
+        return;
+    }
+    if (!sb)
+        start_failed(s, code, msg);
+    else
+        attach_sandbox(s, sb);
+}
+
+static void
 on_claimed(void *ud, const sandbox_t *sb)
 {
     gw_session_t *s = ud;
@@ -293,19 +323,14 @@ on_claimed(void *ud, const sandbox_t *sb)
         attach_sandbox(s, sb);
         return;
     }
-    /* No warm sandbox: start one now. */
-    sandbox_t fresh;
+    /* No warm sandbox: start one now (the session is looked up again when it is there: it may
+     * have been deleted meanwhile). */
     err_t err = {0};
-    if (pool_create_sandbox(s->profile, s->params, &fresh, &err) < 0) {
-        session_set_status(s, SESSION_ERROR, err.msg);
-        session_ready_cb cb = s->ready_cb;
-        s->ready_cb = NULL;
-        if (cb)
-            cb(s->ready_ud, NULL, err.code, err.msg);
-        session_delete(s, err.msg);
-        return;
+    char *id = xstrdup(s->id);
+    if (pool_start_sandbox(s->profile, s->params, on_fresh, id, &err) < 0) {
+        free(id);
+        start_failed(s, err.code, err.msg);
     }
-    attach_sandbox(s, &fresh);
 }
 
 /* The plugins a session may ask for (OpenHands' names; the executor starts each on first use). */

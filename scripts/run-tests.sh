@@ -49,6 +49,9 @@ if [ "${FUZZ_SECONDS:-10}" -gt 0 ] && command -v clang >/dev/null; then
 fi
 
 step "integration tests"
+# The Docker provider's tests (test_docker.py) need a Docker daemon: started here if none runs.
+# Without one they fail with the reason (never skipped).
+scripts/dockerd-up.sh || true
 if ls tests/integration/test_*.py >/dev/null 2>&1; then
     ran=$((ran + 1))
     if ! (cd tests/integration && python3 -m unittest discover -v -p 'test_*.py' 2>&1); then

@@ -33,7 +33,7 @@
 const provider_t *
 provider_find(const char *name)
 {
-    static const provider_t *const all[] = {&provider_bwrap, &provider_local};
+    static const provider_t *const all[] = {&provider_bwrap, &provider_local, &provider_docker};
     for (size_t i = 0; name && i < sizeof all / sizeof all[0]; i++)
         if (strcmp(all[i]->name, name) == 0)
             return all[i];

@@ -71,10 +71,16 @@ typedef struct {
 } sandbox_t;
 
 typedef struct provider provider_t;
+/* create_async's answer: sb (borrowed) once started, or NULL and why. */
+typedef void (*provider_done_fn)(void *ud, const sandbox_t *sb, const char *error);
 struct provider {
     const char *name;
     /* Starts the sandbox; returns when the process is started (not necessarily ready). */
     int (*create)(const sandbox_spec_t *spec, sandbox_t *out, err_t *err);
+    /* For providers whose start waits on a daemon (docker): starts it without blocking the loop
+     * and calls done once, later (spec is not kept). Returns < 0 (err set, no done) when it
+     * could not begin. NULL: create is used. */
+    int (*create_async)(const sandbox_spec_t *spec, provider_done_fn done, void *ud, err_t *err);
     /* Kills every process of the sandbox and removes its cgroup and, if purge, its directory. */
     int (*destroy)(const sandbox_t *sb, bool purge, err_t *err);
     /* 1 if the sandbox's top process still runs, 0 if not. */
@@ -86,10 +92,14 @@ struct provider {
      * "cpu_usage_usec", ...} (cgroup_usage's fields where there is a cgroup), "disk_used_bytes"
      * and "disk_size_bytes" where it has its own disk. New object. */
     json_object *(*usage)(const sandbox_t *sb);
+    /* Optional, once at the gateway's start: removes what an earlier life of gateway_id left
+     * that no session can use any more (docker: its labelled containers that no longer run). */
+    void (*cleanup)(const char *gateway_id);
 };
 
 extern const provider_t provider_bwrap;
 extern const provider_t provider_local;
+extern const provider_t provider_docker;
 
 const provider_t *provider_find(const char *name);
 
@@ -114,6 +124,14 @@ int sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err);
  * <dir>/workspace as without, and sb->warning says so. Returns 0 or < 0 with err set (and
  * nothing left behind but an existing directory). */
 int provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, bool own_uid, err_t *err);
+
+#define IMAGE_HOME "/home/openhands" /* images/setup.sh's user's home */
+
+/* The host directory of an image sandbox's home: <dir>/home, or home/ on its own disk. False
+ * when it does not fit. */
+bool provider_home_path(const sandbox_t *sb, char *out, size_t n);
+/* Makes that directory (0750, the sandbox's uid) with the files of spec->rootfs's /etc/skel. */
+int provider_prepare_home(const sandbox_spec_t *spec, const sandbox_t *sb, err_t *err);
 
 /* Sets sb->socket_path from sb->dir; -ENAMETOOLONG (and "") if it does not fit. */
 int sandbox_socket_path(sandbox_t *sb);

@@ -46,7 +46,6 @@
 #define IMAGE_HOME      "/home/openhands"        /* images/setup.sh's user */
 #define IMAGE_SUDO_SHIM "/opt/sandpipe/bin/sudo" /* images/sudo-shim, in the image */
 #define HOME_DIR        "home"                   /* <dir>/home or <dir>/disk/home */
-#define SKEL_FILE_MAX   (1 << 20)
 
 /* Host files of /etc a sandbox needs; each ro-bound if it exists. */
 static const char *const etc_files[] = {"/etc/alternatives",
@@ -213,15 +212,6 @@ tmpfs(argv_t *a, const char *size, const char *where)
     args(a, "--tmpfs", where, NULL);
 }
 
-/* The host directory bound at an image sandbox's home: on its own disk where it has one. */
-static bool
-home_path(const sandbox_t *sb, char *out, size_t n)
-{
-    int r = sb->disk_bytes > 0 ? snprintf(out, n, "%s/" SANDBOX_DISK_MOUNT "/" HOME_DIR, sb->dir)
-                               : snprintf(out, n, "%s/" HOME_DIR, sb->dir);
-    return r >= 0 && (size_t)r < n;
-}
-
 /* The host-/usr profile ("host"): /usr and the top directories as the host has them, a curated
  * /etc plus the generated files. */
 static void
@@ -315,7 +305,7 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap
     }
     args(a, "--bind", sb->workspace, "/workspace");
     if (spec->rootfs && spec->rootfs[0]) {
-        home_path(sb, p, sizeof p);
+        provider_home_path(sb, p, sizeof p);
         args(a, "--bind", p, IMAGE_HOME);
     }
     args(a, "--ro-bind", spec->executor_path, EXECUTOR_INSIDE);
@@ -360,55 +350,6 @@ make_fds(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, int
     if (e >= 0)
         e = fds[FD_SECCOMP - 3] = seccomp_filter_fd(err);
     return e < 0 ? e : 0;
-}
-
-/* Copies the regular file src (the image's, root's) to dst, a new file owned by uid:gid. */
-static void
-copy_skel_file(const char *src, const char *dst, uid_t uid, gid_t gid)
-{
-    int in = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    struct stat st;
-    if (in < 0)
-        return;
-    int out = -1;
-    if (fstat(in, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= SKEL_FILE_MAX)
-        out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    char buf[8192];
-    ssize_t r;
-    while (out >= 0 && (r = read(in, buf, sizeof buf)) > 0)
-        if (write(out, buf, (size_t)r) != r)
-            break;
-    if (out >= 0) {
-        bool owned = fchown(out, uid, gid) == 0;
-        close(out);
-        if (!owned)
-            unlink(dst); /* never a file of root's in the sandbox's home */
-    }
-    close(in);
-}
-
-/* A fresh home (0750, the sandbox's uid) holding the image's /etc/skel files (.bashrc,
- * .profile), made before the sandbox runs: nothing in it can race us. */
-static int
-prepare_home(const sandbox_spec_t *spec, const sandbox_t *sb, err_t *err)
-{
-    char home[PATH_MAX], skel[PATH_MAX], src[PATH_MAX * 2], dst[PATH_MAX * 2];
-    if (!home_path(sb, home, sizeof home))
-        return err_set(err, ENAMETOOLONG, "state_dir path too long");
-    if (mkdir(home, 0750) < 0 || chown(home, sb->uid, sb->gid) < 0)
-        return err_set(err, errno, "home %s: %s", home, strerror(errno));
-    snprintf(skel, sizeof skel, "%s/etc/skel", spec->rootfs);
-    DIR *d = opendir(skel);
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (e->d_type != DT_REG)
-            continue;
-        snprintf(src, sizeof src, "%s/%s", skel, e->d_name);
-        snprintf(dst, sizeof dst, "%s/%s", home, e->d_name);
-        copy_skel_file(src, dst, sb->uid, sb->gid);
-    }
-    if (d)
-        closedir(d);
-    return 0;
 }
 
 /* bwrap runs as the sandbox's uid: it must reach the executor it binds. */
@@ -467,7 +408,7 @@ bwrap_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
         fds[i] = -1;
     e = out->uid != geteuid() ? check_reachable(abs.executor_path, err) : 0;
     if (e == 0 && image)
-        e = prepare_home(spec, out, err);
+        e = provider_prepare_home(spec, out, err);
     if (e == 0)
         e = make_fds(&abs, out, bwrap, fds, err);
     if (e == 0)

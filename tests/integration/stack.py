@@ -199,6 +199,8 @@ class Stack:
             except subprocess.TimeoutExpired:
                 self.gw.kill()
         kill_sandboxes(self.state_dir)
+        if self.provider == "docker":
+            remove_containers(self.state_dir)
         # Sandboxes' own disks (loop-mounted images) are mounted on the host: unmount them, or
         # rmtree would leave their mounts and loop devices behind.
         unmount_under(self.tmp)
@@ -207,6 +209,26 @@ class Stack:
             self.redis_proc.wait(5)
         self.log.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def containers_under(state_dir):
+    """Docker containers of the sandboxes under state_dir (by their sandpipe.dir label)."""
+    root = os.path.realpath(state_dir) + "/"
+    out = subprocess.run(["docker", "ps", "-aq", "--no-trunc", "--filter", "label=sandpipe.dir"],
+                         capture_output=True, text=True, timeout=60).stdout.split()
+    found = []
+    for cid in out:
+        d = subprocess.run(["docker", "inspect", "-f", '{{index .Config.Labels "sandpipe.dir"}}', cid],
+                           capture_output=True, text=True, timeout=60).stdout.strip()
+        if d.startswith(root):
+            found.append(cid)
+    return found
+
+
+def remove_containers(state_dir):
+    ids = containers_under(state_dir)
+    if ids:
+        subprocess.run(["docker", "rm", "-f", *ids], capture_output=True, timeout=120)
 
 
 def mounts_under(path):

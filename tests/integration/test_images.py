@@ -36,6 +36,7 @@ def ensure_default_image():
 
 class ImageSandboxTest(StackCase):
     stack_args = {"pool": 1, "extra": ["--image", "default"]}
+    inside_uid = "1000"  # bwrap maps the sandbox's host uid to 1000; Docker runs it as itself
 
     @classmethod
     def setUpClass(cls):
@@ -53,7 +54,9 @@ class ImageSandboxTest(StackCase):
         self.assertEqual(exit_code(obs), 0, out)
         self.assertIn("Python 3.", obs["content"])
         out, obs = self.sh(ws, "echo $HOME; whoami; id -u; pwd")
-        self.assertEqual(obs["content"].split(), ["/home/openhands", "openhands", "1000", "/workspace"])
+        home, user, uid, pwd = obs["content"].split()
+        self.assertEqual((home, user, pwd), ("/home/openhands", "openhands", "/workspace"))
+        self.assertEqual(uid, self.inside_uid or uid)
         out, obs = self.sh(ws, "sudo chown -R openhands:openhands /workspace && sudo touch /workspace/s "
                                "&& ls -l /workspace/s | awk '{print $3}'")
         self.assertEqual(exit_code(obs), 0, obs)

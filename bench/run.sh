@@ -3,13 +3,14 @@
 # same run on this machine. Results are printed as markdown; docs/benchmarks.md records a run and
 # how to repeat it.
 #   bench/run.sh [MODE]             MODE: the build to measure (build/MODE, default release)
-#   BENCH_SECTIONS="executor plugins gateway api web" (default: all) runs only the sections named
+#   BENCH_SECTIONS="executor plugins gateway api web images" (default: all) runs only the sections named
 #   (plugins: IPython and the browser, bench/bench_plugins.py; web: the browser IDE in Chromium
-#   against its own stack, bench/bench_web.py).
+#   against its own stack, bench/bench_web.py; images: runtime images and the Docker provider,
+#   bench/bench_images.py).
 set -euo pipefail
 MODE=${1:-release}
 B=build/$MODE
-SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web} "
+SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 work=$(mktemp -d /tmp/sp-bench.XXXXXX)
 chmod 711 "$work" # searchable: each sandbox runs as its own uid below it
@@ -139,4 +140,12 @@ fi
 
 want api && . bench/run_api.sh
 if want web; then echo; python3 bench/bench_web.py; fi
+if want images; then # runtime images, the Docker provider (its own stacks; dockerd started if need be)
+    echo
+    echo "## Runtime images and the Docker provider ($(date -u +%F))"
+    echo
+    scripts/dockerd-up.sh
+    SANDPIPE_EXECUTOR="$B/sandpipe-executor" images/sandpipe-image build --docker >/dev/null
+    MODE=$MODE python3 bench/bench_images.py
+fi
 true

@@ -12,6 +12,9 @@ set -euo pipefail
 PACKAGES=(bash coreutils git curl ca-certificates python3 python-is-python3 python3-pip
           python3-venv procps sudo less vim-tiny ripgrep tmux locales-all libjson-c5
           libasan8 libubsan1)
+# The IPython plugin's (plugins/, scripts/install-deps.sh): installed with apt in the chroot,
+# debootstrap's own resolver does not configure them.
+PLUGIN_PACKAGES=(libzmq5 python3-ipykernel python3-matplotlib)
 AGENT_USER=openhands
 AGENT_UID=1000
 
@@ -28,14 +31,15 @@ case ${1:-} in
     inroot() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive "$@"; }
     # A base that is not debootstrap's: install what is missing where it has apt.
     missing=()
-    for p in "${PACKAGES[@]}" $extra; do
+    for p in "${PACKAGES[@]}" "${PLUGIN_PACKAGES[@]}" $extra; do
         inroot dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
     done
     if [ ${#missing[@]} -gt 0 ]; then
         if [ -x "$root/usr/bin/apt-get" ]; then
             cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
             inroot apt-get update -qq
-            inroot apt-get install -y -qq --no-install-recommends "${missing[@]}"
+            echo "apt-get install ${missing[*]}"
+            inroot apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
         else
             echo "warning: no apt-get in this base; not installed: ${missing[*]}"
         fi
@@ -49,7 +53,7 @@ case ${1:-} in
     mkdir -p "$root/etc/sudoers.d"
     echo "$AGENT_USER ALL=(ALL) NOPASSWD:ALL" >"$root/etc/sudoers.d/$AGENT_USER"
     chmod 0440 "$root/etc/sudoers.d/$AGENT_USER"
-    mkdir -p "$root/workspace" "$root/opt/sandpipe/bin"
+    mkdir -p "$root/workspace" "$root/opt/sandpipe/bin" "$root/opt/sandpipe/plugins"
     chown "$AGENT_UID:$AGENT_UID" "$root/workspace"
     # The sudo of a sandbox whose user namespace maps one uid (bwrap): see the file's header.
     install -m 0755 "$(dirname "$0")/sudo-shim" "$root/opt/sandpipe/bin/sudo" 2>/dev/null ||

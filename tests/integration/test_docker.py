@@ -12,7 +12,7 @@ import unittest
 
 from stack import BUILD, Stack, containers_under
 from test_gateway_limits import StackCase, exit_code, run
-from test_images import ImageSandboxTest, image_tool
+import test_images  # not its classes by name: discovery would run them here again
 
 DOCKER_IMAGE = "sandpipe/runtime:default"
 
@@ -29,7 +29,7 @@ def ensure_docker_image():
     r = subprocess.run(["docker", "version"], capture_output=True, text=True, timeout=30)
     if r.returncode != 0:
         raise RuntimeError("no Docker daemon answers (is dockerd running?): " + r.stderr[-500:])
-    image_tool("build", "--docker")
+    test_images.image_tool("build", "--docker")
 
 
 def container_of(st, sid):
@@ -37,7 +37,7 @@ def container_of(st, sid):
     return "sandpipe-" + sb["id"], sb
 
 
-class DockerImageTest(ImageSandboxTest):
+class DockerImageTest(test_images.ImageSandboxTest):
     """python, sudo, HOME, input(), http.server, unknown images: as with bwrap."""
     stack_args = {"pool": 1, "provider": "docker", "extra": ["--image", "default"]}
     inside_uid = None  # its own host uid (test_confinement_and_limits)

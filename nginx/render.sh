@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Renders the nginx configuration for sandpipe into a prefix directory (pid, logs, temp paths
 # all under it, so nginx needs no system configuration), then prints how to start it.
-#   nginx/render.sh --prefix DIR --api-socket PATH [--port 8080] [--gateway 127.0.0.1:8081]
+#   nginx/render.sh --prefix DIR --api-socket PATH [--port 8080] [--host 127.0.0.1 (listen address;
+#                   compose.yaml: 0.0.0.0 in its container)] [--gateway 127.0.0.1:8081]
 #                   [--web-root DIR (default web/dist)] [--body-max 16m] [--upload-max 1g] [--rate 200]
 #                   [--burst 400] [--workers 2] [--api-keepalive 0]
 #                   [--tls [--tls-cert PEM --tls-key PEM]]
@@ -17,7 +18,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
-PREFIX= API_SOCKET= PORT=8080 GATEWAY=127.0.0.1:8081 WEB_ROOT= BODY_MAX=16m
+PREFIX= API_SOCKET= HOST=127.0.0.1 PORT=8080 GATEWAY=127.0.0.1:8081 WEB_ROOT= BODY_MAX=16m
 UPLOAD_MAX=1g
 RATE=200 BURST=400 WORKERS=2 API_KEEPALIVE=0 TLS=0 TLS_CERT= TLS_KEY=
 while [ $# -gt 0 ]; do
@@ -25,6 +26,7 @@ while [ $# -gt 0 ]; do
     --prefix) PREFIX=$2; shift ;;
     --api-socket) API_SOCKET=$2; shift ;;
     --port) PORT=$2; shift ;;
+    --host) HOST=$2; shift ;;
     --gateway) GATEWAY=$2; shift ;;
     --web-root) WEB_ROOT=$2; shift ;;
     --body-max) BODY_MAX=$2; shift ;;
@@ -61,9 +63,9 @@ mkdir -p "$PREFIX/logs" "$PREFIX/tmp"
 PREFIX=$(cd "$PREFIX" && pwd)
 USER_LINE=
 [ "$(id -u)" -eq 0 ] && USER_LINE="user root root;"
-LISTEN="127.0.0.1:$PORT"
+LISTEN="$HOST:$PORT"
 if [ "$TLS" = 1 ]; then
-    LISTEN="127.0.0.1:$PORT ssl"
+    LISTEN="$HOST:$PORT ssl"
     mkdir -p "$PREFIX/tls"
     if [ -z "$TLS_CERT" ] && [ ! -f "$PREFIX/tls/cert.pem" ]; then
         openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj "/CN=localhost" \

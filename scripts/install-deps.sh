@@ -6,7 +6,7 @@ PKGS=(build-essential pkg-config git clang libclang-rt-14-dev clang-format cppch
       libjson-c-dev libcmocka-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv
       libhiredis-dev libfcgi-dev libssl-dev zlib1g-dev libseccomp-dev
       bash procps bc python3 strace curl bubblewrap e2fsprogs mount redis-server nginx openssl
-      debootstrap docker.io libcurl4-openssl-dev # runtime images; the Docker provider
+      debootstrap docker.io docker-compose libcurl4-openssl-dev # images; Docker provider
       nodejs npm chromium) # the web UI's build (npm) and its browser tests (chromium)
 PKGS+=(libzmq3-dev python3-ipykernel python3-matplotlib) # the IPython plugin (plugins/jupyter/)
 # A Node.js that bundles its own npm (e.g. one whose nodejs package conflicts with Debian's npm)

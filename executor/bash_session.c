@@ -1,7 +1,6 @@
 /* bash_session.c — persistent bash sessions with OpenHands `run` semantics: the action
  * lifecycle (timeouts, delivery of output within the channel's credit, the observation) and the
  * public API. The shell itself (PTY, marker, typing) is bash_shell.c; see bash_session.h. */
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,18 +436,6 @@ bash_run_action(bash_session_t *s, channel_t *ch, json_object *action)
     session_drain(s);
 }
 
-bool
-bash_set_no_change_timeout(const char *text)
-{
-    char *end;
-    errno = 0;
-    long v = text ? strtol(text, &end, 10) : 0;
-    if (!text || end == text || *end || errno || v < 1 || v > 86400)
-        return false;
-    g_exec.no_change_timeout = (int)v;
-    return true;
-}
-
 void
 bash_add_env(bash_session_t *s, channel_t *ch, json_object *env)
 {
@@ -457,26 +444,11 @@ bash_add_env(bash_session_t *s, channel_t *ch, json_object *env)
         return;
     }
     buf_t text = BUF_INIT;
-    json_object_object_foreach(env, k, v)
-    {
-        bool ok = *k && !('0' <= k[0] && k[0] <= '9');
-        for (const char *p = k; *p; p++)
-            ok = ok && (*p == '_' || ('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') ||
-                        ('0' <= *p && *p <= '9'));
-        if (!ok) {
-            buf_free(&text);
-            chan_close_error(ch, ERR_BAD_REQ,
-                             "environment variable names must match [A-Za-z_][A-Za-z0-9_]*");
-            return;
-        }
-        const char *val = json_object_is_type(v, json_type_string) ? json_object_get_string(v)
-                                                                   : json_object_to_json_string(v);
-        buf_printf(&text, "export %s=", k);
-        shell_quote(&text, val);
-        buf_puts(&text, "\n");
-        env_set(&g_exec.base_env, k, val);
-        if (!strcmp(k, BASH_NO_CHANGE_ENV))
-            bash_set_no_change_timeout(val);
+    err_t err = {0};
+    if (bash_env_script(env, &text, &err) < 0) {
+        buf_free(&text);
+        chan_close_error(ch, err.code, err.msg);
+        return;
     }
     if (!text.len) {
         chan_close(ch, NULL);

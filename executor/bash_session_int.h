@@ -81,6 +81,10 @@ void shell_scan(bash_session_t *s);
 void shell_update_io(bash_session_t *s);
 void shell_read_all(bash_session_t *s);
 void shell_quote(buf_t *b, const char *s);
+/* bash.env's work before anything is typed (bash_env.c): for each variable in turn, checks its
+ * name (a bad one: -ERR_BAD_REQ with err, the ones before it applied), appends an `export K='v'`
+ * line to out and applies it to the executor's base environment and settings. */
+int bash_env_script(json_object *env, buf_t *out, err_t *err);
 char *shell_find_python(const char *path);
 void prompt_clear(prompt_t *p);
 void prompt_move(prompt_t *dst, prompt_t *src);

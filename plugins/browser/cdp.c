@@ -10,18 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cdp.h"
 #include "json_util.h"
 
 #define MSG_MAX (64u << 20) /* a screenshot of a large page is a few MiB */
-
-static long
-now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
 
 int
 cdp_start(cdp_t *c, const char *chromium, const char *dir, err_t *err)
@@ -155,7 +148,7 @@ read_message(cdp_t *c, long deadline, bool *dead)
                 return m;
             continue;
         }
-        long left = deadline - now_ms();
+        long left = deadline - (long)clock_mono_ms();
         if (left <= 0)
             return NULL;
         struct pollfd p = {c->from, POLLIN, 0};
@@ -201,7 +194,7 @@ cdp_call(cdp_t *c, const char *method, json_object *params, bool page, int timeo
         off += (size_t)w;
     }
     buf_free(&b);
-    long deadline = now_ms() + timeout_ms;
+    long deadline = (long)clock_mono_ms() + timeout_ms;
     bool dead = false;
     for (;;) {
         json_object *r = read_message(c, deadline, &dead);
@@ -230,7 +223,7 @@ cdp_call(cdp_t *c, const char *method, json_object *params, bool page, int timeo
 void
 cdp_wait(cdp_t *c, int timeout_ms, const unsigned *counter, unsigned past)
 {
-    long deadline = now_ms() + timeout_ms;
+    long deadline = (long)clock_mono_ms() + timeout_ms;
     bool dead = false;
     while (!(counter && *counter > past) && !dead) {
         json_object *r = read_message(c, deadline, &dead);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "clock.h"
 #include "json_util.h"
 #include "kernel.h"
 
@@ -129,18 +130,10 @@ kernel_start(kernel_t *k, const char *dir, const char *python, err_t *err)
     return 0;
 }
 
-static long
-now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 int
 kernel_handshake(kernel_t *k, int timeout_ms, err_t *err)
 {
-    long deadline = now_ms() + timeout_ms;
+    long deadline = (long)clock_mono_ms() + timeout_ms;
     bool replied = false, published = false;
     char id[JW_ID_LEN + 1] = "";
     long resend = 0;
@@ -151,7 +144,7 @@ kernel_handshake(kernel_t *k, int timeout_ms, err_t *err)
             kernel_log_tail(k, tail, sizeof tail);
             return err_set(err, ECHILD, "the IPython kernel exited while starting: %s", tail);
         }
-        long now = now_ms();
+        long now = (long)clock_mono_ms();
         if (now >= deadline)
             return err_set(err, ETIMEDOUT, "the IPython kernel did not answer in %d ms",
                            timeout_ms);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "clock.h"
 #include "buf.h"
 #include "json_util.h"
 #include "kernel.h"
@@ -44,14 +45,6 @@ static struct {
     buf_t later;                   /* requests that came while a cell ran, in order */
     bool in_eof;
 } g;
-
-static long
-now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
 
 static void
 emit(json_object *ev)
@@ -189,14 +182,14 @@ run_cell(const char *code, long timeout_ms, cell_out_t *o, char id[JW_ID_LEN + 1
     json_set_bool(c, "stop_on_error", false);
     kernel_send(&g.k, g.k.shell, "execute_request", c, id);
     json_object_put(c);
-    long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+    long deadline = timeout_ms > 0 ? (long)clock_mono_ms() + timeout_ms : 0;
     bool replied = false, idle = false;
     while (!(replied && idle)) {
         if (!kernel_alive(&g.k))
             return CELL_DEAD;
         long wait = 250;
         if (deadline) {
-            long left = deadline - now_ms();
+            long left = deadline - (long)clock_mono_ms();
             if (left <= 0)
                 return CELL_TIMEOUT;
             wait = left < wait ? left : wait;
@@ -243,7 +236,7 @@ emit_kernel(long started, const char *state, const char *why)
     json_set_str(ev, "state", state);
     json_set_int(ev, "pid", g.k.pid);
     json_set_str(ev, "python", g.executable);
-    json_set_int(ev, "start_ms", now_ms() - started);
+    json_set_int(ev, "start_ms", (long)clock_mono_ms() - started);
     if (why)
         json_set_str(ev, "message", why);
     emit(ev);
@@ -258,8 +251,8 @@ ensure_kernel(err_t *err)
         /* The last cell timed out and was interrupted: give it a moment to end. */
         cell_out_t o = {.text = BUF_INIT};
         bool idle = false;
-        long deadline = now_ms() + SETTLE_MS;
-        while (!idle && kernel_alive(&g.k) && now_ms() < deadline) {
+        long deadline = (long)clock_mono_ms() + SETTLE_MS;
+        while (!idle && kernel_alive(&g.k) && (long)clock_mono_ms() < deadline) {
             zmq_pollitem_t it = {g.k.iopub, 0, ZMQ_POLLIN, 0};
             zmq_poll(&it, 1, 100);
             jw_msg_t m;
@@ -278,7 +271,7 @@ ensure_kernel(err_t *err)
     if (kernel_alive(&g.k))
         return 0;
     bool restart = g.k.generation > 0;
-    long started = now_ms();
+    long started = (long)clock_mono_ms();
     g.synced_cwd[0] = '\0';
     if (kernel_start(&g.k, g.dir, g.python, err) < 0 ||
         kernel_handshake(&g.k, START_TIMEOUT_MS, err) < 0) {
@@ -377,7 +370,7 @@ main(int argc, char **argv)
     signal(SIGINT, SIG_IGN); /* interrupts are for the kernel, sent by us */
     for (;;) {
         if (g.k.pid > 0 && !kernel_alive(&g.k))
-            emit_kernel(now_ms(), "dead", "the kernel exited");
+            emit_kernel((long)clock_mono_ms(), "dead", "the kernel exited");
         char *line = NULL;
         char *nl = g.later.len ? memchr(g.later.data, '\n', g.later.len) : NULL;
         if (nl) {

@@ -99,13 +99,16 @@ wait_observation(api_req_t *r, const char *sid, uint64_t seq, int timeout_ms, ap
     }
 }
 
-/* The gateway request queuing action (borrowed) on session sid. */
+/* The gateway request queuing action (borrowed) on session sid. "via" names the route it came
+ * by (the OpenHands action server, /runtime/{id}/ and /rt-…/, or the REST API): the event
+ * records it. */
 static json_object *
-action_request(const char *sid, json_object *action)
+action_request(const api_req_t *r, const char *sid, json_object *action)
 {
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "action");
     json_set_str(req, "session", sid);
+    json_set_str(req, "via", r->flavour == API_OH_ACTION_SERVER ? "runtime" : "rest");
     json_set(req, "action", json_object_get(action));
     return req;
 }
@@ -115,7 +118,7 @@ action_request(const char *sid, json_object *action)
 static json_object *
 action_submit(api_req_t *r, const char *gw, const char *sid, json_object *action, api_err_t *e)
 {
-    json_object *req = action_request(sid, action);
+    json_object *req = action_request(r, sid, action);
     json_object *res = api_gw_ask(r, gw, req, g_api.gw_timeout, e);
     json_object_put(req);
     if (res)
@@ -128,7 +131,7 @@ api_action_run(api_req_t *r, api_action_run_t *a, api_err_t *e)
 {
     a->seq = 0;
     a->queued = false;
-    json_object *req = action_request(a->sid, a->action);
+    json_object *req = action_request(r, a->sid, a->action);
     json_set_bool(req, "wait", true);
     /* The gateway answers twice: {"seq"} once queued, then the observation event. Both come
      * in one round trip; only an action outlasting the first wait reads the stream. */

@@ -30,6 +30,7 @@ typedef struct {
     int64_t stream_max_events; /* per-session event stream cap (entries) */
     int64_t stream_max_bytes;  /* ... and (about) bytes */
     int retention;             /* seconds a stopped session's keys are kept */
+    int term_grace;            /* seconds a terminal waits for its client to come back */
     int64_t default_memory;    /* per-sandbox defaults */
     int64_t default_pids;
     int64_t default_cpu;

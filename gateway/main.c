@@ -57,6 +57,8 @@ usage(FILE *f)
             "  --stream-cap N           events kept per session stream (default 100000)\n"
             "  --stream-bytes BYTES     and about this many bytes (default 64 MiB; 0 = no limit)\n"
             "  --retention SEC          keep a stopped session's keys this long (default 7 days)\n"
+            "  --term-grace SEC         a terminal whose connection dropped waits this long to be\n"
+            "                           taken back (default 60)\n"
             "  --memory BYTES --cpu MILLICORES --pids N   default sandbox limits\n"
             "  --disk BYTES             each sandbox's own disk for /workspace, /tmp, /var/tmp\n"
             "                           (sparse; default 10 GiB; 0 = none: host disk, tmpfs)\n"
@@ -194,6 +196,7 @@ main(int argc, char **argv)
                                          {"stream-cap", required_argument, 0, 'c'},
                                          {"stream-bytes", required_argument, 0, 'B'},
                                          {"retention", required_argument, 0, 'R'},
+                                         {"term-grace", required_argument, 0, 'T'},
                                          {"memory", required_argument, 0, 'M'},
                                          {"cpu", required_argument, 0, 'C'},
                                          {"pids", required_argument, 0, 'D'},
@@ -219,6 +222,7 @@ main(int argc, char **argv)
     cfg->stream_max_events = 100000;
     cfg->stream_max_bytes = 64LL << 20;
     cfg->retention = 7 * 86400;
+    cfg->term_grace = 60;
     cfg->default_memory = 2LL << 30;
     cfg->default_pids = 1024;
     cfg->default_cpu = 0;
@@ -245,6 +249,7 @@ main(int argc, char **argv)
         case 'c': cfg->stream_max_events = atoll(optarg); break;
         case 'B': cfg->stream_max_bytes = atoll(optarg); break;
         case 'R': cfg->retention = atoi(optarg); break;
+        case 'T': cfg->term_grace = atoi(optarg); break;
         case 'M': cfg->default_memory = atoll(optarg); break;
         case 'C': cfg->default_cpu = atoll(optarg); break;
         case 'D': cfg->default_pids = atoll(optarg); break;

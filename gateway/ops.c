@@ -236,7 +236,11 @@ static void
 op_action(const ops_call_t *c)
 {
     err_t err = {0};
-    uint64_t seq = session_submit(c->s, json_get(c->args, "action"), c->who.sub, &err);
+    /* the API says which of its routes the action came by (its own field, not the client's) */
+    const char *via = json_get_str(c->args, "via", "rest");
+    if (strcmp(via, "runtime") != 0)
+        via = "rest";
+    uint64_t seq = session_submit(c->s, json_get(c->args, "action"), c->who.sub, via, &err);
     if (!seq) {
         ops_fail(c->reply, err_name(err.code), err.msg);
         return;

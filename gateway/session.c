@@ -17,7 +17,7 @@
 #include "session_int.h"
 #include "xalloc.h"
 
-chan_kind_t session_kind_action = CH_ACTION, session_kind_term = CH_TERM;
+chan_kind_t session_kind_action = CH_ACTION;
 
 /* ---- small helpers ---- */
 
@@ -220,11 +220,7 @@ session_free(gw_session_t *s)
         s->subs = sub->next;
         sub->gone(sub);
     }
-    for (gw_term_t *t = s->terms, *next; t; t = next) {
-        next = t->next;
-        t->ch = 0;
-        t->on_close(t, NULL);
-    }
+    session_terms_free(s);
     while (s->qhead) {
         queued_t *q = s->qhead;
         s->qhead = q->next;
@@ -472,6 +468,7 @@ sessions_tick(void)
     for (gw_session_t *s = g_gw.sessions, *next; s; s = next) {
         next = s->next;
         event_log_resync(s->log); /* a no-op unless Redis refused a write */
+        session_terms_tick(s, now);
         bool busy = s->act_ch || s->qhead || s->terms || s->oneshots;
         bool paused = s->status == SESSION_PAUSED;
         bool idle =

@@ -17,6 +17,7 @@
 #include "event_log.h"
 #include "sandbox/provider.h"
 #include "session_status.h"
+#include "term_ring.h"
 
 #define GW_OUTPUT_CHUNK     (16 * 1024)
 #define GW_OUTPUT_FLUSH_MS  5
@@ -32,15 +33,20 @@ struct gw_sub {
     void (*gone)(gw_sub_t *sub); /* the session ended: drop your pointer */
 };
 
-/* A raw terminal attached to a session (the terminal WebSocket endpoint). */
+/* A raw terminal of a session (the terminal WebSocket endpoint). It outlives its connection:
+ * its output is numbered by byte offset and kept in a ring (GW_TERM_RING bytes), so a client
+ * that lost its connection takes it back by id from the offset it has (docs/api.md,
+ * "Re-attaching"); a detached terminal is hung up after the gateway's --term-grace.
+ * session_term.c. */
 typedef struct gw_term gw_term_t;
-struct gw_term {
-    gw_session_t *s;
-    uint32_t ch; /* executor channel, 0 until opened */
-    void (*on_data)(gw_term_t *t, const uint8_t *p, size_t n);
-    void (*on_close)(gw_term_t *t, json_object *result);
-    gw_term_t *next;
+typedef struct gw_term_client gw_term_client_t;
+struct gw_term_client {
+    void (*wake)(gw_term_client_t *c); /* new output in the ring, or the terminal ended */
+    /* The terminal lets go of this client (taken: another connection took it over; else the
+     * session ended). The terminal must not be touched afterwards. */
+    void (*gone)(gw_term_client_t *c, bool taken);
 };
+#define GW_TERM_RING (1024 * 1024)
 
 typedef void (*session_ready_cb)(void *ud, gw_session_t *s, int code, const char *msg);
 
@@ -55,8 +61,11 @@ const char *session_owner(const gw_session_t *s);
 event_log_t *session_log(gw_session_t *s);
 json_object *session_describe(const gw_session_t *s);
 
-/* Queues an OpenHands action (borrowed); returns its event seq, or 0 with err. */
-uint64_t session_submit(gw_session_t *s, json_object *action, const char *origin, err_t *err);
+/* Queues an OpenHands action (borrowed); returns its event seq, or 0 with err. The action event
+ * records who (origin: the token's subject) and the route it came by (via: "ws", "rest",
+ * "runtime"), both set by the submitter, never taken from the action. */
+uint64_t session_submit(gw_session_t *s, json_object *action, const char *origin, const char *via,
+                        err_t *err);
 int session_signal(gw_session_t *s, const char *sig, err_t *err);
 /* Runs a one-shot executor op (req borrowed: {"op":"file.read",...}); cb gets its CLOSE result
  * (borrowed; {"error":...} on failure or when the runtime goes away). cb may be NULL. */
@@ -110,11 +119,26 @@ void session_delete(gw_session_t *s, const char *reason);
 void session_subscribe(gw_session_t *s, gw_sub_t *sub);
 void session_unsubscribe(gw_session_t *s, gw_sub_t *sub);
 
-int session_term_open(gw_session_t *s, gw_term_t *t, int cols, int rows, err_t *err);
+/* Opens a terminal on the session's executor, attached to nobody yet. */
+gw_term_t *session_term_open(gw_session_t *s, int cols, int rows, err_t *err);
+gw_term_t *session_term_find(gw_session_t *s, const char *id);
+const char *session_term_id(const gw_term_t *t);
+/* The output kept so far: [start, end) of every byte the terminal produced. */
+const term_ring_t *session_term_ring(const gw_term_t *t);
+/* True once the program ended (exit_code -1: the runtime went away); the ring keeps its last
+ * output for a client to read. */
+bool session_term_ended(const gw_term_t *t, int *exit_code);
+/* Attaches c (a client already attached is told gone, taken). acking: the client says what it
+ * consumed (session_term_consumed); otherwise what is written to it counts as consumed. */
+void session_term_attach(gw_term_t *t, gw_term_client_t *c, bool acking);
+/* c's connection ended without closing the terminal: it waits --term-grace for a client. */
+void session_term_detach(gw_term_t *t, gw_term_client_t *c);
 void session_term_input(gw_term_t *t, const void *p, size_t n);
 void session_term_resize(gw_term_t *t, int cols, int rows);
-/* The terminal client consumed n bytes: let the PTY produce more. */
-void session_term_consumed(gw_term_t *t, size_t n);
+/* The client consumed output up to offset off: the executor may produce up to GW_TERM_RING
+ * past it (the PTY is not read beyond that, so nothing the client may still ask for is lost). */
+void session_term_consumed(gw_term_t *t, uint64_t off);
+/* Hangs the terminal up and forgets it (its client, if any, is not told). */
 void session_term_close(gw_term_t *t);
 
 /* Re-attaches the sessions Redis says this gateway owns (after a restart). Run once Redis

@@ -36,11 +36,7 @@ on_link_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
         session_oneshot_data((oneshot_t *)kind, p, n);
         return;
     }
-    for (gw_term_t *t = s->terms; t; t = t->next)
-        if (t->ch == ch) {
-            t->on_data(t, p, n);
-            return;
-        }
+    session_term_data(s, ch, p, n);
 }
 
 /* The executor's first word on an action.attach: what it still has for us. */
@@ -179,14 +175,7 @@ on_link_close(void *ud, uint32_t ch, json_object *res)
         }
         return;
     }
-    for (gw_term_t **pp = &s->terms; *pp; pp = &(*pp)->next)
-        if ((*pp)->ch == ch) {
-            gw_term_t *t = *pp;
-            *pp = t->next;
-            t->ch = 0;
-            t->on_close(t, res);
-            return;
-        }
+    session_term_exited(s, ch, res);
 }
 
 static void became_ready(gw_session_t *s);
@@ -274,12 +263,7 @@ on_link_down(void *ud, const char *why)
         buf_clear(&s->out);
         clear_action(s);
     }
-    for (gw_term_t *t = s->terms, *next; t; t = next) {
-        next = t->next;
-        t->ch = 0;
-        t->on_close(t, NULL);
-    }
-    s->terms = NULL;
+    session_terms_lost(s);
     session_fail_oneshots(s, "the runtime disconnected");
     if (s->ready_cb) {
         session_ready_cb cb = s->ready_cb;
@@ -394,7 +378,8 @@ session_enqueue(gw_session_t *s, json_object *action, uint64_t seq)
 }
 
 uint64_t
-session_submit(gw_session_t *s, json_object *action, const char *origin, err_t *err)
+session_submit(gw_session_t *s, json_object *action, const char *origin, const char *via,
+               err_t *err)
 {
     if (!action || !json_object_is_type(action, json_type_object) ||
         !json_get_str(action, "action", NULL)) {
@@ -418,6 +403,8 @@ session_submit(gw_session_t *s, json_object *action, const char *origin, err_t *
     json_set(e, "action", json_object_get(action));
     if (origin)
         json_set_str(e, "origin", origin);
+    if (via)
+        json_set_str(e, "via", via);
     uint64_t seq = event_log_append(s->log, e);
     session_enqueue(s, action, seq);
     s->last_activity = gw_now();

@@ -80,6 +80,7 @@ struct gw_session {
     void *ready_ud;
     json_object *params;
     int reconnects;
+    unsigned term_counter; /* terminal ids t1, t2, ... */
     bool deleting;
     bool idle_pause;          /* idle_action "pause": an idle session is frozen, not deleted */
     bool connect_on_resume;   /* restored while paused: the executor link waits for the thaw */
@@ -90,7 +91,24 @@ struct gw_session {
     struct action_watch *store_waits; /* session_when_stored */
 };
 
-extern chan_kind_t session_kind_action, session_kind_term;
+/* A terminal (session_term.c). It is the channel's data pointer: kind first. */
+struct gw_term {
+    chan_kind_t kind; /* CH_TERM */
+    gw_term_t *next;
+    gw_session_t *s;
+    char id[16];
+    uint32_t ch; /* executor channel; 0 once the program ended */
+    term_ring_t ring;
+    uint64_t consumed; /* the client has consumed output up to here */
+    uint64_t limit;    /* the executor may send up to this offset */
+    gw_term_client_t *client;
+    bool acking;
+    double detached_at; /* when its last client left (with client NULL) */
+    bool ended;
+    int exit_code;
+};
+
+extern chan_kind_t session_kind_action;
 extern const exec_link_cbs_t session_link_cbs;
 
 /* session.c */
@@ -110,6 +128,14 @@ json_object *session_error_observation(const char *text);
 void session_observed(gw_session_t *s, uint64_t seq, uint64_t event_seq);
 /* session_watch.c: events up to stored are in Redis (0: the session ended). */
 void session_stored_up_to(gw_session_t *s, uint64_t stored);
+
+/* session_term.c: the executor link's events for terminals (false: ch is not a terminal),
+ * the runtime gone (every terminal ends), the session freed, the grace of detached ones. */
+bool session_term_data(gw_session_t *s, uint32_t ch, const uint8_t *p, size_t n);
+bool session_term_exited(gw_session_t *s, uint32_t ch, json_object *res);
+void session_terms_lost(gw_session_t *s);
+void session_terms_free(gw_session_t *s);
+void session_terms_tick(gw_session_t *s, double now);
 
 /* session_stream.c: the executor link's events for one-shot and streamed ops. */
 void session_fail_oneshots(gw_session_t *s, const char *why);

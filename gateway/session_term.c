@@ -1,5 +1,13 @@
-/* session_term.c — raw terminals on a session's executor, paced by their client (credit is
- * granted only as the client consumes: ttyd's lesson, per terminal). */
+/* session_term.c — raw terminals on a session's executor. A terminal belongs to the session,
+ * not to a connection: its output goes into a ring numbered by byte offset, a client reads it
+ * from any offset the ring still holds, and a dropped connection leaves the terminal waiting
+ * --term-grace seconds for a client to take it back (docs/api.md, "Re-attaching").
+ *
+ * Credit: the executor may send up to GW_TERM_RING bytes past what the client consumed (acked,
+ * or written to its socket for a client that does not ack), so the ring always holds
+ * everything from the consumed offset on and the PTY is not read beyond it: a client that
+ * stops reading pauses only its own terminal (ttyd's lesson), and nothing it may still ask for
+ * is overwritten. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,19 +15,39 @@
 
 #include "gw.h"
 #include "json_util.h"
-#include "redis_client.h"
 #include "session_int.h"
 #include "xalloc.h"
 
-/* ---- terminals ---- */
+static exec_client_t *
+client_of(const gw_term_t *t)
+{
+    return t->s && t->ch && t->s->link ? exec_link_client(t->s->link) : NULL;
+}
 
-int
-session_term_open(gw_session_t *s, gw_term_t *t, int cols, int rows, err_t *err)
+/* Lets the executor send up to consumed + GW_TERM_RING. */
+static void
+grant(gw_term_t *t)
+{
+    exec_client_t *c = client_of(t);
+    uint64_t want = t->consumed + GW_TERM_RING;
+    if (!c || want <= t->limit)
+        return;
+    uint64_t n = want - t->limit;
+    /* CREDIT frames carry a u32; GW_TERM_RING fits many times over */
+    exec_client_grant(c, t->ch, (uint32_t)n);
+    t->limit = want;
+    exec_link_flush(t->s->link);
+}
+
+gw_term_t *
+session_term_open(gw_session_t *s, int cols, int rows, err_t *err)
 {
     exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
-    if (!c || s->status == SESSION_PAUSED)
-        return err_set(err, ERR_BUSY, "the runtime is not connected (status %s)",
-                       session_status_text(s->status));
+    if (!c || s->status == SESSION_PAUSED) {
+        err_set(err, ERR_BUSY, "the runtime is not connected (status %s)",
+                session_status_text(s->status));
+        return NULL;
+    }
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "terminal");
     json_set_int(req, "cols", cols);
@@ -27,23 +55,78 @@ session_term_open(gw_session_t *s, gw_term_t *t, int cols, int rows, err_t *err)
     uint32_t ch = exec_client_open(c, req, err);
     json_object_put(req);
     if (!ch)
-        return -1;
-    exec_client_set_chan_data(c, ch, &session_kind_term);
-    /* The PTY produces only as fast as this client consumes (ttyd's lesson, per terminal). */
-    exec_client_set_auto_grant(c, ch, false);
+        return NULL;
+    gw_term_t *t = xcalloc(1, sizeof *t);
+    t->kind = CH_TERM;
     t->s = s;
     t->ch = ch;
+    snprintf(t->id, sizeof t->id, "t%u", ++s->term_counter);
+    term_ring_init(&t->ring, GW_TERM_RING);
+    t->detached_at = gw_now();
+    exec_client_set_chan_data(c, ch, t);
+    /* credit is ours to give (grant()); the channel starts with the executor's window */
+    exec_client_set_auto_grant(c, ch, false);
+    t->limit = exec_client_recv_window(c, ch);
+    grant(t);
     t->next = s->terms;
     s->terms = t;
     s->last_activity = gw_now();
     exec_link_flush(s->link);
-    return 0;
+    return t;
+}
+
+gw_term_t *
+session_term_find(gw_session_t *s, const char *id)
+{
+    for (gw_term_t *t = s->terms; t; t = t->next)
+        if (!strcmp(t->id, id))
+            return t;
+    return NULL;
+}
+
+const char *
+session_term_id(const gw_term_t *t)
+{
+    return t->id;
+}
+
+const term_ring_t *
+session_term_ring(const gw_term_t *t)
+{
+    return &t->ring;
+}
+
+bool
+session_term_ended(const gw_term_t *t, int *exit_code)
+{
+    if (t->ended && exit_code)
+        *exit_code = t->exit_code;
+    return t->ended;
+}
+
+void
+session_term_attach(gw_term_t *t, gw_term_client_t *c, bool acking)
+{
+    gw_term_client_t *old = t->client;
+    t->client = c;
+    t->acking = acking;
+    if (old && old != c)
+        old->gone(old, true);
+}
+
+void
+session_term_detach(gw_term_t *t, gw_term_client_t *c)
+{
+    if (t->client != c)
+        return;
+    t->client = NULL;
+    t->detached_at = gw_now();
 }
 
 void
 session_term_input(gw_term_t *t, const void *p, size_t n)
 {
-    exec_client_t *c = t->s && t->ch ? exec_link_client(t->s->link) : NULL;
+    exec_client_t *c = client_of(t);
     if (!c)
         return;
     /* Keystrokes are small; beyond the executor's credit they wait in the link's queue. */
@@ -62,7 +145,7 @@ session_term_input(gw_term_t *t, const void *p, size_t n)
 void
 session_term_resize(gw_term_t *t, int cols, int rows)
 {
-    exec_client_t *c = t->s && t->ch ? exec_link_client(t->s->link) : NULL;
+    exec_client_t *c = client_of(t);
     if (!c)
         return;
     json_object *m = json_object_new_object(), *r = json_object_new_object();
@@ -75,31 +158,119 @@ session_term_resize(gw_term_t *t, int cols, int rows)
 }
 
 void
-session_term_consumed(gw_term_t *t, size_t n)
+session_term_consumed(gw_term_t *t, uint64_t off)
 {
-    exec_client_t *c = t->s && t->ch ? exec_link_client(t->s->link) : NULL;
-    if (!c)
+    if (off > t->ring.end)
+        off = t->ring.end;
+    if (off <= t->consumed)
         return;
-    exec_client_grant(c, t->ch, (uint32_t)n);
-    exec_link_flush(t->s->link);
+    t->consumed = off;
+    grant(t);
+}
+
+static void
+term_free(gw_term_t *t)
+{
+    term_ring_free(&t->ring);
+    free(t);
 }
 
 void
 session_term_close(gw_term_t *t)
 {
     gw_session_t *s = t->s;
-    if (!s)
-        return;
     for (gw_term_t **pp = &s->terms; *pp; pp = &(*pp)->next)
         if (*pp == t) {
             *pp = t->next;
             break;
         }
-    exec_client_t *c = t->ch ? exec_link_client(s->link) : NULL;
+    exec_client_t *c = client_of(t);
     if (c) {
+        exec_client_set_chan_data(c, t->ch, NULL);
         exec_client_send_close(c, t->ch, NULL); /* hangs the terminal up */
         exec_link_flush(s->link);
     }
-    t->ch = 0;
-    t->s = NULL;
+    term_free(t);
+}
+
+/* ---- the executor's side ---- */
+
+static gw_term_t *
+term_of_channel(gw_session_t *s, uint32_t ch)
+{
+    for (gw_term_t *t = s->terms; t; t = t->next)
+        if (t->ch == ch)
+            return t;
+    return NULL;
+}
+
+bool
+session_term_data(gw_session_t *s, uint32_t ch, const uint8_t *p, size_t n)
+{
+    gw_term_t *t = term_of_channel(s, ch);
+    if (!t)
+        return false;
+    term_ring_append(&t->ring, p, n);
+    if (t->ring.start > t->consumed) /* cannot happen within the credit: say so if it does */
+        GW_LOG("session %s: terminal %s overran its ring (%" PRIu64 " bytes not consumed)", s->id,
+               t->id, t->ring.start - t->consumed);
+    if (t->client)
+        t->client->wake(t->client);
+    return true;
+}
+
+static void
+ended(gw_term_t *t, int exit_code)
+{
+    t->ch = 0; /* the channel is closed (or went with the link) */
+    t->ended = true;
+    t->exit_code = exit_code;
+    if (!t->client)
+        t->detached_at = gw_now(); /* the last output waits the grace for its reader */
+    else
+        t->client->wake(t->client);
+}
+
+bool
+session_term_exited(gw_session_t *s, uint32_t ch, json_object *res)
+{
+    gw_term_t *t = term_of_channel(s, ch);
+    if (!t)
+        return false;
+    ended(t, (int)json_get_int(res, "exit_code", -1));
+    return true;
+}
+
+void
+session_terms_lost(gw_session_t *s)
+{
+    for (gw_term_t *t = s->terms; t; t = t->next)
+        if (!t->ended)
+            ended(t, -1);
+}
+
+void
+session_terms_free(gw_session_t *s)
+{
+    while (s->terms) {
+        gw_term_t *t = s->terms;
+        s->terms = t->next;
+        if (t->client)
+            t->client->gone(t->client, false);
+        term_free(t);
+    }
+}
+
+void
+session_terms_tick(gw_session_t *s, double now)
+{
+    for (gw_term_t *t = s->terms, *next; t; t = next) {
+        next = t->next;
+        if (!t->client && now - t->detached_at > g_gw.cfg.term_grace) {
+            if (!t->ended)
+                GW_LOG("session %s: terminal %s hung up: no client for %d s", s->id, t->id,
+                       g_gw.cfg.term_grace);
+            session_term_close(t);
+        }
+    }
 }

@@ -46,10 +46,15 @@ typedef struct {
     char auth_error[ERR_MSG_MAX + 16];
     char session[64];
     cursor_t *cur;
-    gw_term_t term;
-    buf_t term_out; /* PTY bytes waiting for the socket */
-    bool term_closed;
-    int term_exit;
+    /* K_TERMINAL: the terminal shown (NULL once it let go of this connection), the offset of
+     * the next byte to send from its ring, and, when its session ended, what was not sent. */
+    gw_term_t *term;
+    gw_term_client_t term_client;
+    uint64_t term_sent;
+    bool term_acking; /* the client acks what it consumed ({"ack":N}) */
+    buf_t term_tail;
+    bool term_gone;
+    uint16_t peer_close;   /* the code of the client's close frame */
     buf_t msg;             /* a client message being reassembled */
     utf8_state_t msg_utf8; /* where the UTF-8 check of a text message stands */
     reply_t *replies, *replies_tail;
@@ -62,7 +67,15 @@ typedef struct {
     uint64_t conn_id;
 } pss_t;
 
-/* ws_server.c */
+/* ws_server.c: refuses what the connection asked for: an error message, then close code 1008
+ * with the error's code as the reason. Returns 0 (the connection lives until the close is out). */
+int ws_refuse(struct lws *wsi, pss_t *p, const char *code, const char *message);
+/* ws_terminal.c: a terminal connection's setup (a new terminal or ?term=ID&since=N), its
+ * messages (msg NULL: binary input in p->msg), its writes (-1 to close), its end. */
+int ws_terminal_setup(struct lws *wsi, pss_t *p, gw_session_t *s);
+void ws_terminal_message(pss_t *p, json_object *msg);
+int ws_terminal_write(struct lws *wsi, pss_t *p);
+void ws_terminal_teardown(pss_t *p);
 /* ws_reply.c: the registry of live connections (ws_lookup finds them). */
 void ws_conn_ref_add(uint64_t id, struct lws *wsi);
 void ws_conn_ref_del(uint64_t id);

@@ -2,7 +2,8 @@
  *   /ws/control                      JSON requests: session.create/get/list/delete, pool, health
  *   /ws/sessions/{id}?since=N        the session's events (a cursor over its event log) and
  *                                    actions/signals from the client; viewers read only
- *   /ws/sessions/{id}/terminal       raw PTY bytes as binary frames, {"resize":...} as text
+ *   /ws/sessions/{id}/terminal       raw PTY bytes as binary frames, {"resize":...} as text;
+ *                                    ?term=ID&since=N takes a terminal back (session_term.c)
  * Tokens: Sec-WebSocket-Protocol "sandpipe.v1, bearer.<jwt>" or ?token=<jwt>.
  *
  * Writes happen only in SERVER_WRITEABLE, one lws_write each. A client is a cursor (next_seq)
@@ -44,36 +45,12 @@ ws_connections(void)
 
 /* ---- replies (ws_reply.c queues them) ---- */
 
-/* Refuses what the connection asked for: an error message, then close code 1008 with the
- * error's code as the reason. Returns 0 (the connection lives until the close is out). */
-static int
-refuse(struct lws *wsi, pss_t *p, const char *code, const char *message)
+int
+ws_refuse(struct lws *wsi, pss_t *p, const char *code, const char *message)
 {
     ws_queue_reply(wsi, p, ws_error_msg(code, message, NULL));
     ws_close_after_replies(wsi, p, WS_CLOSE_POLICY, code);
     return 0;
-}
-
-/* ---- terminal ---- */
-
-static void
-term_on_data(gw_term_t *t, const uint8_t *d, size_t n)
-{
-    pss_t *p = (pss_t *)((char *)t - offsetof(pss_t, term));
-    buf_append(&p->term_out, d, n);
-    if (p->cur && p->cur->wsi)
-        lws_callback_on_writable(p->cur->wsi);
-}
-
-static void
-term_on_close(gw_term_t *t, json_object *res)
-{
-    pss_t *p = (pss_t *)((char *)t - offsetof(pss_t, term));
-    p->term_closed = true;
-    p->term_exit = (int)json_get_int(res, "exit_code", -1);
-    t->s = NULL;
-    if (p->cur && p->cur->wsi)
-        lws_callback_on_writable(p->cur->wsi);
 }
 
 /* ---- request handling ---- */
@@ -142,7 +119,7 @@ msg_action(struct lws *wsi, pss_t *p, gw_session_t *s, json_object *msg)
 {
     json_object *id = json_get(msg, "id");
     err_t err = {0};
-    uint64_t seq = session_submit(s, json_get(msg, "action"), p->claims.sub, &err);
+    uint64_t seq = session_submit(s, json_get(msg, "action"), p->claims.sub, "ws", &err);
     if (!seq) {
         ws_queue_reply(wsi, p, ws_error_msg(err_name(err.code), err.msg, id));
         return;
@@ -208,11 +185,9 @@ handle_session_msg(struct lws *wsi, pss_t *p, json_object *msg)
 static void
 handle_message(struct lws *wsi, pss_t *p, bool binary)
 {
-    if (p->kind == K_TERMINAL) {
-        if (binary) {
-            session_term_input(&p->term, p->msg.data, p->msg.len);
-            return;
-        }
+    if (p->kind == K_TERMINAL && binary) {
+        ws_terminal_message(p, NULL);
+        return;
     }
     err_t err = {0};
     json_object *msg = json_parse(p->msg.data ? p->msg.data : "", p->msg.len, &err);
@@ -223,13 +198,7 @@ handle_message(struct lws *wsi, pss_t *p, bool binary)
         return;
     }
     if (p->kind == K_TERMINAL) {
-        json_object *rs = json_get(msg, "resize");
-        if (rs)
-            session_term_resize(&p->term, (int)json_get_int(rs, "cols", 80),
-                                (int)json_get_int(rs, "rows", 24));
-        else if (json_get(msg, "input"))
-            session_term_input(&p->term, json_get_str(msg, "input", ""),
-                               strlen(json_get_str(msg, "input", "")));
+        ws_terminal_message(p, msg);
     } else if (p->kind == K_SESSION) {
         handle_session_msg(wsi, p, msg);
     } else {
@@ -282,14 +251,14 @@ setup(struct lws *wsi, pss_t *p)
     ws_conn_ref_add(p->conn_id, wsi);
     authenticate(wsi, p);
     if (!p->authed)
-        return refuse(wsi, p, "unauthorized", p->auth_error);
+        return ws_refuse(wsi, p, "unauthorized", p->auth_error);
     const char *rest = NULL;
     if (!strcmp(uri, "/ws/control")) {
         p->kind = K_CONTROL;
         return 0;
     }
     if (strncmp(uri, "/ws/sessions/", 13) != 0)
-        return refuse(
+        return ws_refuse(
             wsi, p, "not_found",
             "unknown endpoint (use /ws/control, /ws/sessions/{id}, /ws/sessions/{id}/terminal)");
     rest = uri + 13;
@@ -298,32 +267,23 @@ setup(struct lws *wsi, pss_t *p)
     snprintf(p->session, sizeof p->session, "%.*s", (int)(idlen < 63 ? idlen : 63), rest);
     bool terminal = slash && !strcmp(slash, "/terminal");
     if (slash && !terminal)
-        return refuse(wsi, p, "not_found", "unknown session endpoint");
+        return ws_refuse(wsi, p, "not_found", "unknown session endpoint");
     gw_session_t *s = session_find(p->session);
     if (!s || access_of(p, s) == OPS_HIDDEN)
-        return refuse(wsi, p, "not_found", "no such session on this gateway");
+        return ws_refuse(wsi, p, "not_found", "no such session on this gateway");
     cursor_t *c = xcalloc(1, sizeof *c);
     c->wsi = wsi;
-    c->s = s;
     c->sub.wake = ws_cursor_wake;
     c->sub.gone = ws_cursor_gone;
     p->cur = c;
     if (terminal) {
+        /* the cursor only carries wsi here: a terminal connection subscribes to no events */
         p->kind = K_TERMINAL;
-        err_t err = {0};
         if (access_of(p, s) != OPS_WRITE)
-            return refuse(wsi, p, "forbidden", "viewers cannot open a terminal");
-        char v[32];
-        const char *cs = lws_get_urlarg_by_name(wsi, "cols=", v, sizeof v);
-        int cols = cs ? atoi(cs) : 80;
-        const char *rs = lws_get_urlarg_by_name(wsi, "rows=", v, sizeof v);
-        int rows = rs ? atoi(rs) : 24;
-        p->term.on_data = term_on_data;
-        p->term.on_close = term_on_close;
-        if (session_term_open(s, &p->term, cols > 0 ? cols : 80, rows > 0 ? rows : 24, &err) < 0)
-            return refuse(wsi, p, err_name(err.code), err.msg);
-        return 0;
+            return ws_refuse(wsi, p, "forbidden", "viewers cannot open a terminal");
+        return ws_terminal_setup(wsi, p, s);
     }
+    c->s = s;
     p->kind = K_SESSION;
     char v[32];
     uint64_t next = event_log_next_seq(session_log(s)); /* live from now on */
@@ -345,8 +305,8 @@ teardown(pss_t *p)
         if (c->s)
             session_unsubscribe(c->s, &c->sub);
         c->wsi = NULL;
-        if (p->kind == K_TERMINAL && p->term.s)
-            session_term_close(&p->term);
+        if (p->kind == K_TERMINAL)
+            ws_terminal_teardown(p);
         if (!c->fetching)
             ws_cursor_free(c); /* else freed when the read returns */
         p->cur = NULL;
@@ -358,7 +318,7 @@ teardown(pss_t *p)
         free(r);
     }
     buf_free(&p->msg);
-    buf_free(&p->term_out);
+    buf_free(&p->term_tail);
 }
 
 /* A frame lws was not given (ws_guard.c) ends the connection: 1002 with the close frame alone,
@@ -432,26 +392,8 @@ on_writeable(struct lws *wsi, pss_t *p)
         }
         return 0;
     }
-    if (p->kind == K_TERMINAL) {
-        if (p->term_out.len) {
-            size_t n = p->term_out.len > WS_TERM_WRITE ? WS_TERM_WRITE : p->term_out.len;
-            if (ws_write_text(wsi, p->term_out.data, n, LWS_WRITE_BINARY) < 0)
-                return -1;
-            buf_consume(&p->term_out, n);
-            session_term_consumed(&p->term, n);
-            lws_callback_on_writable(wsi);
-            return 0;
-        }
-        if (p->term_closed) {
-            char msg[64];
-            int len =
-                snprintf(msg, sizeof msg, "{\"type\":\"exit\",\"exit_code\":%d}", p->term_exit);
-            ws_queue_text(wsi, p, msg, (size_t)len);
-            ws_close_after_replies(wsi, p, LWS_CLOSE_STATUS_NORMAL, "shell exited");
-            return 0;
-        }
-        return 0;
-    }
+    if (p->kind == K_TERMINAL)
+        return ws_terminal_write(wsi, p);
     if (p->kind == K_SESSION && p->cur) {
         /* Several events per WRITEABLE while the socket takes them: a viewer that keeps up
          * costs one poll round per burst, not per event (this is what makes fan-out cheap). */
@@ -524,6 +466,8 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
     case LWS_CALLBACK_SERVER_WRITEABLE: return on_writeable(wsi, p);
     case LWS_CALLBACK_RECEIVE: return on_receive(wsi, p, in, len);
     case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        if (len >= 2 && !p->peer_close)
+            p->peer_close = (uint16_t)(((const uint8_t *)in)[0] << 8 | ((const uint8_t *)in)[1]);
         /* The answer to our close: the handshake is complete, close the TCP connection. */
         return p->close_sent ? -1 : 0;
     default: break;

@@ -1,10 +1,10 @@
 // The agent view: a command submitted from it streams its output before the observation; a
 // reload shows the same timeline once; file write and str_replace edit show as a diff; actions
-// sent through REST appear live with who sent them; a dropped connection resumes from the last
+// sent through REST and /runtime/ appear live with who sent them and by which route; a dropped connection resumes from the last
 // seq with no line lost or repeated; a viewer has no submit box.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, signedIn, shot, createSession, viewerToken, rest, USER, dropConnections } from './harness.mjs';
+import { launch, signedIn, shot, createSession, viewerToken, rest, USER, BASE, dropConnections } from './harness.mjs';
 
 let browser, page, id;
 before(async () => {
@@ -40,7 +40,7 @@ test('a command from the agent view streams its output before the observation', 
   assert.equal(await e.locator('.badge').textContent(), 'exit 0');
   assert.match(await e.locator('.foot').textContent(), /cwd \/tmp/);
   assert.equal(await e.locator('pre.output').first().textContent(), 'line1\nline2\nline3\n');
-  assert.match(await e.locator('header').textContent(), /alice/);
+  assert.match(await e.locator('header .who').textContent(), /^alice via WebSocket · /);
 });
 
 test('write and str_replace edit from the box; the edit shows as a diff', async () => {
@@ -66,8 +66,20 @@ test('actions sent through REST show up live, with who sent them', async () => {
   });
   assert.equal(r.status, 200);
   await entries().nth(n).and(page.locator('[data-observed=run]')).waitFor();
-  assert.match(await entries().nth(n).locator('header').textContent(), /root/);
+  assert.match(await entries().nth(n).locator('header .who').textContent(), /^root via REST · /);
   assert.match(await entries().nth(n).locator('pre.output').first().textContent(), /from-rest/);
+});
+
+test('actions through the OpenHands action server (/runtime/{id}/) say so', async () => {
+  const n = await entries().count();
+  const r = await fetch(`${BASE}/runtime/${id}/execute_action`, {
+    method: 'POST',
+    headers: { 'X-Session-API-Key': USER, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ action: { action: 'run', args: { command: 'echo from-runtime' }, timeout: 60 } }),
+  });
+  assert.equal(r.status, 200, await r.text());
+  await entries().nth(n).and(page.locator('[data-observed=run]')).waitFor();
+  assert.match(await entries().nth(n).locator('header .who').textContent(), /^alice via \/runtime\/ · /);
   await shot(page, 'agent-view');
 });
 

@@ -2,6 +2,12 @@
 // Bytes both ways are binary frames, so anything the program prints arrives intact (UTF-8 split
 // across frames, colours, binary noise); a resize is a text frame {"resize":{cols,rows}}.
 //
+// Re-attaching (docs/api.md): the gateway numbers the terminal's output by byte offset and keeps
+// the terminal for a while after its connection drops. We count the bytes we were given and ack
+// those xterm has drawn ({"ack":N}, ?ack=1); a reconnect names the terminal and our count
+// (?term=ID&since=N), so the scrollback stays and no byte comes twice or goes missing. Bytes the
+// gateway no longer holds are reported ({"type":"truncated"}) and shown as a marker line.
+//
 // Pacing: every chunk goes to xterm with a callback; while more than HIGH bytes wait to be
 // parsed and drawn, the message handler returns a promise, so the socket is not read (see
 // socket.js) and the gateway stops granting the PTY credit: `yes` or a 200 MB cat runs at the
@@ -13,6 +19,7 @@ import { openSocket, isFinal, backoff } from './socket.js';
 
 const HIGH = 128 * 1024; // bytes handed to xterm and not yet drawn: stop reading above this
 const LOW = 16 * 1024;   // ... and read again below this
+const ACK_STEP = 32 * 1024; // drawn bytes between acks
 
 export const darkTheme = {
   background: '#111418', foreground: '#d6dbe1', cursor: '#7cc4ff', selectionBackground: '#335577',
@@ -51,6 +58,10 @@ export class TerminalTab {
     this.sock = null;
     this.bytesIn = 0;
     this.paused = false;
+    this.termId = null; // the gateway's id of our terminal, once it said it
+    this.offset = 0;    // output offset of the next byte we will be given
+    this.acked = 0;     // ... and the offset we last acked
+    this.drawn = 0;     // ... and up to which xterm has drawn
     this.term.onData((s) => this.sendBytes(new TextEncoder().encode(s)));
     this.term.onBinary((s) => this.sendBytes(Uint8Array.from(s, (c) => c.charCodeAt(0) & 255)));
     this.term.onResize(({ cols, rows }) => this.sock?.send(JSON.stringify({ resize: { cols, rows } })));
@@ -86,32 +97,47 @@ export class TerminalTab {
     const { cols, rows } = this.term;
     this.onState({ state: this.attempt ? 'reconnecting' : 'connecting' });
     let error = null, exited = null;
-    this.sock = openSocket(`/ws/sessions/${encodeURIComponent(this.id)}/terminal?cols=${cols}&rows=${rows}`, {
+    const back = this.termId ? `&term=${encodeURIComponent(this.termId)}&since=${this.offset}` : '';
+    this.sock = openSocket(`/ws/sessions/${encodeURIComponent(this.id)}/terminal?cols=${cols}&rows=${rows}&ack=1${back}`, {
       onOpen: () => {
         this.attempt = 0;
         this.onState({ state: 'live' });
       },
       onMessage: (d) => {
-        if (typeof d === 'string') {
-          try {
-            const m = JSON.parse(d);
-            if (m.type === 'exit') exited = m.exit_code;
-            else if (m.type === 'error') error = m.error;
-          } catch { /* not ours */ }
-          return undefined;
+        if (typeof d !== 'string') return this.write(d);
+        let m = null;
+        try { m = JSON.parse(d); } catch { return undefined; /* not ours */ }
+        if (m.type === 'terminal') {
+          if (m.term !== this.termId) this.offset = this.acked = this.drawn = m.offset;
+          this.termId = m.term;
+        } else if (m.type === 'truncated') {
+          this.term.write(`\r\n\x1b[33m[${m.bytes} bytes of output were lost while disconnected: the gateway keeps the last 1 MiB]\x1b[0m\r\n`);
+          this.offset = this.acked = this.drawn = m.lost_to;
+        } else if (m.type === 'exit') {
+          exited = m.exit_code;
+        } else if (m.type === 'error') {
+          error = m.error;
         }
-        return this.write(d);
+        return undefined;
       },
       onClose: ({ code }) => {
         this.sock = null;
         this.release();
         if (this.closed) return;
         if (exited !== null) {
+          this.termId = null;
           this.term.write(`\r\n\x1b[2m[the shell exited with code ${exited}; press Enter for a new one]\x1b[0m\r\n`);
           this.onState({ state: 'exited', exitCode: exited });
           const d = this.term.onKey(({ domEvent }) => {
             if (domEvent.key === 'Enter') { d.dispose(); this.connect(); }
           });
+          return;
+        }
+        if (this.termId && error?.code === 'not_found') {
+          // our terminal is gone (its grace ran out while we were away): a new shell
+          this.termId = null;
+          this.term.write('\r\n\x1b[2m[the terminal ended while disconnected: a new shell; the scrollback above is kept]\x1b[0m\r\n');
+          this.connect();
           return;
         }
         if (isFinal(code)) {
@@ -121,22 +147,26 @@ export class TerminalTab {
           return;
         }
         this.onState({ state: 'reconnecting' });
-        setTimeout(() => {
-          if (this.closed) return;
-          this.term.write('\r\n\x1b[2m[connection lost: reconnected to a new shell; the scrollback above is kept]\x1b[0m\r\n');
-          this.connect();
-        }, backoff(this.attempt++));
+        setTimeout(() => this.connect(), backoff(this.attempt++));
       },
     });
   }
 
   /** Hands bytes to xterm; returns a promise (stop reading) while too much waits to be drawn. */
   write(bytes) {
-    const n = bytes.length;
+    const n = bytes.length, sock = this.sock;
     this.pending += n;
     this.bytesIn += n;
+    this.offset += n;
+    const upTo = this.offset;
     this.term.write(bytes, () => {
       this.pending -= n;
+      this.drawn = Math.max(this.drawn, upTo);
+      // ack what is drawn: in 32 KiB steps, and whenever xterm has caught up
+      if (sock === this.sock && (this.drawn - this.acked >= ACK_STEP || this.pending === 0) && this.drawn > this.acked) {
+        this.acked = this.drawn;
+        sock?.send(JSON.stringify({ ack: this.acked }));
+      }
       if (this.pending <= LOW) this.release();
     });
     if (this.pending <= HIGH) return undefined;

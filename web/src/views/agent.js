@@ -37,6 +37,9 @@ function diffView(oldText, newText) {
   }, d.op === '…' ? '…\n' : `${d.op} ${d.line}\n`)));
 }
 
+/** The route an action came by, as the gateway recorded it (docs/api.md, "Events"). */
+const ROUTES = { ws: 'WebSocket', rest: 'REST', runtime: '/runtime/' };
+
 /** One action's card in the timeline. */
 class Entry {
   constructor(ev) {
@@ -55,7 +58,8 @@ class Entry {
         h('code.what', summary(this.action)),
         h('div.spacer'),
         this.state,
-        h('span.muted.small', { title: `event ${ev.seq}` }, `${ev.origin || '?'} · ${time(ev.ts)}`)),
+        h('span.muted.small.who', { title: `event ${ev.seq}`, 'data-via': ev.via || '' },
+          `${ev.origin || '?'}${ev.via ? ` via ${ROUTES[ev.via] || ev.via}` : ''} · ${time(ev.ts)}`)),
       this.action.action === 'write' && typeof this.action.args?.content === 'string'
         ? h('details', h('summary', `content (${this.action.args.content.length} characters)`),
           h('pre.output', this.action.args.content.slice(0, SHOWN)))

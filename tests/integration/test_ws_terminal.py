@@ -1,0 +1,205 @@
+"""Terminals outlive their WebSocket (docs/api.md, "Re-attaching"): a dropped connection is taken
+back by terminal id from the output offset the client has, every byte once and in order; what
+the ring no longer holds is reported, never skipped silently; several terminals keep their ids
+and shells; a normal close, the grace running out or the session ending hang the terminal up."""
+import json
+import re
+import time
+import unittest
+
+from stack import Stack
+from wsclient import BINARY, CLOSE, TEXT, HandshakeError
+
+LINES = 200000  # about 2.3 MB of output: more than the gateway's 1 MiB ring
+
+
+class Term:
+    """One connection to a terminal: its hello, the bytes so far, acks as it reads."""
+
+    def __init__(self, st, sid, term=None, since=None, ack=True):
+        q = "cols=100&rows=30" + ("&ack=1" if ack else "")
+        if term:
+            q += f"&term={term}" + (f"&since={since}" if since is not None else "")
+        self.ws = st.ws(f"/ws/sessions/{sid}/terminal?{q}")
+        self.ack = ack
+        self.hello = self.ws.recv_json(timeout=30)
+        self.offset = self.hello.get("offset", 0)
+        self.data = b""
+        self.texts = []
+        self.acked = self.offset
+
+    def read(self, until, timeout=60):
+        """Reads until until(self) is true; acks every 64 KiB. Returns False on a close."""
+        deadline = time.monotonic() + timeout
+        while not until(self):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out; last bytes {self.data[-200:]!r}")
+            op, d = self.ws.recv(timeout=30)
+            if op == BINARY:
+                self.data += d
+                self.offset += len(d)
+                if self.ack and self.offset - self.acked >= 65536:
+                    self.ws.send_json({"ack": self.offset})
+                    self.acked = self.offset
+            elif op == TEXT:
+                m = json.loads(d)
+                self.texts.append(m)
+                if m.get("type") == "truncated":  # the bytes go on from where the ring starts
+                    self.offset = m["lost_to"]
+            elif op == CLOSE:
+                return False
+        return True
+
+    def type(self, text):
+        self.ws.send_binary(text.encode())
+
+    def drop(self):
+        """The connection goes away without a close frame, as a network failure ends it."""
+        self.ws.sock.close()
+
+
+def numbers(data):
+    return [int(n) for n in re.findall(rb"line-(\d+)\r?\n", data)]
+
+
+class TerminalReattachTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.st = Stack(pool=2, extra=["--term-grace", "3"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.st.stop()
+
+    def test_drop_mid_output_and_take_it_back_every_byte_once(self):
+        sid = self.st.create_session()
+        t = Term(self.st, sid)
+        self.assertEqual(t.hello["type"], "terminal")
+        self.assertEqual(t.hello["offset"], 0)
+        tid = t.hello["term"]
+        t.type(f"stty -echo; seq -f 'line-%g' 1 {LINES}; echo DONE-$((6*7))\r")
+        t.read(lambda x: len(numbers(x.data)) >= 20000)
+        first = t.data
+        t.drop()  # mid-output: the shell goes on writing
+        time.sleep(0.3)
+        t2 = Term(self.st, sid, term=tid, since=t.offset)
+        self.assertEqual((t2.hello["term"], t2.hello["offset"]), (tid, t.offset))
+        self.assertLessEqual(t2.hello["start"], t.offset)  # the ring still holds what we lack
+        t2.read(lambda x: b"DONE-42" in x.data, timeout=120)
+        self.assertEqual([m for m in t2.texts if m.get("type") == "truncated"], [])
+        whole = first + t2.data
+        self.assertEqual(numbers(whole), list(range(1, LINES + 1)))  # each line once, in order
+        # the same shell: its output offset goes on from where it was
+        t2.type("echo PID=$$\r")
+        t2.read(lambda x: re.search(rb"PID=\d+", x.data))
+        t2.ws.close()
+
+    def test_replay_past_the_ring_is_reported(self):
+        sid = self.st.create_session()
+        t = Term(self.st, sid)
+        tid = t.hello["term"]
+        t.type(f"stty -echo; seq -f 'line-%g' 1 {LINES}; echo DONE-$((6*7))\r")
+        t.read(lambda x: b"DONE-42" in x.data, timeout=120)
+        end = t.offset
+        t.drop()
+        time.sleep(0.3)
+        # from 0: the first ~1.3 MB are gone; the gap is said, then the rest comes once
+        t2 = Term(self.st, sid, term=tid, since=0)
+        self.assertEqual(t2.hello["end"], end)
+        start = t2.hello["start"]
+        self.assertGreater(start, 0)
+        t2.read(lambda x: x.offset >= end)
+        self.assertEqual(t2.texts[0], {"type": "truncated", "lost_from": 0, "lost_to": start,
+                                       "bytes": start})
+        self.assertEqual(t2.data, t.data[start:])
+        t2.ws.close()
+
+    def test_several_terminals_keep_their_ids_and_shells(self):
+        sid = self.st.create_session()
+        terms = [Term(self.st, sid) for _ in range(3)]
+        ids = [x.hello["term"] for x in terms]
+        self.assertEqual(len(set(ids)), 3)
+        pids = []
+        for x in terms:
+            x.type("echo PID=$$\r")
+            x.read(lambda y: re.search(rb"PID=(\d+)\r\n", y.data))
+            pids.append(re.search(rb"PID=(\d+)\r\n", x.data).group(1))
+            x.drop()
+        time.sleep(0.3)
+        for tid, pid, old in zip(ids, pids, terms):
+            x = Term(self.st, sid, term=tid, since=old.offset)
+            x.type("echo AGAIN=$$\r")
+            x.read(lambda y: re.search(rb"AGAIN=(\d+)\r\n", y.data))
+            self.assertEqual(re.search(rb"AGAIN=(\d+)\r\n", x.data).group(1), pid)
+            x.ws.close()
+
+    def test_a_second_connection_takes_the_terminal_over(self):
+        sid = self.st.create_session()
+        a = Term(self.st, sid)
+        b = Term(self.st, sid, term=a.hello["term"], since=0)
+        self.assertEqual(b.hello["term"], a.hello["term"])
+        msg = a.ws.recv_json(timeout=10)
+        while msg.get("type") != "error":
+            msg = a.ws.recv_json(timeout=10)
+        self.assertEqual(msg["error"]["code"], "taken_over")
+        op, d = a.ws.recv(timeout=10)
+        while op != CLOSE:
+            op, d = a.ws.recv(timeout=10)
+        self.assertEqual(d[:2], b"\x03\xf0")  # 1008
+        b.type("echo STILL-$((1+1))\r")
+        b.read(lambda y: b"STILL-2" in y.data)
+        b.ws.close()
+
+    def refused(self, sid, query):
+        ws = self.st.ws(f"/ws/sessions/{sid}/terminal?{query}")
+        msg = ws.recv_json(timeout=10)
+        op, d = ws.recv(timeout=10)
+        self.assertEqual((op, d[:2]), (CLOSE, b"\x03\xf0"))
+        return msg["error"]["code"]
+
+    def test_bad_offsets_and_unknown_terminals_are_refused(self):
+        sid = self.st.create_session()
+        t = Term(self.st, sid)
+        tid = t.hello["term"]
+        self.assertEqual(self.refused(sid, f"term={tid}&since=99999999"), "bad_request")
+        self.assertEqual(self.refused(sid, f"term={tid}&since=-1"), "bad_request")
+        self.assertEqual(self.refused(sid, f"term={tid}&since=x"), "bad_request")
+        self.assertEqual(self.refused(sid, "term=t999&since=0"), "not_found")
+        t.ws.close()
+
+    def test_a_normal_close_hangs_up_at_once(self):
+        sid = self.st.create_session()
+        t = Term(self.st, sid)
+        tid = t.hello["term"]
+        t.ws.close()  # 1000: the client is done with this terminal
+        time.sleep(0.3)
+        self.assertEqual(self.refused(sid, f"term={tid}&since=0"), "not_found")
+
+    def test_the_grace_runs_out(self):
+        sid = self.st.create_session()
+        t = Term(self.st, sid)
+        tid = t.hello["term"]
+        t.type("echo HI\r")
+        t.read(lambda y: b"HI\r\n" in y.data)
+        t.drop()
+        time.sleep(1)
+        t2 = Term(self.st, sid, term=tid, since=t.offset)  # within the grace: back
+        t2.drop()
+        time.sleep(5)  # --term-grace 3 here, checked on the gateway's 1 s tick
+        self.assertEqual(self.refused(sid, f"term={tid}&since=0"), "not_found")
+        self.assertIn(f"terminal {tid} hung up", self.st.gateway_log())
+
+    def test_the_session_ending_ends_its_terminals(self):
+        c = self.st.control()
+        sid = self.st.call(c, "session.create")["result"]["id"]
+        t = Term(self.st, sid)
+        t.type("echo UP\r")
+        t.read(lambda y: b"UP\r\n" in y.data)
+        self.st.call(c, "session.delete", {"session": sid})
+        t.read(lambda y: any(m.get("type") == "exit" for m in y.texts) or False, timeout=30)
+        self.assertIn({"type": "exit", "exit_code": -1}, t.texts)
+        c.close()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -60,7 +60,10 @@ void api_files_list(api_req_t *r, char **params);
 void api_files_stat(api_req_t *r, char **params);
 void api_files_read(api_req_t *r, char **params);
 void api_files_write(api_req_t *r, char **params);
-void api_files_put(api_req_t *r, char **params);      /* streamed body (BODY_STREAM) */
+void api_files_put(api_req_t *r, char **params); /* streamed body (BODY_STREAM) */
+void api_files_mkdir(api_req_t *r, char **params);
+void api_files_move(api_req_t *r, char **params);
+void api_files_remove(api_req_t *r, char **params);
 void api_files_download(api_req_t *r, char **params); /* raw bytes, streamed */
 void api_health(api_req_t *r, char **params);
 void api_pool(api_req_t *r, char **params);

@@ -1,6 +1,7 @@
 /* files.c — /api/v1/sessions/{id}/files: list, stat, read (text, line ranges), small
- * writes (binary safe: base64 in a file.write op, at most API_UPLOAD_MAX bytes) through the
- * owning gateway's inbox, and streamed upload (PUT .../files/content, any size up to
+ * writes (binary safe: base64 in a file.write op, at most API_UPLOAD_MAX bytes), mkdir, move
+ * (rename) and delete through the owning gateway's inbox, and streamed upload (PUT
+ * .../files/content, any size up to
  * --max-upload) and download (GET .../files/download) of binary files through api_xfer. */
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -164,6 +165,97 @@ api_files_write(api_req_t *r, char **params)
         return;
     }
     json_set_str(req, "op", "file.write");
+    run_op(r, params[0], req, true);
+    json_object_put(req);
+}
+
+/* A JSON body's field name as a string of 1..PATH_MAX_LEN bytes, or NULL after replying 400. */
+static const char *
+body_path(api_req_t *r, json_object *body, const char *name)
+{
+    json_object *v = json_get(body, name);
+    int n = v && json_object_is_type(v, json_type_string) ? json_object_get_string_len(v) : 0;
+    if (n <= 0 || n >= PATH_MAX_LEN) {
+        api_failf(r, ERR_BAD_REQ, "%s must be a path (a non-empty string)", name);
+        return NULL;
+    }
+    return json_object_get_string(v);
+}
+
+/* A JSON body's boolean field (def when absent), or -1 after replying 400. */
+static int
+body_bool(api_req_t *r, json_object *body, const char *name, bool def)
+{
+    json_object *v = json_get(body, name);
+    if (!v)
+        return def;
+    if (!json_object_is_type(v, json_type_boolean)) {
+        api_failf(r, ERR_BAD_REQ, "%s must be a boolean", name);
+        return -1;
+    }
+    return json_object_get_boolean(v);
+}
+
+/* POST .../files/mkdir {"path","parents":true,"mode":"0755"}: file.mkdir. */
+void
+api_files_mkdir(api_req_t *r, char **params)
+{
+    json_object *body = api_body_object(r);
+    if (!body)
+        return;
+    const char *path = body_path(r, body, "path");
+    int parents = path ? body_bool(r, body, "parents", true) : -1;
+    json_object *mode = json_get(body, "mode");
+    if (parents >= 0 && mode && !json_object_is_type(mode, json_type_string)) {
+        api_failf(r, ERR_BAD_REQ, "mode must be an octal string (\"0755\")");
+        parents = -1;
+    }
+    if (parents >= 0) {
+        json_object *req = json_object_new_object();
+        json_set_str(req, "op", "file.mkdir");
+        json_set_str(req, "path", path);
+        json_set_bool(req, "parents", parents);
+        if (mode)
+            json_set(req, "mode", json_object_get(mode));
+        run_op(r, params[0], req, true);
+        json_object_put(req);
+    }
+    json_object_put(body);
+}
+
+/* POST .../files/move {"from","to","overwrite":false}: file.move (rename(2) semantics). */
+void
+api_files_move(api_req_t *r, char **params)
+{
+    json_object *body = api_body_object(r);
+    if (!body)
+        return;
+    const char *from = body_path(r, body, "from");
+    const char *to = from ? body_path(r, body, "to") : NULL;
+    int overwrite = to ? body_bool(r, body, "overwrite", false) : -1;
+    if (overwrite >= 0) {
+        json_object *req = json_object_new_object();
+        json_set_str(req, "op", "file.move");
+        json_set_str(req, "from", from);
+        json_set_str(req, "to", to);
+        json_set_bool(req, "overwrite", overwrite);
+        run_op(r, params[0], req, true);
+        json_object_put(req);
+    }
+    json_object_put(body);
+}
+
+/* DELETE .../files?path=&recursive=false: file.remove (a symlink is removed, not followed). */
+void
+api_files_remove(api_req_t *r, char **params)
+{
+    char path[PATH_MAX_LEN];
+    if (path_param(r, path, sizeof path, NULL) < 0)
+        return;
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", "file.remove");
+    json_set_str(req, "path", path);
+    json_set_bool(req, "recursive", api_query_bool(r, "recursive", false));
     run_op(r, params[0], req, true);
     json_object_put(req);
 }

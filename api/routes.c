@@ -36,6 +36,9 @@ static const api_route_t routes[] = {
     {"PUT", "/api/v1/sessions/{}/files/content", api_files_put, ANY | STREAM, API_REST},
     {"GET", "/api/v1/sessions/{}/files/download", api_files_download, ANY, API_REST},
     {"POST", "/api/v1/sessions/{}/files/content", api_files_write, ANY, API_REST},
+    {"DELETE", "/api/v1/sessions/{}/files", api_files_remove, ANY, API_REST},
+    {"POST", "/api/v1/sessions/{}/files/mkdir", api_files_mkdir, ANY, API_REST},
+    {"POST", "/api/v1/sessions/{}/files/move", api_files_move, ANY, API_REST},
     /* OpenHands action-execution server: own auth (X-Session-API-Key), own error bodies. */
     {"GET", "/runtime/{}/alive", api_rt_alive, NONE, API_OH_ACTION_SERVER},
     {"GET", "/runtime/{}/server_info", api_rt_server_info, NONE, API_OH_ACTION_SERVER},

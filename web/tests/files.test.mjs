@@ -67,6 +67,33 @@ test('create, rename and delete from the UI', async () => {
   assert.equal(r.status, 404);
 });
 
+test('new folder and a refused rename go through the file routes, not commands', async () => {
+  const actions = async () => (await rest('GET', `/api/v1/sessions/${id}/events?type=action&limit=1000`, { token: USER })).body.events.length;
+  const before = await actions();
+  page.once('dialog', (d) => d.accept('/workspace/made-here/inner'));
+  await page.locator('[data-action=new-folder]').click();
+  await node('/workspace/made-here').waitFor();
+  let r = await rest('GET', `/api/v1/sessions/${id}/files/stat?path=made-here/inner`, { token: USER });
+  assert.equal(r.body.type, 'directory');
+  // a rename onto a file that exists is refused (409 exists), and says so; both files stay
+  await rest('PUT', `/api/v1/sessions/${id}/files/content?path=made-here/a.txt`, { token: USER, body: 'A' });
+  await rest('PUT', `/api/v1/sessions/${id}/files/content?path=made-here/b.txt`, { token: USER, body: 'B' });
+  await node('/workspace/made-here').click();
+  await node('/workspace/made-here/a.txt').click();
+  await page.locator('.file-bar .path', { hasText: '/workspace/made-here/a.txt' }).waitFor();
+  page.once('dialog', (d) => d.accept('b.txt'));
+  await page.getByRole('button', { name: 'Rename', exact: true }).click();
+  await page.locator('.toast.error', { hasText: 'Rename failed' }).waitFor();
+  await shot(page, 'files-rename-refused');
+  r = await rest('GET', `/api/v1/sessions/${id}/files/content?path=made-here/b.txt`, { token: USER });
+  assert.equal(r.body.content, 'B');
+  // the open file is deleted (DELETE files?path=)
+  page.once('dialog', (d) => d.accept());
+  await page.getByRole('button', { name: 'Delete', exact: true }).click();
+  await node('/workspace/made-here/a.txt').waitFor({ state: 'detached' });
+  assert.equal(await actions(), before, 'the Files tab ran a command');
+});
+
 test('drop a binary file on a folder: uploaded, then downloaded, byte-identical', async () => {
   const data = Array.from({ length: 300000 }, (_, i) => (i * 7919 + (i >> 8)) & 255);
   await page.evaluate(async (bytes) => {

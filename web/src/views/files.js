@@ -1,5 +1,6 @@
-// The Files tab: a tree of the workspace, a CodeMirror editor, save/create/rename/delete, upload
-// by drag and drop (or the Upload button), download. The tree follows the workspace: it re-reads
+// The Files tab: a tree of the workspace, a CodeMirror editor, save/create/rename/delete (the
+// REST file routes: files/mkdir, files/move, DELETE files), upload by drag and drop (or the
+// Upload button), download. The tree follows the workspace: it re-reads
 // the open directories every few seconds while shown and after every finished action, so a file
 // a command made in a terminal appears without a click.
 import { api, q, ApiError } from '../lib/rest.js';
@@ -7,7 +8,6 @@ import { h, mount, toast, bytes } from '../lib/dom.js';
 import { currentTheme, onTheme } from '../lib/theme.js';
 
 const POLL_MS = 3000;
-const shq = (s) => `'${String(s).replace(/'/g, "'\\''")}'`;
 const join = (dir, name) => (dir.endsWith('/') ? dir + name : `${dir}/${name}`);
 const parent = (p) => p.replace(/\/[^/]*$/, '') || '/';
 const base = (p) => p.replace(/^.*\//, '');
@@ -182,14 +182,6 @@ export function filesPanel(id, me, ctx) {
     }
   }
 
-  // Moving, deleting and making folders have no file route: they run as commands (and so show
-  // in the Agent timeline, as what this user did).
-  async function run(command) {
-    const r = await api(`${S}/actions?wait=true&timeout=60`, { method: 'POST', body: { action: 'run', args: { command } } });
-    const code = r.observation?.extras?.metadata?.exit_code;
-    if (code !== 0) throw new Error((r.observation?.content || `exit code ${code}`).trim());
-  }
-
   async function newFile() {
     const dir = selectedDir || root;
     const name = prompt(`New file in ${dir}:`, 'untitled.txt');
@@ -211,7 +203,7 @@ export function filesPanel(id, me, ctx) {
     if (!name) return;
     const path = name.startsWith('/') ? name : join(dir, name);
     try {
-      await run(`mkdir -p -- ${shq(path)}`);
+      await api(`${S}/files/mkdir`, { method: 'POST', body: { path, parents: true } });
       open.add(dir);
       await refresh(true);
     } catch (e) {
@@ -225,7 +217,7 @@ export function filesPanel(id, me, ctx) {
     if (!name || name === base(path)) return;
     const to = name.startsWith('/') ? name : join(parent(path), name);
     try {
-      await run(`mv -n -T -- ${shq(path)} ${shq(to)} && test ! -e ${shq(path)}`);
+      await api(`${S}/files/move`, { method: 'POST', body: { from: path, to, overwrite: false } });
       if (file?.path === path) { file.path = to; crumbs.textContent = to; }
       await refresh(true);
       toast(`Renamed to ${base(to)}`);
@@ -237,7 +229,7 @@ export function filesPanel(id, me, ctx) {
   async function remove(path) {
     if (!path || !confirm(`Delete ${path}?`)) return;
     try {
-      await run(`rm -rf -- ${shq(path)}`);
+      await api(`${S}/files?path=${q(path)}&recursive=true`, { method: 'DELETE' });
       if (file?.path === path) {
         file.editor?.destroy();
         file = null;

@@ -15,11 +15,21 @@ function chart(title, unit, fmt) {
   const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
   svg.setAttribute('viewBox', `0 0 ${POINTS - 1} 30`);
   svg.setAttribute('preserveAspectRatio', 'none');
-  const area = document.createElementNS(svg.namespaceURI, 'polyline');
-  area.setAttribute('class', 'line');
-  svg.append(area);
+  // A baseline and faint grid over the whole window, so a chart that has only a few seconds of
+  // history (drawn at the right, the newest) reads as such rather than as a broken chart.
+  const el$ = (tag, attrs) => {
+    const e = document.createElementNS(svg.namespaceURI, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    svg.append(e);
+    return e;
+  };
+  for (const y of [1, 15]) el$('line', { class: 'grid', x1: 0, x2: POINTS - 1, y1: y, y2: y });
+  el$('line', { class: 'base', x1: 0, x2: POINTS - 1, y1: 29, y2: 29 });
+  const fill = el$('polygon', { class: 'fill' });
+  const area = el$('polyline', { class: 'line' });
   const now = h('span.value', '—');
-  const el = h('div.chart.card', { 'data-chart': title }, h('div.row', h('span.muted.small', title), h('div.spacer'), now), svg, h('span.muted.small.unit', unit));
+  const el = h('div.chart.card', { 'data-chart': title }, h('div.row', h('span.muted.small', title), h('div.spacer'), now), svg,
+    h('div.row', h('span.muted.small.unit', unit), h('div.spacer'), h('span.muted.small', `last ${POINTS} s`)));
   return {
     el,
     push(v) {
@@ -28,7 +38,9 @@ function chart(title, unit, fmt) {
       const finite = values.map((x) => (Number.isFinite(x) ? x : 0));
       const max = Math.max(1e-9, ...finite);
       const off = POINTS - finite.length;
-      area.setAttribute('points', finite.map((x, i) => `${i + off},${(30 - (x / max) * 28 - 1).toFixed(2)}`).join(' '));
+      const pts = finite.map((x, i) => `${i + off},${(30 - (x / max) * 28 - 1).toFixed(2)}`);
+      area.setAttribute('points', pts.join(' '));
+      fill.setAttribute('points', `${off},29 ${pts.join(' ')} ${POINTS - 1},29`);
       now.textContent = Number.isFinite(v) ? fmt(v) : '—';
       el.dataset.samples = String(values.length);
     },

@@ -222,7 +222,7 @@ export function filesPanel(id, me, ctx) {
       await refresh(true);
       toast(`Renamed to ${base(to)}`);
     } catch (e) {
-      toast(`Rename failed: ${e.message}`, 'error');
+      toast(e.code === 'exists' ? `Rename failed: ${to} already exists` : `Rename failed: ${e.message}`, 'error');
     }
   }
 

@@ -15,6 +15,7 @@ typedef struct gw_session gw_session_t;
 
 typedef struct {
     char id[64];             /* gateway id (Redis keys, session ownership) */
+    char host_id[128];       /* the machine whose sandboxes it reaches (takeover.h) */
     const char *listen_host; /* WebSocket listen address */
     int listen_port;
     const char *redis;         /* "unix:/path" or "host:port" */

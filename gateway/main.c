@@ -20,6 +20,7 @@
 #include "redis_client.h"
 #include "sandbox/sandbox_disk.h"
 #include "session.h"
+#include "takeover.h"
 #include "ws_server.h"
 
 static uv_signal_t sigint, sigterm;
@@ -44,6 +45,9 @@ usage(FILE *f)
             "  --listen HOST:PORT       WebSocket listen address (default 127.0.0.1:8081)\n"
             "  --redis ADDR             unix:/path or host:port (default 127.0.0.1:6379)\n"
             "  --id ID                  gateway id (default gw-<hostname>)\n"
+            "  --host-id ID             the machine whose sandboxes this gateway reaches: peers\n"
+            "                           with the same one take over each other's sessions\n"
+            "                           (default /etc/machine-id, else the hostname)\n"
             "  --provider NAME          bwrap (default) or local\n"
             "  --image NAME             sessions' default image (default host: the host's /usr;\n"
             "                           sandpipe image ls lists the others)\n"
@@ -97,6 +101,7 @@ on_stop(uv_signal_t *h, int signo)
     uv_signal_stop(&sigterm);
     uv_timer_stop(&tick);
     inbox_stop();
+    takeover_stop();
     sessions_shutdown();
     pool_stop();
     redis_client_stop();
@@ -110,20 +115,10 @@ on_stop(uv_signal_t *h, int signo)
 }
 
 static void
-heartbeat(void)
-{
-    char key[128], val[64];
-    snprintf(key, sizeof key, "sp:gateway:%s", g_gw.cfg.id);
-    snprintf(val, sizeof val, "%.3f", gw_wall());
-    redis_client_cmd(NULL, NULL, "SET %s %s EX 15", key, val);
-    redis_client_cmd(NULL, NULL, "SADD sp:gateways %s", g_gw.cfg.id);
-}
-
-static void
 on_tick(uv_timer_t *t)
 {
     (void)t;
-    heartbeat();
+    takeover_heartbeat();
     metrics_flush();
     sessions_tick();
     pool_tick();
@@ -172,10 +167,13 @@ on_redis_ready(void)
         const provider_t *p = provider_find(g_gw.cfg.provider);
         if (p && p->cleanup) /* what an earlier life left behind (docker: stopped containers) */
             p->cleanup(g_gw.cfg.id);
+    } else {
+        takeover_recheck(); /* cut off long enough, a peer may own our sessions now */
     }
-    heartbeat();
+    takeover_heartbeat();
     sessions_redis_ready();
     pool_start();
+    takeover_start();
 }
 
 int
@@ -184,6 +182,7 @@ main(int argc, char **argv)
     static const struct option opts[] = {{"listen", required_argument, 0, 'l'},
                                          {"redis", required_argument, 0, 'r'},
                                          {"id", required_argument, 0, 'i'},
+                                         {"host-id", required_argument, 0, 'H'},
                                          {"provider", required_argument, 0, 'p'},
                                          {"image", required_argument, 0, 'm'},
                                          {"images", required_argument, 0, 'G'},
@@ -231,12 +230,14 @@ main(int argc, char **argv)
     char host[64] = "local";
     gethostname(host, sizeof host - 1);
     snprintf(cfg->id, sizeof cfg->id, "gw-%.56s", host);
+    takeover_default_host_id(cfg->host_id, sizeof cfg->host_id);
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'l': listen = optarg; break;
         case 'r': cfg->redis = optarg; break;
         case 'i': snprintf(cfg->id, sizeof cfg->id, "%s", optarg); break;
+        case 'H': snprintf(cfg->host_id, sizeof cfg->host_id, "%s", optarg); break;
         case 'p': cfg->provider = optarg; break;
         case 'm': cfg->image = optarg; break;
         case 'G': cfg->image_store = optarg; break;

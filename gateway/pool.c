@@ -303,6 +303,27 @@ pool_start(void)
     pool_tick();
 }
 
+void
+pool_adopt(const char *record)
+{
+    json_object *o = json_tokener_parse(record);
+    sandbox_t sb;
+    err_t err = {0};
+    const provider_t *p = NULL;
+    if (!o || sandbox_from_json(o, &sb, &err) < 0 || !(p = provider_find(sb.provider))) {
+        GW_LOG("pool: a peer's warm sandbox record is unusable: %s", err.msg);
+    } else if (strcmp(sb.image, g_gw.cfg.image) == 0 && p->alive(&sb)) {
+        char key[160];
+        pool_key(key, sizeof key, POOL_PROFILE);
+        redis_client_cmd(NULL, NULL, "RPUSH %s %s", key, record);
+        if (ready_count >= 0)
+            ready_count++;
+    } else if (p->destroy(&sb, true, &err) < 0) {
+        GW_LOG("pool: a peer's warm sandbox %s: destroy: %s", sb.id, err.msg);
+    }
+    json_object_put(o);
+}
+
 json_object *
 pool_describe(void)
 {

@@ -26,6 +26,9 @@ const char *pool_image(json_object *params);
 /* Tops the pool up (called after claims and periodically). */
 void pool_tick(void);
 json_object *pool_describe(void);
+/* A warm sandbox (its JSON record) of a dead peer on this host (takeover.c): joins this pool
+ * if it runs this gateway's default image and still lives, else it is destroyed. */
+void pool_adopt(const char *record);
 void pool_stop(void);
 
 #endif

@@ -488,6 +488,16 @@ sessions_tick(void)
 }
 
 void
+sessions_drop(void)
+{
+    while (g_gw.sessions) {
+        gw_session_t *s = g_gw.sessions;
+        s->deleting = true;
+        session_free(s);
+    }
+}
+
+void
 sessions_shutdown(void)
 {
     /* Sessions outlive the gateway: close links and forget them, sandboxes keep running. */

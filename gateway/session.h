@@ -144,6 +144,13 @@ void session_term_close(gw_term_t *t);
 /* Re-attaches the sessions Redis says this gateway owns (after a restart). Run once Redis
  * answers (its writes must land). */
 void sessions_restore(void);
+/* Re-attaches session id, which this gateway has just claimed from the dead gateway `from`
+ * (takeover.c), as sessions_restore does, and adds a status event naming the new gateway.
+ * rc: a blocking connection. Returns 0, or -1 when there was nothing to re-attach. */
+struct redisContext;
+int session_take_over(struct redisContext *rc, const char *id, const char *from);
+/* Forgets every session without a word to Redis or to the sandboxes (a peer owns them now). */
+void sessions_drop(void);
 /* After every (re)connection to Redis: status fields again, unconfirmed events re-sent. */
 void sessions_redis_ready(void);
 /* Periodic: idle and lifetime reaping. */

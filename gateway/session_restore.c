@@ -1,5 +1,6 @@
-/* session_restore.c — after a gateway restart: re-attach every session Redis says this gateway
- * owns, continue its sequence numbers, resume an action that was in flight. */
+/* session_restore.c — after a gateway restart, or when taking over a dead peer's sessions
+ * (takeover.c): re-attach every session Redis says this gateway owns, continue its sequence
+ * numbers, resume an action that was in flight. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "json_util.h"
 #include "redis_client.h"
 #include "session_int.h"
+#include "takeover.h"
 #include "xalloc.h"
 
 /* ---- restart: re-attach from Redis ---- */
@@ -134,6 +136,91 @@ resume_actions(gw_session_t *s, pending_list_t *pl, bool sandbox_alive)
     free(pl->v);
 }
 
+/* Re-attaches session id from its record (this gateway owns it in Redis). NULL when there is
+ * nothing to re-attach (stopped, or no valid sandbox record: then it leaves our set). */
+static gw_session_t *
+restore_one(redisContext *rc, const char *id)
+{
+    redisReply *h = redisCommand(rc, "HGETALL sp:session:{%s}", id);
+    const char *owner = "", *profile = "default", *sbjson = NULL, *plugins = NULL;
+    session_status_t status = SESSION_NEW;
+    int idle = g_gw.cfg.idle_timeout, life = g_gw.cfg.max_lifetime;
+    bool idle_pause = false;
+    double created = gw_wall();
+    for (size_t k = 0; h && h->type == REDIS_REPLY_ARRAY && k + 1 < h->elements; k += 2) {
+        const char *f = h->element[k]->str, *v = h->element[k + 1]->str;
+        if (!strcmp(f, "owner"))
+            owner = v;
+        else if (!strcmp(f, "profile"))
+            profile = v;
+        else if (!strcmp(f, "sandbox"))
+            sbjson = v;
+        else if (!strcmp(f, "status"))
+            status = session_status_parse(v);
+        else if (!strcmp(f, "idle_timeout"))
+            idle = atoi(v);
+        else if (!strcmp(f, "max_lifetime"))
+            life = atoi(v);
+        else if (!strcmp(f, "idle_action"))
+            idle_pause = !strcmp(v, "pause");
+        else if (!strcmp(f, "created"))
+            created = atof(v);
+        else if (!strcmp(f, "plugins"))
+            plugins = v;
+    }
+    redisReply *last = redisCommand(rc, "XREVRANGE sp:session:{%s}:events + - COUNT 1", id);
+    uint64_t next_seq = 1;
+    if (last && last->type == REDIS_REPLY_ARRAY && last->elements == 1) {
+        const char *sid = last->element[0]->element[0]->str;
+        const char *dash = strchr(sid, '-');
+        next_seq = strtoull(dash ? dash + 1 : sid, NULL, 10) + 1;
+    }
+    sandbox_t sb;
+    err_t err = {0};
+    json_object *sbo = sbjson ? json_tokener_parse(sbjson) : NULL;
+    if (!sbo || sandbox_from_json(sbo, &sb, &err) < 0 || status == SESSION_STOPPED) {
+        json_object_put(sbo);
+        freeReplyObject(h);
+        freeReplyObject(last);
+        freeReplyObject(redisCommand(rc, "SREM sp:gateway:%s:sessions %s", g_gw.cfg.id, id));
+        return NULL;
+    }
+    json_object_put(sbo);
+    gw_session_t *s = session_alloc(id, owner, profile, next_seq);
+    s->status = status; /* as it was: restoring is no change of status */
+    s->idle_timeout = idle;
+    s->max_lifetime = life;
+    s->idle_pause = idle_pause;
+    s->created = created;
+    s->params = json_object_new_object();
+    json_object *asked = plugins ? json_tokener_parse(plugins) : NULL;
+    if (asked && json_object_is_type(asked, json_type_array))
+        json_object_object_add(s->params, "plugins", asked);
+    else
+        json_object_put(asked);
+    s->sb = sb;
+    s->prov = provider_find(sb.provider);
+    if (!s->prov)
+        s->prov = &provider_local;
+    pending_list_t pl = {0};
+    scan_unobserved(rc, id, &pl);
+    GW_LOG("restore: session %s (events from %" PRIu64 ", %zu unfinished actions)", id, next_seq,
+           pl.n);
+    bool alive = s->prov->alive(&s->sb);
+    resume_actions(s, &pl, alive);
+    if (alive && status == SESSION_PAUSED) {
+        s->connect_on_resume = true; /* a frozen executor cannot say HELLO */
+    } else if (alive) {
+        exec_link_connect(s->link, s->sb.socket_path, 5000);
+    } else {
+        /* once: a status event only if the status changes (restarts add none) */
+        session_set_status(s, SESSION_DISCONNECTED, "the sandbox is gone");
+    }
+    freeReplyObject(h);
+    freeReplyObject(last);
+    return s;
+}
+
 void
 sessions_restore(void)
 {
@@ -142,87 +229,34 @@ sessions_restore(void)
         GW_LOG("restore: redis unreachable; no sessions re-attached");
         return;
     }
+    /* First say who runs under this id now: from here on no peer takes these sessions over (a
+     * peer that already did has emptied our set, which is what we read next). */
+    takeover_register(rc);
     redisReply *ids = redisCommand(rc, "SMEMBERS sp:gateway:%s:sessions", g_gw.cfg.id);
-    for (size_t i = 0; ids && ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++) {
-        const char *id = ids->element[i]->str;
-        redisReply *h = redisCommand(rc, "HGETALL sp:session:{%s}", id);
-        const char *owner = "", *profile = "default", *sbjson = NULL, *plugins = NULL;
-        session_status_t status = SESSION_NEW;
-        int idle = g_gw.cfg.idle_timeout, life = g_gw.cfg.max_lifetime;
-        bool idle_pause = false;
-        double created = gw_wall();
-        for (size_t k = 0; h && h->type == REDIS_REPLY_ARRAY && k + 1 < h->elements; k += 2) {
-            const char *f = h->element[k]->str, *v = h->element[k + 1]->str;
-            if (!strcmp(f, "owner"))
-                owner = v;
-            else if (!strcmp(f, "profile"))
-                profile = v;
-            else if (!strcmp(f, "sandbox"))
-                sbjson = v;
-            else if (!strcmp(f, "status"))
-                status = session_status_parse(v);
-            else if (!strcmp(f, "idle_timeout"))
-                idle = atoi(v);
-            else if (!strcmp(f, "max_lifetime"))
-                life = atoi(v);
-            else if (!strcmp(f, "idle_action"))
-                idle_pause = !strcmp(v, "pause");
-            else if (!strcmp(f, "created"))
-                created = atof(v);
-            else if (!strcmp(f, "plugins"))
-                plugins = v;
-        }
-        redisReply *last = redisCommand(rc, "XREVRANGE sp:session:{%s}:events + - COUNT 1", id);
-        uint64_t next_seq = 1;
-        if (last && last->type == REDIS_REPLY_ARRAY && last->elements == 1) {
-            const char *sid = last->element[0]->element[0]->str;
-            const char *dash = strchr(sid, '-');
-            next_seq = strtoull(dash ? dash + 1 : sid, NULL, 10) + 1;
-        }
-        sandbox_t sb;
-        err_t err = {0};
-        json_object *sbo = sbjson ? json_tokener_parse(sbjson) : NULL;
-        if (!sbo || sandbox_from_json(sbo, &sb, &err) < 0 || status == SESSION_STOPPED) {
-            json_object_put(sbo);
-            freeReplyObject(h);
-            freeReplyObject(last);
-            redisCommand(rc, "SREM sp:gateway:%s:sessions %s", g_gw.cfg.id, id);
-            continue;
-        }
-        json_object_put(sbo);
-        gw_session_t *s = session_alloc(id, owner, profile, next_seq);
-        s->status = status; /* as it was: restoring is no change of status */
-        s->idle_timeout = idle;
-        s->max_lifetime = life;
-        s->idle_pause = idle_pause;
-        s->created = created;
-        s->params = json_object_new_object();
-        json_object *asked = plugins ? json_tokener_parse(plugins) : NULL;
-        if (asked && json_object_is_type(asked, json_type_array))
-            json_object_object_add(s->params, "plugins", asked);
-        else
-            json_object_put(asked);
-        s->sb = sb;
-        s->prov = provider_find(sb.provider);
-        if (!s->prov)
-            s->prov = &provider_local;
-        pending_list_t pl = {0};
-        scan_unobserved(rc, id, &pl);
-        GW_LOG("restore: session %s (events from %" PRIu64 ", %zu unfinished actions)", id,
-               next_seq, pl.n);
-        bool alive = s->prov->alive(&s->sb);
-        resume_actions(s, &pl, alive);
-        if (alive && status == SESSION_PAUSED) {
-            s->connect_on_resume = true; /* a frozen executor cannot say HELLO */
-        } else if (alive) {
-            exec_link_connect(s->link, s->sb.socket_path, 5000);
-        } else {
-            /* once: a status event only if the status changes (restarts add none) */
-            session_set_status(s, SESSION_DISCONNECTED, "the sandbox is gone");
-        }
-        freeReplyObject(h);
-        freeReplyObject(last);
-    }
+    for (size_t i = 0; ids && ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++)
+        if (ids->element[i]->type == REDIS_REPLY_STRING)
+            restore_one(rc, ids->element[i]->str);
     freeReplyObject(ids);
     redisFree(rc);
+}
+
+int
+session_take_over(redisContext *rc, const char *id, const char *from)
+{
+    if (session_find(id))
+        return 0; /* already ours in memory (claimed twice): nothing to redo */
+    gw_session_t *s = rc ? restore_one(rc, id) : NULL;
+    if (!s)
+        return -1;
+    /* One status event (the status itself is unchanged): who serves the session now, and
+     * why, in its stream for every reader. */
+    char msg[256];
+    snprintf(msg, sizeof msg, "gateway %s is gone; %s took the session over", from, g_gw.cfg.id);
+    json_object *e = session_event_new("status");
+    json_set_str(e, "status", session_status_text(s->status));
+    json_set_str(e, "message", msg);
+    json_set_str(e, "gateway", g_gw.cfg.id);
+    json_set_str(e, "previous_gateway", from);
+    event_log_append(s->log, e);
+    return 0;
 }

@@ -3,14 +3,15 @@
 # same run on this machine. Results are printed as markdown; docs/benchmarks.md records a run and
 # how to repeat it.
 #   bench/run.sh [MODE]             MODE: the build to measure (build/MODE, default release)
-#   BENCH_SECTIONS="executor plugins gateway api web images" (default: all) runs only the sections named
-#   (plugins: IPython and the browser, bench/bench_plugins.py; web: the browser IDE in Chromium
-#   against its own stack, bench/bench_web.py; images: runtime images and the Docker provider,
-#   bench/bench_images.py).
+#   BENCH_SECTIONS="executor plugins gateway api web images takeover" (default: all) runs only the
+#   sections named (plugins: IPython and the browser, bench/bench_plugins.py; web: the browser IDE
+#   in Chromium against its own stack, bench/bench_web.py; images: runtime images and the Docker
+#   provider, bench/bench_images.py; takeover: a gateway killed with SIGKILL among three,
+#   bench/bench_takeover.py).
 set -euo pipefail
 MODE=${1:-release}
 B=build/$MODE
-SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images} "
+SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images takeover} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 work=$(mktemp -d /tmp/sp-bench.XXXXXX)
 chmod 711 "$work" # searchable: each sandbox runs as its own uid below it
@@ -147,5 +148,12 @@ if want images; then # runtime images, the Docker provider (its own stacks; dock
     scripts/dockerd-up.sh
     SANDPIPE_EXECUTOR="$B/sandpipe-executor" images/sandpipe-image build --docker >/dev/null
     MODE=$MODE python3 bench/bench_images.py
+fi
+if want takeover; then # three gateways of its own (tests/integration/multigw.py)
+    echo
+    echo "## Gateway takeover after kill -9 ($(date -u +%F))"
+    echo '```'
+    MODE=$MODE python3 bench/bench_takeover.py
+    echo '```'
 fi
 true

@@ -133,6 +133,9 @@ on_connect(const redisAsyncContext *c, int status)
     }
     timers_init();
     uv_timer_start(&watch_timer, on_watch, RDS_WATCH_MS, RDS_WATCH_MS);
+    /* Named, so a peer that takes this gateway's sessions over can cut a stalled gateway off
+     * (takeover.c): its next write fails, and its reconnection checks ownership first. */
+    redisAsyncCommand(ac, NULL, NULL, "CLIENT SETNAME sp-gw:%s", g_gw.cfg.id);
     /* ready only once it answers PING (not -LOADING) */
     if (redisAsyncCommand(ac, on_ping, (void *)1, "PING") != REDIS_OK)
         schedule_retry();

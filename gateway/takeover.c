@@ -291,6 +291,31 @@ adopt_pool(redisReply *pool)
             pool_adopt(pool->element[i]->str);
 }
 
+/* A peer judged dead by its heartbeat may only be stalled (stopped, hung, its host cut off):
+ * its Redis connections (named sp-gw:<id>, redis_client.c) are closed before we read its
+ * sessions' streams, so whatever it writes is either in what we read or refused; it reconnects
+ * only to find the taken mark first thing. A pid that is gone has no connections left.
+ * Blocking connection rc, like the re-attachment that follows. */
+static void
+fence(redisContext *rc, const char *dead)
+{
+    char name[96];
+    snprintf(name, sizeof name, " name=sp-gw:%s ", dead);
+    redisReply *r = redisCommand(rc, "CLIENT LIST TYPE normal");
+    for (const char *line = r && r->type == REDIS_REPLY_STRING ? r->str : NULL; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        if (!strncmp(line, "id=", 3) && memmem(line, len, name, strlen(name))) {
+            char id[32];
+            snprintf(id, sizeof id, "%.*s", (int)strcspn(line + 3, " "), line + 3);
+            freeReplyObject(redisCommand(rc, "CLIENT KILL ID %s", id));
+            GW_LOG("takeover: %s's Redis connection %s closed", dead, id);
+        }
+        line = end ? end + 1 : NULL;
+    }
+    freeReplyObject(r);
+}
+
 static void
 on_claimed(redisReply *r, void *ud)
 {
@@ -302,16 +327,16 @@ on_claimed(redisReply *r, void *ud)
         return;
     }
     redisReply *ids = r->element[0], *pool = r->element[1];
-    adopt_pool(pool);
-    if (ids->elements == 0) {
-        if (pool->elements)
-            GW_LOG("takeover: %s's %zu warm sandboxes taken over", c->dead, pool->elements);
+    if (ids->elements == 0 && pool->elements == 0) {
         free(c);
         return;
     }
     /* Re-attached now, before the loop runs again: a client that read the new route from Redis
      * and connects here finds the session. */
     redisContext *rc = redis_client_sync_connect(g_gw.cfg.redis);
+    if (rc && !c->pid_dead)
+        fence(rc, c->dead);
+    adopt_pool(pool);
     size_t ok = 0;
     for (size_t i = 0; i < ids->elements; i++)
         if (ids->element[i]->type == REDIS_REPLY_STRING &&
@@ -319,6 +344,11 @@ on_claimed(redisReply *r, void *ud)
             ok++;
     if (rc)
         redisFree(rc);
+    if (ids->elements == 0) {
+        GW_LOG("takeover: %s's %zu warm sandboxes taken over", c->dead, pool->elements);
+        free(c);
+        return;
+    }
     GW_LOG("takeover: %s died (%s); %zu of its %zu sessions and %zu warm sandboxes taken over "
            "in %.1f ms",
            c->dead, c->pid_dead ? "its process is gone" : "its heartbeat expired", ok,

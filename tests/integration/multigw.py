@@ -18,9 +18,10 @@ class MultiStack(Stack):
     """Stack's redis, secret and state dir; gateways gw-0..gw-(n-1) on their own ports.
     hosts: a --host-id per gateway (default: all the same, this machine's)."""
 
-    def __init__(self, n=3, pool=1, hosts=None, extra=()):
+    def __init__(self, n=3, pool=1, hosts=None, extra=(), wraps=None):
         self.n = n
         self.hosts = hosts or [None] * n
+        self.wraps = wraps or [()] * n  # a command a gateway runs under (e.g. unshare), or ()
         self.gws = [None] * n
         self.ports = [free_port() for _ in range(n)]
         super().__init__(pool=pool, extra=extra)
@@ -37,7 +38,7 @@ class MultiStack(Stack):
     def start(self, i, wait=True):
         host = ["--host-id", self.hosts[i]] if self.hosts[i] else []
         self.gws[i] = subprocess.Popen(
-            [os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{self.ports[i]}",
+            [*self.wraps[i], os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{self.ports[i]}",
              "--redis", "unix:" + self.redis_sock, "--provider", self.provider,
              "--state-dir", self.state_dir, "--secret-file", self.secret_file,
              "--pool", str(self.pool), "--id", self.gid(i), *host,
@@ -64,6 +65,14 @@ class MultiStack(Stack):
         self.gws[i].send_signal(signal.SIGKILL)
         self.gws[i].wait(10)
         return t
+
+    def gateway_pid(self, i):
+        """The gateway process itself (under a wrapper: the wrapper's child)."""
+        pid = self.gws[i].pid
+        if self.wraps[i]:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                pid = int(f.read().split()[0])
+        return pid
 
     def alive(self, i):
         return self.gws[i] is not None and self.gws[i].poll() is None

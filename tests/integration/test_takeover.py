@@ -7,6 +7,7 @@ Eventual outcomes with generous bounded waits; the takeover time is measured in 
 (bench/bench_takeover.py) and only logged here."""
 import os
 import re
+import signal
 import sys
 import time
 import unittest
@@ -143,6 +144,52 @@ class TakeoverTest(unittest.TestCase):
         c.close()
         self.assertIn("still-here", got)
         self.assertEqual(ms.owner(sid), new)
+
+
+class StalledGatewayTest(unittest.TestCase):
+    """gw-0 runs in a pid namespace of its own, so its peer can only judge it by its heartbeat:
+    stopped (SIGSTOP) past the TTL, it loses its sessions; resumed, it must drop them without
+    writing anything (its Redis connection was cut by the claimer; it checks before writing)."""
+
+    def setUp(self):
+        self.ms = MultiStack(n=2, pool=0, wraps=[["unshare", "--pid", "--fork"], ()])
+
+    def tearDown(self):
+        if self.ms.alive(0):
+            os.kill(self.ms.gateway_pid(0), signal.SIGCONT)
+        self.ms.stop()
+
+    def test_stalled_gateway_loses_its_sessions_and_does_not_fight(self):
+        ms = self.ms
+        sid = ms.create_on(1)  # the sandbox in the host's pid namespace, as gw-1's
+        f = Follower(ms, sid)
+        f.start()
+        act = start_loop(f)
+        ms.kill(1)  # gw-0 takes it over (heartbeat: 5 s), gw-1 comes back empty
+        self.assertTrue(wait_until(lambda: ms.owner(sid) == "gw-0", 60), ms.gateway_log()[-3000:])
+        ms.start(1)
+        gw0 = ms.gateway_pid(0)
+        os.kill(gw0, signal.SIGSTOP)
+        self.assertTrue(wait_until(lambda: ms.owner(sid) == "gw-1", 60), ms.gateway_log()[-3000:])
+        os.kill(gw0, signal.SIGCONT)
+        self.assertTrue(wait_until(lambda: "took over this gateway's" in ms.gateway_log()
+                                   or "took this gateway's sessions over" in ms.gateway_log(), 30),
+                        ms.gateway_log()[-3000:])
+        beat = ms.redis("GET", "sp:gateway:gw-0")
+        self.assertTrue(wait_until(lambda: ms.redis("GET", "sp:gateway:gw-0") != beat, 30))
+        self.assertEqual(ms.owner(sid), "gw-1")
+        self.assertEqual(ms.redis("SCARD", "sp:gateway:gw-0:sessions"), "0")
+        f.until = act
+        c = ms.ws_to(1, f"/ws/sessions/{sid}")
+        c.send_json({"type": "signal", "id": "stop", "signal": "INT"})
+        self.assertTrue(f.done.wait(120), "no observation after the interrupt")
+        c.close()
+        f.stop()
+        check_lines(self, output_text(f.events, act))
+        check_seqs(self, f.events)
+        self.assertEqual(output_text(f.events, act), output_text(stream_events(ms, sid), act))
+        seqs = [e["seq"] for e in stream_events(ms, sid)]
+        self.assertEqual(seqs, list(range(1, len(seqs) + 1)))
 
 
 class LastGatewayOfHostTest(unittest.TestCase):

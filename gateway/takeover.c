@@ -26,6 +26,7 @@ static struct {
 
 static uv_timer_t scan_timer;
 static bool scanning, scan_in_flight;
+static double connected_at; /* since when Redis answers (monotonic s; 0: not connected) */
 
 /* Peers whose heartbeat is missing while their pid lives: since when (monotonic s). */
 #define HUNG_TRACK 64
@@ -36,8 +37,9 @@ static struct {
 
 /* ---- the scripts (EVAL: Redis caches them by their SHA) ---- */
 
-/* ARGV: id, now, ttl_ms, host, pid, pid_start, boot, pidns, started. Returns the id of the gateway
- * that took this one's sessions (and clears that mark), or false. */
+/* ARGV: id, now, ttl_ms, host, pid, pid_start, boot, pidns, started. Returns {the id of the
+ * gateway that took this one's sessions, the id of one that marked them ERROR} (each nil if
+ * none), clearing both marks. */
 static const char HEARTBEAT_LUA[] =
     "local k = 'sp:gateway:' .. ARGV[1]\n"
     "redis.call('SET', k, ARGV[2], 'PX', ARGV[3])\n"
@@ -45,8 +47,9 @@ static const char HEARTBEAT_LUA[] =
     "redis.call('HSET', k .. ':info', 'host', ARGV[4], 'pid', ARGV[5], 'pid_start', ARGV[6],\n"
     "           'boot', ARGV[7], 'pidns', ARGV[8], 'started', ARGV[9])\n"
     "local by = redis.call('GET', k .. ':taken')\n"
-    "if by then redis.call('DEL', k .. ':taken') end\n"
-    "return by\n";
+    "local orphaned = redis.call('GET', k .. ':orphaned')\n"
+    "redis.call('DEL', k .. ':taken', k .. ':orphaned')\n"
+    "return {by, orphaned}\n";
 
 /* ARGV: me, pool key prefix. For every other gateway: {id, owned (sessions + warm sandboxes),
  * heartbeat (0/1), host, pid, pid_start, boot, pidns}. */
@@ -178,23 +181,63 @@ heartbeat_argv(const char **argv, char *now, size_t cap, char *ttl, size_t tcap)
 
 #define HB_ARGC 12
 
-bool
-takeover_register(redisContext *rc)
+/* The heartbeat script's answer: what peers did to this gateway's sessions meanwhile. */
+typedef enum { MARK_NONE, MARK_TAKEN, MARK_ORPHANED } mark_t;
+
+static mark_t
+read_marks(const redisReply *r)
+{
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+        if (r && r->type == REDIS_REPLY_ERROR)
+            GW_LOG("heartbeat: %s", r->str);
+        return MARK_NONE;
+    }
+    if (r->element[0]->type == REDIS_REPLY_STRING) {
+        GW_LOG("%s: %s took this gateway's sessions over while it was down, stalled or cut off",
+               g_gw.cfg.id, r->element[0]->str);
+        return MARK_TAKEN;
+    }
+    if (r->element[1]->type == REDIS_REPLY_STRING) {
+        GW_LOG("%s: %s marked this gateway's sessions ERROR while it was cut off", g_gw.cfg.id,
+               r->element[1]->str);
+        return MARK_ORPHANED;
+    }
+    return MARK_NONE;
+}
+
+/* Taken: the peer owns them now; let go without a word to Redis (their sandboxes live on).
+ * Orphaned: a peer elsewhere wrote an ERROR event into their streams with seqs this gateway
+ * would use again: read them back from Redis as after a restart (executors re-attached from
+ * what is stored; a status change to READY follows once each link is up). */
+static void
+apply_marks(mark_t m)
+{
+    if (m == MARK_NONE || sessions_count() == 0 || g_gw.stopping)
+        return;
+    sessions_drop();
+    if (m == MARK_ORPHANED)
+        sessions_restore();
+}
+
+static mark_t
+register_on(redisContext *rc)
 {
     self_init();
     const char *argv[HB_ARGC];
     char now[32], ttl[16];
     heartbeat_argv(argv, now, sizeof now, ttl, sizeof ttl);
     redisReply *r = redisCommandArgv(rc, HB_ARGC, argv, NULL);
-    bool taken = r && r->type == REDIS_REPLY_STRING;
-    if (taken)
-        GW_LOG("%s: %s took this gateway's sessions over while it was down or cut off", g_gw.cfg.id,
-               r->str);
-    else if (!r || r->type == REDIS_REPLY_ERROR)
-        GW_LOG("register: %s", r ? r->str : "redis unreachable");
+    if (!r)
+        GW_LOG("register: redis unreachable");
+    mark_t m = read_marks(r);
     freeReplyObject(r);
-    freeReplyObject(redisCommand(rc, "DEL sp:gateway:%s:orphaned", g_gw.cfg.id));
-    return taken;
+    return m;
+}
+
+bool
+takeover_register(redisContext *rc)
+{
+    return register_on(rc) != MARK_NONE;
 }
 
 void
@@ -203,25 +246,17 @@ takeover_recheck(void)
     redisContext *rc = redis_client_sync_connect(g_gw.cfg.redis);
     if (!rc)
         return;
-    if (takeover_register(rc) && sessions_count() > 0)
-        sessions_drop();
+    mark_t m = register_on(rc);
     redisFree(rc);
+    apply_marks(m);
 }
 
 static void
 on_heartbeat(redisReply *r, void *ud)
 {
     (void)ud;
-    if (!r || r->type != REDIS_REPLY_STRING || g_gw.stopping)
-        return;
-    /* Our sessions were taken while we could not beat (stopped, hung, cut off from Redis): the
-     * peer owns them now. Let go of them without a word to Redis; their sandboxes live on. */
-    int n = sessions_count();
-    if (n > 0) {
-        GW_LOG("%s: %s took over this gateway's %d sessions while it was stalled: dropping them",
-               g_gw.cfg.id, r->str, n);
-        sessions_drop();
-    }
+    if (r && !g_gw.stopping)
+        apply_marks(read_marks(r));
 }
 
 void
@@ -400,19 +435,26 @@ str_item(const redisReply *r)
 static void
 judge(const peer_t *peers, size_t n)
 {
+    double now = gw_now();
+    /* A missing heartbeat means something only once peers had time to beat on this Redis: not
+     * right after it (or we) came back, when every key may have expired meanwhile. */
+    bool settled = connected_at > 0 && now - connected_at >= TAKEOVER_SETTLE_MS / 1000.0;
     for (size_t i = 0; i < n; i++) {
         const peer_t *p = &peers[i];
         int gone = pid_gone(p);
         double *since = missing_since(p->id, p->beating);
+        double missing_for = since ? now - *since : 0;
         if (p->owned <= 0)
             continue;
         if (!strcmp(p->host, g_gw.cfg.host_id)) {
-            bool hung = gone == 0 && since && gw_now() - *since > TAKEOVER_HUNG_MS / 1000.0;
-            if (gone == 1 || (gone == -1 && !p->beating) || hung)
+            bool hung = gone == 0 && missing_for > TAKEOVER_HUNG_MS / 1000.0;
+            if (gone == 1 || (gone == -1 && !p->beating && settled) || (hung && settled))
                 claim(p, gone == 1);
             continue;
         }
-        if (p->beating)
+        /* Another host: writing ERROR into its sessions' streams is for a gateway gone for good,
+         * not one cut off for a moment (it would have to re-read them, apply_marks). */
+        if (p->beating || !settled || missing_for < TAKEOVER_ORPHAN_MS / 1000.0)
             continue;
         bool host_alive = false; /* another gateway of that host beats: it takes over */
         for (size_t k = 0; k < n && !host_alive; k++)
@@ -458,6 +500,10 @@ static void
 on_scan_timer(uv_timer_t *t)
 {
     (void)t;
+    if (!redis_client_connected())
+        connected_at = 0;
+    else if (connected_at == 0)
+        connected_at = gw_now();
     if (scan_in_flight || g_gw.stopping || !redis_client_connected())
         return;
     scan_in_flight = true;

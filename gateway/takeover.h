@@ -15,7 +15,8 @@
  * sessions are then re-attached as after a restart (session_restore.c) and each gets a status
  * event saying so. A dead peer on a host with no live gateway left gets its sessions marked ERROR
  * (status field, a status event in the stream, sp:status) by the first gateway elsewhere that sees
- * it; they stay in its set, so a gateway starting on that host later takes them back.
+ * it; they stay in its set, so a gateway starting on that host later takes them back (and a
+ * gateway that was only cut off from Redis re-reads them from Redis when it is back).
  *
  * The scripts touch keys of several sessions: they need one Redis (a primary, with or without
  * Sentinel), not Redis Cluster. */
@@ -28,6 +29,12 @@
 #define TAKEOVER_TTL_MS  5000  /* heartbeat key lifetime (beaten every second) */
 #define TAKEOVER_SCAN_MS 500   /* how often peers are looked at */
 #define TAKEOVER_HUNG_MS 30000 /* same host, process alive, no heartbeat this long: hung */
+/* Heartbeats are judged only once Redis has answered this long (after a Redis restart every key
+ * may have expired; peers reconnect and beat within about a second). */
+#define TAKEOVER_SETTLE_MS 2000
+/* A gateway of another host whose heartbeat has been missing this long, with no live gateway
+ * left on its host: its sessions are marked ERROR. */
+#define TAKEOVER_ORPHAN_MS 10000
 
 /* The default --host-id: /etc/machine-id, else the hostname. */
 void takeover_default_host_id(char *out, size_t cap);

@@ -1,7 +1,7 @@
 // The browser terminal: typing and reading the screen, binary-safe output, resize followed by
 // `stty size`, copy and paste, several terminals in tabs, dropped connections healed by
-// themselves (the same terminal taken back from the byte it had: no line lost or repeated), and
-// a 50 MB flood that leaves the page answering clicks.
+// themselves (the same terminal taken back from the byte it had: no line lost or repeated), a
+// reload that takes the terminal back, and a 50 MB flood that leaves the page answering clicks.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, signedIn, shot, createSession, rest, USER, typeIn, waitScreen, screen, dropConnections } from './harness.mjs';
@@ -103,6 +103,20 @@ test('dropped connections are taken back: output flowing through them arrives on
   assert.ok(!lines.some((l) => /bytes of output were lost|new shell/.test(l)), 'no gap, no new shell');
   await typeIn(page, 'echo after-the-drop\n');
   await waitScreen(page, /^after-the-drop\s*$/m);
+});
+
+test('a reload takes the terminal back: the same shell, its output replayed', async () => {
+  await typeIn(page, 'clear; echo "before-reload $$"\n');
+  const s = await waitScreen(page, /^before-reload \d+\s*$/m);
+  const pid = s.match(/^before-reload (\d+)\s*$/m)[1];
+  const termId = await page.evaluate(() => window.__sandpipe.terminals.get(1).termId);
+  await page.reload();
+  await page.locator('[data-terminal="1"] .xterm-rows').waitFor();
+  await waitScreen(page, /^before-reload \d+\s*$/m);
+  assert.equal(await page.evaluate(() => window.__sandpipe.terminals.get(1).termId), termId);
+  await typeIn(page, 'echo "after-reload $$"\n');
+  await waitScreen(page, new RegExp(`^after-reload ${pid}\\s*$`, 'm'));
+  assert.equal(await page.locator('[data-terminal="2"]').count(), 0, 'a closed tab came back');
 });
 
 test('50 MB of output: the tab keeps answering clicks within 1 s, and all of it arrives', async () => {

@@ -32,12 +32,15 @@ export const lightTheme = {
 
 export class TerminalTab {
   /**
-   * el: the element to draw in. opts.onState({state, hint}) reports connection and pacing:
+   * el: the element to draw in. opts.termId: a terminal of the gateway's to take back (after a
+   * reload: all the output it kept is replayed); opts.onTerm(id|null) says which terminal this is.
+   * opts.onState({state, hint}) reports connection and pacing:
    * state 'connecting' | 'live' | 'reconnecting' | 'exited' | 'refused'; hint true while paused.
    */
-  constructor(sessionId, el, { theme = darkTheme, readOnly = false, onState } = {}) {
+  constructor(sessionId, el, { theme = darkTheme, readOnly = false, onState, onTerm, termId = null } = {}) {
     this.id = sessionId;
     this.onState = onState || (() => {});
+    this.onTerm = onTerm || (() => {}); // the gateway named (or renamed) our terminal
     this.term = new Terminal({
       fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace',
       fontSize: 14,
@@ -58,7 +61,8 @@ export class TerminalTab {
     this.sock = null;
     this.bytesIn = 0;
     this.paused = false;
-    this.termId = null; // the gateway's id of our terminal, once it said it
+    this.termId = termId; // the gateway's id of our terminal (given: take it back, all it kept)
+    this.replay = !!termId;
     this.offset = 0;    // output offset of the next byte we will be given
     this.acked = 0;     // ... and the offset we last acked
     this.drawn = 0;     // ... and up to which xterm has drawn
@@ -97,7 +101,9 @@ export class TerminalTab {
     const { cols, rows } = this.term;
     this.onState({ state: this.attempt ? 'reconnecting' : 'connecting' });
     let error = null, exited = null;
-    const back = this.termId ? `&term=${encodeURIComponent(this.termId)}&since=${this.offset}` : '';
+    // a terminal taken back after a reload: everything the gateway kept (no since)
+    const since = this.replay ? '' : `&since=${this.offset}`;
+    const back = this.termId ? `&term=${encodeURIComponent(this.termId)}${since}` : '';
     this.sock = openSocket(`/ws/sessions/${encodeURIComponent(this.id)}/terminal?cols=${cols}&rows=${rows}&ack=1${back}`, {
       onOpen: () => {
         this.attempt = 0;
@@ -108,8 +114,11 @@ export class TerminalTab {
         let m = null;
         try { m = JSON.parse(d); } catch { return undefined; /* not ours */ }
         if (m.type === 'terminal') {
-          if (m.term !== this.termId) this.offset = this.acked = this.drawn = m.offset;
+          if (m.term !== this.termId || this.replay) this.offset = this.acked = this.drawn = m.offset;
+          const changed = m.term !== this.termId;
           this.termId = m.term;
+          this.replay = false;
+          if (changed) this.onTerm(m.term);
         } else if (m.type === 'truncated') {
           this.term.write(`\r\n\x1b[33m[${m.bytes} bytes of output were lost while disconnected: the gateway keeps the last 1 MiB]\x1b[0m\r\n`);
           this.offset = this.acked = this.drawn = m.lost_to;
@@ -126,6 +135,7 @@ export class TerminalTab {
         if (this.closed) return;
         if (exited !== null) {
           this.termId = null;
+          this.onTerm(null);
           this.term.write(`\r\n\x1b[2m[the shell exited with code ${exited}; press Enter for a new one]\x1b[0m\r\n`);
           this.onState({ state: 'exited', exitCode: exited });
           const d = this.term.onKey(({ domEvent }) => {
@@ -136,6 +146,7 @@ export class TerminalTab {
         if (this.termId && error?.code === 'not_found') {
           // our terminal is gone (its grace ran out while we were away): a new shell
           this.termId = null;
+          this.onTerm(null);
           this.term.write('\r\n\x1b[2m[the terminal ended while disconnected: a new shell; the scrollback above is kept]\x1b[0m\r\n');
           this.connect();
           return;

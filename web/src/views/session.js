@@ -93,7 +93,15 @@ export function sessionView(el, id, me) {
     if (active === tab && tabs.length) select(tabs[Math.max(0, i - 1)]);
   }
 
-  function addTerminal() {
+  // The terminals this tab has open, kept in sessionStorage: a reload takes them back (the
+  // gateway keeps a terminal --term-grace after its connection goes, and replays the last 1 MiB
+  // of its output), instead of leaving them behind and starting new shells.
+  const storeKey = `sandpipe.terminals.${id}`;
+  const kept = () => { try { return JSON.parse(sessionStorage.getItem(storeKey)) || []; } catch { return []; } };
+  const keep = () => sessionStorage.setItem(storeKey, JSON.stringify(
+    tabs.filter((t) => t.terminal?.termId).map((t) => t.terminal.termId)));
+
+  function addTerminal(termId = null) {
     const n = ++termCount;
     const hint = h('div.pace-hint', { hidden: true, role: 'status' }, 'output paused: catching up…');
     const state = h('div.term-state');
@@ -104,6 +112,8 @@ export function sessionView(el, id, me) {
     select(tab);
     const t = new TerminalTab(id, box, {
       theme: termTheme(),
+      termId,
+      onTerm: () => keep(),
       onState: ({ state: st, hint: paused, error }) => {
         if (paused !== undefined) hint.hidden = !paused;
         tab.button.dataset.state = st;
@@ -122,7 +132,8 @@ export function sessionView(el, id, me) {
     tab.dispose = () => t.dispose();
     const off = onTheme(() => t.setTheme(termTheme()));
     const d = tab.dispose;
-    tab.dispose = () => { off(); d(); };
+    // a closed tab's terminal is hung up (a 1000 close), and so are all of them when the view is left
+    tab.dispose = () => { off(); d(); tab.terminal = null; if (gone) sessionStorage.removeItem(storeKey); else keep(); };
     window.__sandpipe.terminals.set(n, t);
     return tab;
   }
@@ -178,7 +189,11 @@ export function sessionView(el, id, me) {
     },
     onState: (st) => { for (const cb of stateListeners) cb(st); },
   });
-  if (me.canWrite) addTerminal();
+  if (me.canWrite) {
+    const back = kept();
+    if (back.length) for (const termId of back) addTerminal(termId);
+    else addTerminal();
+  }
   else if (tabs.length) select(tabs[0]);
   else panes.append(h('div.empty', h('p', 'This token can watch this session but not type in it.'),
     h('p.muted', 'Viewers cannot open terminals.')));

@@ -1,7 +1,8 @@
 // The Files tab: the tree follows the workspace (a file made in the terminal appears), a file
 // opens in CodeMirror, is edited and saved (read back through REST), created, renamed and
-// deleted from the UI; a binary file dropped on the tree uploads byte-identical and downloads
-// byte-identical; a viewer gets a read-only editor and no write buttons.
+// deleted from the UI (a folder too, from its row); a binary file dropped on the tree uploads
+// byte-identical and downloads byte-identical; a viewer gets a read-only editor and no write
+// buttons.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -94,6 +95,30 @@ test('new folder and a refused rename go through the file routes, not commands',
   assert.equal(await actions(), before, 'the Files tab ran a command');
 });
 
+test('a folder renamed and deleted from its row: the open file follows it, then closes', async () => {
+  await rest('PUT', `/api/v1/sessions/${id}/files/content?path=box/inner/note.txt`, { token: USER, body: 'N' });
+  await page.locator('.tree-tools [title=Refresh]').click();
+  await node('/workspace/box').click();
+  await node('/workspace/box/inner').click();
+  await node('/workspace/box/inner/note.txt').click();
+  await page.locator('.file-bar .path', { hasText: '/workspace/box/inner/note.txt' }).waitFor();
+  page.once('dialog', (d) => d.accept('crate'));
+  await node('/workspace/box').hover();
+  await node('/workspace/box').locator('[data-action=rename]').click();
+  await node('/workspace/crate/inner/note.txt').waitFor(); // still expanded, under its new name
+  await page.locator('.file-bar .path', { hasText: '/workspace/crate/inner/note.txt' }).waitFor();
+  let r = await rest('GET', `/api/v1/sessions/${id}/files/content?path=crate/inner/note.txt`, { token: USER });
+  assert.equal(r.body.content, 'N');
+  await shot(page, 'files-folder-renamed');
+  page.once('dialog', (d) => d.accept());
+  await node('/workspace/crate').hover();
+  await node('/workspace/crate').locator('[data-action=delete]').click();
+  await node('/workspace/crate').waitFor({ state: 'detached' });
+  await page.locator('.file-bar .path', { hasText: 'No file open' }).waitFor();
+  r = await rest('GET', `/api/v1/sessions/${id}/files/stat?path=crate`, { token: USER });
+  assert.equal(r.status, 404);
+});
+
 test('drop a binary file on a folder: uploaded, then downloaded, byte-identical', async () => {
   const data = Array.from({ length: 300000 }, (_, i) => (i * 7919 + (i >> 8)) & 255);
   await page.evaluate(async (bytes) => {
@@ -124,7 +149,7 @@ test('a viewer gets a read-only editor and no write buttons', async () => {
   await p.locator('.cm-content').waitFor();
   assert.equal(await p.locator('.cm-content').getAttribute('contenteditable'), 'false');
   for (const name of ['Save', 'Rename', 'Delete']) assert.equal(await p.getByRole('button', { name, exact: true }).count(), 0, name);
-  assert.equal(await p.locator('[data-action=new-file], [data-action=new-folder]').count(), 0);
+  assert.equal(await p.locator('[data-action=new-file], [data-action=new-folder], [data-action=rename], [data-action=delete]').count(), 0);
   await shot(p, 'files-viewer-light');
   await p.context().close();
 });

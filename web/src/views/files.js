@@ -78,7 +78,13 @@ export function filesPanel(id, me, ctx) {
       style: { paddingLeft: `${0.6 + depth * 0.9}rem` },
       title: `${path}\n${entry.type}, ${bytes(entry.size)}`,
       onclick: () => (isDir ? toggle(path) : openFile(path)),
-    }, h('span.twisty', isDir ? (open.has(path) ? '▾' : '▸') : ''), h('span.name', entry.name));
+    }, h('span.twisty', isDir ? (open.has(path) ? '▾' : '▸') : ''), h('span.name', entry.name),
+    // rename and delete any file or folder from its row (shown on hover or focus)
+    me.canWrite && h('span.node-actions',
+      h('button.ghost', { title: `Rename ${entry.name}`, 'aria-label': `rename ${entry.name}`, 'data-action': 'rename',
+        onclick: (e) => { e.stopPropagation(); rename(path); } }, '✎'),
+      h('button.ghost.danger', { title: `Delete ${entry.name}`, 'aria-label': `delete ${entry.name}`, 'data-action': 'delete',
+        onclick: (e) => { e.stopPropagation(); remove(path); } }, '✕')));
     if (isDir) el.dataset.dir = path;
     return el;
   }
@@ -218,7 +224,11 @@ export function filesPanel(id, me, ctx) {
     const to = name.startsWith('/') ? name : join(parent(path), name);
     try {
       await api(`${S}/files/move`, { method: 'POST', body: { from: path, to, overwrite: false } });
-      if (file?.path === path) { file.path = to; crumbs.textContent = to; }
+      // the open file, expanded folders and the selection follow a renamed file or folder
+      const moved = (p) => (p === path || p?.startsWith(path + '/') ? to + p.slice(path.length) : p);
+      if (file && moved(file.path) !== file.path) { file.path = moved(file.path); crumbs.textContent = file.path; }
+      for (const d of [...open]) if (moved(d) !== d) { open.delete(d); open.add(moved(d)); }
+      selectedDir = moved(selectedDir);
       await refresh(true);
       toast(`Renamed to ${base(to)}`);
     } catch (e) {
@@ -230,7 +240,10 @@ export function filesPanel(id, me, ctx) {
     if (!path || !confirm(`Delete ${path}?`)) return;
     try {
       await api(`${S}/files?path=${q(path)}&recursive=true`, { method: 'DELETE' });
-      if (file?.path === path) {
+      const under = (p) => p === path || p?.startsWith(path + '/');
+      for (const d of [...open]) if (under(d)) { open.delete(d); listings.delete(d); }
+      if (under(selectedDir)) selectedDir = parent(path);
+      if (file && under(file.path)) {
         file.editor?.destroy();
         file = null;
         crumbs.textContent = 'No file open';

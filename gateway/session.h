@@ -47,6 +47,9 @@ struct gw_term_client {
     void (*gone)(gw_term_client_t *c, bool taken);
 };
 #define GW_TERM_RING (1024 * 1024)
+/* Terminals a session may hold at once (connected or waiting for their client): each is a
+ * shell in the sandbox and up to GW_TERM_RING of the gateway's memory. */
+#define GW_TERM_MAX 32
 
 typedef void (*session_ready_cb)(void *ud, gw_session_t *s, int code, const char *msg);
 

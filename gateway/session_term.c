@@ -48,6 +48,16 @@ session_term_open(gw_session_t *s, int cols, int rows, err_t *err)
                 session_status_text(s->status));
         return NULL;
     }
+    int n = 0;
+    for (gw_term_t *t = s->terms; t; t = t->next)
+        n++;
+    if (n >= GW_TERM_MAX) {
+        err_set(err, ERR_BUSY,
+                "the session has %d terminals (the most it may hold): close one, or wait for "
+                "a dropped one's grace to pass",
+                n);
+        return NULL;
+    }
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "terminal");
     json_set_int(req, "cols", cols);

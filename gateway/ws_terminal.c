@@ -44,6 +44,14 @@ term_gone(gw_term_client_t *tc, bool taken)
         return;
     }
     const term_ring_t *r = session_term_ring(t);
+    if (p->term_sent < r->start) {
+        char msg[160];
+        int len = snprintf(msg, sizeof msg,
+                           "{\"type\":\"truncated\",\"lost_from\":%" PRIu64 ",\"lost_to\":%" PRIu64
+                           ",\"bytes\":%" PRIu64 "}",
+                           p->term_sent, r->start, r->start - p->term_sent);
+        ws_queue_text(wsi, p, msg, (size_t)len);
+    }
     for (uint64_t off = p->term_sent < r->start ? r->start : p->term_sent; off < r->end;) {
         const uint8_t *d;
         size_t n = term_ring_peek(r, off, &d);

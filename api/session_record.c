@@ -58,6 +58,17 @@ api_session_from_hash(const redisReply *h)
         plugins = json_object_new_array();
     }
     json_set(o, "plugins", plugins);
+    v = hash_field(h, "plugin_status"); /* the gateway's sanitized copy (session_plugins.c) */
+    json_object *pst = NULL;
+    if (v && v->str) {
+        err_t err = {0};
+        pst = json_parse(v->str, v->len, &err);
+    }
+    if (!pst || !json_object_is_type(pst, json_type_object)) {
+        json_object_put(pst);
+        pst = json_object_new_object();
+    }
+    json_set(o, "plugin_status", pst);
     v = hash_field(h, "ended");
     if (v && v->str)
         json_set(o, "ended", json_object_new_double(atof(v->str)));

@@ -13,19 +13,27 @@
 #include "executor.h"
 #include "json_util.h"
 #include "plugin_proc.h"
+#include "plugins.h"
 #include "xalloc.h"
-
-typedef enum { BR_OFF, BR_RUNNING, BR_DEAD, BR_UNAVAILABLE } br_state_t;
-static const char *const state_names[] = {"off", "running", "dead", "unavailable"};
 
 static struct {
     plugin_proc_t proc;
-    br_state_t state;
+    pid_t chromium; /* its pid once up (the helper's view: the sandbox's) */
+    long start_ms;
     channel_t *ch; /* the action in progress (NULL once its client left) */
     bool busy;
     char *trigger, *action_str;
     unsigned actions;
 } br;
+
+/* The plugin's state in the plugins table: Chromium is its pid, the helper's group its memory. */
+static void
+set_state(plugin_state_t st, const char *reason)
+{
+    if (st != PLUGIN_RUNNING)
+        br.chromium = 0;
+    plugins_set_state(PLUGIN_BROWSER, st, br.chromium, br.proc.pgid, reason);
+}
 
 static void
 finish(json_object *obs)
@@ -49,17 +57,24 @@ static void
 on_event(plugin_proc_t *p, json_object *ev)
 {
     (void)p;
+    if (strcmp(json_get_str(ev, "ev", ""), "browser") == 0) {
+        bool running = strcmp(json_get_str(ev, "state", ""), "running") == 0;
+        br.chromium = running ? (pid_t)json_get_int(ev, "pid", 0) : 0;
+        if (running)
+            br.start_ms = (long)json_get_int(ev, "start_ms", 0);
+        set_state(running ? PLUGIN_RUNNING : PLUGIN_EXITED,
+                  running ? NULL : json_get_str(ev, "message", "Chromium exited"));
+        return;
+    }
     if (!br.busy || strcmp(json_get_str(ev, "ev", ""), "done") != 0)
         return;
     const char *fatal = json_get_str(ev, "fatal", NULL);
     if (fatal) {
         char msg[ERR_MSG_MAX + 64];
         snprintf(msg, sizeof msg, "Browser is not available: %s", fatal);
-        br.state = BR_DEAD;
         finish(browser_obs_error(br.trigger, "", br.action_str, msg));
         return;
     }
-    br.state = BR_RUNNING;
     finish(browser_obs_build(br.trigger, ev, br.action_str));
 }
 
@@ -67,7 +82,7 @@ static void
 on_gone(plugin_proc_t *p)
 {
     (void)p;
-    br.state = BR_DEAD;
+    set_state(PLUGIN_EXITED, "the browser helper (sandpipe-browser) exited");
     if (br.busy)
         finish(
             browser_obs_error(br.trigger, "", br.action_str,
@@ -94,8 +109,7 @@ start(err_t *err)
     br.proc.on_gone = on_gone;
     char *av[] = {NULL, "--dir", dir, NULL};
     if (plugin_proc_start(&br.proc, "sandpipe-browser", av, g_exec.base_env, err) < 0) {
-        if (err->code == ENOENT)
-            br.state = BR_UNAVAILABLE;
+        set_state(err->code == ENOENT ? PLUGIN_UNAVAILABLE : PLUGIN_EXITED, err->msg);
         return -1;
     }
     return 0;
@@ -134,6 +148,10 @@ browser_run_action(channel_t *ch, json_object *action, const char *cwd)
                                      : "browse: \"url\" must be a string");
         return;
     }
+    if (!plugin_allowed(PLUGIN_BROWSER)) {
+        chan_close(ch, obs_error_new(PLUGIN_BROWSER_MISSING));
+        return;
+    }
     if (br.busy) {
         chan_close_error(ch, ERR_BUSY, "a browser action is running in this sandbox");
         return;
@@ -153,6 +171,8 @@ browser_run_action(channel_t *ch, json_object *action, const char *cwd)
     json_set_str(req, "workspace", g_exec.workspace);
     int rc = plugin_proc_send(&br.proc, req);
     json_object_put(req);
+    if (plugins_state(PLUGIN_BROWSER) != PLUGIN_RUNNING) /* Chromium starts with this step */
+        set_state(PLUGIN_STARTING, NULL);
     br.busy = true;
     br.ch = ch;
     br.trigger = xstrdup(kind);
@@ -165,15 +185,12 @@ browser_run_action(channel_t *ch, json_object *action, const char *cwd)
     }
 }
 
-json_object *
-browser_status(void)
+void
+browser_status_extras(json_object *o)
 {
-    json_object *o = json_object_new_object();
-    json_set_str(o, "state", state_names[br.state]);
-    if (br.proc.pid > 0)
-        json_set_int(o, "helper_rss_bytes", plugin_proc_rss(br.proc.pid));
+    if (br.start_ms)
+        json_set_int(o, "start_ms", br.start_ms);
     json_set_int(o, "actions", br.actions);
-    return o;
 }
 
 void

@@ -14,8 +14,8 @@
  * resolves a url without a scheme (file://). */
 void browser_run_action(channel_t *ch, json_object *action, const char *cwd);
 
-/* {"state":"off|running|dead|unavailable","actions","rss_bytes"} */
-json_object *browser_status(void);
+/* Adds the plugin's figures to its status (plugins.c): "start_ms","actions". */
+void browser_status_extras(json_object *o);
 void browser_on_child_exit(pid_t pid, int status);
 void browser_shutdown(void);
 

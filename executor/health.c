@@ -10,8 +10,7 @@
 #include <unistd.h>
 
 #include "bash_session.h"
-#include "browser.h"
-#include "ipython.h"
+#include "plugins.h"
 #include "executor.h"
 #include "proc.h"
 #include "json_util.h"
@@ -114,9 +113,6 @@ health_snapshot(void)
         json_set_int(disk, "used_bytes", (int64_t)((vfs.f_blocks - vfs.f_bfree) * vfs.f_frsize));
     }
     json_set(r, "disk", disk);
-    json_object *plugins = json_object_new_object();
-    json_set(plugins, "jupyter", ipython_status());
-    json_set(plugins, "browser", browser_status());
-    json_set(r, "plugins", plugins);
+    json_set(r, "plugins", plugins_status());
     return r;
 }

@@ -18,15 +18,12 @@
 #include "ipython_obs.h"
 #include "json_util.h"
 #include "plugin_proc.h"
+#include "plugins.h"
 #include "xalloc.h"
 
 #define PENDING_MAX (1u << 20) /* output held for a slow client before we stop reading */
 
-typedef enum { IPY_OFF, IPY_STARTING, IPY_RUNNING, IPY_DEAD, IPY_UNAVAILABLE } ipy_state_t;
-static const char *const state_names[] = {"off", "starting", "running", "dead", "unavailable"};
-
 static struct {
-    ipy_state_t state;
     plugin_proc_t proc; /* sandpipe-jupyter */
     /* the cell in progress */
     channel_t *ch;
@@ -49,6 +46,15 @@ python_path(void)
     return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 }
 
+/* The plugin's state in the plugins table: the kernel is its pid, the helper's group its memory. */
+static void
+set_state(plugin_state_t st, const char *reason)
+{
+    if (st != PLUGIN_RUNNING)
+        ipy.kernel_pid = 0;
+    plugins_set_state(PLUGIN_JUPYTER, st, ipy.kernel_pid, ipy.proc.pgid, reason);
+}
+
 static bool can_read(plugin_proc_t *p);
 static void on_event(plugin_proc_t *p, json_object *ev);
 static void on_gone(plugin_proc_t *p);
@@ -68,7 +74,7 @@ start_helper(err_t *err)
     char *pp = old && *old ? xasprintf("%s:%s", py, old) : xstrdup(py);
     env_set(&env, "PYTHONPATH", pp);
     free(pp);
-    bool skills = access(py, R_OK) == 0;
+    bool skills = access(py, R_OK) == 0 && plugin_allowed(PLUGIN_AGENT_SKILLS);
     char *av[] = {
         NULL, "--dir", kdir, "--python", (char *)python_path(), skills ? "--agent-skills" : NULL,
         NULL};
@@ -78,11 +84,10 @@ start_helper(err_t *err)
     int rc = plugin_proc_start(&ipy.proc, "sandpipe-jupyter", av, env, err);
     env_free(env);
     if (rc < 0) {
-        if (err->code == ENOENT)
-            ipy.state = IPY_UNAVAILABLE;
+        set_state(err->code == ENOENT ? PLUGIN_UNAVAILABLE : PLUGIN_EXITED, err->msg);
         return -1;
     }
-    ipy.state = IPY_STARTING;
+    set_state(PLUGIN_STARTING, NULL);
     return 0;
 }
 
@@ -157,15 +162,16 @@ on_event(plugin_proc_t *p, json_object *ev)
     (void)p;
     const char *kind = json_get_str(ev, "ev", "");
     if (strcmp(kind, "kernel") == 0) {
-        const char *st = json_get_str(ev, "state", "");
-        ipy.state = strcmp(st, "running") == 0 ? IPY_RUNNING : IPY_DEAD;
+        bool running = strcmp(json_get_str(ev, "state", ""), "running") == 0;
         ipy.kernel_pid = (int)json_get_int(ev, "pid", 0);
-        if (ipy.state == IPY_RUNNING) {
+        if (running) {
             snprintf(ipy.python, sizeof ipy.python, "%s", json_get_str(ev, "python", ""));
             ipy.start_ms = (long)json_get_int(ev, "start_ms", 0);
             if (json_get(ev, "message"))
                 ipy.restarts++;
         }
+        set_state(running ? PLUGIN_RUNNING : PLUGIN_EXITED,
+                  running ? NULL : json_get_str(ev, "message", "the kernel exited"));
     } else if (strcmp(kind, "out") == 0 && ipy.busy) {
         if (ipy.ch)
             buf_puts(&ipy.pending, json_get_str(ev, "text", ""));
@@ -176,7 +182,7 @@ on_event(plugin_proc_t *p, json_object *ev)
             char msg[ERR_MSG_MAX + 64];
             snprintf(msg, sizeof msg, "Cannot start the IPython kernel: %s",
                      json_get_str(ev, "message", ""));
-            ipy.state = IPY_DEAD;
+            set_state(PLUGIN_EXITED, msg);
             ipy.obs = obs_error_new(msg);
             drain();
             return;
@@ -185,7 +191,7 @@ on_event(plugin_proc_t *p, json_object *ev)
                       : strcmp(end, "timeout") == 0 ? IPY_END_TIMEOUT
                                                     : IPY_END_DEAD;
         if (e == IPY_END_DEAD)
-            ipy.state = IPY_DEAD;
+            set_state(PLUGIN_EXITED, "the kernel died during a cell");
         json_object *t = json_get(ev, "text");
         finish(e, t ? json_object_get_string(t) : "", t ? (size_t)json_object_get_string_len(t) : 0,
                json_get(ev, "images"));
@@ -196,7 +202,7 @@ static void
 on_gone(plugin_proc_t *p)
 {
     (void)p;
-    ipy.state = IPY_DEAD;
+    set_state(PLUGIN_EXITED, "the IPython helper (sandpipe-jupyter) exited");
     if (ipy.busy && !ipy.obs)
         finish(IPY_END_DEAD, "", 0, NULL);
 }
@@ -229,6 +235,10 @@ ipython_run_action(channel_t *ch, json_object *action, const char *cwd)
         chan_close_error(ch, ERR_BAD_REQ, "run_ipython: \"code\" must be a string");
         return;
     }
+    if (!plugin_allowed(PLUGIN_JUPYTER)) {
+        chan_close(ch, obs_error_new(PLUGIN_JUPYTER_MISSING));
+        return;
+    }
     if (ipy.busy) {
         chan_close_error(ch, ERR_BUSY, "an IPython cell is running in this sandbox");
         return;
@@ -251,10 +261,12 @@ ipython_run_action(channel_t *ch, json_object *action, const char *cwd)
     json_object_put(req);
     if (rc < 0) {
         plugin_proc_stop(&ipy.proc);
-        ipy.state = IPY_DEAD;
+        set_state(PLUGIN_EXITED, "the IPython helper (sandpipe-jupyter) exited");
         chan_close(ch, obs_error_new("Cannot start the IPython kernel: the helper exited"));
         return;
     }
+    if (plugins_state(PLUGIN_JUPYTER) != PLUGIN_RUNNING) /* a new or restarting kernel */
+        set_state(PLUGIN_STARTING, NULL);
     ipy.busy = true;
     ipy.ch = ch;
     ipy.action = json_object_get(action);
@@ -263,24 +275,15 @@ ipython_run_action(channel_t *ch, json_object *action, const char *cwd)
     ch->owner = &ipy;
 }
 
-json_object *
-ipython_status(void)
+void
+ipython_status_extras(json_object *o)
 {
-    json_object *o = json_object_new_object();
-    json_set_str(o, "state", state_names[ipy.state]);
-    if (ipy.kernel_pid > 0 && ipy.state == IPY_RUNNING)
-        json_set_int(o, "kernel_pid", ipy.kernel_pid);
     if (ipy.python[0])
         json_set_str(o, "python", ipy.python);
     if (ipy.start_ms)
         json_set_int(o, "start_ms", ipy.start_ms);
-    if (ipy.proc.pid > 0)
-        json_set_int(o, "rss_bytes",
-                     plugin_proc_rss(ipy.proc.pid) +
-                         (ipy.state == IPY_RUNNING ? plugin_proc_rss(ipy.kernel_pid) : 0));
     json_set_int(o, "cells", ipy.cells);
     json_set_int(o, "restarts", ipy.restarts);
-    return o;
 }
 
 void

@@ -15,9 +15,8 @@
 /* Runs an OpenHands run_ipython action (borrowed) with bash's cwd; the observation closes ch. */
 void ipython_run_action(channel_t *ch, json_object *action, const char *cwd);
 
-/* The plugin's state for health/status: {"state":"off|starting|running|dead|unavailable",
- * "kernel_pid","python","start_ms","cells","restarts"}. */
-json_object *ipython_status(void);
+/* Adds the plugin's figures to its status (plugins.c): "python","start_ms","cells","restarts". */
+void ipython_status_extras(json_object *o);
 
 /* Called by main's SIGCHLD handling for each reaped child. */
 void ipython_on_child_exit(pid_t pid, int status);

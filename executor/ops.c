@@ -18,6 +18,7 @@
 #include "ipython.h"
 #include "json_util.h"
 #include "legacy_edit.h"
+#include "plugins.h"
 #include "proc.h"
 #include "terminal.h"
 
@@ -247,6 +248,7 @@ static const struct {
     {"file.watch", file_op_watch},
     {"oh.list_files", op_oh_list_files},
     {"health", op_health},
+    {"plugins", plugins_op},
 };
 
 op_handler_t

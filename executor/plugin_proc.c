@@ -148,17 +148,3 @@ plugin_proc_reaped(plugin_proc_t *p, pid_t pid)
     p->pid = 0; /* the pipe's EOF tells the owner (on_gone) */
     return true;
 }
-
-long long
-plugin_proc_rss(pid_t pid)
-{
-    char path[64];
-    long long pages = 0, size = 0;
-    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
-    FILE *f = pid > 0 ? fopen(path, "r") : NULL;
-    if (f && fscanf(f, "%lld %lld", &size, &pages) != 2)
-        pages = 0;
-    if (f)
-        fclose(f);
-    return pages * sysconf(_SC_PAGESIZE);
-}

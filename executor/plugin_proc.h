@@ -42,7 +42,5 @@ void plugin_proc_update(plugin_proc_t *p);
 void plugin_proc_stop(plugin_proc_t *p);
 /* For main's SIGCHLD loop: true if pid was this helper. */
 bool plugin_proc_reaped(plugin_proc_t *p, pid_t pid);
-/* Resident memory of the helper and its descendants' main child (bytes), 0 if none. */
-long long plugin_proc_rss(pid_t pid);
 
 #endif

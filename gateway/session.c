@@ -165,7 +165,9 @@ session_describe(const gw_session_t *s)
     json_set_int(o, "max_lifetime", s->max_lifetime);
     json_set(o, "idle_seconds", json_object_new_double(gw_now() - s->last_activity));
     json_object *plugins = json_get(s->params, "plugins");
-    json_set(o, "plugins", plugins ? json_object_get(plugins) : json_object_new_array());
+    json_set(o, "plugins", plugins ? json_object_get(plugins) : session_plugins_default());
+    json_set(o, "plugin_status",
+             s->plugin_status ? json_object_get(s->plugin_status) : json_object_new_object());
     if (s->sb.warning[0]) /* degraded isolation: no cgroup, no disk limit (provider.h) */
         json_set_str(o, "warning", s->sb.warning);
     return o;
@@ -204,6 +206,7 @@ on_timer_closed(uv_handle_t *h)
     event_log_free(s->log);
     json_object_put(s->params);
     json_object_put(s->pending_env);
+    json_object_put(s->plugin_status);
     free(s);
 }
 
@@ -251,7 +254,7 @@ save_session(gw_session_t *s)
                      created, idle, s->idle_pause ? "pause" : "stop", life,
                      json_object_to_json_string_ext(sb, JSON_C_TO_STRING_PLAIN),
                      plugins ? json_object_to_json_string_ext(plugins, JSON_C_TO_STRING_PLAIN)
-                             : "[]");
+                             : "[\"agent_skills\",\"jupyter\",\"browser\"]");
     json_object_put(sb);
     char gkey[128];
     snprintf(gkey, sizeof gkey, "sp:gateway:%s:sessions", g_gw.cfg.id);
@@ -329,7 +332,8 @@ on_claimed(void *ud, const sandbox_t *sb)
     }
 }
 
-/* The plugins a session may ask for (OpenHands' names; the executor starts each on first use). */
+/* The plugins a session may ask for (OpenHands' names; the executor starts each on first use and
+ * refuses the others' actions with upstream's texts). */
 static int
 plugins_check(json_object *plugins, err_t *err)
 {
@@ -373,6 +377,8 @@ session_create(json_object *params, const char *owner, session_ready_cb cb, void
     const char *profile = json_get_str(params, "profile", "default");
     gw_session_t *s = session_alloc(id, owner, profile, 1);
     s->params = params ? json_object_get(params) : json_object_new_object();
+    if (!json_get(s->params, "plugins")) /* absent: every plugin (session_plugins_default) */
+        json_object_object_add(s->params, "plugins", session_plugins_default());
     s->idle_timeout = (int)json_get_int(params, "idle_timeout", s->idle_timeout);
     s->max_lifetime = (int)json_get_int(params, "max_lifetime", s->max_lifetime);
     s->idle_pause = !strcmp(json_get_str(params, "idle_action", "stop"), "pause");

@@ -73,6 +73,8 @@ on_link_json(void *ud, uint32_t ch, json_object *msg)
     if (kind == &session_kind_action && ch == s->act_ch &&
         !strcmp(json_get_str(msg, "event", ""), "attached"))
         on_attached(s, msg);
+    else if (kind == &session_kind_plugins && ch == s->plugins_ch)
+        session_plugins_json(s, msg);
     else if (kind && *kind == CH_ONESHOT)
         session_oneshot_json((oneshot_t *)kind, msg);
 }
@@ -140,6 +142,12 @@ on_link_close(void *ud, uint32_t ch, json_object *res)
     gw_session_t *s = ud;
     if (session_oneshot_closed(s, ch, res))
         return;
+    if (ch && ch == s->plugins_ch) { /* an executor without the op: no states to show */
+        GW_LOG("session %s: plugins channel closed: %s", s->id,
+               json_get_str(json_get(res, "error"), "message", "by the executor"));
+        s->plugins_ch = 0;
+        return;
+    }
     if (ch == s->act_ch) {
         json_object *err = json_get(res, "error");
         if (err && s->act_attach && !strcmp(json_get_str(err, "code", ""), "not_found") &&
@@ -211,6 +219,7 @@ on_link_up(void *ud)
 {
     gw_session_t *s = ud;
     s->reconnects = 0;
+    session_plugins_open(s); /* first: the executor knows the session's plugins before any action */
     if (s->pending_env) {
         json_object *req = json_object_new_object();
         json_set_str(req, "op", "bash.env");
@@ -253,6 +262,7 @@ on_link_down(void *ud, const char *why)
     if (s->deleting)
         return;
     GW_LOG("session %s: executor link down: %s", s->id, why);
+    s->plugins_ch = 0;
     if (s->act_ch) {
         /* The executor keeps the action (it is durable): take it over from what is in events
          * once the link is back. Output not yet in an event is sent again. */

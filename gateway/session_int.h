@@ -10,7 +10,7 @@
 #include "exec_link.h"
 #include "session.h"
 
-typedef enum { CH_ACTION = 1, CH_TERM, CH_ONESHOT } chan_kind_t;
+typedef enum { CH_ACTION = 1, CH_TERM, CH_ONESHOT, CH_PLUGINS } chan_kind_t;
 
 /* An output event waiting for Redis: once stored, its action's output up to `end` is. */
 typedef struct {
@@ -87,6 +87,8 @@ struct gw_session {
     bool env_applying;        /* bash.env of a warm sandbox in flight: actions wait */
     json_object *pending_env; /* env for a warm sandbox, exported once its executor is up */
     oneshot_t *oneshots;
+    uint32_t plugins_ch;        /* the executor's `plugins` channel, 0 if none (session_plugins.c) */
+    json_object *plugin_status; /* its last word: each plugin's state */
     struct action_watch *watches;
     struct action_watch *store_waits; /* session_when_stored */
 };
@@ -136,6 +138,13 @@ bool session_term_exited(gw_session_t *s, uint32_t ch, json_object *res);
 void session_terms_lost(gw_session_t *s);
 void session_terms_free(gw_session_t *s);
 void session_terms_tick(gw_session_t *s, double now);
+
+/* session_plugins.c: the session's plugins list to the executor once the link is up, and the
+ * plugin states it reports (msg borrowed). */
+extern chan_kind_t session_kind_plugins;
+json_object *session_plugins_default(void);
+void session_plugins_open(gw_session_t *s);
+void session_plugins_json(gw_session_t *s, json_object *msg);
 
 /* session_stream.c: the executor link's events for one-shot and streamed ops. */
 void session_fail_oneshots(gw_session_t *s, const char *why);

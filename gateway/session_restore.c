@@ -142,7 +142,8 @@ static gw_session_t *
 restore_one(redisContext *rc, const char *id)
 {
     redisReply *h = redisCommand(rc, "HGETALL sp:session:{%s}", id);
-    const char *owner = "", *profile = "default", *sbjson = NULL, *plugins = NULL;
+    const char *owner = "", *profile = "default", *sbjson = NULL, *plugins = NULL,
+               *plugin_status = NULL;
     session_status_t status = SESSION_NEW;
     int idle = g_gw.cfg.idle_timeout, life = g_gw.cfg.max_lifetime;
     bool idle_pause = false;
@@ -167,6 +168,8 @@ restore_one(redisContext *rc, const char *id)
             created = atof(v);
         else if (!strcmp(f, "plugins"))
             plugins = v;
+        else if (!strcmp(f, "plugin_status"))
+            plugin_status = v;
     }
     redisReply *last = redisCommand(rc, "XREVRANGE sp:session:{%s}:events + - COUNT 1", id);
     uint64_t next_seq = 1;
@@ -198,6 +201,12 @@ restore_one(redisContext *rc, const char *id)
         json_object_object_add(s->params, "plugins", asked);
     else
         json_object_put(asked);
+    /* as it was: the executor's first word is compared with it (no events again) */
+    json_object *told = plugin_status ? json_tokener_parse(plugin_status) : NULL;
+    if (told && json_object_is_type(told, json_type_object))
+        s->plugin_status = told;
+    else
+        json_object_put(told);
     s->sb = sb;
     s->prov = provider_find(sb.provider);
     if (!s->prov)

@@ -220,6 +220,29 @@ cdp_call(cdp_t *c, const char *method, json_object *params, bool page, int timeo
     }
 }
 
+int
+cdp_pump(cdp_t *c)
+{
+    char *w = buf_reserve(&c->in, 1 << 16);
+    ssize_t r = read(c->from, w, 1 << 16);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        return 0;
+    if (r <= 0 || c->in.len + (size_t)r > MSG_MAX)
+        return -1;
+    buf_advance(&c->in, (size_t)r);
+    char *nul;
+    while (c->in.len && (nul = memchr(c->in.data, '\0', c->in.len))) {
+        size_t n = (size_t)(nul - c->in.data);
+        err_t e = {0};
+        json_object *m = n ? json_parse(c->in.data, n, &e) : NULL;
+        buf_consume(&c->in, n + 1);
+        if (m)
+            on_event(c, m);
+        json_object_put(m);
+    }
+    return 0;
+}
+
 void
 cdp_wait(cdp_t *c, int timeout_ms, const unsigned *counter, unsigned past)
 {

@@ -34,6 +34,9 @@ bool cdp_alive(cdp_t *c);
  * (the protocol's error message, a timeout, or Chromium gone). */
 json_object *cdp_call(cdp_t *c, const char *method, json_object *params, bool page, int timeout_ms,
                       err_t *err);
+/* Between requests, when Chromium's pipe is readable: takes in what it sent (events) without
+ * waiting. -1 once Chromium is gone (its pipe closed). */
+int cdp_pump(cdp_t *c);
 /* Reads events for up to timeout_ms, returning early once *counter (one of the counters above,
  * or NULL: never) is past `past`. */
 void cdp_wait(cdp_t *c, int timeout_ms, const unsigned *counter, unsigned past);

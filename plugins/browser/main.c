@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "action.h"
 #include "base64.h"
 #include "cdp.h"
+#include "clock.h"
 #include "json_util.h"
 #include "page_js.h"
 
@@ -51,6 +53,22 @@ emit(json_object *ev)
     }
     buf_free(&b);
     json_object_put(ev);
+}
+
+/* The browser's state for the executor's plugins table. */
+static void
+emit_state(const char *state, long started, const char *why)
+{
+    json_object *ev = json_object_new_object();
+    json_set_str(ev, "ev", "browser");
+    json_set_str(ev, "state", state);
+    if (g.cdp.pid > 0)
+        json_set_int(ev, "pid", g.cdp.pid);
+    if (started)
+        json_set_int(ev, "start_ms", (long)clock_mono_ms() - started);
+    if (why)
+        json_set_str(ev, "message", why);
+    emit(ev);
 }
 
 static json_object *
@@ -373,12 +391,15 @@ do_step(json_object *req)
     json_set_str(done, "last_action", text);
     if (!cdp_alive(&g.cdp)) {
         cdp_stop(&g.cdp);
+        long started = (long)clock_mono_ms();
         if (cdp_start(&g.cdp, g.chromium, g.dir, &err) < 0) {
             cdp_stop(&g.cdp);
+            emit_state("exited", 0, err.msg);
             json_set_str(done, "fatal", err.msg);
             emit(done);
             return;
         }
+        emit_state("running", started, NULL);
     }
     json_object *calls = ba_parse(text, strlen(text), &err);
     for (size_t i = 0; calls && i < json_object_array_length(calls); i++)
@@ -399,6 +420,8 @@ do_step(json_object *req)
     json_set(done, "open_pages_urls", pages);
     json_object_put(v);
     screenshot(done, json_get_str(req, "workspace", "."));
+    if (!cdp_alive(&g.cdp))
+        emit_state("exited", 0, "Chromium exited during the action");
     emit(done);
 }
 
@@ -429,6 +452,17 @@ main(int argc, char **argv)
     for (;;) {
         char *nl = in.len ? memchr(in.data, '\n', in.len) : NULL;
         if (!nl) {
+            /* Between requests, Chromium's pipe too: its end is the browser's exit. */
+            struct pollfd pf[2] = {{0, POLLIN, 0}, {g.cdp.pid > 0 ? g.cdp.from : -1, POLLIN, 0}};
+            if (poll(pf, 2, -1) < 0)
+                continue;
+            if (pf[1].revents && cdp_pump(&g.cdp) < 0) {
+                cdp_stop(&g.cdp);
+                emit_state("exited", 0, "Chromium exited");
+                continue;
+            }
+            if (!pf[0].revents)
+                continue;
             char *w = buf_reserve(&in, 65536);
             ssize_t r = read(0, w, 65536);
             if (r < 0 && errno == EINTR)

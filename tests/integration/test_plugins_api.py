@@ -1,10 +1,14 @@
 """The plugins through the whole stack (nginx + sandpipe-api + gateway + a bwrap sandbox):
 run_ipython and browse at the OpenHands action server /runtime/{id}/, the REST actions route,
 and a viewer refused."""
+import json
 import unittest
 
 from apistack import ApiStack
 from test_openhands_runtime import client_action
+
+JUPYTER_MISSING = "JupyterRequirement not found. Unable to run IPython action."
+BROWSER_MISSING = "Browser functionality is not supported or disabled."
 
 STACK = None
 
@@ -72,6 +76,70 @@ class IPythonThroughApis(unittest.TestCase):
         st, e, _ = STACK.request("POST", "/api/v1/sessions", {"plugins": ["emacs"]}, token=self.owner, timeout=90)
         self.assertEqual(st, 400, e)
         self.assertIn("unknown plugin emacs", e["error"]["message"])
+
+    def test_plugin_status_in_session_json_events_and_cgroup(self):
+        # an absent list is every plugin this runtime runs
+        st, s, _ = STACK.request("GET", f"/api/v1/sessions/{self.sid}", token=self.owner)
+        self.assertEqual(s["plugins"], ["agent_skills", "jupyter", "browser"])
+        st, obs, _ = self.execute(client_action("run_ipython", code="import os; print(os.getpid())",
+                                                include_extra=False))
+        self.assertEqual(st, 200, obs)
+        kernel_pid = int(obs["content"])
+        st, s, _ = STACK.request("GET", f"/api/v1/sessions/{self.sid}", token=self.owner)
+        jup = s["plugin_status"]["jupyter"]
+        self.assertEqual((jup["state"], jup["pid"]), ("running", kernel_pid), s)
+        self.assertGreater(jup["rss_bytes"], 10 << 20)
+        self.assertEqual(s["plugin_status"]["vscode"]["state"], "disabled")
+        st, ev, _ = STACK.request("GET", f"/api/v1/sessions/{self.sid}/events?type=plugin_status",
+                                  token=self.owner)
+        states = [(e["plugin"], e["state"]) for e in ev["events"]]
+        self.assertLess(states.index(("jupyter", "starting")), states.index(("jupyter", "running")), states)
+        running = [e for e in ev["events"] if (e["plugin"], e["state"]) == ("jupyter", "running")][0]
+        self.assertEqual(running["pid"], kernel_pid)
+        # counted in the sandbox's limits: the kernel is a process of the sandbox's cgroup
+        sb = json.loads(STACK.redis("HGET", f"sp:session:{{{self.sid}}}", "sandbox"))
+        self.assertTrue(sb["cgroup"], sb)
+        procs = (f"/sys/fs/cgroup/pids/{sb['cgroup']}/cgroup.procs" if sb.get("cgroup_version") == 1
+                 else f"/sys/fs/cgroup/{sb['cgroup']}/cgroup.procs")
+        with open(procs) as f:
+            host_pids = [int(x) for x in f.read().split()]
+        inner = {}
+        for hp in host_pids:
+            try:
+                with open(f"/proc/{hp}/status") as f:
+                    nspid = [l for l in f if l.startswith("NSpid:")][0].split()[1:]
+                inner[int(nspid[-1])] = hp
+            except (OSError, IndexError):
+                continue
+        self.assertIn(kernel_pid, inner, (kernel_pid, inner))
+        with open(f"/proc/{inner[kernel_pid]}/cmdline", "rb") as f:
+            self.assertIn(b"ipykernel", f.read())
+
+    def test_session_without_plugins_gets_upstream_texts(self):
+        sid = STACK.api_create_session(self.owner, {"plugins": ["agent_skills"]})
+        try:
+            key = {"X-Session-API-Key": self.owner}
+            # OpenHands' action server raises RuntimeError: a 500 with the traceback as detail
+            st, body, _ = STACK.request("POST", f"/runtime/{sid}/execute_action",
+                                        client_action("run_ipython", code="1+1"), headers=key, timeout=150)
+            self.assertEqual(st, 500, body)
+            self.assertTrue(body["detail"].startswith("Traceback (most recent call last):\n"), body)
+            self.assertTrue(body["detail"].endswith("RuntimeError: " + JUPYTER_MISSING + "\n"), body)
+            st, obs, _ = STACK.request("POST", f"/runtime/{sid}/execute_action",
+                                       client_action("browse", url="about:blank", return_axtree=False),
+                                       headers=key, timeout=150)
+            self.assertEqual((st, obs["observation"], obs["content"]), (200, "error", BROWSER_MISSING))
+            # sandpipe's own API: the error observation itself
+            st, body, _ = STACK.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true",
+                                        {"action": "run_ipython", "args": {"code": "1"}},
+                                        token=self.owner, timeout=150)
+            self.assertEqual(body["observation"]["content"], JUPYTER_MISSING)
+            st, s, _ = STACK.request("GET", f"/api/v1/sessions/{sid}", token=self.owner)
+            self.assertEqual({k: v["state"] for k, v in s["plugin_status"].items()},
+                             {"agent_skills": "unavailable", "jupyter": "disabled",
+                              "browser": "disabled", "vscode": "disabled"})
+        finally:
+            STACK.request("DELETE", f"/api/v1/sessions/{sid}", token=self.owner)
 
     def test_viewer_cannot_run_cells(self):
         viewer = STACK.token(sub="v", role="viewer", session=self.sid)

@@ -73,8 +73,13 @@ on_link_json(void *ud, uint32_t ch, json_object *msg)
     if (kind == &session_kind_action && ch == s->act_ch &&
         !strcmp(json_get_str(msg, "event", ""), "attached"))
         on_attached(s, msg);
-    else if (kind == &session_kind_plugins && ch == s->plugins_ch)
+    else if (kind == &session_kind_plugins && ch == s->plugins_ch) {
         session_plugins_json(s, msg);
+        if (s->plugins_pending) {
+            s->plugins_pending = false;
+            session_link_ready(s);
+        }
+    }
     else if (kind && *kind == CH_ONESHOT)
         session_oneshot_json((oneshot_t *)kind, msg);
 }
@@ -146,6 +151,10 @@ on_link_close(void *ud, uint32_t ch, json_object *res)
         GW_LOG("session %s: plugins channel closed: %s", s->id,
                json_get_str(json_get(res, "error"), "message", "by the executor"));
         s->plugins_ch = 0;
+        if (s->plugins_pending) {
+            s->plugins_pending = false;
+            session_link_ready(s);
+        }
         return;
     }
     if (ch == s->act_ch) {
@@ -219,7 +228,15 @@ on_link_up(void *ud)
 {
     gw_session_t *s = ud;
     s->reconnects = 0;
-    session_plugins_open(s); /* first: the executor knows the session's plugins before any action */
+    /* First the session's plugins: the executor knows them before any action, and the session
+     * is READY with their states known (session_link_ready follows the first answer). */
+    if (session_plugins_open(s) < 0)
+        session_link_ready(s);
+}
+
+void
+session_link_ready(gw_session_t *s)
+{
     if (s->pending_env) {
         json_object *req = json_object_new_object();
         json_set_str(req, "op", "bash.env");
@@ -263,6 +280,7 @@ on_link_down(void *ud, const char *why)
         return;
     GW_LOG("session %s: executor link down: %s", s->id, why);
     s->plugins_ch = 0;
+    s->plugins_pending = false;
     if (s->act_ch) {
         /* The executor keeps the action (it is durable): take it over from what is in events
          * once the link is back. Output not yet in an event is sent again. */
@@ -347,7 +365,7 @@ void
 session_start_next_action(gw_session_t *s)
 {
     exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
-    if (s->act_ch || !c || s->env_applying)
+    if (s->act_ch || !c || s->env_applying || s->plugins_pending)
         return;
     if (s->reattach_seq) {
         uint64_t seq = s->reattach_seq;

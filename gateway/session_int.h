@@ -88,6 +88,7 @@ struct gw_session {
     json_object *pending_env; /* env for a warm sandbox, exported once its executor is up */
     oneshot_t *oneshots;
     uint32_t plugins_ch;        /* the executor's `plugins` channel, 0 if none (session_plugins.c) */
+    bool plugins_pending;       /* link up, its first answer awaited: actions wait */
     json_object *plugin_status; /* its last word: each plugin's state */
     struct action_watch *watches;
     struct action_watch *store_waits; /* session_when_stored */
@@ -122,6 +123,8 @@ void session_set_status(gw_session_t *s, session_status_t st, const char *msg);
 gw_session_t *session_alloc(const char *id, const char *owner, const char *profile,
                             uint64_t next_seq);
 /* session_actions.c */
+/* The link is up and the executor has the session's plugins: its env, then READY. */
+void session_link_ready(gw_session_t *s);
 void session_start_next_action(gw_session_t *s);
 void session_enqueue(gw_session_t *s, json_object *action, uint64_t seq);
 json_object *session_error_observation(const char *text);
@@ -143,7 +146,8 @@ void session_terms_tick(gw_session_t *s, double now);
  * plugin states it reports (msg borrowed). */
 extern chan_kind_t session_kind_plugins;
 json_object *session_plugins_default(void);
-void session_plugins_open(gw_session_t *s);
+/* Opens the channel on a link just up (plugins_pending set); < 0 if it could not. */
+int session_plugins_open(gw_session_t *s);
 void session_plugins_json(gw_session_t *s, json_object *msg);
 
 /* session_stream.c: the executor link's events for one-shot and streamed ops. */

@@ -24,12 +24,12 @@ session_plugins_default(void)
     return a;
 }
 
-void
+int
 session_plugins_open(gw_session_t *s)
 {
     exec_client_t *c = exec_link_client(s->link);
     if (!c)
-        return;
+        return -1;
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "plugins");
     json_object *asked = json_get(s->params, "plugins");
@@ -39,9 +39,12 @@ session_plugins_open(gw_session_t *s)
     json_object_put(req);
     if (!s->plugins_ch) {
         GW_LOG("session %s: plugins op: %s", s->id, err.msg);
-        return;
+        return -1;
     }
     exec_client_set_chan_data(c, s->plugins_ch, &session_kind_plugins);
+    exec_link_flush(s->link);
+    s->plugins_pending = true;
+    return 0;
 }
 
 static bool

@@ -141,6 +141,26 @@ class IPythonThroughApis(unittest.TestCase):
         finally:
             STACK.request("DELETE", f"/api/v1/sessions/{sid}", token=self.owner)
 
+    def test_vscode_disabled_answers_as_upstream_without_the_plugin(self):
+        # code-server cannot be installed here (docs/api.md): asked for or not, the route answers
+        # what upstream's action server answers without the vscode plugin, {"token": null}, which
+        # its client takes as "no VS Code URL"
+        sid = STACK.api_create_session(self.owner, {"plugins": ["vscode"]})
+        try:
+            for s_id in (sid, self.sid):
+                st, body, _ = STACK.request("GET", f"/runtime/{s_id}/vscode/connection_token",
+                                            headers=self.key)
+                self.assertEqual((st, body), (200, {"token": None}))
+            st, s, _ = STACK.request("GET", f"/api/v1/sessions/{sid}", token=self.owner)
+            vs = s["plugin_status"]["vscode"]
+            self.assertEqual(vs["state"], "unavailable")
+            self.assertIn("code-server is not installed", vs["reason"])
+            st, body, _ = STACK.request("GET", "/runtime/s-nosuchsession/vscode/connection_token",
+                                        headers=self.key)
+            self.assertEqual((st, body), (404, {"detail": "Not Found"}))
+        finally:
+            STACK.request("DELETE", f"/api/v1/sessions/{sid}", token=self.owner)
+
     def test_viewer_cannot_run_cells(self):
         viewer = STACK.token(sub="v", role="viewer", session=self.sid)
         st, body, _ = STACK.request("POST", f"/api/v1/sessions/{self.sid}/actions",

@@ -169,6 +169,7 @@ browser_run_action(channel_t *ch, json_object *action, const char *cwd)
     json_set_str(req, "op", "step");
     json_set_str(req, "action", action_str);
     json_set_str(req, "workspace", g_exec.workspace);
+    json_set_bool(req, "axtree", interactive); /* only browse_interactive shows it */
     int rc = plugin_proc_send(&br.proc, req);
     json_object_put(req);
     if (plugins_state(PLUGIN_BROWSER) != PLUGIN_RUNNING) /* Chromium starts with this step */

@@ -12,6 +12,10 @@ FUZZ_REPLAY_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/tests/fuzz/%_replay)
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(EXECUTOR_LIB) $(API_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka -lutil $(PKG_LIBS)
 
+# The browser plugin's pure modules (axtree.c): its library too.
+$(BUILD)/tests/unit/test_axtree: $(BUILD)/tests/unit/test_axtree.o $(BROWSER_LIB) $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(PKG_LIBS)
+
 # API unit tests (tests/unit/test_api_*.c) reach the route handlers: the API's libraries too.
 $(BUILD)/tests/unit/test_api_%.o: ALL_CFLAGS += $(API_CFLAGS)
 $(BUILD)/tests/unit/test_api_%: $(BUILD)/tests/unit/test_api_%.o $(API_LIB) $(COMMON_LIB)
@@ -38,7 +42,7 @@ FUZZ_LIBFUZZER_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_API_SRCS := $(wildcard api/zip_*.c api/multipart.c)
 FUZZ_DEPS_OBJS := $(COMMON_SRCS:%.c=build/fuzz/obj/%.o) $(EXECUTOR_SRCS:%.c=build/fuzz/obj/%.o) \
                   $(FUZZ_API_SRCS:%.c=build/fuzz/obj/%.o) build/fuzz/obj/plugins/jupyter/wire.o \
-                  build/fuzz/obj/plugins/browser/action.o
+                  build/fuzz/obj/plugins/browser/action.o build/fuzz/obj/plugins/browser/axtree.o
 
 build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)

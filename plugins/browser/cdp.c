@@ -90,6 +90,14 @@ cdp_start(cdp_t *c, const char *chromium, const char *dir, err_t *err)
     if (!r)
         return -1;
     json_object_put(r);
+    /* A headless page never has the window's focus: emulate it, as Playwright (so BrowserGym)
+     * does, so focus, :focus and the tree's "focused" behave as in a visible browser. */
+    json_object *f = json_object_new_object();
+    json_set_bool(f, "enabled", true);
+    r = cdp_call(c, "Emulation.setFocusEmulationEnabled", f, true, 10000, err);
+    if (!r)
+        return -1;
+    json_object_put(r);
     return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "action.h"
+#include "axtree.h"
 #include "base64.h"
 #include "cdp.h"
 #include "clock.h"
@@ -381,6 +382,28 @@ screenshot(json_object *done, const char *workspace)
     json_object_put(r);
 }
 
+/* The accessibility listing from Chromium's tree, the bids page.js set read back from a DOM
+ * snapshot (axtree.h). A failure leaves the listing empty and says why in its place. */
+static void
+add_axtree(json_object *done)
+{
+    err_t err = {0};
+    json_object *p = json_object_new_object();
+    json_set(p, "computedStyles", json_object_new_array());
+    json_object *snap = cdp_call(&g.cdp, "DOMSnapshot.captureSnapshot", p, true, CALL_MS, &err);
+    json_object *ax =
+        snap ? cdp_call(&g.cdp, "Accessibility.getFullAXTree", NULL, true, CALL_MS, &err) : NULL;
+    buf_t t = BUF_INIT;
+    if (ax)
+        axtree_format(ax, snap, &t);
+    else
+        buf_printf(&t, "[the accessibility tree could not be read: %s]", err.msg);
+    json_set_strn(done, "axtree", t.data ? t.data : "", t.len);
+    buf_free(&t);
+    json_object_put(ax);
+    json_object_put(snap);
+}
+
 static void
 do_step(json_object *req)
 {
@@ -413,7 +436,8 @@ do_step(json_object *req)
     json_object *page = v ? json_get(v, "value") : NULL;
     json_set_str(done, "url", json_get_str(page, "url", ""));
     json_set_str(done, "text", json_get_str(page, "text", ""));
-    json_set_str(done, "axtree", json_get_str(page, "axtree", ""));
+    if (json_get_bool(req, "axtree", true))
+        add_axtree(done);
     json_set_str(done, "focused", json_get_str(page, "focused", ""));
     json_object *pages = json_object_new_array();
     json_object_array_add(pages, json_object_new_string(json_get_str(page, "url", "")));

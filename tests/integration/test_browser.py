@@ -84,6 +84,32 @@ class BrowserTest(unittest.TestCase):
         self.assertEqual(obs["extras"]["url"], f"http://127.0.0.1:{PORT}/result.html?q=sandpipe")
         self.assertIn("StaticText 'q=sandpipe'", obs["content"])
 
+    def test_listing_is_chromiums_accessibility_tree(self):
+        """The listing is Chromium's tree (Accessibility.getFullAXTree) as BrowserGym flattens it,
+        with bids that click/fill resolve to the same elements."""
+        obs = self.act("browse_interactive", browser_actions=f'goto("http://127.0.0.1:{PORT}/")')
+        tree = obs["content"].split("== BEGIN accessibility tree ==============\n")[1].split(
+            "\n============== END")[0]
+        shape = [re.sub(r"^(\t*)\[\d+\] ", r"\1[N] ", l) for l in tree.split("\n")
+                 if l.strip() != "generic"]  # the input's inner editor, as this Chromium has it
+        self.assertEqual(shape, [
+            f"RootWebArea 'Home', focused, url='http://127.0.0.1:{PORT}/'",
+            "\t[N] heading 'Hello sandbox'",
+            "\t[N] paragraph ''",
+            "\t\tStaticText 'Some'",
+            "\t\tStaticText 'bold'",
+            "\t\tStaticText 'text.'",
+            f"\t[N] link 'Next page', clickable, url='http://127.0.0.1:{PORT}/next.html'",
+            "\t[N] form ''",
+            "\t\t[N] textbox 'query', clickable",
+            "\t\t[N] button 'Go', clickable"])
+        # the bid the tree shows is the element's browsergym_id: fill reaches it, and the tree
+        # shows the new value and focus from Chromium's side
+        box = self.bid(obs, "textbox", "query")
+        obs = self.act("browse_interactive", browser_actions=f'fill("{box}", "it\'s")')
+        self.assertIn(f"[{box}] textbox 'query' value=\"it's\", clickable, focused", obs["content"])
+        self.assertEqual(obs["extras"]["focused_element_bid"], box)
+
     def test_errors_are_reported(self):
         obs = self.act("browse_interactive", browser_actions='click("nope")')
         self.assertTrue(obs["extras"]["error"])

@@ -88,10 +88,11 @@ plugins_group_rss(pid_t pgid)
         char *p = strrchr(line, ')'); /* comm may hold spaces and parentheses */
         long long grp = 0, rss = 0;
         /* after comm: state ppid pgrp ... rss is field 24 */
-        if (p && sscanf(p + 2,
-                        "%*c %*d %lld %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
-                        "%*d %*u %*u %lld",
-                        &grp, &rss) == 2 &&
+        if (p &&
+            sscanf(p + 2,
+                   "%*c %*d %lld %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d "
+                   "%*d %*u %*u %lld",
+                   &grp, &rss) == 2 &&
             grp == pgid)
             pages += rss;
     }
@@ -206,9 +207,8 @@ on_mem_timer(ltimer_t *t)
     bool moved = false;
     for (int i = 0; i < PLUGIN_COUNT && !moved; i++) {
         plugin_state_t st = pl.p[i].state;
-        long long rss = st == PLUGIN_RUNNING || st == PLUGIN_STARTING
-                            ? plugins_group_rss(pl.p[i].pgid)
-                            : 0;
+        long long rss =
+            st == PLUGIN_RUNNING || st == PLUGIN_STARTING ? plugins_group_rss(pl.p[i].pgid) : 0;
         long long d = rss - pl.told_rss[i];
         moved = i != PLUGIN_AGENT_SKILLS && (d >= MEM_CHANGE_MB || -d >= MEM_CHANGE_MB);
     }
@@ -233,9 +233,8 @@ plugins_op(channel_t *ch, json_object *req)
     json_object *allowed = json_get(req, "allowed");
     if (allowed) {
         bool want[PLUGIN_COUNT] = {false};
-        size_t n = json_object_is_type(allowed, json_type_array)
-                       ? json_object_array_length(allowed)
-                       : (size_t)-1;
+        size_t n = json_object_is_type(allowed, json_type_array) ? json_object_array_length(allowed)
+                                                                 : (size_t)-1;
         for (size_t i = 0; n != (size_t)-1 && i < n; i++) {
             json_object *v = json_object_array_get_idx(allowed, i);
             int id = json_object_is_type(v, json_type_string)
@@ -248,8 +247,9 @@ plugins_op(channel_t *ch, json_object *req)
             want[id] = true;
         }
         if (n == (size_t)-1) {
-            chan_close_error(ch, ERR_BAD_REQ,
-                             "\"allowed\" must be a list of agent_skills, jupyter, browser, vscode");
+            chan_close_error(
+                ch, ERR_BAD_REQ,
+                "\"allowed\" must be a list of agent_skills, jupyter, browser, vscode");
             return;
         }
         pl.limited = true;

@@ -79,8 +79,7 @@ on_link_json(void *ud, uint32_t ch, json_object *msg)
             s->plugins_pending = false;
             session_link_ready(s);
         }
-    }
-    else if (kind && *kind == CH_ONESHOT)
+    } else if (kind && *kind == CH_ONESHOT)
         session_oneshot_json((oneshot_t *)kind, msg);
 }
 

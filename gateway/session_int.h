@@ -87,8 +87,8 @@ struct gw_session {
     bool env_applying;        /* bash.env of a warm sandbox in flight: actions wait */
     json_object *pending_env; /* env for a warm sandbox, exported once its executor is up */
     oneshot_t *oneshots;
-    uint32_t plugins_ch;        /* the executor's `plugins` channel, 0 if none (session_plugins.c) */
-    bool plugins_pending;       /* link up, its first answer awaited: actions wait */
+    uint32_t plugins_ch;  /* the executor's `plugins` channel, 0 if none (session_plugins.c) */
+    bool plugins_pending; /* link up, its first answer awaited: actions wait */
     json_object *plugin_status; /* its last word: each plugin's state */
     struct action_watch *watches;
     struct action_watch *store_waits; /* session_when_stored */

@@ -71,8 +71,8 @@ sanitize(json_object *said)
     static const char *const plugins[] = {"agent_skills", "jupyter", "browser", "vscode"};
     static const char *const states[] = {"not_started", "starting",    "running",
                                          "exited",      "unavailable", "disabled"};
-    static const char *const ints[] = {"pid", "rss_bytes", "start_ms", "cells", "restarts",
-                                       "actions"};
+    static const char *const ints[] = {"pid",   "rss_bytes", "start_ms",
+                                       "cells", "restarts",  "actions"};
     static const char *const strs[] = {"reason", "python"};
     json_object *out = json_object_new_object();
     for (size_t i = 0; i < sizeof plugins / sizeof plugins[0]; i++) {
@@ -112,9 +112,9 @@ session_plugins_json(gw_session_t *s, json_object *msg)
     {
         json_object *before = s->plugin_status ? json_get(s->plugin_status, name) : NULL;
         const char *state = json_get_str(st, "state", "");
-        if (before ? same(before, st, "state") && same(before, st, "pid") &&
-                         same(before, st, "reason")
-                   : !eventful(state))
+        if (before
+                ? same(before, st, "state") && same(before, st, "pid") && same(before, st, "reason")
+                : !eventful(state))
             continue;
         json_object *e = session_event_new("plugin_status");
         json_set_str(e, "plugin", name);

@@ -135,9 +135,10 @@ utf8_next(const unsigned char *s, size_t n, size_t *len)
 static bool
 py_unprintable(uint32_t cp)
 {
-    return cp < 0x20 || (cp >= 0x7F && cp <= 0xA0) || cp == 0xAD || (cp >= 0x2000 && cp <= 0x200F) ||
-           (cp >= 0x2028 && cp <= 0x202F) || (cp >= 0x205F && cp <= 0x206F) || cp == 0x3000 ||
-           cp == 0xFEFF || (cp >= 0xD800 && cp <= 0xDFFF);
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0xA0) || cp == 0xAD ||
+           (cp >= 0x2000 && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202F) ||
+           (cp >= 0x205F && cp <= 0x206F) || cp == 0x3000 || cp == 0xFEFF ||
+           (cp >= 0xD800 && cp <= 0xDFFF);
 }
 
 void
@@ -174,12 +175,8 @@ static void
 py_value(buf_t *out, json_object *v)
 {
     switch (json_object_get_type(v)) {
-    case json_type_boolean:
-        buf_puts(out, json_object_get_boolean(v) ? "True" : "False");
-        break;
-    case json_type_int:
-        buf_printf(out, "%lld", (long long)json_object_get_int64(v));
-        break;
+    case json_type_boolean: buf_puts(out, json_object_get_boolean(v) ? "True" : "False"); break;
+    case json_type_int: buf_printf(out, "%lld", (long long)json_object_get_int64(v)); break;
     case json_type_double: {
         double d = json_object_get_double(v);
         char t[40];
@@ -196,11 +193,8 @@ py_value(buf_t *out, json_object *v)
     case json_type_string:
         axtree_py_repr(out, json_object_get_string(v), (size_t)json_object_get_string_len(v));
         break;
-    case json_type_null:
-        buf_puts(out, "None");
-        break;
-    default:
-        buf_puts(out, json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
+    case json_type_null: buf_puts(out, "None"); break;
+    default: buf_puts(out, json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
     }
 }
 
@@ -260,8 +254,8 @@ dfs(ctx_t *c, size_t i, int depth, int level, const char *parent_name)
     prop_value_field(node, "name", &namev);
     /* BrowserGym ignores LineBreak; Chromium also lists the InlineTextBox pieces of a text,
      * which BrowserGym's listings never show */
-    bool skip = !strcmp(role, "LineBreak") || !strcmp(role, "InlineTextBox") ||
-                !json_get(node, "name");
+    bool skip =
+        !strcmp(role, "LineBreak") || !strcmp(role, "InlineTextBox") || !json_get(node, "name");
     const char *name = skip || !namev ? "" : json_object_get_string(namev);
     if (!skip) {
         buf_t attrs = BUF_INIT;

@@ -13,7 +13,7 @@
 
 #include "buf.h"
 
-#define AXTREE_MAX_DEPTH 256       /* deeper nodes are not shown (a hostile page's nesting) */
+#define AXTREE_MAX_DEPTH 256        /* deeper nodes are not shown (a hostile page's nesting) */
 #define AXTREE_MAX_BYTES (4u << 20) /* past this the listing ends with a marker line */
 
 /* Appends the listing of ax (getFullAXTree's result, {"nodes":[...]}) to out, bids and

@@ -29,35 +29,35 @@ format(const char *ax, const char *snap)
  * the snapshot's browsergym_id attributes by backend node id. */
 #define AX                                                                                         \
     "{\"nodes\":["                                                                                 \
-    "{\"nodeId\":\"1\",\"role\":{\"value\":\"RootWebArea\"},\"name\":{\"value\":\"Home\"},"      \
-    "\"properties\":[{\"name\":\"focusable\",\"value\":{\"value\":true}},{\"name\":\"focused\","  \
-    "\"value\":{\"value\":true}}],\"childIds\":[\"2\"],\"backendDOMNodeId\":1},"                  \
-    "{\"nodeId\":\"2\",\"ignored\":true,\"role\":{\"value\":\"none\"},\"childIds\":[\"3\",\"5\"," \
+    "{\"nodeId\":\"1\",\"role\":{\"value\":\"RootWebArea\"},\"name\":{\"value\":\"Home\"},"        \
+    "\"properties\":[{\"name\":\"focusable\",\"value\":{\"value\":true}},{\"name\":\"focused\","   \
+    "\"value\":{\"value\":true}}],\"childIds\":[\"2\"],\"backendDOMNodeId\":1},"                   \
+    "{\"nodeId\":\"2\",\"ignored\":true,\"role\":{\"value\":\"none\"},\"childIds\":[\"3\",\"5\","  \
     "\"7\",\"8\"],\"backendDOMNodeId\":2},"                                                        \
-    "{\"nodeId\":\"3\",\"role\":{\"value\":\"heading\"},\"name\":{\"value\":\"Hi there\"},"       \
-    "\"properties\":[{\"name\":\"level\",\"value\":{\"value\":1}}],\"childIds\":[\"4\"],"         \
+    "{\"nodeId\":\"3\",\"role\":{\"value\":\"heading\"},\"name\":{\"value\":\"Hi there\"},"        \
+    "\"properties\":[{\"name\":\"level\",\"value\":{\"value\":1}}],\"childIds\":[\"4\"],"          \
     "\"backendDOMNodeId\":10},"                                                                    \
-    "{\"nodeId\":\"4\",\"role\":{\"value\":\"StaticText\"},\"name\":{\"value\":\"Hi\"},"          \
+    "{\"nodeId\":\"4\",\"role\":{\"value\":\"StaticText\"},\"name\":{\"value\":\"Hi\"},"           \
     "\"childIds\":[\"9\"],\"backendDOMNodeId\":11},"                                               \
-    "{\"nodeId\":\"5\",\"role\":{\"value\":\"link\"},\"name\":{\"value\":\" it's \\u00a0\"},"     \
-    "\"properties\":[{\"name\":\"url\",\"value\":{\"value\":\"http://x/\"}},{\"name\":"           \
+    "{\"nodeId\":\"5\",\"role\":{\"value\":\"link\"},\"name\":{\"value\":\" it's \\u00a0\"},"      \
+    "\"properties\":[{\"name\":\"url\",\"value\":{\"value\":\"http://x/\"}},{\"name\":"            \
     "\"expanded\",\"value\":{\"value\":false}},{\"name\":\"valuemin\",\"value\":{\"value\":0.5}}," \
-    "{\"name\":\"describedby\",\"value\":{\"relatedNodes\":[]}}],\"childIds\":[\"6\"],"           \
+    "{\"name\":\"describedby\",\"value\":{\"relatedNodes\":[]}}],\"childIds\":[\"6\"],"            \
     "\"backendDOMNodeId\":12},"                                                                    \
-    "{\"nodeId\":\"6\",\"role\":{\"value\":\"LineBreak\"},\"name\":{\"value\":\"\\n\"},"          \
+    "{\"nodeId\":\"6\",\"role\":{\"value\":\"LineBreak\"},\"name\":{\"value\":\"\\n\"},"           \
     "\"childIds\":[]},"                                                                            \
-    "{\"nodeId\":\"7\",\"role\":{\"value\":\"textbox\"},\"name\":{\"value\":\"q\"},\"value\":"    \
-    "{\"value\":\"a\\\\b\\tc\"},\"properties\":[{\"name\":\"required\",\"value\":{\"value\":"     \
-    "true}},{\"name\":\"checked\",\"value\":{\"value\":\"false\"}}],\"childIds\":[],"             \
+    "{\"nodeId\":\"7\",\"role\":{\"value\":\"textbox\"},\"name\":{\"value\":\"q\"},\"value\":"     \
+    "{\"value\":\"a\\\\b\\tc\"},\"properties\":[{\"name\":\"required\",\"value\":{\"value\":"      \
+    "true}},{\"name\":\"checked\",\"value\":{\"value\":\"false\"}}],\"childIds\":[],"              \
     "\"backendDOMNodeId\":13},"                                                                    \
-    "{\"nodeId\":\"8\",\"role\":{\"value\":\"generic\"},\"name\":{\"value\":\"\"},"               \
+    "{\"nodeId\":\"8\",\"role\":{\"value\":\"generic\"},\"name\":{\"value\":\"\"},"                \
     "\"childIds\":[\"1\"],\"backendDOMNodeId\":14},"                                               \
-    "{\"nodeId\":\"9\",\"role\":{\"value\":\"InlineTextBox\"},\"name\":{\"value\":\"Hi\"},"       \
+    "{\"nodeId\":\"9\",\"role\":{\"value\":\"InlineTextBox\"},\"name\":{\"value\":\"Hi\"},"        \
     "\"childIds\":[]}]}"
 
 #define SNAP                                                                                       \
-    "{\"strings\":[\"browsergym_id\",\"7\",\"8\",\"9\",\"class\",\"x\",\"12\"],\"documents\":[{"  \
-    "\"nodes\":{\"backendNodeId\":[1,10,12,13,14],\"attributes\":[[],[0,1],[4,5,0,2],[0,3],"      \
+    "{\"strings\":[\"browsergym_id\",\"7\",\"8\",\"9\",\"class\",\"x\",\"12\"],\"documents\":[{"   \
+    "\"nodes\":{\"backendNodeId\":[1,10,12,13,14],\"attributes\":[[],[0,1],[4,5,0,2],[0,3],"       \
     "[0,6]],\"isClickable\":{\"index\":[2,3]}}}]}"
 
 static void

@@ -69,7 +69,14 @@ try:
 except ImportError:
     print("reference: jupyter_client not installed")
 jup = c.call({"op": "health"})["plugins"]["jupyter"]
-print(f"plugin memory (helper + kernel RSS): {jup['rss_bytes'] / (1 << 20):.1f} MiB")
+kpss = 0
+try:
+    with open(f"/proc/{jup['pid']}/smaps_rollup") as f:
+        kpss = next(int(line.split()[1]) for line in f if line.startswith("Pss:")) * 1024
+except (OSError, StopIteration, KeyError):
+    pass
+print(f"IPython memory: {jup['rss_bytes'] / (1 << 20):.1f} MiB RSS (helper + kernel, the plugin's "
+      f"rss_bytes); kernel PSS {kpss / (1 << 20):.1f} MiB")
 
 # The browser: a page served on loopback (the executor here is not sandboxed: same network).
 class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -104,12 +111,13 @@ print(f"browse of a local page to its observation (screenshot included), {len(xs
       f"p50 {pct(xs, 0.5) / 1000:.1f} ms, p90 {pct(xs, 0.9) / 1000:.1f}, p99 {pct(xs, 0.99) / 1000:.1f}")
 br = c.call({"op": "health"})["plugins"]["browser"]
 pids = subprocess.run(["pgrep", "-f", "chromium.*remote-debugging-pipe"], capture_output=True, text=True).stdout.split()
-chrome = 0
+pss = 0
 for p in pids:
     try:
-        with open(f"/proc/{p}/status") as f:
-            chrome += next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) * 1024
+        with open(f"/proc/{p}/smaps_rollup") as f:
+            pss += next(int(line.split()[1]) for line in f if line.startswith("Pss:")) * 1024
     except (OSError, StopIteration):
         pass
-print(f"browser memory: helper {br.get('helper_rss_bytes', 0) / (1 << 20):.1f} MiB RSS, "
-      f"Chromium's processes {chrome / (1 << 20):.0f} MiB RSS summed (shared pages counted in each)")
+print(f"browser memory: {br.get('rss_bytes', 0) / (1 << 20):.0f} MiB RSS summed over the helper's "
+      f"process group (the plugin's rss_bytes: Chromium's processes, shared pages counted in each); "
+      f"{pss / (1 << 20):.0f} MiB PSS")

@@ -111,6 +111,13 @@ TOKEN=$(python3 -c "import sys; sys.path.insert(0,'tests/integration'); from wsc
 SID=$(python3 -c "
 import sys; sys.path.insert(0,'tests/integration'); from wsclient import WS
 ws=WS('127.0.0.1',$GW_PORT,'/ws/control?token=$TOKEN'); ws.send_json({'id':1,'method':'session.create'}); print(ws.recv_json(60)['result']['id'])")
+if want plugins; then
+echo
+echo "### plugins through the gateway (a WebSocket client, a bwrap sandbox, events in Redis)"
+echo '```'
+python3 bench/bench_plugins_ws.py "$GW_PORT" "$SID" "$TOKEN" "${BENCH_PLUGIN_ROUNDS:-300}"
+echo '```'
+fi
 if want gateway; then
 echo
 echo "### gateway (bubblewrap sandboxes, Redis on a unix socket)"

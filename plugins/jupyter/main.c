@@ -282,6 +282,8 @@ ensure_kernel(err_t *err)
     run_quiet("%colors nocolor\nimport sys; print(sys.executable, end='')", &t);
     snprintf(g.executable, sizeof g.executable, "%s", t.data ? t.data : "");
     buf_free(&t);
+    /* per-cell costs of ipykernel that buy nothing here (plugins/python/sandpipe_kernel.py) */
+    run_quiet("import sandpipe_kernel as _sp\n_sp.tune(get_ipython())\ndel _sp\n", NULL);
     if (g.agent_skills)
         run_quiet("from agentskills import *\n", NULL);
     emit_kernel(started, "running", restart ? "restarted" : NULL);

@@ -75,6 +75,7 @@ static const char *const etc_files[] = {"/etc/alternatives",
                                         "/etc/magic",
                                         "/etc/vim",
                                         "/etc/fonts",
+                                        "/etc/matplotlibrc", /* Debian's matplotlib reads it */
                                         "/etc/skel",
                                         NULL};
 

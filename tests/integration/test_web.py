@@ -69,6 +69,9 @@ class Browser(unittest.TestCase):
     def test_dashboards(self):
         self.run_web_test("dashboard")
 
+    def test_plugin_observations(self):
+        self.run_web_test("plugins")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -4,6 +4,7 @@
 // would. The log is read from seq 0 on every load, so a reload shows the same timeline, once.
 import { h, mount, toast } from '../lib/dom.js';
 import { lineDiff, hunks } from '../lib/diff.js';
+import { isPluginObservation, pluginObservation, pluginSummary } from './plugin_obs.js';
 
 const SHOWN = 64 * 1024;       // output characters kept on screen per action (the tail)
 const BATCH = 1024 * 1024;     // output characters waiting to be drawn before we stop reading
@@ -26,7 +27,7 @@ function summary(a) {
     case 'read': return args.path;
     case 'write': return args.path;
     case 'edit': return `${args.command || 'edit'} ${args.path || ''}`;
-    default: return JSON.stringify(args);
+    default: return pluginSummary(a) ?? JSON.stringify(args);
   }
 }
 
@@ -90,6 +91,7 @@ class Entry {
 
   observe(ev) {
     const o = ev.observation || {};
+    if (isPluginObservation(o.observation)) return this.observePlugin(o);
     const ex = o.extras || {};
     const meta = ex.metadata || {};
     const kind = o.observation || '?';
@@ -114,6 +116,18 @@ class Entry {
     mount(this.foot, parts);
   }
 }
+
+Entry.prototype.observePlugin = function observePlugin(o) {
+  const r = pluginObservation(o, this.bytes, SHOWN);
+  this.state.className = 'badge ' + (r.bad ? 'b-bad' : 'b-ok');
+  this.state.textContent = r.badge;
+  this.el.dataset.observed = o.observation;
+  if (r.output) {
+    this.append(r.output);
+    this.flush();
+  }
+  mount(this.foot, r.parts);
+};
 
 function submitBox(stream) {
   const kind = h('select', { name: 'kind', 'aria-label': 'action' },

@@ -114,6 +114,27 @@ class IPythonThroughApis(unittest.TestCase):
         self.assertIn(kernel_pid, inner, (kernel_pid, inner))
         with open(f"/proc/{inner[kernel_pid]}/cmdline", "rb") as f:
             self.assertIn(b"ipykernel", f.read())
+        # Chromium too: the browser's pid as the session shows it is a process of that cgroup
+        st, obs, _ = self.execute(client_action("browse", url="about:blank", return_axtree=False))
+        self.assertEqual(st, 200, obs)
+        st, s, _ = STACK.request("GET", f"/api/v1/sessions/{self.sid}", token=self.owner)
+        br = s["plugin_status"]["browser"]
+        self.assertEqual(br["state"], "running", s)
+        self.assertGreater(br["rss_bytes"], 50 << 20)
+        with open(procs) as f:
+            host_pids = [int(x) for x in f.read().split()]
+        found = None
+        for hp in host_pids:
+            try:
+                with open(f"/proc/{hp}/status") as f:
+                    nspid = [l for l in f if l.startswith("NSpid:")][0].split()[1:]
+                if int(nspid[-1]) == br["pid"]:
+                    found = hp
+            except (OSError, IndexError):
+                continue
+        self.assertIsNotNone(found, (br, host_pids))
+        with open(f"/proc/{found}/cmdline", "rb") as f:
+            self.assertIn(b"chromium", f.read())
 
     def test_session_without_plugins_gets_upstream_texts(self):
         sid = STACK.api_create_session(self.owner, {"plugins": ["agent_skills"]})

@@ -191,7 +191,7 @@ on_event(plugin_proc_t *p, json_object *ev)
                       : strcmp(end, "timeout") == 0 ? IPY_END_TIMEOUT
                                                     : IPY_END_DEAD;
         if (e == IPY_END_DEAD)
-            set_state(PLUGIN_EXITED, "the kernel died during a cell");
+            set_state(PLUGIN_EXITED, json_get_str(ev, "message", "the kernel died during a cell"));
         json_object *t = json_get(ev, "text");
         finish(e, t ? json_object_get_string(t) : "", t ? (size_t)json_object_get_string_len(t) : 0,
                json_get(ev, "images"));

@@ -140,9 +140,11 @@ kernel_handshake(kernel_t *k, int timeout_ms, err_t *err)
     /* Bounded by the deadline: one poll of at most 100 ms per turn. */
     while (!(replied && published)) {
         if (!kernel_alive(k)) {
-            char tail[200];
+            char tail[200], how[128];
             kernel_log_tail(k, tail, sizeof tail);
-            return err_set(err, ECHILD, "the IPython kernel exited while starting: %s", tail);
+            kernel_exit_text(k, how, sizeof how);
+            return err_set(err, ECHILD, "the IPython kernel exited while starting (%s)%s%s", how,
+                           tail[0] ? ": " : "", tail);
         }
         long now = (long)clock_mono_ms();
         if (now >= deadline)
@@ -204,11 +206,26 @@ kernel_alive(kernel_t *k)
 {
     if (k->pid <= 0)
         return false;
-    if (waitpid(k->pid, NULL, WNOHANG) == k->pid) {
+    if (waitpid(k->pid, &k->exit_status, WNOHANG) == k->pid) {
         k->pid = 0;
         return false;
     }
     return true;
+}
+
+void
+kernel_exit_text(const kernel_t *k, char *out, size_t cap)
+{
+    int st = k->exit_status;
+    if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+        /* the OOM killer's signal: the sandbox's memory limit counts the kernel */
+        snprintf(out, cap,
+                 "killed by SIGKILL: the sandbox's memory limit (the kernel counts in "
+                 "it) or a kill -9");
+    else if (WIFSIGNALED(st))
+        snprintf(out, cap, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else
+        snprintf(out, cap, "exit status %d", WEXITSTATUS(st));
 }
 
 void

@@ -14,7 +14,8 @@
 #include "wire.h"
 
 typedef struct {
-    pid_t pid; /* 0: not running */
+    pid_t pid;       /* 0: not running */
+    int exit_status; /* its wait status once it is gone (kernel_alive reaped it) */
     void *zctx, *shell, *iopub, *control;
     char key[65];
     char session[JW_ID_LEN + 1];
@@ -45,5 +46,8 @@ int kernel_recv(kernel_t *k, void *sock, jw_msg_t *m, err_t *err);
 
 /* The last bytes of the kernel's stderr (for an error message), NUL-terminated into out. */
 void kernel_log_tail(const kernel_t *k, char *out, size_t cap);
+
+/* How the last kernel ended, in words ("killed by signal 9 (SIGKILL: ...)", "exit status 1"). */
+void kernel_exit_text(const kernel_t *k, char *out, size_t cap);
 
 #endif

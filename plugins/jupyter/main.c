@@ -332,9 +332,12 @@ do_run(json_object *req)
     json_set_strn(done, "text", o.text.data ? o.text.data : "", o.text.len);
     json_set(done, "images", o.images);
     if (end == CELL_DEAD) {
-        char tail[200];
+        char tail[200], how[128], why[400];
         kernel_log_tail(&g.k, tail, sizeof tail);
-        json_set_str(done, "message", tail);
+        kernel_exit_text(&g.k, how, sizeof how);
+        snprintf(why, sizeof why, "the kernel died during a cell (%s)%s%s", how,
+                 tail[0] ? ": " : "", tail);
+        json_set_str(done, "message", why);
         kernel_stop(&g.k);
     }
     buf_free(&o.text);
@@ -371,8 +374,12 @@ main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     signal(SIGINT, SIG_IGN); /* interrupts are for the kernel, sent by us */
     for (;;) {
-        if (g.k.pid > 0 && !kernel_alive(&g.k))
-            emit_kernel((long)clock_mono_ms(), "dead", "the kernel exited");
+        if (g.k.pid > 0 && !kernel_alive(&g.k)) {
+            char how[128], why[160];
+            kernel_exit_text(&g.k, how, sizeof how);
+            snprintf(why, sizeof why, "the kernel exited: %s", how);
+            emit_kernel((long)clock_mono_ms(), "dead", why);
+        }
         char *line = NULL;
         char *nl = g.later.len ? memchr(g.later.data, '\n', g.later.len) : NULL;
         if (nl) {

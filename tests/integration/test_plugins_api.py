@@ -136,6 +136,31 @@ class IPythonThroughApis(unittest.TestCase):
         with open(f"/proc/{found}/cmdline", "rb") as f:
             self.assertIn(b"chromium", f.read())
 
+    def test_memory_limit_counts_the_kernel(self):
+        # 48 MiB for the whole sandbox: the kernel (~80 MiB) cannot start; the OOM killer takes
+        # it, not the executor or bash, and the plugin's state says why
+        st, s, _ = STACK.request("POST", "/api/v1/sessions", {"memory": 48 << 20}, token=self.owner, timeout=90)
+        self.assertEqual(st, 201, s)
+        try:
+            if s.get("warning"):
+                self.fail(f"no memory limit here: {s['warning']}")
+            st, body, _ = STACK.request("POST", f"/api/v1/sessions/{s['id']}/actions?wait=true",
+                                        {"action": "run_ipython", "args": {"code": "1+1"}, "timeout": 60},
+                                        token=self.owner, timeout=150)
+            obs = body["observation"]
+            self.assertEqual(obs["observation"], "error", obs)
+            self.assertIn("killed by SIGKILL: the sandbox's memory limit", obs["content"])
+            st, g, _ = STACK.request("GET", f"/api/v1/sessions/{s['id']}", token=self.owner)
+            self.assertEqual(g["status"], "READY")
+            self.assertEqual(g["plugin_status"]["jupyter"]["state"], "exited")
+            self.assertIn("memory limit", g["plugin_status"]["jupyter"]["reason"])
+            st, body, _ = STACK.request("POST", f"/api/v1/sessions/{s['id']}/actions?wait=true",
+                                        {"action": "run", "args": {"command": "echo alive"}},
+                                        token=self.owner, timeout=150)
+            self.assertEqual(body["observation"]["content"], "alive")
+        finally:
+            STACK.request("DELETE", f"/api/v1/sessions/{s['id']}", token=self.owner)
+
     def test_session_without_plugins_gets_upstream_texts(self):
         sid = STACK.api_create_session(self.owner, {"plugins": ["agent_skills"]})
         try:

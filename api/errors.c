@@ -1,56 +1,13 @@
-/* errors.c — the API's errors: the one table from code to HTTP status, and the error bodies of
- * its three APIs. See errors.h. */
+/* errors.c — the API's errors: their HTTP status (common/err_http.c's table) and the error
+ * bodies of its three APIs. See errors.h. */
 #include "errors.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "err_http.h"
 #include "json_util.h"
-
-/* Every code the API replies with. action_server: the OpenHands action server's status when it
- * differs (0: the same); the Remote Runtime API answers with REST's. from_gateway: a gateway
- * sends this code's name (api_err_from_gateway maps names back through these rows only, so a
- * gateway's "unauthorized", a role refused after the API verified the token, is ERR_AUTH_ROLE). */
-static const struct {
-    int code;
-    int status;
-    int action_server;
-    bool from_gateway;
-} table[] = {
-    {ERR_BAD_REQ, 400, 0, true},
-    {ERR_PROTO, 400, 0, true},
-    {EINVAL, 400, 0, true},
-    {EISDIR, 400, 0, true},
-    {ENOTDIR, 400, 0, true},
-    {ERR_AUTH, 401, 0, false},
-    {ERR_AUTH_EXPIRED, 401, 0, true},
-    {ERR_AUTH_ROLE, 403, 0, true},
-    {ERR_FORBIDDEN, 403, 0, true},
-    {ERR_ESCAPE, 403, 0, true},
-    {EACCES, 403, 0, true},
-    {ERR_NOT_FOUND, 404, 0, true},
-    {ERR_METHOD, 405, 0, false},
-    {ERR_BUSY, 409, 0, true},
-    {EEXIST, 409, 0, true},
-    {ENOTEMPTY, 409, 0, true},
-    {ERR_SESSION_ENDED, 409, 0, true},
-    {ERR_CONFLICT, 409, 0, false},
-    {ERR_FAILED, 409, 0, false},
-    {ERR_TOO_BIG, 413, 0, true},
-    {ERR_AT_CAPACITY, 429, 0, false},
-    {ERR_INTERNAL, 500, 0, true},
-    {ERR_ABORTED, 500, 0, false},
-    {ENOTSUP, 501, 0, true},
-    {ERR_NOT_IMPLEMENTED, 501, 0, false},
-    /* OpenHands' client reads a 502 as "runtime disconnected" */
-    {ERR_GATEWAY_DOWN, 503, 502, false},
-    {ERR_NO_GATEWAY, 503, 0, false},
-    {ERR_UNAVAILABLE, 503, 0, false},
-    {ERR_TIMEOUT, 504, 0, false},
-    {ENOSPC, 507, 0, true},
-};
-#define TABLE_LEN (sizeof table / sizeof table[0])
 
 static int __attribute__((format(printf, 3, 0)))
 err_vset(api_err_t *e, int code, const char *fmt, va_list ap)
@@ -83,41 +40,14 @@ api_err_redis(api_err_t *e)
 int
 api_err_from_gateway(api_err_t *e, json_object *error)
 {
-    const char *name = json_get_str(error, "code", "internal");
-    int code = ERR_INTERNAL;
-    for (size_t i = 0; i < TABLE_LEN; i++)
-        if (table[i].from_gateway && !strcmp(err_name(table[i].code), name)) {
-            code = table[i].code;
-            break;
-        }
+    int code = err_from_gateway_name(json_get_str(error, "code", "internal"));
     return api_err_set(e, code, "%s", json_get_str(error, "message", "the gateway failed"));
-}
-
-/* The row of code: its own, else the first with its name (ENOENT is ERR_NOT_FOUND's). */
-static int
-row(int code)
-{
-    if (code < 0)
-        code = -code;
-    for (size_t i = 0; i < TABLE_LEN; i++)
-        if (table[i].code == code)
-            return (int)i;
-    const char *name = err_name(code);
-    for (size_t i = 0; i < TABLE_LEN; i++)
-        if (!strcmp(err_name(table[i].code), name))
-            return (int)i;
-    return -1;
 }
 
 int
 api_err_status(api_flavour_t f, int code)
 {
-    int i = row(code);
-    if (i < 0)
-        return 500;
-    if (f == API_OH_ACTION_SERVER && table[i].action_server)
-        return table[i].action_server;
-    return table[i].status;
+    return err_http_status(code, f == API_OH_ACTION_SERVER);
 }
 
 static json_object *

@@ -1,5 +1,5 @@
 /* errors.h — the API's one error path. A failure is an api_err_t (a code from common/err.h and
- * a message); one table (errors.c) gives each code its HTTP status, and the reply's body has the
+ * a message); one table (common/err_http.c) gives each code its HTTP status, and the reply's body has the
  * shape of the API the request is answered as (r->flavour):
  *   REST                         {"error": {"code": name, "message": message}}
  *   OpenHands action server      {"detail": message}                      (FastAPI's)

@@ -1,4 +1,4 @@
-/* test_action_decode.c — api/openhands/action_decode.c: the exception texts of OpenHands 0.62's
+/* test_action_decode.c — common/action_decode.c: the exception texts of OpenHands 0.62's
  * event_from_dict for what it cannot decode. The expected texts were printed by Python 3 from
  * dataclasses and str/int Enums declared as upstream's (ActionType, ActionSecurityRisk,
  * ObservationType), so repr(), f"{x=}" and the TypeError wording are Python's own. */
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/openhands/action_decode.h"
+#include "action_decode.h"
 #include "buf.h"
 #include "py_compat.h"
 

@@ -3,8 +3,8 @@
  * Action" check. Upstream answers any exception there with 500 {"detail": "Internal server error:
  * <str(exception)>"}; this module gives that str() for the JSON sandpipe received, so the action
  * server answers the same before anything reaches the sandbox. Pure: no I/O. */
-#ifndef SP_API_ACTION_DECODE_H
-#define SP_API_ACTION_DECODE_H
+#ifndef SP_ACTION_DECODE_H
+#define SP_ACTION_DECODE_H
 
 #include <json-c/json.h>
 

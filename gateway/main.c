@@ -42,7 +42,9 @@ usage(FILE *f)
 {
     fprintf(f,
             "usage: sandpipe-gateway [options]\n"
-            "  --listen HOST:PORT       WebSocket listen address (default 127.0.0.1:8081)\n"
+            "  --listen HOST:PORT       WebSocket and HTTP listen address (default 127.0.0.1:8081)\n"
+            "  --advertise HOST:PORT    where nginx reaches that listener (default: the --listen\n"
+            "                           address; this host's name when it listens on any address)\n"
             "  --redis ADDR             unix:/path or host:port (default 127.0.0.1:6379)\n"
             "  --id ID                  gateway id (default gw-<hostname>)\n"
             "  --host-id ID             the machine whose sandboxes this gateway reaches: peers\n"
@@ -115,10 +117,19 @@ on_stop(uv_signal_t *h, int signo)
 }
 
 static void
+announce_addr(void)
+{
+    /* where nginx sends this gateway's sessions' traffic (redis/README.md, route.c) */
+    redis_client_cmd(NULL, NULL, "HSET sp:gateway:%s:info addr %s", g_gw.cfg.id,
+                     g_gw.cfg.advertise);
+}
+
+static void
 on_tick(uv_timer_t *t)
 {
     (void)t;
     takeover_heartbeat();
+    announce_addr();
     metrics_flush();
     sessions_tick();
     pool_tick();
@@ -171,6 +182,7 @@ on_redis_ready(void)
         takeover_recheck(); /* cut off long enough, a peer may own our sessions now */
     }
     takeover_heartbeat();
+    announce_addr();
     sessions_redis_ready();
     pool_start();
     takeover_start();
@@ -180,6 +192,7 @@ int
 main(int argc, char **argv)
 {
     static const struct option opts[] = {{"listen", required_argument, 0, 'l'},
+                                         {"advertise", required_argument, 0, 'A'},
                                          {"redis", required_argument, 0, 'r'},
                                          {"id", required_argument, 0, 'i'},
                                          {"host-id", required_argument, 0, 'H'},
@@ -235,6 +248,7 @@ main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'l': listen = optarg; break;
+        case 'A': snprintf(cfg->advertise, sizeof cfg->advertise, "%s", optarg); break;
         case 'r': cfg->redis = optarg; break;
         case 'i': snprintf(cfg->id, sizeof cfg->id, "%s", optarg); break;
         case 'H': snprintf(cfg->host_id, sizeof cfg->host_id, "%s", optarg); break;
@@ -285,6 +299,11 @@ main(int argc, char **argv)
     *colon = '\0';
     cfg->listen_host = listen_host;
     cfg->listen_port = atoi(colon + 1);
+    if (!cfg->advertise[0]) {
+        bool any = !*listen_host || !strcmp(listen_host, "0.0.0.0") || !strcmp(listen_host, "::");
+        snprintf(cfg->advertise, sizeof cfg->advertise, "%.120s:%d", any ? host : listen_host,
+                 cfg->listen_port);
+    }
     if (!provider_find(cfg->provider)) {
         fprintf(stderr, "sandpipe-gateway: unknown provider %s\n", cfg->provider);
         return 2;

@@ -346,7 +346,7 @@ static const ops_t ops[] = {
     {"pool", R, G, OPS_WS, NULL, op_pool},
     {"health", R, G, OPS_WS, NULL, op_gateway_health},
     /* the REST API's work on a session's sandbox */
-    {"action", W, S, OPS_INBOX, NULL, op_action},
+    {"action", W, S, OPS_INBOX | OPS_HTTP, NULL, op_action},
     {"signal", W, S, OPS_INBOX, NULL, op_signal},
     {"health", R, S, OPS_INBOX, NULL, op_exec}, /* the sandbox's, from its executor */
     {"file.read", R, S, OPS_INBOX, NULL, op_exec},

@@ -16,7 +16,8 @@
 
 #include "session.h"
 
-typedef enum { OPS_WS = 1, OPS_INBOX = 2, OPS_BOTH = OPS_WS | OPS_INBOX } ops_via_t;
+/* OPS_HTTP: the REST routes nginx sends to the session's gateway itself (http_actions.c). */
+typedef enum { OPS_WS = 1, OPS_INBOX = 2, OPS_BOTH = OPS_WS | OPS_INBOX, OPS_HTTP = 4 } ops_via_t;
 
 /* Who asks: from a verified token (the WebSocket's own, or the one the API verified). Borrowed. */
 typedef struct {
@@ -34,7 +35,7 @@ typedef struct ops_transport ops_transport_t;
 typedef struct {
     const ops_transport_t *via;
     char key[OPS_REPLY_KEY_MAX]; /* inbox: the reply list */
-    uint64_t conn;               /* WebSocket: the connection (ws_lookup) ... */
+    uint64_t conn; /* WebSocket: the connection (ws_lookup); HTTP: the request (http_find) ... */
     json_object *id;             /* ... and the request's id (owned by a kept copy) */
 } ops_reply_t;
 

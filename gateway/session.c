@@ -116,6 +116,12 @@ session_owner(const gw_session_t *s)
     return s->owner;
 }
 
+session_status_t
+session_status(const gw_session_t *s)
+{
+    return s->status;
+}
+
 event_log_t *
 session_log(gw_session_t *s)
 {

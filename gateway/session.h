@@ -61,6 +61,7 @@ gw_session_t *session_find(const char *id);
 gw_session_t *session_next(const gw_session_t *s); /* iteration from g_gw.sessions */
 const char *session_id(const gw_session_t *s);
 const char *session_owner(const gw_session_t *s);
+session_status_t session_status(const gw_session_t *s);
 event_log_t *session_log(gw_session_t *s);
 json_object *session_describe(const gw_session_t *s);
 

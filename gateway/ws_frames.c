@@ -80,16 +80,26 @@ ws_frames_scan(ws_frames_t *f, const uint8_t *p, size_t n)
         case WSF_HANDSHAKE: {
             /* The client may not send frames before the response, but may send them right
              * behind the request, in the same read. */
-            static const char end[] = "\r\n\r\n";
+            static const char end[] = "\r\n\r\n", upg[] = "\nupgrade:";
             uint8_t c = p[i++];
             if (c == (uint8_t)end[f->crlf])
                 f->crlf++;
             else
                 f->crlf = c == '\r' ? 1 : 0;
+            uint8_t lc = c >= 'A' && c <= 'Z' ? (uint8_t)(c + 32) : c;
+            if (lc == (uint8_t)upg[f->upg])
+                f->upg++;
+            else
+                f->upg = lc == '\n' ? 1 : 0;
+            if (f->upg == sizeof upg - 1) {
+                f->upgrade = true;
+                f->upg = 0;
+            }
             if (f->crlf == 4)
-                f->phase = WSF_HEADER;
+                f->phase = f->upgrade ? WSF_HEADER : WSF_PLAIN;
             break;
         }
+        case WSF_PLAIN: return n;
         case WSF_HEADER:
             if (f->hdr_len == 0)
                 frame_start = i;

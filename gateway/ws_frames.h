@@ -17,8 +17,12 @@
 
 typedef struct {
     uint64_t max_message; /* most payload bytes one data message (all its fragments) may carry */
-    enum { WSF_HANDSHAKE, WSF_HEADER, WSF_PAYLOAD, WSF_FAILED } phase;
+    /* WSF_PLAIN: the first request was plain HTTP (no Upgrade header: nginx's route lookups
+     * and the routes it sends a gateway, on kept connections): not watched any more. */
+    enum { WSF_HANDSHAKE, WSF_HEADER, WSF_PAYLOAD, WSF_FAILED, WSF_PLAIN } phase;
     uint8_t crlf;       /* bytes of "\r\n\r\n" matched at the end of the request so far */
+    uint8_t upg;        /* bytes of "\nupgrade:" matched (any case) */
+    bool upgrade;       /* the request has an Upgrade header */
     uint8_t hdr[14];    /* the frame header being read */
     uint8_t hdr_len;    /* bytes of it read so far */
     uint64_t left;      /* payload bytes of the current frame still to come */

@@ -65,6 +65,7 @@ typedef struct {
     const char *close_reason; /* static, short */
     bool close_sent, half_closed;
     uint64_t conn_id;
+    struct http_req *http; /* a plain HTTP request on this connection (http_server.c) */
 } pss_t;
 
 /* ws_server.c: refuses what the connection asked for: an error message, then close code 1008

@@ -4,6 +4,7 @@
  *                                    actions/signals from the client; viewers read only
  *   /ws/sessions/{id}/terminal       raw PTY bytes as binary frames, {"resize":...} as text;
  *                                    ?term=ID&since=N takes a terminal back (session_term.c)
+ * Plain HTTP requests on the same listener go to http_server.c.
  * Tokens: Sec-WebSocket-Protocol "sandpipe.v1, bearer.<jwt>" or ?token=<jwt>.
  *
  * Writes happen only in SERVER_WRITEABLE, one lws_write each. A client is a cursor (next_seq)
@@ -25,6 +26,7 @@
 
 #include "buf.h"
 #include "gw.h"
+#include "http_server.h"
 #include "json_util.h"
 #include "jwt.h"
 #include "ops.h"
@@ -465,6 +467,15 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
         break;
     case LWS_CALLBACK_SERVER_WRITEABLE: return on_writeable(wsi, p);
     case LWS_CALLBACK_RECEIVE: return on_receive(wsi, p, in, len);
+    /* plain HTTP on the same listener: nginx's route lookups, the routes it sends here */
+    case LWS_CALLBACK_HTTP: return p ? http_on_request(wsi, &p->http, in) : -1;
+    case LWS_CALLBACK_HTTP_BODY: return p ? http_on_body(wsi, p->http, in, len) : -1;
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION: return p ? http_on_body_done(wsi, p->http) : -1;
+    case LWS_CALLBACK_HTTP_WRITEABLE: return p ? http_on_writeable(wsi, &p->http) : -1;
+    case LWS_CALLBACK_CLOSED_HTTP:
+        if (p)
+            http_on_close(&p->http);
+        break;
     case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
         if (len >= 2 && !p->peer_close)
             p->peer_close = (uint16_t)(((const uint8_t *)in)[0] << 8 | ((const uint8_t *)in)[1]);

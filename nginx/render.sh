@@ -2,7 +2,9 @@
 # Renders the nginx configuration for sandpipe into a prefix directory (pid, logs, temp paths
 # all under it, so nginx needs no system configuration), then prints how to start it.
 #   nginx/render.sh --prefix DIR --api-socket PATH [--port 8080] [--host 127.0.0.1 (listen address;
-#                   compose.yaml: 0.0.0.0 in its container)] [--gateway 127.0.0.1:8081]
+#                   compose.yaml: 0.0.0.0 in its container)] [--gateway 127.0.0.1:8081 (repeat it
+#                   for several gateways: each one's address as it advertises it, sandpipe-gateway
+#                   --advertise)]
 #                   [--web-root DIR (default web/dist)] [--body-max 16m] [--upload-max 1g] [--rate 200]
 #                   [--burst 400] [--workers 2] [--api-keepalive 0]
 #                   [--tls [--tls-cert PEM --tls-key PEM]]
@@ -18,7 +20,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
-PREFIX= API_SOCKET= HOST=127.0.0.1 PORT=8080 GATEWAY=127.0.0.1:8081 WEB_ROOT= BODY_MAX=16m
+PREFIX= API_SOCKET= HOST=127.0.0.1 PORT=8080 GATEWAYS=() WEB_ROOT= BODY_MAX=16m
 UPLOAD_MAX=1g
 RATE=200 BURST=400 WORKERS=2 API_KEEPALIVE=0 TLS=0 TLS_CERT= TLS_KEY=
 while [ $# -gt 0 ]; do
@@ -27,7 +29,7 @@ while [ $# -gt 0 ]; do
     --api-socket) API_SOCKET=$2; shift ;;
     --port) PORT=$2; shift ;;
     --host) HOST=$2; shift ;;
-    --gateway) GATEWAY=$2; shift ;;
+    --gateway) GATEWAYS+=("$2"); shift ;;
     --web-root) WEB_ROOT=$2; shift ;;
     --body-max) BODY_MAX=$2; shift ;;
     --upload-max) UPLOAD_MAX=$2; shift ;;
@@ -80,9 +82,42 @@ if [ "$API_KEEPALIVE" -gt 0 ]; then
     KEEPALIVE_LINE="keepalive $API_KEEPALIVE;"
     KEEP_CONN=on
 fi
+[ ${#GATEWAYS[@]} -gt 0 ] || GATEWAYS=(127.0.0.1:8081)
+for g in "${GATEWAYS[@]}"; do
+    case "$g" in *[!A-Za-z0-9.:_\[\]-]* | '') echo "render.sh: bad --gateway $g" >&2; exit 2 ;; esac
+done
+# The gateways (nginx/sandpipe.conf.template says what each name is for). A lookup answers the
+# owner's address: the maps turn a known one into its upstream (kept connections); an address
+# not listed here (a gateway started since) is proxied to as it is.
+gateways_conf() {
+    local g i=0
+    echo "# rendered by nginx/render.sh from its --gateway options"
+    echo "upstream sp_gateway {"
+    for g in "${GATEWAYS[@]}"; do echo "    server $g;"; done
+    echo "    keepalive 16;"
+    echo "}"
+    echo "upstream sp_gateway_ws {"
+    for g in "${GATEWAYS[@]}"; do echo "    server $g;"; done
+    echo "}"
+    for g in "${GATEWAYS[@]}"; do
+        printf 'upstream sp_gw_%d {\n    server %s;\n    keepalive 16;\n}\n' "$i" "$g"
+        printf 'upstream sp_gw_%d_ws {\n    server %s;\n}\n' "$i" "$g"
+        i=$((i + 1))
+    done
+    echo 'map $sp_gw_addr $sp_gw {'
+    echo '    default $sp_gw_addr;'
+    i=0
+    for g in "${GATEWAYS[@]}"; do echo "    \"$g\" sp_gw_$i;"; i=$((i + 1)); done
+    echo "}"
+    echo 'map $sp_gw_addr $sp_gw_ws {'
+    echo '    default $sp_gw_addr;'
+    i=0
+    for g in "${GATEWAYS[@]}"; do echo "    \"$g\" sp_gw_${i}_ws;"; i=$((i + 1)); done
+    echo "}"
+}
 render() {
     sed -e "s|@PREFIX@|$PREFIX|g" -e "s|@API_SOCKET@|$API_SOCKET|g" -e "s|@LISTEN@|$LISTEN|g" \
-        -e "s|@GATEWAY@|$GATEWAY|g" -e "s|@WEB_ROOT@|$WEB_ROOT|g" -e "s|@BODY_MAX@|$BODY_MAX|g" \
+        -e "s|@WEB_ROOT@|$WEB_ROOT|g" -e "s|@BODY_MAX@|$BODY_MAX|g" \
         -e "s|@UPLOAD_MAX@|$UPLOAD_MAX|g" \
         -e "s|@RATE@|$RATE|g" -e "s|@BURST@|$BURST|g" -e "s|@WORKERS@|$WORKERS|g" \
         -e "s|@TLS_CERT@|${TLS_CERT:-$PREFIX/tls/cert.pem}|g" \
@@ -93,6 +128,8 @@ render() {
 render "$HERE/sandpipe.conf.template" >"$PREFIX/nginx.conf"
 render "$HERE/fastcgi.conf.template" >"$PREFIX/fastcgi.conf"
 render "$HERE/web_headers.conf.template" >"$PREFIX/web_headers.conf"
+for f in ws_proxy http_proxy routed_errors; do render "$HERE/$f.conf.template" >"$PREFIX/$f.conf"; done
+gateways_conf >"$PREFIX/gateways.conf"
 if [ "$TLS" = 1 ]; then
     render "$HERE/sandpipe-tls.conf.template" >"$PREFIX/tls.conf"
 else

@@ -242,7 +242,8 @@ test_frames_sent_with_the_request_are_judged(void **state)
     stream_t s;
     s.n = 0;
     /* a stray "\r" before the end of the request does not hide the end */
-    put(&s, "GET / HTTP/1.1\r\nA: b\r\r\n\r\n", 25);
+    static const char req[] = "GET / HTTP/1.1\r\nUpgrade: websocket\r\r\n\r\n";
+    put(&s, req, sizeof req - 1);
     size_t cut = s.n;
     frame(&s, 1, 1, 0, 5, 0);
     expect_refused_at(&s, cut, WS_CLOSE_PROTOCOL_ERROR);
@@ -260,6 +261,25 @@ test_a_request_still_in_progress_is_not_judged_as_frames(void **state)
     assert_false(ws_frames_failed(&f));
 }
 
+/* A plain HTTP request (no Upgrade header: nginx's route lookups, the REST routes a gateway
+ * serves) and whatever follows it on the connection (its body, the next requests) pass as
+ * they are: nothing there is a frame. */
+static void
+test_plain_http_requests_pass_unwatched(void **state)
+{
+    (void)state;
+    static const char req[] = "POST /runtime/s-1/execute_action HTTP/1.1\r\nHost: x\r\n"
+                              "Content-Length: 2\r\n\r\n{}GET /_sp/route HTTP/1.1\r\n\r\n";
+    ws_frames_t f;
+    ws_frames_init(&f, MAX_MSG);
+    assert_int_equal(ws_frames_scan(&f, (const uint8_t *)req, sizeof req - 1), sizeof req - 1);
+    assert_false(ws_frames_failed(&f));
+    ws_frames_init(&f, MAX_MSG);
+    static const char up[] = "GET /ws/control HTTP/1.1\r\nuPgRaDe: websocket\r\n\r\n\x01\x05";
+    assert_int_equal(ws_frames_scan(&f, (const uint8_t *)up, sizeof up - 1), sizeof up - 3);
+    assert_true(ws_frames_failed(&f)); /* an unmasked frame behind an upgrade: watched */
+}
+
 int
 main(void)
 {
@@ -272,6 +292,7 @@ main(void)
         cmocka_unit_test(test_fragments_adding_up_past_the_bound_are_too_big),
         cmocka_unit_test(test_frames_sent_with_the_request_are_judged),
         cmocka_unit_test(test_a_request_still_in_progress_is_not_judged_as_frames),
+        cmocka_unit_test(test_plain_http_requests_pass_unwatched),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,536 @@
+/* http_actions.c — an action and its observation over HTTP (http_actions.h). The request waits
+ * in the gateway's memory, not in Redis: ops.c's "action" with an HTTP transport answers twice
+ * (queued: its number; then the observation event as stored), a timer bounds the wait. Who may
+ * do what: the token checked here (as sandpipe-api did, with its texts), then ops_dispatch's own
+ * check. A request whose client went away is forgotten: late answers find no request (http_find)
+ * and are dropped; the action itself runs on, as it would have for any client. */
+#include "http_actions.h"
+
+#include <errno.h>
+#include <openssl/crypto.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <uv.h>
+
+#include "action_decode.h"
+#include "err_http.h"
+#include "gw.h"
+#include "json_util.h"
+#include "ops.h"
+#include "redis_client.h"
+#include "route.h"
+#include "session.h"
+#include "xalloc.h"
+
+#define RT_ACTION_TIMEOUT_DEFAULT 120.0 /* api/openhands/action_server.c's */
+#define RT_WAIT_MARGIN_S          30
+#define WAIT_MAX_S                600 /* API_WAIT_MAX_S */
+#define JSON_BODY_MAX             (1024u * 1024) /* API_JSON_BODY_MAX */
+#define REST_MSG_MAX              512            /* API_ERR_REST_MSG_MAX */
+
+/* One request's action, from its route to its answer. Freed with the request (free_ud): its
+ * timer closes first. */
+typedef struct {
+    uv_timer_t timer;
+    bool timer_on;
+    uint64_t req;
+    bool rest; /* REST's answers, else the action server's */
+    bool wait;
+    bool queued;
+    uint64_t seq;
+    int timeout_s;
+    json_object *action; /* the action as sent (owned) */
+    jwt_claims_t claims;
+    char id[128]; /* the session (or runtime) the path names */
+    char sid[128]; /* the session */
+} pending_t;
+
+static void
+on_closed(uv_handle_t *t)
+{
+    free(t->data);
+}
+
+static void
+pending_free(void *ud)
+{
+    pending_t *p = ud;
+    json_object_put(p->action);
+    p->action = NULL;
+    if (!p->timer_on) {
+        free(p);
+        return;
+    }
+    uv_timer_stop(&p->timer);
+    uv_close((uv_handle_t *)&p->timer, on_closed);
+}
+
+/* ---- answers in the two flavours ---- */
+
+static void __attribute__((format(printf, 3, 4)))
+rest_fail(http_req_t *h, int code, const char *fmt, ...)
+{
+    char msg[REST_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_object *o = json_object_new_object(), *e = json_object_new_object();
+    json_set_str(e, "code", err_name(code));
+    json_set_str(e, "message", msg);
+    json_set(o, "error", e);
+    http_answer_json(h, err_http_status(code, false), o);
+}
+
+static void
+rt_fail(http_req_t *h, int code, const char *detail)
+{
+    json_object *o = json_object_new_object();
+    json_set_str(o, "detail", detail);
+    http_answer_json(h, err_http_status(code, true), o);
+}
+
+/* FastAPI's validation error (api/openhands/action_server.h rt_invalid), on the body. */
+static void
+rt_invalid(http_req_t *h, const char *type, const char *msg)
+{
+    json_object *o = json_object_new_object(), *errs = json_object_new_array(),
+                *e = json_object_new_object(), *loc = json_object_new_array();
+    json_object_array_add(loc, json_object_new_string("body"));
+    if (!strcmp(type, "missing"))
+        json_object_array_add(loc, json_object_new_string("action"));
+    json_set_str(e, "type", type);
+    json_set(e, "loc", loc);
+    json_set_str(e, "msg", msg);
+    json_object_array_add(errs, e);
+    json_set_str(o, "detail", "Invalid request parameters");
+    json_set(o, "errors", errs);
+    http_answer_json(h, 422, o);
+}
+
+/* ---- the HTTP transport of ops.c ---- */
+
+static void
+answer_ok(const ops_reply_t *to, json_object *result)
+{
+    http_req_t *h = http_find(to->conn);
+    pending_t *p = h ? h->ud : NULL;
+    if (p) {
+        p->queued = true;
+        p->seq = (uint64_t)json_get_int(result, "seq", 0);
+        if (!p->wait) {
+            http_answer_json(h, 202, result);
+            return;
+        }
+    }
+    json_object_put(result);
+}
+
+static void
+answer_fail(const ops_reply_t *to, json_object *error)
+{
+    http_req_t *h = http_find(to->conn);
+    pending_t *p = h ? h->ud : NULL;
+    if (!p) {
+        json_object_put(error);
+        return;
+    }
+    int code = err_from_gateway_name(json_get_str(error, "code", "internal"));
+    const char *msg = json_get_str(error, "message", "the gateway failed");
+    if (p->rest) {
+        if (code == ERR_SESSION_ENDED && p->queued)
+            rest_fail(h, code, "the session stopped before action %llu finished",
+                      (unsigned long long)p->seq);
+        else if (code == ERR_SESSION_ENDED)
+            rest_fail(h, code, "the session stopped before the action finished");
+        else
+            rest_fail(h, code, "%s", msg);
+    } else if (code == ERR_SESSION_ENDED) {
+        rt_fail(h, ERR_NOT_FOUND, "Not Found");
+    } else if (err_http_status(code, false) == 409) {
+        rt_fail(h, ERR_UNAVAILABLE, msg); /* busy: upstream's 503 */
+    } else {
+        char d[400];
+        snprintf(d, sizeof d, "Internal server error: %.376s", msg);
+        rt_fail(h, ERR_INTERNAL, d);
+    }
+    json_object_put(error);
+}
+
+static void
+touch(const char *sid)
+{
+    redis_client_cmd(NULL, NULL, "HSET sp:session:{%s}:runtime last_execute %f", sid, gw_wall());
+}
+
+static void
+answer_observed(const ops_reply_t *to, uint64_t seq, const char *event, size_t len)
+{
+    (void)seq;
+    http_req_t *h = http_find(to->conn);
+    pending_t *p = h ? h->ud : NULL;
+    if (!p)
+        return;
+    if (p->rest) {
+        http_answer(h, 200, NULL, event, len);
+        return;
+    }
+    err_t err = {0};
+    json_object *ev = json_parse(event, len, &err), *obs = json_get(ev, "observation");
+    touch(p->sid);
+    if (obs)
+        http_answer_json(h, 200, json_object_get(obs));
+    else
+        rt_fail(h, ERR_TIMEOUT, "Runtime did not answer in time");
+    json_object_put(ev);
+}
+
+/* Only "action" is dispatched here: anything else is a bug, answered as one. */
+static void
+unknown_op(const ops_call_t *c)
+{
+    ops_fail(c->reply, "internal", "not an op of the HTTP routes");
+}
+
+static const ops_t http_unknown = {NULL, true, true, OPS_HTTP, NULL, unknown_op};
+
+static const ops_transport_t http_transport = {
+    .via = OPS_HTTP,
+    .ok = answer_ok,
+    .fail = answer_fail,
+    .observed = answer_observed,
+    .forbidden = "forbidden",
+    .hides_refusals = false,
+    .actor = "over HTTP",
+    .unknown = &http_unknown,
+};
+
+static void
+on_timeout(uv_timer_t *t)
+{
+    pending_t *p = t->data;
+    http_req_t *h = http_find(p->req);
+    if (!h)
+        return;
+    if (!p->rest)
+        rt_fail(h, ERR_TIMEOUT, "Runtime did not answer in time");
+    else if (p->queued)
+        rest_fail(h, ERR_TIMEOUT, "action %llu is queued or running; no observation within %ds",
+                  (unsigned long long)p->seq, p->timeout_s);
+    else
+        rest_fail(h, ERR_TIMEOUT, "the gateway did not answer in time");
+}
+
+/* Submits p's action on s as who, answered through the HTTP transport. */
+static void
+submit(http_req_t *h, pending_t *p, gw_session_t *s, const char *sub, const char *role,
+       const char *viewer_session)
+{
+    if (p->wait) {
+        uv_timer_init(g_gw.loop, &p->timer);
+        p->timer.data = p;
+        p->timer_on = true;
+        uv_timer_start(&p->timer, on_timeout, (uint64_t)p->timeout_s * 1000, 0);
+    }
+    json_object *args = json_object_new_object();
+    json_set_str(args, "session", session_id(s));
+    json_set(args, "action", json_object_get(p->action));
+    json_set_bool(args, "wait", p->wait);
+    ops_reply_t to = {.via = &http_transport, .conn = h->id};
+    ops_call_t c = {.op = "action",
+                    .args = args,
+                    .who = {.sub = sub, .role = role, .session = viewer_session},
+                    .reply = &to};
+    ops_dispatch(&c);
+    json_object_put(args);
+}
+
+static bool
+may_see(const jwt_claims_t *c, const route_t *r)
+{
+    if (!strcmp(c->role, "admin"))
+        return true;
+    if (!strcmp(c->role, "viewer"))
+        return !strcmp(c->session, r->sid);
+    return !strcmp(c->role, "user") && !strcmp(c->sub, r->owner);
+}
+
+static bool
+may_write(const jwt_claims_t *c, const route_t *r)
+{
+    return may_see(c, r) && strcmp(c->role, "viewer") != 0;
+}
+
+/* ---- POST /runtime/{id}/execute_action ---- */
+
+static void
+on_rt_route(void *ud, const route_t *r)
+{
+    http_req_t *h = http_find((uint64_t)(uintptr_t)ud);
+    if (!h)
+        return;
+    pending_t *p = h->ud;
+    if (!r) {
+        rt_fail(h, ERR_UNAVAILABLE, "Service Unavailable: Redis is not reachable");
+        return;
+    }
+    if (r->starting) {
+        rt_fail(h, ERR_UNAVAILABLE, "Runtime is starting");
+        return;
+    }
+    if (!r->found || !strcmp(r->status, "STOPPED")) {
+        rt_fail(h, ERR_NOT_FOUND, "Not Found");
+        return;
+    }
+    if (!strcmp(r->status, "PAUSED")) {
+        rt_fail(h, ERR_UNAVAILABLE, "Runtime is paused");
+        return;
+    }
+    if (!strncmp(r->status, "ERROR", 5)) {
+        rt_fail(h, ERR_GATEWAY_DOWN, "Runtime disconnected");
+        return;
+    }
+    /* X-Session-API-Key: the runtime's own key (acting as its owner), or a token for the
+     * session that may write */
+    jwt_claims_t *c = &p->claims;
+    memset(c, 0, sizeof *c);
+    bool ok = false;
+    size_t kl = strlen(r->rt_key);
+    if (kl && strlen(h->api_key) == kl && CRYPTO_memcmp(h->api_key, r->rt_key, kl) == 0) {
+        snprintf(c->sub, sizeof c->sub, "%s", r->rt_owner);
+        snprintf(c->role, sizeof c->role, "user");
+        ok = true;
+    } else if (h->api_key[0]) {
+        err_t err = {0};
+        ok = jwt_verify(g_gw.secret, g_gw.secret_len, h->api_key, (int64_t)gw_wall(), c, &err) ==
+                 0 &&
+             may_write(c, r);
+    }
+    if (!ok) {
+        rt_fail(h, ERR_FORBIDDEN, "Invalid API Key");
+        return;
+    }
+    gw_session_t *s = session_find(r->sid);
+    if (!s) {
+        rt_fail(h, ERR_GATEWAY_DOWN, "Runtime disconnected: its gateway is not this one");
+        return;
+    }
+    err_t perr = {0};
+    json_object *body = h->body_len ? json_parse(h->body, h->body_len, &perr) : NULL;
+    if (!body || !json_object_is_type(body, json_type_object)) {
+        json_object_put(body);
+        rt_invalid(h, "json_invalid", "JSON decode error");
+        return;
+    }
+    json_object *action = json_get(body, "action");
+    if (!action || !json_object_is_type(action, json_type_object)) {
+        rt_invalid(h, action ? "dict_type" : "missing",
+                   action ? "Input should be a valid dictionary" : "Field required");
+        json_object_put(body);
+        return;
+    }
+    double t = json_get_double(action, "timeout", RT_ACTION_TIMEOUT_DEFAULT);
+    int wait_s =
+        (t > 0 && t < WAIT_MAX_S ? (int)t : WAIT_MAX_S - RT_WAIT_MARGIN_S) + RT_WAIT_MARGIN_S;
+    p->timeout_s = wait_s > WAIT_MAX_S ? WAIT_MAX_S : wait_s;
+    p->wait = true;
+    touch(r->sid);
+    /* Upstream decodes the action before running it: what it cannot decode never runs. */
+    char *why = oh_action_decode_error(action);
+    if (why) {
+        size_t n = strlen(why) + sizeof "Internal server error: ";
+        char *detail = xmalloc(n);
+        snprintf(detail, n, "Internal server error: %s", why);
+        rt_fail(h, ERR_INTERNAL, detail);
+        free(detail);
+        free(why);
+        json_object_put(body);
+        return;
+    }
+    p->action = json_object_get(action);
+    snprintf(p->sid, sizeof p->sid, "%s", r->sid);
+    json_object_put(body);
+    submit(h, p, s, c->sub, c->role, c->session);
+}
+
+void
+http_rt_execute_action(http_req_t *h, const char *id)
+{
+    pending_t *p = xcalloc(1, sizeof *p);
+    p->req = h->id;
+    snprintf(p->id, sizeof p->id, "%s", id);
+    h->ud = p;
+    h->free_ud = pending_free;
+    if (h->body_too_big) {
+        rt_fail(h, ERR_TOO_BIG, "Request body too large");
+        return;
+    }
+    route_resolve(id, on_rt_route, (void *)(uintptr_t)h->id);
+}
+
+/* ---- POST /api/v1/sessions/{id}/actions ---- */
+
+static void
+on_rest_route(void *ud, const route_t *r)
+{
+    http_req_t *h = http_find((uint64_t)(uintptr_t)ud);
+    if (!h)
+        return;
+    pending_t *p = h->ud;
+    if (!r) {
+        rest_fail(h, ERR_UNAVAILABLE, "Redis is not reachable");
+        return;
+    }
+    if (!r->found || !may_see(&p->claims, r)) {
+        rest_fail(h, ERR_NOT_FOUND, "no session %.100s", p->id);
+        return;
+    }
+    if (!may_write(&p->claims, r)) {
+        rest_fail(h, ERR_FORBIDDEN, "this token is read-only");
+        return;
+    }
+    if (!strcmp(r->status, "STOPPED")) {
+        rest_fail(h, ERR_SESSION_ENDED, "the session has stopped");
+        return;
+    }
+    gw_session_t *s = session_find(r->sid);
+    if (!s && !r->gw_alive) {
+        rest_fail(h, ERR_GATEWAY_DOWN, "the session's gateway %.100s is not running", r->gw);
+        return;
+    }
+    if (!s) {
+        rest_fail(h, ERR_UNAVAILABLE, "the session is on gateway %.100s, not this one", r->gw);
+        return;
+    }
+    submit(h, p, s, p->claims.sub, p->claims.role, p->claims.session);
+}
+
+/* Authorization: Bearer, as api/auth.c's api_auth_bearer answers it. */
+static bool
+rest_auth(http_req_t *h, jwt_claims_t *c)
+{
+    const char *token = NULL;
+    int rc = jwt_bearer_from_header(h->authorization[0] ? h->authorization : NULL, &token);
+    if (rc == -ERR_NOT_FOUND) {
+        rest_fail(h, ERR_AUTH, "an Authorization: Bearer token is required");
+        return false;
+    }
+    if (rc < 0) {
+        rest_fail(h, ERR_AUTH, "the Authorization header must be \"Bearer <token>\"");
+        return false;
+    }
+    err_t err = {0};
+    rc = jwt_verify(g_gw.secret, g_gw.secret_len, token, (int64_t)gw_wall(), c, &err);
+    if (rc == -ERR_AUTH_EXPIRED)
+        rest_fail(h, ERR_AUTH_EXPIRED, "the token has expired");
+    else if (rc < 0)
+        rest_fail(h, ERR_AUTH, "invalid token: %s", err.msg);
+    return rc == 0;
+}
+
+/* The body as api/http.c's api_body_object reads it; NULL when it answered. */
+static json_object *
+rest_body(http_req_t *h)
+{
+    if (h->body_too_big || h->body_len > JSON_BODY_MAX) {
+        rest_fail(h, ERR_TOO_BIG, "request body over %u bytes", (unsigned)JSON_BODY_MAX);
+        return NULL;
+    }
+    if (!h->body_len) {
+        rest_fail(h, ERR_BAD_REQ, "a JSON object body is required");
+        return NULL;
+    }
+    err_t err = {0};
+    json_object *o = json_parse(h->body, h->body_len, &err);
+    if (!o) {
+        rest_fail(h, ERR_BAD_REQ, "malformed JSON: %s", err.msg);
+        return NULL;
+    }
+    if (!json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
+        rest_fail(h, ERR_BAD_REQ, "the body must be a JSON object");
+        return NULL;
+    }
+    return o;
+}
+
+/* A query flag as api_query_bool reads it. */
+static bool
+arg_bool(const http_req_t *h, const char *name, bool def)
+{
+    const char *v = http_arg(h, name);
+    if (!v)
+        return def;
+    if (!*v || !strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes"))
+        return true;
+    if (!strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "no"))
+        return false;
+    return def;
+}
+
+void
+http_rest_actions(http_req_t *h, const char *id)
+{
+    pending_t *p = xcalloc(1, sizeof *p);
+    p->req = h->id;
+    snprintf(p->id, sizeof p->id, "%s", id);
+    p->rest = true;
+    h->ud = p;
+    h->free_ud = pending_free;
+    if (h->body_too_big) {
+        rest_fail(h, ERR_TOO_BIG, "request body over %u bytes", HTTP_BODY_MAX);
+        return;
+    }
+    if (!rest_auth(h, &p->claims))
+        return;
+    json_object *body = rest_body(h);
+    if (!body)
+        return;
+    /* Either the action itself ({"action":"run","args":{...}}) or a wrapper
+     * ({"action":{...},"wait":true,"timeout":30}). */
+    json_object *action = body, *a = json_get(body, "action");
+    bool wait = arg_bool(h, "wait", false);
+    if (a && json_object_is_type(a, json_type_object)) {
+        action = a;
+        json_object *w = json_get(body, "wait");
+        if (w && !json_object_is_type(w, json_type_boolean)) {
+            json_object_put(body);
+            rest_fail(h, ERR_BAD_REQ, "wait must be a boolean");
+            return;
+        }
+        wait = json_get_bool(body, "wait", wait);
+    } else if (!a || !json_object_is_type(a, json_type_string) || !*json_object_get_string(a)) {
+        json_object_put(body);
+        rest_fail(h, ERR_BAD_REQ,
+                  "the body must be an OpenHands action: {\"action\": \"run\", \"args\": {...}}");
+        return;
+    }
+    json_object *args = json_get(action, "args");
+    if (args && !json_object_is_type(args, json_type_object)) {
+        json_object_put(body);
+        rest_fail(h, ERR_BAD_REQ, "args must be an object");
+        return;
+    }
+    long long timeout = 120;
+    const char *tv = http_arg(h, "timeout");
+    if (tv) {
+        char *end = NULL;
+        errno = 0;
+        timeout = *tv ? strtoll(tv, &end, 10) : 0;
+        if (!*tv || errno || *end || timeout < 1 || timeout > WAIT_MAX_S) {
+            json_object_put(body);
+            rest_fail(h, ERR_BAD_REQ, "query parameter timeout must be an integer in [1, %d]",
+                      WAIT_MAX_S);
+            return;
+        }
+    }
+    p->wait = wait;
+    p->timeout_s = (int)timeout;
+    p->action = json_object_get(action);
+    json_object_put(body);
+    route_resolve(id, on_rest_route, (void *)(uintptr_t)h->id);
+}

@@ -1,0 +1,334 @@
+/* http_server.c — the HTTP requests of the gateway's listener (http_server.h): reading one
+ * (headers copied, query split, body bounded), its route (a table), its answer (written in
+ * WRITEABLE: the head, then the body in pieces of HTTP_WRITE_MAX), keep-alive.
+ *
+ * Routes (docs/api.md, "nginx"):
+ *   GET  /_sp/route                        where nginx sends a session's request (route.c)
+ *   POST /runtime/{id}/execute_action      the OpenHands action server's (http_actions.c);
+ *                                          /rt-<16 hex>/… is /runtime/rt-<16 hex>/…
+ *   POST /api/v1/sessions/{id}/actions     REST (http_actions.c) */
+#include "http_server.h"
+
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "http_actions.h"
+#include "json_util.h"
+#include "route.h"
+#include "xalloc.h"
+
+#define HTTP_WRITE_MAX (64 * 1024)
+
+static uint64_t next_id = 1;
+/* Requests that wait for an answer: few at a time (one per nginx connection). */
+typedef struct live {
+    struct live *next;
+    http_req_t *h;
+} live_t;
+static live_t *live;
+
+http_req_t *
+http_find(uint64_t id)
+{
+    for (live_t *l = live; l; l = l->next)
+        if (l->h->id == id)
+            return l->h;
+    return NULL;
+}
+
+static void
+live_del(http_req_t *h)
+{
+    for (live_t **pp = &live; *pp; pp = &(*pp)->next)
+        if ((*pp)->h == h) {
+            live_t *l = *pp;
+            *pp = l->next;
+            free(l);
+            return;
+        }
+}
+
+static void
+req_free(http_req_t *h)
+{
+    if (!h)
+        return;
+    live_del(h);
+    if (h->free_ud)
+        h->free_ud(h->ud);
+    for (int i = 0; i < h->nargs; i++)
+        free(h->args[i]);
+    free(h->body);
+    free(h->out);
+    free(h);
+}
+
+const char *
+http_arg(const http_req_t *h, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < h->nargs; i++)
+        if (!strncmp(h->args[i], name, n) && h->args[i][n] == '=')
+            return h->args[i] + n + 1;
+        else if (!strcmp(h->args[i], name))
+            return "";
+    return NULL;
+}
+
+void
+http_answer(http_req_t *h, int status, const char *ctype, const char *body, size_t len)
+{
+    if (h->answered)
+        return;
+    h->answered = true;
+    h->status = status;
+    h->out = xmalloc(LWS_PRE + len + 1);
+    memcpy(h->out + LWS_PRE, body, len);
+    h->out_len = len;
+    if (ctype)
+        snprintf(h->extra + strlen(h->extra), sizeof h->extra - strlen(h->extra),
+                 "content-type: %s\r\n", ctype);
+    if (h->wsi)
+        lws_callback_on_writable(h->wsi);
+}
+
+void
+http_answer_json(http_req_t *h, int status, json_object *o)
+{
+    size_t len;
+    const char *t = json_text(o, &len);
+    http_answer(h, status, NULL, t, len);
+    json_object_put(o);
+}
+
+/* ---- routes ---- */
+
+typedef void (*http_fn)(http_req_t *h, const char *id);
+
+static const struct {
+    const char *method, *prefix, *suffix; /* prefix {id} suffix, or prefix alone (no id) */
+    http_fn fn;
+} routes[] = {
+    {"GET", "/_sp/route", NULL, route_http},
+    {"POST", "/runtime/", "/execute_action", http_rt_execute_action},
+    {"POST", "/api/v1/sessions/", "/actions", http_rest_actions},
+};
+
+/* path is prefix + one segment + suffix (a trailing slash tolerated): the segment into id. */
+static bool
+match(const char *path, const char *prefix, const char *suffix, char *id, size_t cap)
+{
+    size_t pl = strlen(prefix);
+    if (strncmp(path, prefix, pl) != 0)
+        return false;
+    if (!suffix)
+        return !path[pl] || !strcmp(path + pl, "/");
+    const char *seg = path + pl, *slash = strchr(seg, '/');
+    if (!slash || slash == seg || (size_t)(slash - seg) >= cap)
+        return false;
+    size_t sl = strlen(suffix);
+    if (strncmp(slash, suffix, sl) != 0 || (slash[sl] && strcmp(slash + sl, "/") != 0))
+        return false;
+    memcpy(id, seg, (size_t)(slash - seg));
+    id[slash - seg] = '\0';
+    return true;
+}
+
+static void
+dispatch(http_req_t *h)
+{
+    char id[128];
+    bool path_known = false;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        if (!match(h->path, routes[i].prefix, routes[i].suffix, id, sizeof id))
+            continue;
+        path_known = true;
+        if (!strcmp(h->method, routes[i].method)) {
+            routes[i].fn(h, routes[i].suffix ? id : NULL);
+            return;
+        }
+    }
+    bool rt = !strncmp(h->path, "/runtime/", 9);
+    char m[320];
+    json_object *o = json_object_new_object(), *e = json_object_new_object();
+    int status = path_known ? 405 : 404;
+    if (rt) {
+        json_set_str(o, "detail", path_known ? "Method Not Allowed" : "Not Found");
+    } else {
+        snprintf(m, sizeof m, "%s %.200s is not served by a gateway", h->method, h->path);
+        json_set_str(e, "code", path_known ? "method_not_allowed" : "not_found");
+        json_set_str(e, "message", m);
+        json_set(o, "error", json_object_get(e));
+    }
+    json_object_put(e);
+    http_answer_json(h, status, o);
+}
+
+/* ---- lws callbacks ---- */
+
+static void
+copy_header(struct lws *wsi, enum lws_token_indexes t, char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (lws_hdr_total_length(wsi, t) < (int)cap)
+        lws_hdr_copy(wsi, out, (int)cap, t);
+}
+
+static void
+copy_custom(struct lws *wsi, const char *name, char *out, size_t cap)
+{
+    out[0] = '\0';
+    int n = (int)strlen(name), len = lws_hdr_custom_length(wsi, name, n);
+    if (len > 0 && len < (int)cap)
+        lws_hdr_custom_copy(wsi, out, (int)cap, name, n);
+}
+
+static const struct {
+    enum lws_token_indexes tok;
+    const char *name;
+} methods[] = {
+    {WSI_TOKEN_GET_URI, "GET"},       {WSI_TOKEN_POST_URI, "POST"},
+    {WSI_TOKEN_PUT_URI, "PUT"},       {WSI_TOKEN_DELETE_URI, "DELETE"},
+    {WSI_TOKEN_PATCH_URI, "PATCH"},   {WSI_TOKEN_HEAD_URI, "HEAD"},
+    {WSI_TOKEN_OPTIONS_URI, "OPTIONS"},
+};
+
+int
+http_on_request(struct lws *wsi, http_req_t **slot, const char *uri)
+{
+    req_free(*slot); /* a request left unanswered on this connection (cannot happen) */
+    http_req_t *h = xcalloc(1, sizeof *h);
+    *slot = h;
+    h->id = next_id++;
+    h->wsi = wsi;
+    live_t *l = xmalloc(sizeof *l);
+    l->h = h;
+    l->next = live;
+    live = l;
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+        if (lws_hdr_total_length(wsi, methods[i].tok) > 0) {
+            snprintf(h->method, sizeof h->method, "%s", methods[i].name);
+            break;
+        }
+    /* a runtime's own URL is its /runtime/ route (api/openhands/runtime_api_path.c) */
+    if (!strncmp(uri, "/rt-", 4))
+        snprintf(h->path, sizeof h->path, "/runtime%.500s", uri);
+    else
+        snprintf(h->path, sizeof h->path, "%.510s", uri);
+    copy_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, h->authorization, sizeof h->authorization);
+    copy_custom(wsi, "x-session-api-key:", h->api_key, sizeof h->api_key);
+    copy_custom(wsi, "x-sp-uri:", h->uri, sizeof h->uri);
+    char a[1024];
+    for (int n = 0; h->nargs < HTTP_ARGS_MAX; n++) {
+        int k = lws_hdr_copy_fragment(wsi, a, sizeof a, WSI_TOKEN_HTTP_URI_ARGS, n);
+        if (k < 0)
+            break;
+        h->args[h->nargs++] = xstrdup(a);
+    }
+    char cl[32] = "";
+    copy_header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, cl, sizeof cl);
+    if (cl[0] && strtoull(cl, NULL, 10) > 0) {
+        if (strtoull(cl, NULL, 10) > HTTP_BODY_MAX)
+            h->body_too_big = true;
+        return 0; /* the handler runs once the body is in */
+    }
+    dispatch(h);
+    return 0;
+}
+
+int
+http_on_body(struct lws *wsi, http_req_t *h, const void *in, size_t len)
+{
+    (void)wsi;
+    if (!h || h->body_too_big)
+        return 0;
+    if (h->body_len + len > HTTP_BODY_MAX) {
+        h->body_too_big = true;
+        free(h->body);
+        h->body = NULL;
+        h->body_len = 0;
+        return 0;
+    }
+    h->body = xrealloc(h->body, h->body_len + len + 1);
+    memcpy(h->body + h->body_len, in, len);
+    h->body_len += len;
+    h->body[h->body_len] = '\0';
+    return 0;
+}
+
+int
+http_on_body_done(struct lws *wsi, http_req_t *h)
+{
+    (void)wsi;
+    if (!h)
+        return -1;
+    if (!h->answered)
+        dispatch(h);
+    return 0;
+}
+
+int
+http_on_writeable(struct lws *wsi, http_req_t **slot)
+{
+    http_req_t *h = *slot;
+    if (!h || !h->answered)
+        return 0;
+    if (!h->head_sent) {
+        uint8_t head[LWS_PRE + 1024], *start = head + LWS_PRE, *p = start,
+                                      *end = head + sizeof head - 1;
+        if (lws_add_http_header_status(wsi, (unsigned)h->status, &p, end) ||
+            lws_add_http_header_content_length(wsi, h->out_len, &p, end))
+            return -1;
+        if (!strstr(h->extra, "content-type:") &&
+            lws_add_http_header_by_name(wsi, (const uint8_t *)"content-type:",
+                                        (const uint8_t *)"application/json", 16, &p, end))
+            return -1;
+        for (char *line = h->extra; *line;) { /* "name: value\r\n" each */
+            char *colon = strchr(line, ':'), *eol = strstr(line, "\r\n");
+            if (!colon || !eol)
+                break;
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)(colon + 1 - line), line);
+            const char *v = colon + 2;
+            if (lws_add_http_header_by_name(wsi, (const uint8_t *)name, (const uint8_t *)v,
+                                            (int)(eol - v), &p, end))
+                return -1;
+            line = eol + 2;
+        }
+        if (lws_finalize_write_http_header(wsi, start, &p, end))
+            return -1;
+        h->head_sent = true;
+        if (h->out_len && lws_send_pipe_choked(wsi)) {
+            lws_callback_on_writable(wsi);
+            return 0;
+        }
+    }
+    if (h->out_off < h->out_len) {
+        size_t n = h->out_len - h->out_off;
+        if (n > HTTP_WRITE_MAX)
+            n = HTTP_WRITE_MAX;
+        bool last = h->out_off + n == h->out_len;
+        if (lws_write(wsi, (unsigned char *)h->out + LWS_PRE + h->out_off, n,
+                      last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < (int)n)
+            return -1;
+        h->out_off += n;
+        if (!last) {
+            lws_callback_on_writable(wsi);
+            return 0;
+        }
+    }
+    req_free(h);
+    *slot = NULL;
+    return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+void
+http_on_close(http_req_t **slot)
+{
+    http_req_t *h = *slot;
+    *slot = NULL;
+    req_free(h);
+}

@@ -1,0 +1,64 @@
+/* http_server.h — the gateway's HTTP side, on the same lws listener as its WebSockets: the
+ * session-bound REST routes nginx sends straight to the session's owner (docs/api.md, "nginx"),
+ * and the route lookup nginx asks before it sends them (route.c). One request at a time per
+ * connection (HTTP/1.1 keep-alive from nginx); a request answers once, maybe later (an action's
+ * observation), looked up by its id then, since its connection may have gone meanwhile. */
+#ifndef SP_HTTP_SERVER_H
+#define SP_HTTP_SERVER_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jwt.h"
+
+struct lws;
+typedef struct http_req http_req_t;
+
+#define HTTP_BODY_MAX (16u << 20) /* the largest body read whole (nginx --body-max's default) */
+#define HTTP_ARGS_MAX 8
+
+/* What a handler reads of its request (all copied when the request came: valid until it has
+ * answered). */
+struct http_req {
+    uint64_t id;            /* http_find() finds it while it waits for its answer */
+    struct lws *wsi;        /* NULL once the client went away */
+    char method[8];
+    char path[512];         /* decoded, without the query; /rt-X/… as /runtime/rt-X/… */
+    char uri[1024];         /* X-SP-URI: the request nginx asks the route of (lookups) */
+    char authorization[JWT_BUF_LEN + 16];
+    char api_key[JWT_BUF_LEN];  /* X-Session-API-Key */
+    char *args[HTTP_ARGS_MAX]; /* query "name=value", decoded */
+    int nargs;
+    char *body;             /* NUL-terminated */
+    size_t body_len;
+    bool body_too_big;
+    /* the answer */
+    int status;
+    char *out;              /* LWS_PRE bytes, then the body */
+    size_t out_len, out_off;
+    char extra[512];        /* more header lines, "name: value\r\n"… ("" none) */
+    bool answered, head_sent;
+    void *ud;               /* the handler's, freed by it (free_ud) when the request ends */
+    void (*free_ud)(void *ud);
+};
+
+/* lws callback reasons of the HTTP side (ws_server.c's callback hands them here). slot is the
+ * connection's http_req_t pointer (pss). Each returns what the lws callback returns. */
+int http_on_request(struct lws *wsi, http_req_t **slot, const char *uri);
+int http_on_body(struct lws *wsi, http_req_t *h, const void *in, size_t len);
+int http_on_body_done(struct lws *wsi, http_req_t *h);
+int http_on_writeable(struct lws *wsi, http_req_t **slot);
+void http_on_close(http_req_t **slot);
+
+/* The request of this id if it still waits for its answer, else NULL. */
+http_req_t *http_find(uint64_t id);
+/* Answers h: status, body (copied; JSON unless ctype says otherwise), written when its socket
+ * can take it. The first answer counts. */
+void http_answer(http_req_t *h, int status, const char *ctype, const char *body, size_t len);
+void http_answer_json(http_req_t *h, int status, json_object *o); /* takes o */
+/* The query argument name (without "="), or NULL. */
+const char *http_arg(const http_req_t *h, const char *name);
+
+#endif

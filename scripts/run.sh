@@ -9,7 +9,9 @@
 # this script, which stops them in order, by pid; the stop handler ignores SIGPIPE and further
 # signals, writes only to stderr and ignores write errors, and every wait in it is bounded.
 #
-# Knobs (make run needs none; tests use them): SANDPIPE_PORT, SANDPIPE_GATEWAY_PORT,
+# Knobs (make run needs none; tests use them): SANDPIPE_GATEWAYS (how many gateways, default 1:
+# ports SANDPIPE_GATEWAY_PORT, +1, ...; ids gw-<host>-1, -2, ... when more than one; nginx sends
+# each session's traffic to its own), SANDPIPE_PORT, SANDPIPE_GATEWAY_PORT,
 # SANDPIPE_REDIS_PORT (0: unix socket only), SANDPIPE_PROVIDER, SANDPIPE_POOL, SANDPIPE_IMAGE
 # (sandboxes' image: "default", built once by `sandpipe image build` and cached; "host": the
 # host's /usr, no image, for machines where debootstrap is impossible), SANDPIPE_IMAGE_DIR,
@@ -30,7 +32,7 @@ HTTP_PORT=${SANDPIPE_PORT:-8080}
 API_WORKERS=${SANDPIPE_API_WORKERS:-8}
 mkdir -p "$RUN/redis" "$RUN/sandboxes"
 [ -f "$RUN/secret" ] || "$B/sandpipe" token --secret-file "$RUN/secret" --generate
-pids=() # redis, gateway, api, nginx: each the leader of its own session and process group
+pids=() # redis, the gateways, api, nginx: each the leader of its own session and process group
 
 # Starts a daemon in a session of its own (setsid execs in place: $! is the daemon's pid, and
 # its process group, workers included, is that pid).
@@ -170,27 +172,37 @@ start "$RUN/redis.log" redis-server redis/redis.conf --port "$REDIS_PORT" --dir 
     --unixsocket "$RUN/redis.sock" --unixsocketperm 700 --daemonize no
 for _ in $(seq 100); do redis-cli -s "$RUN/redis.sock" ping >/dev/null 2>&1 && break; sleep 0.05; done
 
-start "$RUN/gateway.log" "$B/sandpipe-gateway" --listen "127.0.0.1:$GW_PORT" \
-    --redis "unix:$RUN/redis.sock" --provider "${SANDPIPE_PROVIDER:-bwrap}" \
-    --state-dir "$RUN/sandboxes" --secret-file "$RUN/secret" --pool "${SANDPIPE_POOL:-2}" \
-    --image "$IMAGE" --images "$IMAGE_DIR"
+NGW=${SANDPIPE_GATEWAYS:-1}
+case "$NGW" in '' | *[!0-9]* | 0) say "SANDPIPE_GATEWAYS must be a number from 1"; exit 2 ;; esac
+gw_args=()
+for i in $(seq "$NGW"); do
+    port=$((GW_PORT + i - 1)) log=$RUN/gateway.log id=()
+    if [ "$NGW" -gt 1 ]; then log=$RUN/gateway-$i.log id=(--id "gw-$(hostname)-$i"); fi
+    start "$log" "$B/sandpipe-gateway" --listen "127.0.0.1:$port" "${id[@]}" \
+        --redis "unix:$RUN/redis.sock" --provider "${SANDPIPE_PROVIDER:-bwrap}" \
+        --state-dir "$RUN/sandboxes" --secret-file "$RUN/secret" --pool "${SANDPIPE_POOL:-2}" \
+        --image "$IMAGE" --images "$IMAGE_DIR"
+    gw_args+=(--gateway "127.0.0.1:$port")
+done
 sleep 0.5
-kill -0 "${pids[1]}" 2>/dev/null || { cat "$RUN/gateway.log"; exit 1; }
+for i in $(seq "$NGW"); do
+    kill -0 "${pids[$i]}" 2>/dev/null || { cat "$RUN"/gateway*.log; exit 1; }
+done
 
 start "$RUN/api.log" "$B/sandpipe-api" --socket "unix:$RUN/api.sock" --redis "unix:$RUN/redis.sock" \
     --secret-file "$RUN/secret" --workers "$API_WORKERS" --images "$IMAGE_DIR"
 # nginx keeps FastCGI connections open to the API, at most half of its workers over nginx's two
 # workers, so kept (idle) connections never hold them all (nginx/render.sh --api-keepalive).
 nginx/render.sh --prefix "$RUN/nginx" --api-socket "$RUN/api.sock" --port "$HTTP_PORT" \
-    --gateway "127.0.0.1:$GW_PORT" --api-keepalive $((API_WORKERS / 4)) >/dev/null
+    "${gw_args[@]}" --api-keepalive $((API_WORKERS / 4)) >/dev/null
 start "$RUN/nginx.log" nginx -p "$RUN/nginx" -c "$RUN/nginx/nginx.conf"
 sleep 0.5
-kill -0 "${pids[2]}" 2>/dev/null || { cat "$RUN/api.log"; exit 1; }
-kill -0 "${pids[3]}" 2>/dev/null || { cat "$RUN/nginx.log" "$RUN/nginx/logs/error.log"; exit 1; }
+kill -0 "${pids[NGW + 1]}" 2>/dev/null || { cat "$RUN/api.log"; exit 1; }
+kill -0 "${pids[NGW + 2]}" 2>/dev/null || { cat "$RUN/nginx.log" "$RUN/nginx/logs/error.log"; exit 1; }
 TOKEN=$("$B/sandpipe" token --secret-file "$RUN/secret" --sub dev --role admin --ttl 604800)
 cat <<EOM
 
-sandpipe is running on http://127.0.0.1:$HTTP_PORT  (logs in $RUN/*.log, $RUN/nginx/logs)
+sandpipe is running on http://127.0.0.1:$HTTP_PORT  (logs in $RUN/*.log, $RUN/nginx/logs; $NGW gateway(s))
   Web IDE:       http://127.0.0.1:$HTTP_PORT/#token=$TOKEN
                  (the link signs this browser tab in; the token stays in the tab)
   REST API:      http://127.0.0.1:$HTTP_PORT/api/v1/   (docs/api.md)

@@ -13,12 +13,17 @@ from stack import BUILD, Stack, free_port
 
 
 class ApiStack(Stack):
-    def __init__(self, workers=4, rate=100000, burst=100000, api_extra=(), tls=None, web_root=None, **kw):
+    def __init__(self, workers=4, rate=100000, burst=100000, api_extra=(), tls=None, web_root=None,
+                 gateways=1, **kw):
         """tls: (cert.pem, key.pem) to serve HTTPS with that certificate (render.sh --tls);
         request() then speaks TLS, and self.tls is the client context (verifying against
         cert.pem) for other clients, e.g. WS(..., tls=stack.tls). web_root: the static files
-        nginx serves (render.sh's default: web/dist when built)."""
+        nginx serves (render.sh's default: web/dist when built). gateways: how many gateways
+        (the first is Stack's, gw-test; the others gw-test-2, ... on ports self.gw_ports[1:],
+        processes self.more_gws), all behind the one nginx."""
+        self.more_gws = []
         super().__init__(**kw)
+        self.gw_ports = [self.port]
         self.tls = None
         if tls:
             import ssl
@@ -31,10 +36,13 @@ class ApiStack(Stack):
         self.http_port = free_port()
         self.nginx_prefix = os.path.join(self.tmp, "nginx")
         try:
+            for i in range(2, gateways + 1):
+                self.start_more_gateway(i)
             self.start_api()
             subprocess.run([os.path.join(ROOT, "nginx", "render.sh"), "--prefix", self.nginx_prefix,
                             "--api-socket", self.api_sock, "--port", str(self.http_port),
-                            "--gateway", f"127.0.0.1:{self.port}", "--rate", str(rate),
+                            *[a for p in self.gw_ports for a in ("--gateway", f"127.0.0.1:{p}")],
+                            "--rate", str(rate),
                             "--burst", str(burst), "--body-max", "16m",
                             # kept FastCGI connections, as make run: half the workers at most
                             "--api-keepalive", str(workers // 4),
@@ -48,6 +56,23 @@ class ApiStack(Stack):
         except Exception:
             self.stop()
             raise
+
+    def start_more_gateway(self, i):
+        port = free_port()
+        log = open(os.path.join(self.tmp, f"gateway-{i}.log"), "a")
+        gw = subprocess.Popen(
+            [os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{port}",
+             "--redis", "unix:" + self.redis_sock, "--provider", self.provider,
+             "--state-dir", self.state_dir, "--secret-file", self.secret_file,
+             "--pool", str(self.pool), "--id", f"gw-test-{i}",
+             *(["--image", os.environ["SANDPIPE_TEST_IMAGE"]] if os.environ.get("SANDPIPE_TEST_IMAGE") else []),
+             *self.extra,
+             *(["--executor", os.environ["SANDPIPE_EXECUTOR"]] if os.environ.get("SANDPIPE_EXECUTOR") else [])],
+            stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        self.more_gws.append(gw)
+        self.gw_ports.append(port)
+        self.wait_port(port, gw)
 
     def start_api(self):
         self.api_log = open(os.path.join(self.tmp, "api.log"), "a")
@@ -116,7 +141,7 @@ class ApiStack(Stack):
         return body["id"]
 
     def stop(self):
-        for p in (self.nginx, self.api):
+        for p in (self.nginx, self.api, *self.more_gws):
             if p and p.poll() is None:
                 p.send_signal(signal.SIGTERM)
                 try:

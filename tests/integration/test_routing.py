@@ -1,0 +1,153 @@
+"""Several gateways behind one origin (issue 21): nginx sends every session-bound request to the
+gateway that owns the session (an auth_request lookup, gateway/route.c), and that gateway serves
+the action routes itself. Real nginx, real Redis, three real gateways with bwrap sandboxes."""
+import http.client
+import json
+import os
+import signal
+import unittest
+
+from apistack import ApiStack
+from stack import run_action
+from wsclient import WS, HandshakeError
+
+ECHO = {"action": "run", "args": {"command": "echo routed-$((6*7))"}}
+
+
+class Routing(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.st = ApiStack(pool=1, gateways=3)
+        cls.alice = cls.st.token(sub="alice")
+        cls.bob = cls.st.token(sub="bob")
+        # created one after the other, each lands on the gateway with the fewest sessions
+        cls.sessions = [cls.st.api_create_session(cls.alice) for _ in range(3)]
+        cls.bobs = [cls.st.api_create_session(cls.bob) for _ in range(3)]
+        cls.owner = {s: cls.st.redis("HGET", f"sp:session:{{{s}}}", "gateway")
+                     for s in cls.sessions + cls.bobs}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.st.stop()
+
+    def ws(self, path, token):
+        sep = "&" if "?" in path else "?"
+        return WS("127.0.0.1", self.st.http_port, f"{path}{sep}token={token}")
+
+    def direct(self, port, method, path, body, headers):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            c.request(method, path, body=json.dumps(body), headers=headers)
+            r = c.getresponse()
+            return r.status, r.read()
+        finally:
+            c.close()
+
+    def test_1_sessions_land_on_every_gateway(self):
+        self.assertEqual(sorted(set(self.owner[s] for s in self.sessions)),
+                         ["gw-test", "gw-test-2", "gw-test-3"])
+        for port, gw in zip(self.st.gw_ports, ("gw-test", "gw-test-2", "gw-test-3")):
+            self.assertEqual(self.st.redis("HGET", f"sp:gateway:{gw}:info", "addr"), f"127.0.0.1:{port}")
+
+    def test_2_each_session_is_served_by_its_own_gateway_from_one_origin(self):
+        # Without the API in the way: what is routed never reaches it.
+        self.st.api.send_signal(signal.SIGSTOP)
+        try:
+            for sid in self.sessions:
+                with self.subTest(session=sid, gateway=self.owner[sid]):
+                    st, ev, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true",
+                                                ECHO, token=self.alice, timeout=30)
+                    self.assertEqual(st, 200, ev)
+                    self.assertEqual(ev["type"], "observation")
+                    self.assertEqual(ev["observation"]["content"], "routed-42")
+                    st, obs, _ = self.st.request("POST", f"/runtime/{sid}/execute_action",
+                                                 {"action": ECHO}, headers={"X-Session-API-Key": self.alice},
+                                                 timeout=30)
+                    self.assertEqual(st, 200, obs)
+                    self.assertEqual(obs["content"], "routed-42")
+                    st, res, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/actions", ECHO,
+                                                 token=self.alice, timeout=30)
+                    self.assertEqual(st, 202, res)
+                    self.assertGreater(res["seq"], 0)
+                    ws = self.ws(f"/ws/sessions/{sid}", self.alice)
+                    _, out, obs = run_action(ws, "echo ws-$((6*7))")
+                    ws.close()
+                    self.assertEqual(obs["content"], "ws-42")
+                    ws = self.ws(f"/ws/sessions/{sid}/terminal", self.alice)
+                    ws.send_binary(b"echo term-$((6*7))\n")
+                    seen = b""
+                    for _ in range(200):
+                        op, data = ws.recv(30)
+                        seen += data
+                        if b"term-42" in seen:
+                            break
+                    ws.close()
+                    self.assertIn(b"term-42", seen)
+        finally:
+            self.st.api.send_signal(signal.SIGCONT)
+
+    def test_3_a_token_for_one_session_reaches_no_other(self):
+        viewer = self.st.token(sub="carol", role="viewer", session=self.sessions[0])
+        for sid in self.bobs:
+            with self.subTest(session=sid):
+                st, body, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true",
+                                              ECHO, token=self.alice)
+                self.assertEqual(st, 404, body)
+                st, body, _ = self.st.request("POST", f"/runtime/{sid}/execute_action", {"action": ECHO},
+                                              headers={"X-Session-API-Key": self.alice})
+                self.assertEqual((st, body), (403, {"detail": "Invalid API Key"}))
+                st, body, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/actions", ECHO, token=viewer)
+                self.assertEqual(st, 404, body)
+                ws = self.ws(f"/ws/sessions/{sid}", self.alice)
+                msg = ws.recv_json(10)
+                self.assertEqual(msg["error"]["code"], "not_found", msg)
+                ws.close()
+                # straight to every gateway, past nginx: the same refusals
+                for port in self.st.gw_ports:
+                    st, body = self.direct(port, "POST", f"/runtime/{sid}/execute_action", {"action": ECHO},
+                                           {"X-Session-API-Key": self.alice})
+                    self.assertEqual(st, 403, body)
+                    st, body = self.direct(port, "POST", f"/api/v1/sessions/{sid}/actions", ECHO,
+                                           {"Authorization": "Bearer " + self.alice})
+                    self.assertEqual(st, 404, body)
+        # a viewer of alice's first session watches it, and cannot act on it
+        st, body, _ = self.st.request("POST", f"/api/v1/sessions/{self.sessions[0]}/actions", ECHO,
+                                      token=viewer)
+        self.assertEqual(st, 403, body)
+        ws = self.ws(f"/ws/sessions/{self.sessions[0]}?since=0", viewer)
+        self.assertEqual(ws.recv_json(10)["type"], "status")
+        ws.close()
+
+    def test_4_a_session_whose_gateway_is_gone_answers_503(self):
+        sid = self.bobs[-1]
+        gw = self.owner[sid]
+        procs = {"gw-test": self.st.gw, "gw-test-2": self.st.more_gws[0], "gw-test-3": self.st.more_gws[1]}
+        procs[gw].send_signal(signal.SIGKILL)
+        procs[gw].wait(10)
+        st, body, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true", ECHO,
+                                      token=self.bob, timeout=30)
+        self.assertIn(st, (502, 503))
+        self.assertIn("gateway", body["error"]["message"])
+        st, body, _ = self.st.request("POST", f"/runtime/{sid}/execute_action", {"action": ECHO},
+                                      headers={"X-Session-API-Key": self.bob}, timeout=30)
+        self.assertIn(st, (502, 503))
+        self.assertIn("Runtime disconnected", body["detail"])
+        with self.assertRaises(HandshakeError) as cm:
+            self.ws(f"/ws/sessions/{sid}", self.bob)
+        self.assertIn(str(cm.exception), ("status 502", "status 503"))
+        # the heartbeat expired: the lookup itself says so, as the API does
+        self.st.redis("DEL", f"sp:gateway:{gw}")
+        for sid2 in (s for s in self.bobs if self.owner[s] == gw):
+            st, body, _ = self.st.request("POST", f"/api/v1/sessions/{sid2}/actions", ECHO,
+                                          token=self.bob, timeout=30)
+            self.assertEqual(st, 503, body)
+            self.assertEqual(body["error"]["code"], "gateway_down")
+        # sessions of the other gateways go on
+        other = next(s for s in self.bobs if self.owner[s] != gw)
+        st, ev, _ = self.st.request("POST", f"/api/v1/sessions/{other}/actions?wait=true", ECHO,
+                                    token=self.bob, timeout=30)
+        self.assertEqual(st, 200, ev)
+
+
+if __name__ == "__main__":
+    unittest.main()

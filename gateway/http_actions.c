@@ -240,6 +240,7 @@ submit(http_req_t *h, pending_t *p, gw_session_t *s, const char *sub, const char
     json_set_str(args, "session", session_id(s));
     json_set(args, "action", json_object_get(p->action));
     json_set_bool(args, "wait", p->wait);
+    json_set_str(args, "via", p->rest ? "rest" : "runtime"); /* the action event records it */
     ops_reply_t to = {.via = &http_transport, .conn = h->id};
     ops_call_t c = {.op = "action",
                     .args = args,

@@ -1,11 +1,10 @@
 /* errors.h — the API's one error path. A failure is an api_err_t (a code from common/err.h and
- * a message); one table (common/err_http.c) gives each code its HTTP status, and the reply's body has the
- * shape of the API the request is answered as (r->flavour):
- *   REST                         {"error": {"code": name, "message": message}}
- *   OpenHands action server      {"detail": message}                      (FastAPI's)
- *   OpenHands Remote Runtime API {"detail": message, "error": {"code": name, "message": message}}
- * name is err_name(code). Functions that fail without replying return -code and fill an
- * api_err_t (crun's style); the handler, or a helper documented as replying, sends it once. */
+ * a message); one table (common/err_http.c) gives each code its HTTP status, and the reply's body
+ * has the shape of the API the request is answered as (r->flavour): REST {"error": {"code": name,
+ * "message": message}} OpenHands action server      {"detail": message} (FastAPI's) OpenHands
+ * Remote Runtime API {"detail": message, "error": {"code": name, "message": message}} name is
+ * err_name(code). Functions that fail without replying return -code and fill an api_err_t (crun's
+ * style); the handler, or a helper documented as replying, sends it once. */
 #ifndef SP_API_ERRORS_H
 #define SP_API_ERRORS_H
 

@@ -18,12 +18,12 @@ typedef struct {
     char host_id[128];       /* the machine whose sandboxes it reaches (takeover.h) */
     const char *listen_host; /* WebSocket listen address */
     int listen_port;
-    char advertise[192]; /* host:port nginx reaches the listener at (sp:gateway:ID:info addr) */
-    const char *redis;         /* "unix:/path" or "host:port" */
-    const char *provider;      /* default provider name */
-    const char *image_store;   /* runtime images (sandbox/image.h) */
-    const char *image;         /* default image ("host": the host's /usr); the pool's */
-    const char *state_dir;     /* sandboxes' directories */
+    char advertise[192];     /* host:port nginx reaches the listener at (sp:gateway:ID:info addr) */
+    const char *redis;       /* "unix:/path" or "host:port" */
+    const char *provider;    /* default provider name */
+    const char *image_store; /* runtime images (sandbox/image.h) */
+    const char *image;       /* default image ("host": the host's /usr); the pool's */
+    const char *state_dir;   /* sandboxes' directories */
     const char *executor_path; /* sandpipe-executor binary for providers */
     const char *secret_file;   /* JWT secret (hex) */
     int pool_size;             /* warm sandboxes per profile */

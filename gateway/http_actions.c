@@ -28,7 +28,7 @@
 
 #define RT_ACTION_TIMEOUT_DEFAULT 120.0 /* api/openhands/action_server.c's */
 #define RT_WAIT_MARGIN_S          30
-#define WAIT_MAX_S                600 /* API_WAIT_MAX_S */
+#define WAIT_MAX_S                600            /* API_WAIT_MAX_S */
 #define JSON_BODY_MAX             (1024u * 1024) /* API_JSON_BODY_MAX */
 #define REST_MSG_MAX              512            /* API_ERR_REST_MSG_MAX */
 
@@ -45,7 +45,7 @@ typedef struct {
     int timeout_s;
     json_object *action; /* the action as sent (owned) */
     jwt_claims_t claims;
-    char id[128]; /* the session (or runtime) the path names */
+    char id[128];  /* the session (or runtime) the path names */
     char sid[128]; /* the session */
 } pending_t;
 

@@ -190,9 +190,9 @@ static const struct {
     enum lws_token_indexes tok;
     const char *name;
 } methods[] = {
-    {WSI_TOKEN_GET_URI, "GET"},       {WSI_TOKEN_POST_URI, "POST"},
-    {WSI_TOKEN_PUT_URI, "PUT"},       {WSI_TOKEN_DELETE_URI, "DELETE"},
-    {WSI_TOKEN_PATCH_URI, "PATCH"},   {WSI_TOKEN_HEAD_URI, "HEAD"},
+    {WSI_TOKEN_GET_URI, "GET"},         {WSI_TOKEN_POST_URI, "POST"},
+    {WSI_TOKEN_PUT_URI, "PUT"},         {WSI_TOKEN_DELETE_URI, "DELETE"},
+    {WSI_TOKEN_PATCH_URI, "PATCH"},     {WSI_TOKEN_HEAD_URI, "HEAD"},
     {WSI_TOKEN_OPTIONS_URI, "OPTIONS"},
 };
 

@@ -22,25 +22,25 @@ typedef struct http_req http_req_t;
 /* What a handler reads of its request (all copied when the request came: valid until it has
  * answered). */
 struct http_req {
-    uint64_t id;            /* http_find() finds it while it waits for its answer */
-    struct lws *wsi;        /* NULL once the client went away */
+    uint64_t id;     /* http_find() finds it while it waits for its answer */
+    struct lws *wsi; /* NULL once the client went away */
     char method[8];
-    char path[512];         /* decoded, without the query; /rt-X/… as /runtime/rt-X/… */
-    char uri[1024];         /* X-SP-URI: the request nginx asks the route of (lookups) */
+    char path[512]; /* decoded, without the query; /rt-X/… as /runtime/rt-X/… */
+    char uri[1024]; /* X-SP-URI: the request nginx asks the route of (lookups) */
     char authorization[JWT_BUF_LEN + 16];
-    char api_key[JWT_BUF_LEN];  /* X-Session-API-Key */
+    char api_key[JWT_BUF_LEN]; /* X-Session-API-Key */
     char *args[HTTP_ARGS_MAX]; /* query "name=value", decoded */
     int nargs;
-    char *body;             /* NUL-terminated */
+    char *body; /* NUL-terminated */
     size_t body_len;
     bool body_too_big;
     /* the answer */
     int status;
-    char *out;              /* LWS_PRE bytes, then the body */
+    char *out; /* LWS_PRE bytes, then the body */
     size_t out_len, out_off;
-    char extra[512];        /* more header lines, "name: value\r\n"… ("" none) */
+    char extra[512]; /* more header lines, "name: value\r\n"… ("" none) */
     bool answered, head_sent;
-    void *ud;               /* the handler's, freed by it (free_ud) when the request ends */
+    void *ud; /* the handler's, freed by it (free_ud) when the request ends */
     void (*free_ud)(void *ud);
 };
 

@@ -35,8 +35,8 @@ typedef struct ops_transport ops_transport_t;
 typedef struct {
     const ops_transport_t *via;
     char key[OPS_REPLY_KEY_MAX]; /* inbox: the reply list */
-    uint64_t conn; /* WebSocket: the connection (ws_lookup); HTTP: the request (http_find) ... */
-    json_object *id;             /* ... and the request's id (owned by a kept copy) */
+    uint64_t conn;   /* WebSocket: the connection (ws_lookup); HTTP: the request (http_find) ... */
+    json_object *id; /* ... and the request's id (owned by a kept copy) */
 } ops_reply_t;
 
 /* One request being dispatched (everything borrowed for the handler's call). */

@@ -231,8 +231,7 @@ on_rid(redisReply *x, void *ud)
         return;
     }
     redis_client_cmd(on_runtime, j,
-                     "HMGET sp:oh:session:{%s} runtime_id session key owner stopped error",
-                     x->str);
+                     "HMGET sp:oh:session:{%s} runtime_id session key owner stopped error", x->str);
 }
 
 void
@@ -405,7 +404,8 @@ route_http(http_req_t *h, const char *unused)
     err_t err = {0};
     l->auth_code = ERR_AUTH;
     if (tok[0]) {
-        int rc = jwt_verify(g_gw.secret, g_gw.secret_len, tok, (int64_t)gw_wall(), &l->claims, &err);
+        int rc =
+            jwt_verify(g_gw.secret, g_gw.secret_len, tok, (int64_t)gw_wall(), &l->claims, &err);
         l->authed = rc == 0;
         if (rc < 0)
             l->auth_code = -rc;

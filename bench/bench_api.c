@@ -10,6 +10,11 @@
  *       GET PATH N times on one connection, any status below 500 (floors for the breakdown: a
  *       static file is nginx alone; an unknown /api/ route is nginx, a FastCGI worker and the
  *       one Redis command of its metrics): p50/p90/p99.
+ *   bench_api lookup     HOST PORT URI KEY N
+ *       a gateway's route lookup (GET /_sp/route, X-SP-URI: URI, X-Session-API-Key: KEY), as
+ *       nginx's auth_request asks it: p50/p90/p99.
+ *   bench_api getauth    HOST PORT PATH TOKEN N
+ *       GET PATH with a bearer token (the API's cheapest authenticated Redis read): p50/p90/p99.
  *   bench_api events     HOST PORT SESSION TOKEN LIMIT ROUNDS REDIS_SOCKET
  *       GET /api/v1/sessions/SESSION/events?since=0&limit=LIMIT to the full response, next to
  *       XRANGE of the same LIMIT events straight from Redis (hiredis, reply parsed), and the
@@ -95,7 +100,8 @@ latency(const char *host, int port, const char *sid, const char *key, int n)
 }
 
 static int
-get_latency(const char *host, int port, const char *path, int n)
+get_latency(const char *host, int port, const char *path, const char *headers, const char *label,
+            int n)
 {
     httpc_t c;
     if (httpc_open(&c, host, port) < 0)
@@ -103,7 +109,7 @@ get_latency(const char *host, int port, const char *path, int n)
     double *v = calloc((size_t)n, sizeof *v);
     for (int i = -20; i < n; i++) {
         double t0 = now_us();
-        if (httpc_request(&c, "GET", path, "", "", 0) < 0 || c.status == 0 || c.status >= 500) {
+        if (httpc_request(&c, "GET", path, headers, "", 0) < 0 || c.status == 0 || c.status >= 500) {
             fprintf(stderr, "bench_api: GET %s: status %d: %.300s\n", path, c.status, c.body);
             return 1;
         }
@@ -116,7 +122,7 @@ get_latency(const char *host, int port, const char *path, int n)
         }
     }
     qsort(v, (size_t)n, sizeof *v, cmp_double);
-    printf("GET %s via nginx (%d) n=%d p50=%.0fus p90=%.0fus p99=%.0fus\n", path, c.status, n,
+    printf("GET %s %s (%d) n=%d p50=%.0fus p90=%.0fus p99=%.0fus\n", path, label, c.status, n,
            pct(v, (size_t)n, 50), pct(v, (size_t)n, 90), pct(v, (size_t)n, 99));
     httpc_close(&c);
     free(v);
@@ -292,13 +298,26 @@ main(int argc, char **argv)
     if (argc >= 7 && !strcmp(argv[1], "throughput"))
         return throughput(argv[2], atoi(argv[3]), argv[4], atol(argv[5]), argc - 6, argv + 6);
     if (argc >= 6 && !strcmp(argv[1], "get"))
-        return get_latency(argv[2], atoi(argv[3]), argv[4], atoi(argv[5]));
+        return get_latency(argv[2], atoi(argv[3]), argv[4], "", "via nginx", atoi(argv[5]));
+    char hdr[9000];
+    if (argc >= 7 && !strcmp(argv[1], "lookup")) {
+        snprintf(hdr, sizeof hdr, "X-SP-URI: %s\r\nX-Session-API-Key: %s\r\n", argv[4], argv[5]);
+        return get_latency(argv[2], atoi(argv[3]), "/_sp/route", hdr,
+                           "(a gateway's route lookup, as nginx asks it)", atoi(argv[6]));
+    }
+    if (argc >= 7 && !strcmp(argv[1], "getauth")) {
+        snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n", argv[5]);
+        return get_latency(argv[2], atoi(argv[3]), argv[4], hdr, "via nginx, authenticated",
+                           atoi(argv[6]));
+    }
     if (argc >= 9 && !strcmp(argv[1], "events"))
         return events(argv[2], atoi(argv[3]), argv[4], argv[5], atol(argv[6]), atoi(argv[7]),
                       argv[8]);
     fprintf(stderr, "usage: bench_api latency HOST PORT SESSION KEY N\n"
                     "       bench_api throughput HOST PORT KEY TOTAL SESSION...\n"
                     "       bench_api get HOST PORT PATH N\n"
+                    "       bench_api lookup HOST PORT URI KEY N\n"
+                    "       bench_api getauth HOST PORT PATH TOKEN N\n"
                     "       bench_api events HOST PORT SESSION TOKEN LIMIT ROUNDS REDIS_SOCKET\n");
     return 2;
 }

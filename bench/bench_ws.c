@@ -8,6 +8,10 @@
  *   bench_ws throughput HOST PORT S1,S2,... TOKEN TOTAL  one thread and socket per session, each
  *                                                   sending the next `echo hi` when the last is
  *                                                   answered, TOTAL actions in all: actions/s
+ * Any WebSocket server (a terminal, websocketd), PATH as it is:
+ *   bench_ws echo  HOST PORT PATH N text|binary     a keystroke ("a") → its echo, p50/p90/p99
+ *   bench_ws drain HOST PORT PATH [SEND]            sends SEND (binary) if given, then counts
+ *                                                   binary payload bytes until the server closes
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -72,13 +76,21 @@ ws_open(ws_t *w, const char *host, int port, const char *path)
     }
 }
 
+static void ws_send_op(ws_t *w, const char *s, int opcode);
+
 static void
 ws_send(ws_t *w, const char *s)
+{
+    ws_send_op(w, s, 1);
+}
+
+static void
+ws_send_op(ws_t *w, const char *s, int opcode)
 {
     size_t n = strlen(s);
     unsigned char hdr[14];
     size_t h = 0;
-    hdr[h++] = 0x81;
+    hdr[h++] = (unsigned char)(0x80 | opcode);
     if (n < 126) {
         hdr[h++] = (unsigned char)(0x80 | n);
     } else {
@@ -317,9 +329,114 @@ throughput(const char *host, int port, char *sids, const char *tok, long total)
     return 0;
 }
 
+/* Next message without exiting at the end: its payload, or NULL once the server closed (a close
+ * frame or end of file); *opcode set. */
+static char *
+ws_recv_or_end(ws_t *w, size_t *len, int *opcode)
+{
+    if (w->consumed) {
+        memmove(w->buf, w->buf + w->consumed, w->have - w->consumed);
+        w->have -= w->consumed;
+        w->consumed = 0;
+    }
+    while (w->have < 2 || (w->have < 4 && (w->buf[1] & 0x7f) == 126) ||
+           (w->have < 10 && (w->buf[1] & 0x7f) == 127)) {
+        ssize_t r = read(w->fd, w->buf + w->have, w->cap - w->have);
+        if (r <= 0)
+            return NULL;
+        w->have += (size_t)r;
+    }
+    *opcode = w->buf[0] & 0x0f;
+    if (*opcode == 8)
+        return NULL;
+    return ws_recv(w, len);
+}
+
+/* echo: keystroke round trips on PATH (after the first output, e.g. a prompt, settled). */
+static int
+echo_mode(const char *host, int port, const char *path, int n, bool binary)
+{
+    ws_t w;
+    if (ws_open(&w, host, port, path) < 0) {
+        fprintf(stderr, "cannot connect to %s\n", path);
+        return 1;
+    }
+    double *v = calloc((size_t)n, sizeof *v);
+    size_t len;
+    int op;
+    if (binary) { /* a terminal: its prompt comes first */
+        ws_recv_or_end(&w, &len, &op);
+        usleep(300000);
+        fcntl(w.fd, F_SETFL, O_NONBLOCK);
+        char junk[65536];
+        while (read(w.fd, junk, sizeof junk) > 0)
+            ;
+        fcntl(w.fd, F_SETFL, 0);
+        w.have = w.consumed = 0;
+    }
+    for (int i = -20; i < n; i++) {
+        double t0 = now_us();
+        ws_send_op(&w, "a", binary ? 2 : 1);
+        for (;;) {
+            char *m = ws_recv_or_end(&w, &len, &op);
+            if (!m) {
+                fprintf(stderr, "closed\n");
+                return 1;
+            }
+            if (memchr(m, 'a', len))
+                break;
+        }
+        if (i >= 0)
+            v[i] = now_us() - t0;
+        if (binary && i % 64 == 63) { /* a fresh line now and then: readline stays simple */
+            ws_send_op(&w, "\x15", 2);
+            usleep(20000);
+            fcntl(w.fd, F_SETFL, O_NONBLOCK);
+            char junk[65536];
+            while (read(w.fd, junk, sizeof junk) > 0)
+                ;
+            fcntl(w.fd, F_SETFL, 0);
+            w.have = w.consumed = 0;
+        }
+    }
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    printf("keystroke echo %s n=%d p50=%.0fus p90=%.0fus p99=%.0fus\n", path, n, pct(v, (size_t)n, 50),
+           pct(v, (size_t)n, 90), pct(v, (size_t)n, 99));
+    return 0;
+}
+
+static int
+drain_mode(const char *host, int port, const char *path, const char *send)
+{
+    ws_t w;
+    double t0 = now_us();
+    if (ws_open(&w, host, port, path) < 0) {
+        fprintf(stderr, "cannot connect to %s\n", path);
+        return 1;
+    }
+    if (send)
+        ws_send_op(&w, send, 2);
+    size_t len, bytes = 0;
+    int op;
+    for (;;) {
+        char *m = ws_recv_or_end(&w, &len, &op);
+        if (!m)
+            break;
+        if (op == 2 || op == 0)
+            bytes += len;
+    }
+    double dt = (now_us() - t0) / 1e6;
+    printf("drain: %zu bytes in %.3f s = %.1f MB/s\n", bytes, dt, (double)bytes / dt / 1e6);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+    if (argc >= 7 && !strcmp(argv[1], "echo"))
+        return echo_mode(argv[2], atoi(argv[3]), argv[4], atoi(argv[5]), !strcmp(argv[6], "binary"));
+    if (argc >= 5 && !strcmp(argv[1], "drain"))
+        return drain_mode(argv[2], atoi(argv[3]), argv[4], argc > 5 ? argv[5] : NULL);
     if (argc < 7) {
         fprintf(
             stderr,

@@ -5,7 +5,8 @@
 # nginx/render.sh (keeping BENCH_API_KEEPALIVE FastCGI connections per nginx worker, default a
 # quarter of the API workers, as make run does), then measures through nginx, each next to the
 # gateway's WebSocket (no nginx, no API) in the same run:
-#   - `echo hi` execute_action latency on one keep-alive connection (BENCH_API_ROUNDS, 2000);
+#   - `echo hi` execute_action latency on one keep-alive connection (BENCH_API_ROUNDS, 2000):
+#     nginx asks a gateway where the session lives (auth_request), then sends it to that gateway;
 #   - throughput: BENCH_API_SESSIONS sessions (16), one connection each, BENCH_API_ACTIONS
 #     actions in all (20000);
 #   - GET events?since=0&limit=10000 of a session holding >= 10,000 events, next to XRANGE;
@@ -30,7 +31,7 @@ start_nginx() { # prefix port [render.sh options]
     local prefix=$1 port=$2
     shift 2
     nginx/render.sh --prefix "$prefix" --api-socket "$work/api.sock" --port "$port" \
-        --gateway "127.0.0.1:$GW_PORT" "$@" >/dev/null
+        --gateway "127.0.0.1:$GW_PORT" --gateway "127.0.0.1:$GW2_PORT" "$@" >/dev/null
     nginx -p "$prefix" -c "$prefix/nginx.conf" 2>"$prefix/stderr" &
     pids+=($!)
     for _ in $(seq 200); do
@@ -40,6 +41,9 @@ start_nginx() { # prefix port [render.sh options]
     echo "nginx did not start: $(cat "$prefix/stderr")" >&2
     exit 1
 }
+# A second gateway (bench/run_routing.sh), started once the sessions above are created: they all
+# land on the first, which the WebSocket peers below talk to directly.
+GW2_PORT=$(free_port)
 HTTP_PORT=$(free_port)
 start_nginx "$work/nginx" "$HTTP_PORT" --rate "${BENCH_API_RATE:-100000}" --burst "${BENCH_API_BURST:-100000}" \
     --api-keepalive "${BENCH_API_KEEPALIVE:-$((API_WORKERS / 4))}"
@@ -69,13 +73,13 @@ pct() { sed -n "s/.*$1=\([0-9]*\)us.*/\1/p" | head -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 echo
-echo "### REST API through nginx (sandpipe-api: $API_WORKERS workers; nginx: 2 workers; same gateway and Redis)"
+echo "### REST API through nginx (execute_action and actions served by the session's gateway; sandpipe-api: $API_WORKERS workers; nginx: 2 workers; same gateway and Redis)"
 echo '```'
 ws_out=$("$B/bench/bench_ws" latency 127.0.0.1 "$GW_PORT" "$S0" "$USER_TOKEN" "$API_ROUNDS")
 rest_out=$("$B/bench/bench_api" latency 127.0.0.1 "$HTTP_PORT" "$S0" "$USER_TOKEN" "$API_ROUNDS")
 echo "$ws_out"
 echo "$rest_out"
-echo "overhead of nginx + API: p50 $(ratio "$(pct p50 <<<"$rest_out")" "$(pct p50 <<<"$ws_out")")x," \
+echo "overhead of nginx (+ its route lookup): p50 $(ratio "$(pct p50 <<<"$rest_out")" "$(pct p50 <<<"$ws_out")")x," \
     "p99 $(ratio "$(pct p99 <<<"$rest_out")" "$(pct p99 <<<"$ws_out")")x the WebSocket's" \
     "(+$(($(pct p50 <<<"$rest_out") - $(pct p50 <<<"$ws_out"))) us at p50)"
 # Floors for the breakdown: nginx alone (a static file), nginx + a FastCGI worker + one Redis
@@ -99,6 +103,8 @@ if [ "$have" -lt 10000 ]; then
 fi
 "$B/bench/bench_api" events 127.0.0.1 "$HTTP_PORT" "$S0" "$USER_TOKEN" 10000 "${BENCH_API_EVENT_ROUNDS:-20}" "$work/redis.sock"
 echo '```'
+
+. bench/run_routing.sh
 
 echo
 echo "### OpenHands Remote Runtime API through nginx (issue 11)"

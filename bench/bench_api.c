@@ -109,7 +109,8 @@ get_latency(const char *host, int port, const char *path, const char *headers, c
     double *v = calloc((size_t)n, sizeof *v);
     for (int i = -20; i < n; i++) {
         double t0 = now_us();
-        if (httpc_request(&c, "GET", path, headers, "", 0) < 0 || c.status == 0 || c.status >= 500) {
+        if (httpc_request(&c, "GET", path, headers, "", 0) < 0 || c.status == 0 ||
+            c.status >= 500) {
             fprintf(stderr, "bench_api: GET %s: status %d: %.300s\n", path, c.status, c.body);
             return 1;
         }

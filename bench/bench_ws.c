@@ -400,8 +400,8 @@ echo_mode(const char *host, int port, const char *path, int n, bool binary)
         }
     }
     qsort(v, (size_t)n, sizeof *v, cmp_double);
-    printf("keystroke echo %s n=%d p50=%.0fus p90=%.0fus p99=%.0fus\n", path, n, pct(v, (size_t)n, 50),
-           pct(v, (size_t)n, 90), pct(v, (size_t)n, 99));
+    printf("keystroke echo %s n=%d p50=%.0fus p90=%.0fus p99=%.0fus\n", path, n,
+           pct(v, (size_t)n, 50), pct(v, (size_t)n, 90), pct(v, (size_t)n, 99));
     return 0;
 }
 
@@ -434,7 +434,8 @@ int
 main(int argc, char **argv)
 {
     if (argc >= 7 && !strcmp(argv[1], "echo"))
-        return echo_mode(argv[2], atoi(argv[3]), argv[4], atoi(argv[5]), !strcmp(argv[6], "binary"));
+        return echo_mode(argv[2], atoi(argv[3]), argv[4], atoi(argv[5]),
+                         !strcmp(argv[6], "binary"));
     if (argc >= 5 && !strcmp(argv[1], "drain"))
         return drain_mode(argv[2], atoi(argv[3]), argv[4], argc > 5 ? argv[5] : NULL);
     if (argc < 7) {

@@ -15,6 +15,7 @@
 #include "json_util.h"
 #include "jwt.h"
 #include "redis_client.h"
+#include "route_uri.h"
 #include "session.h"
 #include "xalloc.h"
 
@@ -265,11 +266,9 @@ route_resolve(const char *id, route_cb cb, void *ud)
 
 /* ---- the lookup nginx asks (auth_request) ---- */
 
-typedef enum { R_NONE, R_WS, R_REST, R_RUNTIME } route_kind_t;
-
 typedef struct {
     uint64_t req;
-    route_kind_t kind;
+    route_uri_kind_t kind;
     bool write;
     jwt_claims_t claims;
     bool authed;
@@ -318,7 +317,8 @@ on_route(void *ud, const route_t *r)
         refuse(h, 503, ERR_UNAVAILABLE, "Redis is not reachable");
     } else if (!r->found) {
         refuse(h, 404, ERR_NOT_FOUND, "no such session");
-    } else if (l->kind == R_RUNTIME && r->rt_key[0] && strlen(l->api_key) == strlen(r->rt_key) &&
+    } else if (l->kind == ROUTE_URI_RUNTIME && r->rt_key[0] &&
+               strlen(l->api_key) == strlen(r->rt_key) &&
                CRYPTO_memcmp(l->api_key, r->rt_key, strlen(r->rt_key)) == 0) {
         ok = true; /* the runtime's own key: its owner */
     } else if (!l->authed) {
@@ -331,7 +331,7 @@ on_route(void *ud, const route_t *r)
     if (ok && (!r->gw_alive || !r->addr[0])) {
         snprintf(m, sizeof m, "the session's gateway %.100s is not running", r->gw);
         refuse(h, 503, ERR_GATEWAY_DOWN, m);
-    } else if (ok && l->kind != R_WS &&
+    } else if (ok && l->kind != ROUTE_URI_WS &&
                (!strcmp(r->status, "STOPPED") || !strcmp(r->status, "PAUSED") ||
                 !strncmp(r->status, "ERROR", 5))) {
         refuse(h, 409, ERR_SESSION_ENDED, r->status); /* the API words it (docs/api.md) */
@@ -342,64 +342,26 @@ on_route(void *ud, const route_t *r)
     free(l);
 }
 
-/* The query value of name in a raw URI, into out ("" when absent). */
-static void
-uri_arg(const char *uri, const char *name, char *out, size_t cap)
-{
-    out[0] = '\0';
-    const char *q = strchr(uri, '?');
-    size_t n = strlen(name);
-    while (q) {
-        q++;
-        if (!strncmp(q, name, n) && q[n] == '=') {
-            size_t len = strcspn(q + n + 1, "&#");
-            if (len < cap)
-                snprintf(out, cap, "%.*s", (int)len, q + n + 1);
-            return;
-        }
-        q = strchr(q, '&');
-    }
-}
-
 void
 route_http(http_req_t *h, const char *unused)
 {
     (void)unused;
     lookup_t *l = xcalloc(1, sizeof *l);
     l->req = h->id;
-    const char *u = h->uri, *seg = NULL;
-    if (!strncmp(u, "/ws/sessions/", 13)) {
-        l->kind = R_WS;
-        seg = u + 13;
-    } else if (!strncmp(u, "/api/v1/sessions/", 17)) {
-        l->kind = R_REST;
-        seg = u + 17;
-        l->write = true;
-    } else if (!strncmp(u, "/runtime/", 9)) {
-        l->kind = R_RUNTIME;
-        seg = u + 9;
-        l->write = true;
-    } else if (!strncmp(u, "/rt-", 4)) {
-        l->kind = R_RUNTIME;
-        seg = u + 1;
-        l->write = true;
-    }
-    char id[128] = "";
-    size_t n = seg ? strcspn(seg, "/?#") : 0;
-    if (n > 0 && n < sizeof id)
-        snprintf(id, sizeof id, "%.*s", (int)n, seg);
-    if (seg && l->kind == R_WS && !strncmp(seg + n, "/terminal", 9))
-        l->write = true;
+    route_uri_t u;
+    int named = route_uri_parse(h->uri, &u);
+    l->kind = u.kind;
+    l->write = u.write;
     /* the token: Authorization (nginx moved a browser's subprotocol token there), a WebSocket's
      * ?token=, or a runtime's X-Session-API-Key */
     char tok[JWT_BUF_LEN] = "";
     const char *bearer = NULL;
-    if (l->kind == R_RUNTIME)
+    if (l->kind == ROUTE_URI_RUNTIME)
         snprintf(tok, sizeof tok, "%s", h->api_key);
     else if (jwt_bearer_from_header(h->authorization, &bearer) == 0)
         snprintf(tok, sizeof tok, "%s", bearer);
-    else if (l->kind == R_WS)
-        uri_arg(u, "token", tok, sizeof tok);
+    else if (l->kind == ROUTE_URI_WS)
+        route_uri_arg(h->uri, "token", tok, sizeof tok);
     snprintf(l->api_key, sizeof l->api_key, "%s", h->api_key);
     err_t err = {0};
     l->auth_code = ERR_AUTH;
@@ -410,10 +372,10 @@ route_http(http_req_t *h, const char *unused)
         if (rc < 0)
             l->auth_code = -rc;
     }
-    if (!seg || !id[0]) {
+    if (named < 0) {
         refuse(h, 404, ERR_NOT_FOUND, "not a session's path");
         free(l);
         return;
     }
-    route_resolve(id, on_route, l);
+    route_resolve(u.id, on_route, l);
 }

@@ -19,6 +19,7 @@
 #include "action_decode.h"
 #include "err_http.h"
 #include "gw.h"
+#include "http_rest.h"
 #include "json_util.h"
 #include "ops.h"
 #include "redis_client.h"
@@ -30,7 +31,7 @@
 #define RT_WAIT_MARGIN_S          30
 #define WAIT_MAX_S                600            /* API_WAIT_MAX_S */
 #define JSON_BODY_MAX             (1024u * 1024) /* API_JSON_BODY_MAX */
-#define REST_MSG_MAX              512            /* API_ERR_REST_MSG_MAX */
+
 
 /* One request's action, from its route to its answer. Freed with the request (free_ud): its
  * timer closes first. */
@@ -70,21 +71,6 @@ pending_free(void *ud)
 }
 
 /* ---- answers in the two flavours ---- */
-
-static void __attribute__((format(printf, 3, 4)))
-rest_fail(http_req_t *h, int code, const char *fmt, ...)
-{
-    char msg[REST_MSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    json_object *o = json_object_new_object(), *e = json_object_new_object();
-    json_set_str(e, "code", err_name(code));
-    json_set_str(e, "message", msg);
-    json_set(o, "error", e);
-    http_answer_json(h, err_http_status(code, false), o);
-}
 
 static void
 rt_fail(http_req_t *h, int code, const char *detail)
@@ -143,12 +129,12 @@ answer_fail(const ops_reply_t *to, json_object *error)
     const char *msg = json_get_str(error, "message", "the gateway failed");
     if (p->rest) {
         if (code == ERR_SESSION_ENDED && p->queued)
-            rest_fail(h, code, "the session stopped before action %llu finished",
+            http_rest_fail(h, code, "the session stopped before action %llu finished",
                       (unsigned long long)p->seq);
         else if (code == ERR_SESSION_ENDED)
-            rest_fail(h, code, "the session stopped before the action finished");
+            http_rest_fail(h, code, "the session stopped before the action finished");
         else
-            rest_fail(h, code, "%s", msg);
+            http_rest_fail(h, code, "%s", msg);
     } else if (code == ERR_SESSION_ENDED) {
         rt_fail(h, ERR_NOT_FOUND, "Not Found");
     } else if (err_http_status(code, false) == 409) {
@@ -219,10 +205,10 @@ on_timeout(uv_timer_t *t)
     if (!p->rest)
         rt_fail(h, ERR_TIMEOUT, "Runtime did not answer in time");
     else if (p->queued)
-        rest_fail(h, ERR_TIMEOUT, "action %llu is queued or running; no observation within %ds",
+        http_rest_fail(h, ERR_TIMEOUT, "action %llu is queued or running; no observation within %ds",
                   (unsigned long long)p->seq, p->timeout_s);
     else
-        rest_fail(h, ERR_TIMEOUT, "the gateway did not answer in time");
+        http_rest_fail(h, ERR_TIMEOUT, "the gateway did not answer in time");
 }
 
 /* Submits p's action on s as who, answered through the HTTP transport. */
@@ -248,22 +234,6 @@ submit(http_req_t *h, pending_t *p, gw_session_t *s, const char *sub, const char
                     .reply = &to};
     ops_dispatch(&c);
     json_object_put(args);
-}
-
-static bool
-may_see(const jwt_claims_t *c, const route_t *r)
-{
-    if (!strcmp(c->role, "admin"))
-        return true;
-    if (!strcmp(c->role, "viewer"))
-        return !strcmp(c->session, r->sid);
-    return !strcmp(c->role, "user") && !strcmp(c->sub, r->owner);
-}
-
-static bool
-may_write(const jwt_claims_t *c, const route_t *r)
-{
-    return may_see(c, r) && strcmp(c->role, "viewer") != 0;
 }
 
 /* ---- POST /runtime/{id}/execute_action ---- */
@@ -309,7 +279,7 @@ on_rt_route(void *ud, const route_t *r)
         err_t err = {0};
         ok = jwt_verify(g_gw.secret, g_gw.secret_len, h->api_key, (int64_t)gw_wall(), c, &err) ==
                  0 &&
-             may_write(c, r);
+             http_may_write(c, r);
     }
     if (!ok) {
         rt_fail(h, ERR_FORBIDDEN, "Invalid API Key");
@@ -383,54 +353,31 @@ on_rest_route(void *ud, const route_t *r)
         return;
     pending_t *p = h->ud;
     if (!r) {
-        rest_fail(h, ERR_UNAVAILABLE, "Redis is not reachable");
+        http_rest_fail(h, ERR_UNAVAILABLE, "Redis is not reachable");
         return;
     }
-    if (!r->found || !may_see(&p->claims, r)) {
-        rest_fail(h, ERR_NOT_FOUND, "no session %.100s", p->id);
+    if (!r->found || !http_may_see(&p->claims, r)) {
+        http_rest_fail(h, ERR_NOT_FOUND, "no session %.100s", p->id);
         return;
     }
-    if (!may_write(&p->claims, r)) {
-        rest_fail(h, ERR_FORBIDDEN, "this token is read-only");
+    if (!http_may_write(&p->claims, r)) {
+        http_rest_fail(h, ERR_FORBIDDEN, "this token is read-only");
         return;
     }
     if (!strcmp(r->status, "STOPPED")) {
-        rest_fail(h, ERR_SESSION_ENDED, "the session has stopped");
+        http_rest_fail(h, ERR_SESSION_ENDED, "the session has stopped");
         return;
     }
     gw_session_t *s = session_find(r->sid);
     if (!s && !r->gw_alive) {
-        rest_fail(h, ERR_GATEWAY_DOWN, "the session's gateway %.100s is not running", r->gw);
+        http_rest_fail(h, ERR_GATEWAY_DOWN, "the session's gateway %.100s is not running", r->gw);
         return;
     }
     if (!s) {
-        rest_fail(h, ERR_UNAVAILABLE, "the session is on gateway %.100s, not this one", r->gw);
+        http_rest_fail(h, ERR_UNAVAILABLE, "the session is on gateway %.100s, not this one", r->gw);
         return;
     }
     submit(h, p, s, p->claims.sub, p->claims.role, p->claims.session);
-}
-
-/* Authorization: Bearer, as api/auth.c's api_auth_bearer answers it. */
-static bool
-rest_auth(http_req_t *h, jwt_claims_t *c)
-{
-    const char *token = NULL;
-    int rc = jwt_bearer_from_header(h->authorization[0] ? h->authorization : NULL, &token);
-    if (rc == -ERR_NOT_FOUND) {
-        rest_fail(h, ERR_AUTH, "an Authorization: Bearer token is required");
-        return false;
-    }
-    if (rc < 0) {
-        rest_fail(h, ERR_AUTH, "the Authorization header must be \"Bearer <token>\"");
-        return false;
-    }
-    err_t err = {0};
-    rc = jwt_verify(g_gw.secret, g_gw.secret_len, token, (int64_t)gw_wall(), c, &err);
-    if (rc == -ERR_AUTH_EXPIRED)
-        rest_fail(h, ERR_AUTH_EXPIRED, "the token has expired");
-    else if (rc < 0)
-        rest_fail(h, ERR_AUTH, "invalid token: %s", err.msg);
-    return rc == 0;
 }
 
 /* The body as api/http.c's api_body_object reads it; NULL when it answered. */
@@ -438,39 +385,25 @@ static json_object *
 rest_body(http_req_t *h)
 {
     if (h->body_too_big || h->body_len > JSON_BODY_MAX) {
-        rest_fail(h, ERR_TOO_BIG, "request body over %u bytes", (unsigned)JSON_BODY_MAX);
+        http_rest_fail(h, ERR_TOO_BIG, "request body over %u bytes", (unsigned)JSON_BODY_MAX);
         return NULL;
     }
     if (!h->body_len) {
-        rest_fail(h, ERR_BAD_REQ, "a JSON object body is required");
+        http_rest_fail(h, ERR_BAD_REQ, "a JSON object body is required");
         return NULL;
     }
     err_t err = {0};
     json_object *o = json_parse(h->body, h->body_len, &err);
     if (!o) {
-        rest_fail(h, ERR_BAD_REQ, "malformed JSON: %s", err.msg);
+        http_rest_fail(h, ERR_BAD_REQ, "malformed JSON: %s", err.msg);
         return NULL;
     }
     if (!json_object_is_type(o, json_type_object)) {
         json_object_put(o);
-        rest_fail(h, ERR_BAD_REQ, "the body must be a JSON object");
+        http_rest_fail(h, ERR_BAD_REQ, "the body must be a JSON object");
         return NULL;
     }
     return o;
-}
-
-/* A query flag as api_query_bool reads it. */
-static bool
-arg_bool(const http_req_t *h, const char *name, bool def)
-{
-    const char *v = http_arg(h, name);
-    if (!v)
-        return def;
-    if (!*v || !strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes"))
-        return true;
-    if (!strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "no"))
-        return false;
-    return def;
 }
 
 void
@@ -483,10 +416,10 @@ http_rest_actions(http_req_t *h, const char *id)
     h->ud = p;
     h->free_ud = pending_free;
     if (h->body_too_big) {
-        rest_fail(h, ERR_TOO_BIG, "request body over %u bytes", HTTP_BODY_MAX);
+        http_rest_fail(h, ERR_TOO_BIG, "request body over %u bytes", HTTP_BODY_MAX);
         return;
     }
-    if (!rest_auth(h, &p->claims))
+    if (!http_rest_auth(h, &p->claims))
         return;
     json_object *body = rest_body(h);
     if (!body)
@@ -494,26 +427,26 @@ http_rest_actions(http_req_t *h, const char *id)
     /* Either the action itself ({"action":"run","args":{...}}) or a wrapper
      * ({"action":{...},"wait":true,"timeout":30}). */
     json_object *action = body, *a = json_get(body, "action");
-    bool wait = arg_bool(h, "wait", false);
+    bool wait = http_arg_bool(h, "wait", false);
     if (a && json_object_is_type(a, json_type_object)) {
         action = a;
         json_object *w = json_get(body, "wait");
         if (w && !json_object_is_type(w, json_type_boolean)) {
             json_object_put(body);
-            rest_fail(h, ERR_BAD_REQ, "wait must be a boolean");
+            http_rest_fail(h, ERR_BAD_REQ, "wait must be a boolean");
             return;
         }
         wait = json_get_bool(body, "wait", wait);
     } else if (!a || !json_object_is_type(a, json_type_string) || !*json_object_get_string(a)) {
         json_object_put(body);
-        rest_fail(h, ERR_BAD_REQ,
+        http_rest_fail(h, ERR_BAD_REQ,
                   "the body must be an OpenHands action: {\"action\": \"run\", \"args\": {...}}");
         return;
     }
     json_object *args = json_get(action, "args");
     if (args && !json_object_is_type(args, json_type_object)) {
         json_object_put(body);
-        rest_fail(h, ERR_BAD_REQ, "args must be an object");
+        http_rest_fail(h, ERR_BAD_REQ, "args must be an object");
         return;
     }
     long long timeout = 120;
@@ -524,7 +457,7 @@ http_rest_actions(http_req_t *h, const char *id)
         timeout = *tv ? strtoll(tv, &end, 10) : 0;
         if (!*tv || errno || *end || timeout < 1 || timeout > WAIT_MAX_S) {
             json_object_put(body);
-            rest_fail(h, ERR_BAD_REQ, "query parameter timeout must be an integer in [1, %d]",
+            http_rest_fail(h, ERR_BAD_REQ, "query parameter timeout must be an integer in [1, %d]",
                       WAIT_MAX_S);
             return;
         }

@@ -6,7 +6,8 @@
  *   GET  /_sp/route                        where nginx sends a session's request (route.c)
  *   POST /runtime/{id}/execute_action      the OpenHands action server's (http_actions.c);
  *                                          /rt-<16 hex>/… is /runtime/rt-<16 hex>/…
- *   POST /api/v1/sessions/{id}/actions     REST (http_actions.c) */
+ *   POST /api/v1/sessions/{id}/actions     REST (http_actions.c)
+ *   GET  /api/v1/sessions/{id}/files/download   REST, streamed (http_files.c) */
 #include "http_server.h"
 
 #include <libwebsockets.h>
@@ -16,6 +17,7 @@
 
 #include "buf.h"
 #include "http_actions.h"
+#include "http_files.h"
 #include "json_util.h"
 #include "route.h"
 #include "xalloc.h"
@@ -63,6 +65,7 @@ req_free(http_req_t *h)
         free(h->args[i]);
     free(h->body);
     free(h->out);
+    free(h->pending);
     free(h);
 }
 
@@ -96,6 +99,43 @@ http_answer(http_req_t *h, int status, const char *ctype, const char *body, size
 }
 
 void
+http_stream_head(http_req_t *h, int status, const char *ctype, unsigned long long total,
+                 const char *extra)
+{
+    if (h->answered)
+        return;
+    h->answered = h->streaming = true;
+    h->status = status;
+    h->stream_total = total;
+    snprintf(h->extra, sizeof h->extra, "content-type: %s\r\n%s", ctype, extra ? extra : "");
+    if (h->wsi)
+        lws_callback_on_writable(h->wsi);
+}
+
+void
+http_stream_write(http_req_t *h, const void *p, size_t n)
+{
+    if (!h->streaming || h->stream_ended)
+        return;
+    if (h->pending_len + n > h->pending_cap) {
+        h->pending_cap = (h->pending_len + n) * 2;
+        h->pending = xrealloc(h->pending, h->pending_cap);
+    }
+    memcpy(h->pending + h->pending_len, p, n);
+    h->pending_len += n;
+    if (h->wsi)
+        lws_callback_on_writable(h->wsi);
+}
+
+void
+http_stream_end(http_req_t *h)
+{
+    h->stream_ended = true;
+    if (h->wsi)
+        lws_callback_on_writable(h->wsi);
+}
+
+void
 http_answer_json(http_req_t *h, int status, json_object *o)
 {
     size_t len;
@@ -115,6 +155,7 @@ static const struct {
     {"GET", "/_sp/route", NULL, route_http},
     {"POST", "/runtime/", "/execute_action", http_rt_execute_action},
     {"POST", "/api/v1/sessions/", "/actions", http_rest_actions},
+    {"GET", "/api/v1/sessions/", "/files/download", http_files_download},
 };
 
 /* path is prefix + one segment + suffix (a trailing slash tolerated): the segment into id. */
@@ -158,7 +199,10 @@ dispatch(http_req_t *h)
     if (rt) {
         json_set_str(o, "detail", path_known ? "Method Not Allowed" : "Not Found");
     } else {
-        snprintf(m, sizeof m, "%s %.200s is not served by a gateway", h->method, h->path);
+        snprintf(m, sizeof m,
+                 "%s %.200s is not served here: a gateway serves the routes nginx sends it "
+                 "(use nginx's address)",
+                 h->method, h->path);
         json_set_str(e, "code", path_known ? "method_not_allowed" : "not_found");
         json_set_str(e, "message", m);
         json_set(o, "error", json_object_get(e));
@@ -221,7 +265,8 @@ http_on_request(struct lws *wsi, http_req_t **slot, const char *uri)
     copy_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, h->authorization, sizeof h->authorization);
     copy_custom(wsi, "x-session-api-key:", h->api_key, sizeof h->api_key);
     copy_custom(wsi, "x-sp-uri:", h->uri, sizeof h->uri);
-    char a[1024];
+    copy_custom(wsi, "x-sp-method:", h->uri_method, sizeof h->uri_method);
+    char a[4200]; /* a file path (4096) and its name */
     for (int n = 0; h->nargs < HTTP_ARGS_MAX; n++) {
         int k = lws_hdr_copy_fragment(wsi, a, sizeof a, WSI_TOKEN_HTTP_URI_ARGS, n);
         if (k < 0)
@@ -270,6 +315,43 @@ http_on_body_done(struct lws *wsi, http_req_t *h)
     return 0;
 }
 
+/* The next piece of a streamed body: at most HTTP_WRITE_MAX, one lws_write. */
+static int
+write_streamed(struct lws *wsi, http_req_t **slot)
+{
+    static unsigned char piece[LWS_PRE + HTTP_WRITE_MAX];
+    http_req_t *h = *slot;
+    if (h->pending_len) {
+        size_t n = h->pending_len < HTTP_WRITE_MAX ? h->pending_len : HTTP_WRITE_MAX;
+        if (h->stream_sent + n > h->stream_total)
+            return -1; /* more than announced: a bug upstream, not a body to send */
+        memcpy(piece + LWS_PRE, h->pending, n);
+        memmove(h->pending, h->pending + n, h->pending_len - n);
+        h->pending_len -= n;
+        h->stream_sent += n;
+        bool last = h->stream_sent == h->stream_total;
+        if (lws_write(wsi, piece + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) <
+            (int)n)
+            return -1;
+        if (h->on_sent)
+            h->on_sent(h->ud, n);
+        if (h->pending_len || !h->stream_ended)
+            lws_callback_on_writable(wsi);
+        if (!last || !h->stream_ended)
+            return 0;
+    }
+    if (!h->stream_ended)
+        return 0; /* more is coming: its writer asks for WRITEABLE */
+    if (h->stream_sent < h->stream_total)
+        return -1; /* cut short: the client must not take it for the whole body */
+    if (h->stream_total == 0 &&
+        lws_write(wsi, piece + LWS_PRE, 0, LWS_WRITE_HTTP_FINAL) < 0)
+        return -1;
+    req_free(h);
+    *slot = NULL;
+    return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
 int
 http_on_writeable(struct lws *wsi, http_req_t **slot)
 {
@@ -280,7 +362,8 @@ http_on_writeable(struct lws *wsi, http_req_t **slot)
         uint8_t head[LWS_PRE + 1024], *start = head + LWS_PRE, *p = start,
                                       *end = head + sizeof head - 1;
         if (lws_add_http_header_status(wsi, (unsigned)h->status, &p, end) ||
-            lws_add_http_header_content_length(wsi, h->out_len, &p, end))
+            lws_add_http_header_content_length(wsi, h->streaming ? h->stream_total : h->out_len,
+                                               &p, end))
             return -1;
         if (!strstr(h->extra, "content-type:") &&
             lws_add_http_header_by_name(wsi, (const uint8_t *)"content-type:",
@@ -306,6 +389,8 @@ http_on_writeable(struct lws *wsi, http_req_t **slot)
             return 0;
         }
     }
+    if (h->streaming)
+        return write_streamed(wsi, slot);
     if (h->out_off < h->out_len) {
         size_t n = h->out_len - h->out_off;
         if (n > HTTP_WRITE_MAX)

@@ -27,6 +27,7 @@ struct http_req {
     char method[8];
     char path[512]; /* decoded, without the query; /rt-X/… as /runtime/rt-X/… */
     char uri[1024]; /* X-SP-URI: the request nginx asks the route of (lookups) */
+    char uri_method[8]; /* X-SP-Method: its method */
     char authorization[JWT_BUF_LEN + 16];
     char api_key[JWT_BUF_LEN]; /* X-Session-API-Key */
     char *args[HTTP_ARGS_MAX]; /* query "name=value", decoded */
@@ -42,6 +43,13 @@ struct http_req {
     bool answered, head_sent;
     void *ud; /* the handler's, freed by it (free_ud) when the request ends */
     void (*free_ud)(void *ud);
+    /* a streamed answer (http_stream_head): the body comes in pieces, stream_total bytes in
+     * all (the Content-Length); pending: the pieces not yet written */
+    bool streaming, stream_ended;
+    unsigned long long stream_total, stream_sent;
+    char *pending;
+    size_t pending_len, pending_cap;
+    void (*on_sent)(void *ud, size_t n); /* n bytes of the body left for the socket */
 };
 
 /* lws callback reasons of the HTTP side (ws_server.c's callback hands them here). slot is the
@@ -58,6 +66,14 @@ http_req_t *http_find(uint64_t id);
  * can take it. The first answer counts. */
 void http_answer(http_req_t *h, int status, const char *ctype, const char *body, size_t len);
 void http_answer_json(http_req_t *h, int status, json_object *o); /* takes o */
+/* A streamed answer: status and headers now (extra: more "name: value\r\n" lines), then
+ * http_stream_write pieces of exactly total bytes in all, then http_stream_end. on_sent(ud, n)
+ * tells the producer what left (for its credit). Ending short of total closes the connection
+ * (the client sees the body cut short). */
+void http_stream_head(http_req_t *h, int status, const char *ctype, unsigned long long total,
+                      const char *extra);
+void http_stream_write(http_req_t *h, const void *p, size_t n);
+void http_stream_end(http_req_t *h);
 /* The query argument name (without "="), or NULL. */
 const char *http_arg(const http_req_t *h, const char *name);
 

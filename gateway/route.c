@@ -352,6 +352,8 @@ route_http(http_req_t *h, const char *unused)
     int named = route_uri_parse(h->uri, &u);
     l->kind = u.kind;
     l->write = u.write;
+    if (u.kind == ROUTE_URI_REST && !strcmp(h->uri_method, "GET"))
+        l->write = false; /* a download: a viewer may read */
     /* the token: Authorization (nginx moved a browser's subprotocol token there), a WebSocket's
      * ?token=, or a runtime's X-Session-API-Key */
     char tok[JWT_BUF_LEN] = "";

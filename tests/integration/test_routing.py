@@ -1,6 +1,7 @@
 """Several gateways behind one origin (issue 21): nginx sends every session-bound request to the
 gateway that owns the session (an auth_request lookup, gateway/route.c), and that gateway serves
 the action routes itself. Real nginx, real Redis, three real gateways with bwrap sandboxes."""
+import hashlib
 import http.client
 import json
 import os
@@ -85,6 +86,46 @@ class Routing(unittest.TestCase):
                     self.assertIn(b"term-42", seen)
         finally:
             self.st.api.send_signal(signal.SIGCONT)
+
+    def test_2b_a_1_gib_download_streams_from_the_gateway_byte_identical(self):
+        sid = next(s for s in self.sessions if self.owner[s] != "gw-test")
+        st, ev, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true", {
+            "action": "run", "args": {"command": "head -c 1073741824 /dev/urandom > big.bin && "
+                                      "sha256sum big.bin | cut -c1-64", "blocking": True, "timeout": 300}},
+            token=self.alice, timeout=320)
+        self.assertEqual(st, 200, ev)
+        want = ev["observation"]["content"].strip()
+        self.st.api.send_signal(signal.SIGSTOP)  # the API is not on the path
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", self.st.http_port, timeout=120)
+            c.request("GET", f"/api/v1/sessions/{sid}/files/download?path=big.bin",
+                      headers={"Authorization": "Bearer " + self.alice})
+            r = c.getresponse()
+            self.assertEqual(r.status, 200)
+            self.assertEqual(r.getheader("Content-Length"), str(1 << 30))
+            self.assertIn('filename="big.bin"', r.getheader("Content-Disposition"))
+            h, n = hashlib.sha256(), 0
+            while True:
+                chunk = r.read(1 << 20)
+                if not chunk:
+                    break
+                h.update(chunk)
+                n += len(chunk)
+            c.close()
+            self.assertEqual((n, h.hexdigest()), (1 << 30, want))
+            # a part of it, and the API's errors, from the gateway
+            st, body, hdrs = self.st.request("GET", f"/api/v1/sessions/{sid}/files/download?path=big.bin"
+                                             "&offset=5&length=7", token=self.alice, raw=True)
+            self.assertEqual((st, len(body)), (200, 7))
+            st, body, _ = self.st.request("GET", f"/api/v1/sessions/{sid}/files/download?path=nope",
+                                          token=self.alice)
+            self.assertEqual(st, 404, body)
+            st, body, _ = self.st.request("GET", f"/api/v1/sessions/{sid}/files/download", token=self.alice)
+            self.assertEqual((st, body["error"]["message"]), (400, "query parameter path is required (URL-encoded)"))
+        finally:
+            self.st.api.send_signal(signal.SIGCONT)
+        self.st.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true",
+                        {"action": "run", "args": {"command": "rm -f big.bin"}}, token=self.alice)
 
     def test_3_a_token_for_one_session_reaches_no_other(self):
         viewer = self.st.token(sub="carol", role="viewer", session=self.sessions[0])

@@ -1,0 +1,218 @@
+/* http_files.c — file downloads over HTTP on the session's own gateway (http_files.h), streamed
+ * from the executor's channel to the HTTP connection with the gateway's credit: the executor
+ * gets credit back only for bytes that left for the socket, so a slow client slows the file
+ * read and the gateway holds at most the executor's window per download. Texts and statuses
+ * are sandpipe-api's (api/files.c, api_files_download). */
+#include "http_files.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err_http.h"
+#include "gw.h"
+#include "http_rest.h"
+#include "json_util.h"
+#include "metrics.h"
+#include "session.h"
+#include "xalloc.h"
+
+#define PATH_MAX_LEN 4096 /* api/files.c's */
+
+/* One download; outlives its request when the client goes first (the channel's on_close always
+ * comes, and frees it). */
+typedef struct {
+    uint64_t req;          /* the request, while it waits (0 once it is gone) */
+    session_stream_t *st;  /* NULL once the executor closed the channel */
+    bool head_sent;
+    jwt_claims_t claims;
+    char path[PATH_MAX_LEN];
+    long long offset, length;
+} download_t;
+
+static http_req_t *
+request_of(download_t *d)
+{
+    return d->req ? http_find(d->req) : NULL;
+}
+
+/* The request ended (answered, or its client went away): the transfer stops with it. */
+static void
+on_request_gone(void *ud)
+{
+    download_t *d = ud;
+    d->req = 0;
+    if (d->st)
+        session_stream_cancel(d->st); /* on_close follows, and frees d */
+    else
+        free(d);
+}
+
+static void
+on_sent(void *ud, size_t n)
+{
+    download_t *d = ud;
+    if (d->st)
+        session_stream_grant(d->st, n);
+}
+
+/* filename="…" keeps printable ASCII but quotes and backslashes; filename* has the exact name
+ * (RFC 6266/5987), as api/files.c's disposition(). */
+static void
+disposition(char *out, size_t cap, const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base && base[1] ? base + 1 : path;
+    char plain[256], exact[768];
+    size_t p = 0, e = 0;
+    for (const unsigned char *c = (const unsigned char *)base; *c && p + 1 < sizeof plain; c++)
+        plain[p++] = *c >= 0x20 && *c < 0x7f && *c != '"' && *c != '\\' ? (char)*c : '_';
+    plain[p] = '\0';
+    for (const unsigned char *c = (const unsigned char *)base; *c && e + 4 < sizeof exact; c++) {
+        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+            strchr("!#$&+-.^_`|~", *c))
+            exact[e++] = (char)*c;
+        else
+            e += (size_t)snprintf(exact + e, 4, "%%%02X", *c);
+    }
+    exact[e] = '\0';
+    snprintf(out, cap, "attachment; filename=\"%s\"; filename*=UTF-8''%s", plain, exact);
+}
+
+static void
+on_json(void *ud, json_object *msg)
+{
+    download_t *d = ud;
+    http_req_t *h = request_of(d);
+    if (!h || d->head_sent || strcmp(json_get_str(msg, "event", ""), "size") != 0)
+        return;
+    long long bytes = json_get_int(msg, "bytes", -1);
+    if (bytes < 0) {
+        http_rest_fail(h, ERR_INTERNAL, "the executor announced no size");
+        return;
+    }
+    char disp[1200], extra[1400];
+    disposition(disp, sizeof disp, d->path);
+    snprintf(extra, sizeof extra, "content-disposition: %s\r\ncache-control: no-store\r\n", disp);
+    d->head_sent = true;
+    http_stream_head(h, 200, "application/octet-stream", (unsigned long long)bytes, extra);
+}
+
+static void
+on_data(void *ud, const uint8_t *p, size_t n)
+{
+    download_t *d = ud;
+    http_req_t *h = request_of(d);
+    metrics_transfer(false, n);
+    if (h && d->head_sent)
+        http_stream_write(h, p, n);
+}
+
+static void
+on_close(void *ud, json_object *res)
+{
+    download_t *d = ud;
+    d->st = NULL;
+    http_req_t *h = request_of(d);
+    if (!h) {
+        free(d); /* the request went first */
+        return;
+    }
+    json_object *err = json_get(res, "error");
+    if (d->head_sent) {
+        http_stream_end(h); /* short of its Content-Length after an error: the socket closes */
+    } else if (err) {
+        http_rest_fail(h, err_from_gateway_name(json_get_str(err, "code", "internal")), "%s",
+                       json_get_str(err, "message", "the download failed"));
+    } else {
+        http_rest_fail(h, ERR_INTERNAL, "the executor sent no size");
+    }
+    /* d is freed with the request (on_request_gone), which no longer waits for the channel */
+}
+
+static const session_stream_cbs_t stream_cbs = {
+    .on_json = on_json,
+    .on_data = on_data,
+    .on_writable = NULL,
+};
+
+static void
+on_route(void *ud, const route_t *r)
+{
+    http_req_t *h = http_find((uint64_t)(uintptr_t)ud);
+    if (!h)
+        return;
+    download_t *d = h->ud;
+    if (!r) {
+        http_rest_fail(h, ERR_UNAVAILABLE, "Redis is not reachable");
+        return;
+    }
+    if (!r->found || !http_may_see(&d->claims, r)) {
+        http_rest_fail(h, ERR_NOT_FOUND, "no session %.100s", r->sid);
+        return;
+    }
+    if (!strcmp(r->status, "STOPPED")) {
+        http_rest_fail(h, ERR_SESSION_ENDED, "the session has stopped");
+        return;
+    }
+    gw_session_t *s = session_find(r->sid);
+    if (!s) {
+        http_rest_fail(h, ERR_UNAVAILABLE, "the session is on gateway %.100s, not this one", r->gw);
+        return;
+    }
+    json_object *op = json_object_new_object();
+    json_set_str(op, "op", "file.download");
+    json_set_str(op, "path", d->path);
+    json_set_int(op, "offset", d->offset);
+    json_set_int(op, "length", d->length);
+    err_t err = {0};
+    d->st = session_stream_open(s, op, &stream_cbs, on_close, d, false, &err);
+    json_object_put(op);
+    if (!d->st)
+        http_rest_fail(h, err.code ? err.code : ERR_INTERNAL, "%s", err.msg);
+}
+
+/* A query integer in [lo, hi] as api_query_int reads it; false when it answered 400. */
+static bool
+arg_int(http_req_t *h, const char *name, long long def, long long lo, long long hi,
+        long long *out)
+{
+    const char *v = http_arg(h, name);
+    *out = def;
+    if (!v)
+        return true;
+    char *end = NULL;
+    errno = 0;
+    long long n = *v ? strtoll(v, &end, 10) : 0;
+    if (!*v || errno || *end || n < lo || n > hi) {
+        http_rest_fail(h, ERR_BAD_REQ, "query parameter %s must be an integer in [%lld, %lld]",
+                       name, lo, hi);
+        return false;
+    }
+    *out = n;
+    return true;
+}
+
+void
+http_files_download(http_req_t *h, const char *id)
+{
+    download_t *d = xcalloc(1, sizeof *d);
+    d->req = h->id;
+    h->ud = d;
+    h->free_ud = on_request_gone;
+    h->on_sent = on_sent;
+    if (!http_rest_auth(h, &d->claims))
+        return;
+    const char *path = http_arg(h, "path");
+    if (!path || !*path || strlen(path) >= sizeof d->path) {
+        http_rest_fail(h, ERR_BAD_REQ, "query parameter path is required (URL-encoded)");
+        return;
+    }
+    snprintf(d->path, sizeof d->path, "%s", path);
+    if (!arg_int(h, "offset", 0, 0, INT64_MAX, &d->offset) ||
+        !arg_int(h, "length", -1, -1, INT64_MAX, &d->length))
+        return;
+    route_resolve(id, on_route, (void *)(uintptr_t)h->id);
+}

@@ -1,0 +1,80 @@
+/* http_rest.c — the REST routes' shared pieces (http_rest.h). */
+#include "http_rest.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "err_http.h"
+#include "gw.h"
+#include "json_util.h"
+
+void
+http_rest_fail(http_req_t *h, int code, const char *fmt, ...)
+{
+    char msg[HTTP_REST_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_object *o = json_object_new_object(), *e = json_object_new_object();
+    json_set_str(e, "code", err_name(code));
+    json_set_str(e, "message", msg);
+    json_set(o, "error", e);
+    http_answer_json(h, err_http_status(code, false), o);
+}
+
+bool
+http_may_see(const jwt_claims_t *c, const route_t *r)
+{
+    if (!strcmp(c->role, "admin"))
+        return true;
+    if (!strcmp(c->role, "viewer"))
+        return !strcmp(c->session, r->sid);
+    return !strcmp(c->role, "user") && !strcmp(c->sub, r->owner);
+}
+
+bool
+http_may_write(const jwt_claims_t *c, const route_t *r)
+{
+    return http_may_see(c, r) && strcmp(c->role, "viewer") != 0;
+}
+
+/* Authorization: Bearer, as api/auth.c's api_auth_bearer answers it. */
+bool
+http_rest_auth(http_req_t *h, jwt_claims_t *c)
+{
+    const char *token = NULL;
+    int rc = jwt_bearer_from_header(h->authorization[0] ? h->authorization : NULL, &token);
+    if (rc == -ERR_NOT_FOUND) {
+        http_rest_fail(h, ERR_AUTH, "an Authorization: Bearer token is required");
+        return false;
+    }
+    if (rc < 0) {
+        http_rest_fail(h, ERR_AUTH, "the Authorization header must be \"Bearer <token>\"");
+        return false;
+    }
+    err_t err = {0};
+    rc = jwt_verify(g_gw.secret, g_gw.secret_len, token, (int64_t)gw_wall(), c, &err);
+    if (rc == -ERR_AUTH_EXPIRED)
+        http_rest_fail(h, ERR_AUTH_EXPIRED, "the token has expired");
+    else if (rc < 0)
+        http_rest_fail(h, ERR_AUTH, "invalid token: %s", err.msg);
+    return rc == 0;
+}
+
+/* A query flag as api_query_bool reads it. */
+bool
+http_arg_bool(const http_req_t *h, const char *name, bool def)
+{
+    const char *v = http_arg(h, name);
+    if (!v)
+        return def;
+    if (!*v || !strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes"))
+        return true;
+    if (!strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "no"))
+        return false;
+    return def;
+}
+

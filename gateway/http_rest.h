@@ -1,0 +1,26 @@
+/* http_rest.h — what the gateway's REST routes share with sandpipe-api's (api/auth.c, api/http.c,
+ * api/errors.c: the reference for every text): the error body, the bearer token, who may see or
+ * change a session, query flags. */
+#ifndef SP_HTTP_REST_H
+#define SP_HTTP_REST_H
+
+#include <stdbool.h>
+
+#include "http_server.h"
+#include "jwt.h"
+#include "route.h"
+
+#define HTTP_REST_MSG_MAX 512 /* API_ERR_REST_MSG_MAX */
+
+/* {"error":{"code":err_name(code),"message":...}} with code's REST status. */
+void http_rest_fail(http_req_t *h, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Authorization: Bearer into c; false when it answered 401. */
+bool http_rest_auth(http_req_t *h, jwt_claims_t *c);
+/* The API's rules: admin all, user its own, viewer sees its one session and changes nothing. */
+bool http_may_see(const jwt_claims_t *c, const route_t *r);
+bool http_may_write(const jwt_claims_t *c, const route_t *r);
+/* A query flag as api_query_bool reads it ("", true, 1, yes / false, 0, no; def otherwise). */
+bool http_arg_bool(const http_req_t *h, const char *name, bool def);
+
+#endif

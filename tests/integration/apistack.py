@@ -14,13 +14,14 @@ from stack import BUILD, Stack, free_port
 
 class ApiStack(Stack):
     def __init__(self, workers=4, rate=100000, burst=100000, api_extra=(), tls=None, web_root=None,
-                 gateways=1, **kw):
+                 gateways=1, gateway_extra=None, **kw):
         """tls: (cert.pem, key.pem) to serve HTTPS with that certificate (render.sh --tls);
         request() then speaks TLS, and self.tls is the client context (verifying against
         cert.pem) for other clients, e.g. WS(..., tls=stack.tls). web_root: the static files
         nginx serves (render.sh's default: web/dist when built). gateways: how many gateways
         (the first is Stack's, gw-test; the others gw-test-2, ... on ports self.gw_ports[1:],
-        processes self.more_gws), all behind the one nginx."""
+        processes self.more_gws), all behind the one nginx; gateway_extra: {i: [options]} for
+        gateway i (2, 3, ...) alone."""
         self.more_gws = []
         super().__init__(**kw)
         self.gw_ports = [self.port]
@@ -37,7 +38,7 @@ class ApiStack(Stack):
         self.nginx_prefix = os.path.join(self.tmp, "nginx")
         try:
             for i in range(2, gateways + 1):
-                self.start_more_gateway(i)
+                self.start_more_gateway(i, (gateway_extra or {}).get(i, ()))
             self.start_api()
             subprocess.run([os.path.join(ROOT, "nginx", "render.sh"), "--prefix", self.nginx_prefix,
                             "--api-socket", self.api_sock, "--port", str(self.http_port),
@@ -57,14 +58,14 @@ class ApiStack(Stack):
             self.stop()
             raise
 
-    def start_more_gateway(self, i):
+    def start_more_gateway(self, i, extra=()):
         port = free_port()
         log = open(os.path.join(self.tmp, f"gateway-{i}.log"), "a")
         gw = subprocess.Popen(
             [os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{port}",
              "--redis", "unix:" + self.redis_sock, "--provider", self.provider,
              "--state-dir", self.state_dir, "--secret-file", self.secret_file,
-             "--pool", str(self.pool), "--id", f"gw-test-{i}",
+             "--pool", str(self.pool), "--id", f"gw-test-{i}", *extra,
              *(["--image", os.environ["SANDPIPE_TEST_IMAGE"]] if os.environ.get("SANDPIPE_TEST_IMAGE") else []),
              *self.extra,
              *(["--executor", os.environ["SANDPIPE_EXECUTOR"]] if os.environ.get("SANDPIPE_EXECUTOR") else [])],

@@ -32,7 +32,6 @@
 #define WAIT_MAX_S                600            /* API_WAIT_MAX_S */
 #define JSON_BODY_MAX             (1024u * 1024) /* API_JSON_BODY_MAX */
 
-
 /* One request's action, from its route to its answer. Freed with the request (free_ud): its
  * timer closes first. */
 typedef struct {
@@ -130,7 +129,7 @@ answer_fail(const ops_reply_t *to, json_object *error)
     if (p->rest) {
         if (code == ERR_SESSION_ENDED && p->queued)
             http_rest_fail(h, code, "the session stopped before action %llu finished",
-                      (unsigned long long)p->seq);
+                           (unsigned long long)p->seq);
         else if (code == ERR_SESSION_ENDED)
             http_rest_fail(h, code, "the session stopped before the action finished");
         else
@@ -205,8 +204,9 @@ on_timeout(uv_timer_t *t)
     if (!p->rest)
         rt_fail(h, ERR_TIMEOUT, "Runtime did not answer in time");
     else if (p->queued)
-        http_rest_fail(h, ERR_TIMEOUT, "action %llu is queued or running; no observation within %ds",
-                  (unsigned long long)p->seq, p->timeout_s);
+        http_rest_fail(h, ERR_TIMEOUT,
+                       "action %llu is queued or running; no observation within %ds",
+                       (unsigned long long)p->seq, p->timeout_s);
     else
         http_rest_fail(h, ERR_TIMEOUT, "the gateway did not answer in time");
 }
@@ -439,8 +439,9 @@ http_rest_actions(http_req_t *h, const char *id)
         wait = json_get_bool(body, "wait", wait);
     } else if (!a || !json_object_is_type(a, json_type_string) || !*json_object_get_string(a)) {
         json_object_put(body);
-        http_rest_fail(h, ERR_BAD_REQ,
-                  "the body must be an OpenHands action: {\"action\": \"run\", \"args\": {...}}");
+        http_rest_fail(
+            h, ERR_BAD_REQ,
+            "the body must be an OpenHands action: {\"action\": \"run\", \"args\": {...}}");
         return;
     }
     json_object *args = json_get(action, "args");
@@ -458,7 +459,7 @@ http_rest_actions(http_req_t *h, const char *id)
         if (!*tv || errno || *end || timeout < 1 || timeout > WAIT_MAX_S) {
             json_object_put(body);
             http_rest_fail(h, ERR_BAD_REQ, "query parameter timeout must be an integer in [1, %d]",
-                      WAIT_MAX_S);
+                           WAIT_MAX_S);
             return;
         }
     }

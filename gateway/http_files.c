@@ -24,8 +24,8 @@
 /* One download; outlives its request when the client goes first (the channel's on_close always
  * comes, and frees it). */
 typedef struct {
-    uint64_t req;          /* the request, while it waits (0 once it is gone) */
-    session_stream_t *st;  /* NULL once the executor closed the channel */
+    uint64_t req;         /* the request, while it waits (0 once it is gone) */
+    session_stream_t *st; /* NULL once the executor closed the channel */
     bool head_sent;
     jwt_claims_t claims;
     char path[PATH_MAX_LEN];
@@ -176,8 +176,7 @@ on_route(void *ud, const route_t *r)
 
 /* A query integer in [lo, hi] as api_query_int reads it; false when it answered 400. */
 static bool
-arg_int(http_req_t *h, const char *name, long long def, long long lo, long long hi,
-        long long *out)
+arg_int(http_req_t *h, const char *name, long long def, long long lo, long long hi, long long *out)
 {
     const char *v = http_arg(h, name);
     *out = def;

@@ -77,4 +77,3 @@ http_arg_bool(const http_req_t *h, const char *name, bool def)
         return false;
     return def;
 }
-

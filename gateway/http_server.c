@@ -344,8 +344,7 @@ write_streamed(struct lws *wsi, http_req_t **slot)
         return 0; /* more is coming: its writer asks for WRITEABLE */
     if (h->stream_sent < h->stream_total)
         return -1; /* cut short: the client must not take it for the whole body */
-    if (h->stream_total == 0 &&
-        lws_write(wsi, piece + LWS_PRE, 0, LWS_WRITE_HTTP_FINAL) < 0)
+    if (h->stream_total == 0 && lws_write(wsi, piece + LWS_PRE, 0, LWS_WRITE_HTTP_FINAL) < 0)
         return -1;
     req_free(h);
     *slot = NULL;
@@ -362,8 +361,8 @@ http_on_writeable(struct lws *wsi, http_req_t **slot)
         uint8_t head[LWS_PRE + 1024], *start = head + LWS_PRE, *p = start,
                                       *end = head + sizeof head - 1;
         if (lws_add_http_header_status(wsi, (unsigned)h->status, &p, end) ||
-            lws_add_http_header_content_length(wsi, h->streaming ? h->stream_total : h->out_len,
-                                               &p, end))
+            lws_add_http_header_content_length(wsi, h->streaming ? h->stream_total : h->out_len, &p,
+                                               end))
             return -1;
         if (!strstr(h->extra, "content-type:") &&
             lws_add_http_header_by_name(wsi, (const uint8_t *)"content-type:",

@@ -25,8 +25,8 @@ struct http_req {
     uint64_t id;     /* http_find() finds it while it waits for its answer */
     struct lws *wsi; /* NULL once the client went away */
     char method[8];
-    char path[512]; /* decoded, without the query; /rt-X/… as /runtime/rt-X/… */
-    char uri[1024]; /* X-SP-URI: the request nginx asks the route of (lookups) */
+    char path[512];     /* decoded, without the query; /rt-X/… as /runtime/rt-X/… */
+    char uri[1024];     /* X-SP-URI: the request nginx asks the route of (lookups) */
     char uri_method[8]; /* X-SP-Method: its method */
     char authorization[JWT_BUF_LEN + 16];
     char api_key[JWT_BUF_LEN]; /* X-Session-API-Key */

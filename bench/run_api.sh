@@ -68,6 +68,21 @@ print(" ".join(ids))
 EOF
 )
 read -r -a SID_LIST <<<"$SIDS"
+# The second gateway (bench/run_routing.sh's figures) and a session on it.
+"$B/sandpipe-gateway" --listen "127.0.0.1:$GW2_PORT" --redis "unix:$work/redis.sock" --provider bwrap \
+    --state-dir "$work/sandboxes" --secret-file "$work/secret" --pool 1 --id gw-bench-2 >"$work/gw2.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$GW2_PORT") 2>/dev/null && break; sleep 0.05; done
+S2=$(python3 - "$GW2_PORT" "$USER_TOKEN" <<'PY'
+import sys
+sys.path.insert(0, "tests/integration")
+from wsclient import WS
+c = WS("127.0.0.1", int(sys.argv[1]), "/ws/control?token=" + sys.argv[2])
+c.send_json({"id": 1, "method": "session.create", "params": {}})
+print(c.recv_json(90)["result"]["id"])
+PY
+)
+
 S0=${SID_LIST[0]}
 pct() { sed -n "s/.*$1=\([0-9]*\)us.*/\1/p" | head -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }

@@ -1,6 +1,7 @@
 # bench/run_routing.sh — several gateways behind one nginx (issue 21), sourced by bench/run_api.sh
-# once its sessions exist (all on the first gateway, GW_PORT). Starts a second gateway (GW2_PORT,
-# which nginx was rendered with), creates a session there and measures, in the same run:
+# after its REST figures. run_api.sh started a second gateway (GW2_PORT, which nginx was rendered
+# with) once its sessions existed (all on the first, GW_PORT) and made session S2 there. Measures,
+# in the same run:
 #   - `echo hi` over a WebSocket to that session through nginx (routed by the lookup) next to the
 #     same straight to its gateway, and the same for a session of the first gateway;
 #   - the route lookup alone (GET /_sp/route on a gateway, kept connection), next to the API's
@@ -9,19 +10,6 @@
 #   - websocketd (Debian's) serving `cat` as the peer of the session's terminal: keystroke echo
 #     (BENCH_ECHO_ROUNDS, 2000) and streaming throughput of the same generated text
 #     (BENCH_PEER_MB, 256 MiB) through a PTY and the gateway, next to websocketd's pipe.
-"$B/sandpipe-gateway" --listen "127.0.0.1:$GW2_PORT" --redis "unix:$work/redis.sock" --provider bwrap \
-    --state-dir "$work/sandboxes" --secret-file "$work/secret" --pool 1 --id gw-bench-2 >"$work/gw2.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$GW2_PORT") 2>/dev/null && break; sleep 0.05; done
-S2=$(python3 - "$GW2_PORT" "$USER_TOKEN" <<'PY'
-import sys
-sys.path.insert(0, "tests/integration")
-from wsclient import WS
-c = WS("127.0.0.1", int(sys.argv[1]), "/ws/control?token=" + sys.argv[2])
-c.send_json({"id": 1, "method": "session.create", "params": {}})
-print(c.recv_json(90)["result"]["id"])
-PY
-)
 ROUNDS=${BENCH_API_ROUNDS:-2000}
 echo
 echo "### several gateways behind one nginx (issue 21)"

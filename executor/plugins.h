@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "conn.h"
+#include "plugin_texts.h"
 
 typedef enum { PLUGIN_AGENT_SKILLS, PLUGIN_JUPYTER, PLUGIN_BROWSER, PLUGIN_VSCODE } plugin_id_t;
 #define PLUGIN_COUNT (PLUGIN_VSCODE + 1)
@@ -24,10 +25,6 @@ typedef enum {
     PLUGIN_UNAVAILABLE, /* its program is not installed (reason says what is missing) */
     PLUGIN_DISABLED,    /* not in the session's plugins */
 } plugin_state_t;
-
-/* The upstream texts for an action whose plugin the session did not ask for. */
-#define PLUGIN_JUPYTER_MISSING "JupyterRequirement not found. Unable to run IPython action."
-#define PLUGIN_BROWSER_MISSING "Browser functionality is not supported or disabled."
 
 const char *plugin_name(plugin_id_t id);
 /* The id of an OpenHands plugin name, or -1. */

@@ -22,6 +22,7 @@
 #include "http_rest.h"
 #include "json_util.h"
 #include "ops.h"
+#include "plugin_texts.h"
 #include "redis_client.h"
 #include "route.h"
 #include "session.h"
@@ -167,7 +168,11 @@ answer_observed(const ops_reply_t *to, uint64_t seq, const char *event, size_t l
     err_t err = {0};
     json_object *ev = json_parse(event, len, &err), *obs = json_get(ev, "observation");
     touch(p->sid);
-    if (obs)
+    if (obs && !strcmp(json_get_str(obs, "observation", ""), "error") &&
+        !strcmp(json_get_str(obs, "content", ""), PLUGIN_JUPYTER_MISSING))
+        /* upstream raises RuntimeError there: its route's 500 (plugin_texts.h) */
+        rt_fail(h, ERR_INTERNAL, PLUGIN_JUPYTER_MISSING_DETAIL);
+    else if (obs)
         http_answer_json(h, 200, json_object_get(obs));
     else
         rt_fail(h, ERR_TIMEOUT, "Runtime did not answer in time");

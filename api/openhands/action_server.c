@@ -21,6 +21,7 @@
 #include "session_record.h"
 #include "action_server.h"
 #include "json_util.h"
+#include "plugin_texts.h"
 #include "xalloc.h"
 
 #define RT_ACTION_TIMEOUT_DEFAULT 120.0
@@ -28,15 +29,12 @@
 #define RT_HEALTH_TIMEOUT_S       5   /* server_info's wait for the sandbox's health */
 #define RT_CPU_WINDOW_MIN_S       0.1 /* shortest window cpu_percent is measured over */
 
-/* The executor's observation for run_ipython in a session without the jupyter plugin
- * (executor/plugins.h). */
-#define JUPYTER_MISSING "JupyterRequirement not found. Unable to run IPython action."
-
+/* The executor's observation for run_ipython in a session without the jupyter plugin. */
 static bool
 jupyter_missing(json_object *obs)
 {
     return !strcmp(json_get_str(obs, "observation", ""), "error") &&
-           !strcmp(json_get_str(obs, "content", ""), JUPYTER_MISSING);
+           !strcmp(json_get_str(obs, "content", ""), PLUGIN_JUPYTER_MISSING);
 }
 
 /* A float as Python prints small ones: at least one decimal ("0.0", "12.5"). */
@@ -351,8 +349,7 @@ api_rt_execute_action(api_req_t *r, char **params)
     if (obs && jupyter_missing(obs))
         /* upstream raises RuntimeError there, which its route turns into a 500 whose detail is
          * the traceback (its frames are upstream's own files: left out) */
-        api_fail_text(r, ERR_INTERNAL,
-                      "Traceback (most recent call last):\nRuntimeError: " JUPYTER_MISSING "\n");
+        api_fail_text(r, ERR_INTERNAL, PLUGIN_JUPYTER_MISSING_DETAIL);
     else if (obs)
         api_reply_json(r, 200, json_object_get(obs));
     else if (!ev && e.code == ERR_SESSION_ENDED)

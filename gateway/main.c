@@ -167,6 +167,15 @@ on_listen_timer(uv_timer_t *t)
     start_listening();
 }
 
+/* Whether a sandbox of this gateway is in use: a restored session's, in the warm pool, or,
+ * after a takeover, a peer's session's or pool's (Redis, asked only when the first two say no). */
+static bool
+sandbox_owned(const char *sandbox_id)
+{
+    return sessions_own_sandbox(sandbox_id) || pool_owns(sandbox_id) ||
+           sessions_sandbox_held(sandbox_id);
+}
+
 static void
 on_redis_ready(void)
 {
@@ -174,10 +183,11 @@ on_redis_ready(void)
     if (!restored) { /* first connection: re-attach what this gateway owned before */
         restored = true;
         sessions_restore();
+        pool_restore();
         start_listening();
         const provider_t *p = provider_find(g_gw.cfg.provider);
-        if (p && p->cleanup) /* what an earlier life left behind (docker: stopped containers) */
-            p->cleanup(g_gw.cfg.id);
+        if (p && p->cleanup) /* what an earlier life left behind that nothing owns */
+            p->cleanup(g_gw.cfg.id, sandbox_owned);
     } else {
         takeover_recheck(); /* cut off long enough, a peer may own our sessions now */
     }

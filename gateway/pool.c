@@ -297,6 +297,48 @@ pool_claim(const char *profile, pool_claim_cb cb, void *ud)
     redis_client_cmd(on_pop, c, "LPOP %s", key);
 }
 
+/* The ready list as pool_restore read it: ids only, at most RESTORED_MAX (a list longer
+ * than any --pool is not this gateway's doing; the rest count as not owned). */
+#define RESTORED_MAX 256
+static char (*restored)[sizeof(((sandbox_t *)0)->id)];
+static size_t nrestored;
+
+void
+pool_restore(void)
+{
+    redisContext *rc = redis_client_sync_connect(g_gw.cfg.redis);
+    if (!rc)
+        return;
+    char key[160];
+    pool_key(key, sizeof key, POOL_PROFILE);
+    redisReply *r = redisCommand(rc, "LRANGE %s 0 %d", key, RESTORED_MAX - 1);
+    free(restored);
+    restored = xcalloc(RESTORED_MAX, sizeof *restored);
+    nrestored = 0;
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+        json_object *o = json_tokener_parse(r->element[i]->str ? r->element[i]->str : "");
+        sandbox_t sb;
+        err_t err = {0};
+        if (o && sandbox_from_json(o, &sb, &err) == 0)
+            snprintf(restored[nrestored++], sizeof restored[0], "%s", sb.id);
+        json_object_put(o);
+    }
+    freeReplyObject(r);
+    redisFree(rc);
+}
+
+bool
+pool_owns(const char *sandbox_id)
+{
+    for (warming_t *w = warming; w; w = w->next)
+        if (!strcmp(w->sb.id, sandbox_id))
+            return true;
+    for (size_t i = 0; i < nrestored; i++)
+        if (!strcmp(restored[i], sandbox_id))
+            return true;
+    return false;
+}
+
 void
 pool_start(void)
 {
@@ -345,6 +387,9 @@ pool_stop(void)
         uv_close((uv_handle_t *)&refill_timer, NULL);
         refill_timer_init = false;
     }
+    free(restored);
+    restored = NULL;
+    nrestored = 0;
     /* Those a provider is still starting stay: its answer comes to them (the loop is ending). */
     for (warming_t *w = warming, *next; w; w = next) {
         next = w->next;

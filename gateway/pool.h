@@ -7,12 +7,18 @@
 #define SP_POOL_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 
 #include "sandbox/provider.h"
 
 typedef void (*pool_claim_cb)(void *ud, const sandbox_t *sb); /* sb NULL: pool empty */
 
 void pool_start(void);
+/* At start-up (blocking Redis read): remembers the sandboxes an earlier life left in this
+ * gateway's ready list, which pool_owns then counts as in use. */
+void pool_restore(void);
+/* Whether sandbox_id is warming here or was in the ready list at pool_restore. */
+bool pool_owns(const char *sandbox_id);
 void pool_claim(const char *profile, pool_claim_cb cb, void *ud);
 /* A started sandbox (borrowed), or NULL with code and msg. */
 typedef void (*pool_made_cb)(void *ud, const sandbox_t *sb, int code, const char *msg);

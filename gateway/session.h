@@ -58,6 +58,13 @@ typedef void (*session_ready_cb)(void *ud, gw_session_t *s, int code, const char
  * (or failed: s NULL). */
 void session_create(json_object *params, const char *owner, session_ready_cb cb, void *ud);
 gw_session_t *session_find(const char *id);
+/* Whether a session of this gateway runs in sandbox sandbox_id (session_restore.c). */
+bool sessions_own_sandbox(const char *sandbox_id);
+/* Whether any gateway's session that is not stopped, or any warm pool, holds sandbox_id, as Redis
+ * says now (a blocking scan of every gateway's session set and pool: for the start-up clean-up's
+ * few candidates only; a peer may have taken this gateway's sessions over). True when Redis
+ * cannot answer. */
+bool sessions_sandbox_held(const char *sandbox_id);
 gw_session_t *session_next(const gw_session_t *s); /* iteration from g_gw.sessions */
 const char *session_id(const gw_session_t *s);
 const char *session_owner(const gw_session_t *s);

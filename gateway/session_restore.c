@@ -269,3 +269,90 @@ session_take_over(redisContext *rc, const char *id, const char *from)
     event_log_append(s->log, e);
     return 0;
 }
+
+bool
+sessions_own_sandbox(const char *sandbox_id)
+{
+    for (gw_session_t *s = g_gw.sessions; s; s = s->next)
+        if (!strcmp(s->sb.id, sandbox_id))
+            return true;
+    return false;
+}
+
+/* Whether the provider JSON text names sandbox_id. */
+static bool
+names_sandbox(const char *json, const char *sandbox_id)
+{
+    json_object *o = json ? json_tokener_parse(json) : NULL;
+    bool same = o && !strcmp(json_get_str(o, "id", ""), sandbox_id);
+    json_object_put(o);
+    return same;
+}
+
+/* Every key matching pattern (SCAN, bounded) into cb until it says true. */
+static bool
+scan_keys(redisContext *rc, const char *pattern, bool (*cb)(redisContext *, const char *, void *),
+          void *ud)
+{
+    char cursor[32] = "0";
+    for (int rounds = 0; rounds < 100000; rounds++) {
+        redisReply *r = redisCommand(rc, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+            freeReplyObject(r);
+            return true; /* Redis failing: say held, remove nothing */
+        }
+        snprintf(cursor, sizeof cursor, "%s", r->element[0]->str ? r->element[0]->str : "0");
+        bool found = false;
+        for (size_t i = 0; !found && i < r->element[1]->elements; i++)
+            if (r->element[1]->element[i]->type == REDIS_REPLY_STRING)
+                found = cb(rc, r->element[1]->element[i]->str, ud);
+        freeReplyObject(r);
+        if (found)
+            return true;
+        if (!strcmp(cursor, "0"))
+            return false;
+    }
+    return true;
+}
+
+static bool
+set_holds(redisContext *rc, const char *key, void *ud)
+{
+    redisReply *ids = redisCommand(rc, "SMEMBERS %s", key);
+    bool held = false;
+    for (size_t i = 0; !held && ids && ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++) {
+        redisReply *h =
+            redisCommand(rc, "HMGET sp:session:{%s} sandbox status", ids->element[i]->str);
+        held = h && h->type == REDIS_REPLY_ARRAY && h->elements == 2 &&
+               h->element[0]->type == REDIS_REPLY_STRING &&
+               !(h->element[1]->type == REDIS_REPLY_STRING &&
+                 !strcmp(h->element[1]->str, "STOPPED")) &&
+               names_sandbox(h->element[0]->str, ud);
+        freeReplyObject(h);
+    }
+    freeReplyObject(ids);
+    return held;
+}
+
+static bool
+list_holds(redisContext *rc, const char *key, void *ud)
+{
+    redisReply *l = redisCommand(rc, "LRANGE %s 0 -1", key);
+    bool held = false;
+    for (size_t i = 0; !held && l && l->type == REDIS_REPLY_ARRAY && i < l->elements; i++)
+        held = l->element[i]->type == REDIS_REPLY_STRING && names_sandbox(l->element[i]->str, ud);
+    freeReplyObject(l);
+    return held;
+}
+
+bool
+sessions_sandbox_held(const char *sandbox_id)
+{
+    redisContext *rc = redis_client_sync_connect(g_gw.cfg.redis);
+    if (!rc)
+        return true; /* cannot tell: keep it */
+    bool held = scan_keys(rc, "sp:gateway:*:sessions", set_holds, (void *)sandbox_id) ||
+                scan_keys(rc, "sp:pool:*", list_holds, (void *)sandbox_id);
+    redisFree(rc);
+    return held;
+}

@@ -12,9 +12,11 @@ set -euo pipefail
 PACKAGES=(bash coreutils git curl ca-certificates python3 python-is-python3 python3-pip
           python3-venv procps sudo less vim-tiny ripgrep tmux locales-all libjson-c5
           libasan8 libubsan1)
-# The IPython plugin's (plugins/, scripts/install-deps.sh): installed with apt in the chroot,
-# debootstrap's own resolver does not configure them.
-PLUGIN_PACKAGES=(libzmq5 python3-ipykernel python3-matplotlib)
+# The plugins' (plugins/, scripts/install-deps.sh): the IPython kernel and matplotlib, the
+# browser's Chromium (/usr/lib/chromium/chromium, run headless by sandpipe-browser) and a font
+# for its pages and screenshots. Installed with apt in the chroot: debootstrap's own resolver
+# does not configure them.
+PLUGIN_PACKAGES=(libzmq5 python3-ipykernel python3-matplotlib chromium fonts-dejavu-core)
 AGENT_USER=openhands
 AGENT_UID=1000
 

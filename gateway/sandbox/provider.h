@@ -92,9 +92,11 @@ struct provider {
      * "cpu_usage_usec", ...} (cgroup_usage's fields where there is a cgroup), "disk_used_bytes"
      * and "disk_size_bytes" where it has its own disk. New object. */
     json_object *(*usage)(const sandbox_t *sb);
-    /* Optional, once at the gateway's start: removes what an earlier life of gateway_id left
-     * that no session can use any more (docker: its labelled containers that no longer run). */
-    void (*cleanup)(const char *gateway_id);
+    /* Optional, once at the gateway's start, after the sessions are restored: removes what an
+     * earlier life of gateway_id left that nothing will use (docker: its labelled containers
+     * that no longer run, and running ones whose sandbox owned() says no session or pool entry
+     * holds). owned is called later, from the loop. */
+    void (*cleanup)(const char *gateway_id, bool (*owned)(const char *sandbox_id));
 };
 
 extern const provider_t provider_bwrap;

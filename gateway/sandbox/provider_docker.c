@@ -4,7 +4,8 @@
  * A container: the image's Docker form (`sandpipe/runtime:<tag>`, "default" is
  * `sandpipe/runtime:default`), named `sandpipe-<sandbox id>`, labelled sandpipe.sandbox and
  * sandpipe.gateway; network "none" unless spec->network; memory (no swap), CPU and pids limits;
- * every capability dropped, no-new-privileges, Docker's default seccomp profile; a read-only root
+ * every capability dropped, no-new-privileges, sandpipe's own seccomp profile (seccomp.h: the
+ * bwrap sandboxes' rules, in Docker's JSON form, not Docker's default profile); a read-only root
  * with /workspace, /home/openhands (provider_home.c) and, on the sandbox's own disk where it has
  * one, /tmp and /var/tmp bound from <dir> (else size-bounded tmpfs); /etc/passwd and /etc/group
  * generated in <dir> and bound read-only. Its processes run as the sandbox's own host uid from
@@ -30,7 +31,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/random.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "docker_api.h"
@@ -38,6 +41,7 @@
 #include "json_util.h"
 #include "provider.h"
 #include "sandbox_disk.h"
+#include "seccomp.h"
 #include "xalloc.h"
 
 #define HANDOFF_NAME     "handoff.sock"
@@ -61,6 +65,24 @@ typedef struct handoff {
 } handoff_t;
 
 static handoff_t *handoffs;
+
+/* This gateway process's mark on the containers it creates (label sandpipe.run): random, made
+ * once. The start-up clean-up tells an earlier life's containers from this one's by it. */
+static const char *
+life_id(void)
+{
+    static char id[33];
+    if (!id[0]) {
+        uint8_t r[16];
+        if (getrandom(r, sizeof r, 0) != sizeof r) { /* pid and time still tell lives apart */
+            uint64_t v[2] = {(uint64_t)getpid(), (uint64_t)time(NULL)};
+            memcpy(r, v, sizeof r);
+        }
+        for (size_t i = 0; i < sizeof r; i++)
+            snprintf(id + 2 * i, 3, "%02x", r[i]);
+    }
+    return id;
+}
 
 static void
 container_name(const sandbox_t *sb, char *out, size_t n)
@@ -249,6 +271,7 @@ container_config(const sandbox_spec_t *spec, const sandbox_t *sb, char **envp)
     json_set_str(labels, "sandpipe.sandbox", sb->id);
     json_set_str(labels, "sandpipe.gateway", g_gw.cfg.id);
     json_set_str(labels, "sandpipe.dir", sb->dir);
+    json_set_str(labels, "sandpipe.run", life_id());
     json_set(c, "Labels", labels);
     json_set_bool(c, "NetworkDisabled", !spec->network);
 
@@ -261,9 +284,14 @@ container_config(const sandbox_spec_t *spec, const sandbox_t *sb, char **envp)
         json_set_int(hc, "NanoCpus", spec->cpu_millicores * 1000000);
     if (spec->pids_max > 0)
         json_set_int(hc, "PidsLimit", spec->pids_max);
-    static const char *const drop[] = {"ALL", NULL}, *const sec[] = {"no-new-privileges", NULL};
+    static const char *const drop[] = {"ALL", NULL};
     json_set(hc, "CapDrop", str_array(drop));
-    json_set(hc, "SecurityOpt", str_array(sec));
+    json_object *sec = json_object_new_array();
+    json_object_array_add(sec, json_object_new_string("no-new-privileges"));
+    char *seccomp = xasprintf("seccomp=%s", seccomp_docker_profile()); /* bwrap's rules */
+    json_object_array_add(sec, json_object_new_string(seccomp));
+    free(seccomp);
+    json_set(hc, "SecurityOpt", sec);
     json_set_bool(hc, "ReadonlyRootfs", true);
     int64_t quarter = spec->memory_bytes / 4;
     int64_t tmpfs = spec->memory_bytes <= 0 ? 1LL << 30 : quarter < (1 << 20) ? 1 << 20 : quarter;
@@ -522,6 +550,24 @@ listed_sandbox(json_object *c, sandbox_t *sb)
     return true;
 }
 
+/* The start-up clean-up's question (owned is called from on_listed). */
+static bool (*cleanup_owned)(const char *sandbox_id);
+
+/* An earlier life's container nothing uses: one that stopped, or one still running whose
+ * sandbox no restored session and no pool entry holds (its session was deleted while the
+ * gateway was down, or the gateway died between starting it and recording it). This life's
+ * own containers (label sandpipe.run) are never orphans, also those still starting when the
+ * list comes back. */
+static bool
+orphaned(json_object *c, const sandbox_t *sb)
+{
+    if (!strcmp(json_get_str(json_get(c, "Labels"), "sandpipe.run", ""), life_id()))
+        return false;
+    if (strcmp(json_get_str(c, "State", ""), "running") != 0)
+        return true;
+    return cleanup_owned && !cleanup_owned(sb->id);
+}
+
 static void
 on_listed(void *ud, long status, json_object *body, const char *error)
 {
@@ -533,18 +579,19 @@ on_listed(void *ud, long status, json_object *body, const char *error)
     for (size_t i = 0; i < json_object_array_length(body); i++) {
         json_object *c = json_object_array_get_idx(body, i);
         sandbox_t sb;
-        if (strcmp(json_get_str(c, "State", ""), "running") == 0 || !listed_sandbox(c, &sb))
+        if (!listed_sandbox(c, &sb) || !orphaned(c, &sb))
             continue;
-        GW_LOG("docker: removing %s (%s), left by an earlier run", json_get_str(c, "Id", "?"),
-               json_get_str(c, "State", "?"));
+        GW_LOG("docker: removing %s (sandbox %s, %s), left by an earlier run without a session",
+               json_get_str(c, "Id", "?"), sb.id, json_get_str(c, "State", "?"));
         err_t err = {0};
         docker_destroy(&sb, true, &err);
     }
 }
 
 static void
-docker_cleanup(const char *gateway_id)
+docker_cleanup(const char *gateway_id, bool (*owned)(const char *sandbox_id))
 {
+    cleanup_owned = owned;
     char filter[256], path[512];
     snprintf(filter, sizeof filter, "{\"label\":[\"sandpipe.gateway=%s\"]}", gateway_id);
     char *q = docker_api_escape(filter);

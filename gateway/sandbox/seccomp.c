@@ -1,5 +1,6 @@
-/* seccomp.c — the sandboxes' seccomp filter (libseccomp), exported as BPF for bwrap. See
- * seccomp.h. Built for each sandbox (well under a millisecond); nothing kept between calls. */
+/* seccomp.c — the sandboxes' seccomp filter: one table of rules (below), given to bwrap as BPF
+ * (libseccomp) and to Docker as a profile in its JSON form. See seccomp.h. The BPF is built for
+ * each sandbox (well under a millisecond); the Docker profile once. */
 #include "seccomp.h"
 
 #include <fcntl.h>
@@ -9,6 +10,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "json_util.h"
+#include "xalloc.h"
 
 /* clone's flags are its first argument except on s390, where the stack comes first. */
 #if defined(__s390__) || defined(__s390x__)
@@ -160,4 +164,63 @@ seccomp_filter_fd(err_t *err)
     if (e < 0 && fd >= 0)
         close(fd);
     return e < 0 ? e : fd;
+}
+
+/* Docker's names for the architectures add_companion_arches adds. */
+static void
+docker_arches(json_object *a)
+{
+    uint32_t native = seccomp_arch_native();
+    const char *names[3] = {NULL, NULL, NULL};
+    if (native == SCMP_ARCH_X86_64) {
+        names[0] = "SCMP_ARCH_X86_64";
+        names[1] = "SCMP_ARCH_X86";
+        names[2] = "SCMP_ARCH_X32";
+    } else if (native == SCMP_ARCH_AARCH64) {
+        names[0] = "SCMP_ARCH_AARCH64";
+        names[1] = "SCMP_ARCH_ARM";
+    }
+    for (size_t i = 0; i < 3 && names[i]; i++)
+        json_object_array_add(a, json_object_new_string(names[i]));
+}
+
+/* One Docker rule: {"names":[name],"action":"SCMP_ACT_ERRNO","errnoRet":N[,"args":[...]]}. */
+static json_object *
+docker_rule(const rule_t *r)
+{
+    json_object *o = json_object_new_object(), *names = json_object_new_array();
+    json_object_array_add(names, json_object_new_string(r->name));
+    json_set(o, "names", names);
+    json_set_str(o, "action", "SCMP_ACT_ERRNO");
+    json_set_int(o, "errnoRet", r->err);
+    if (r->when != ALWAYS) {
+        json_object *args = json_object_new_array(), *a = json_object_new_object();
+        json_set_int(a, "index", r->when == IF_NEWUSER_A0 ? 0 : CLONE_FLAGS_ARG);
+        json_set_int(a, "value", CLONE_NEWUSER);
+        json_set_int(a, "valueTwo", CLONE_NEWUSER);
+        json_set_str(a, "op", "SCMP_CMP_MASKED_EQ");
+        json_object_array_add(args, a);
+        json_set(o, "args", args);
+    }
+    return o;
+}
+
+const char *
+seccomp_docker_profile(void)
+{
+    static char *profile;
+    if (profile)
+        return profile;
+    json_object *p = json_object_new_object(), *arches = json_object_new_array(),
+                *calls = json_object_new_array();
+    json_set_str(p, "defaultAction", "SCMP_ACT_ALLOW");
+    docker_arches(arches);
+    json_set(p, "architectures", arches);
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+        if (seccomp_syscall_resolve_name(rules[i].name) != __NR_SCMP_ERROR)
+            json_object_array_add(calls, docker_rule(&rules[i]));
+    json_set(p, "syscalls", calls);
+    profile = xstrdup(json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN));
+    json_object_put(p);
+    return profile;
 }

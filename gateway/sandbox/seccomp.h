@@ -8,7 +8,9 @@
  * strace inside a sandbox are useful; the sandbox's own processes are all it can reach).
  *
  * bwrap installs the program (`--seccomp FD`) after setting the sandbox up, just before it
- * executes the executor, so everything in the sandbox runs under it. */
+ * executes the executor, so everything in the sandbox runs under it. Docker containers get the
+ * same rules as a Docker seccomp profile (SecurityOpt "seccomp=<json>"), instead of Docker's
+ * default profile. */
 #ifndef SP_SECCOMP_H
 #define SP_SECCOMP_H
 
@@ -18,5 +20,10 @@
  * architecture and its 32-bit companions (x86 and x32 on x86-64, arm on aarch64), the form
  * bwrap's --seccomp reads. Returns the fd or < 0 with err set. */
 int seccomp_filter_fd(err_t *err);
+
+/* The same rules as a Docker seccomp profile (JSON text: defaultAction allow, the architectures
+ * above, one SCMP_ACT_ERRNO entry with errnoRet per rule, clone/unshare's CLONE_NEWUSER as a
+ * masked argument comparison). Built on the first call and kept: a static string. */
+const char *seccomp_docker_profile(void);
 
 #endif

@@ -97,7 +97,8 @@ def kill_sandboxes(state_dir):
 
 
 class Stack:
-    def __init__(self, provider=None, pool=2, extra=(), redis=True, wrap=()):
+    def __init__(self, provider=None, pool=2, extra=(), redis=True, wrap=(), gateway_id="gw-test"):
+        self.gateway_id = gateway_id
         self.tmp = tempfile.mkdtemp(prefix="sp-stack-")
         os.chmod(self.tmp, 0o711)  # sandboxes run as their own uids: the state dir is below
         self.provider = provider or os.environ.get("SANDPIPE_TEST_PROVIDER", "bwrap")
@@ -139,7 +140,7 @@ class Stack:
             [*self.wrap, os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{self.port}",
              "--redis", "unix:" + self.redis_sock, "--provider", self.provider,
              "--state-dir", self.state_dir, "--secret-file", self.secret_file,
-             "--pool", str(self.pool), "--id", "gw-test",
+             "--pool", str(self.pool), "--id", self.gateway_id,
              *(["--image", os.environ["SANDPIPE_TEST_IMAGE"]] if os.environ.get("SANDPIPE_TEST_IMAGE") else []),
              *self.extra,
              *(["--executor", os.environ["SANDPIPE_EXECUTOR"]] if os.environ.get("SANDPIPE_EXECUTOR") else [])],

@@ -14,7 +14,7 @@ import uuid
 
 from spexec import ROOT
 from stack import BUILD, free_port
-from test_docker import docker, ensure_docker_image
+from providers import docker, ensure_docker_image
 
 
 def compose(project, env, *args, timeout=1200):

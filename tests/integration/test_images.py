@@ -1,90 +1,29 @@
-"""Runtime images (images/sandpipe-image) and sandboxes that run them: the bwrap provider with an
-image's root filesystem looks like OpenHands' runtime (python, sudo, a home of its own, input to a
-running program, a server on loopback), unknown images are refused, the host-/usr profile stays,
-and a build reuses the most specific tag that exists. Real debootstrap (the first build of the
-default image takes a few minutes and is cached in the store), real bwrap, real Redis."""
+"""Runtime images (images/sandpipe-image): sessions name them (unknown images are refused, the
+host-/usr profile stays) and a build reuses the most specific tag that exists. What a sandbox of
+an image looks like inside (OpenHands' runtime: python, sudo, a home of its own, input to a
+running program, the plugins) is test_scenarios', run under bwrap and Docker alike. Real
+debootstrap (the first build of the default image takes a few minutes and is cached in the
+store), real bwrap, real Redis."""
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import unittest
 
-from spexec import ROOT
+from providers import ensure_default_image, image_tool
 from stack import BUILD
-from test_gateway_limits import StackCase, act, exit_code, run
-
-IMAGE_TOOL = os.path.join(ROOT, "images", "sandpipe-image")
-PROVIDER = os.environ.get("SANDPIPE_TEST_PROVIDER", "bwrap")
-
-
-def image_tool(*args, executor=None, check=True):
-    env = dict(os.environ, SANDPIPE_EXECUTOR=executor or os.path.join(BUILD, "sandpipe-executor"))
-    r = subprocess.run([IMAGE_TOOL, *args], capture_output=True, text=True, env=env, timeout=1800)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"sandpipe-image {' '.join(args)} failed ({r.returncode}): {r.stderr[-3000:]}")
-    return r
-
-
-def ensure_default_image():
-    """Builds the default image unless the store has it (a failed build fails the tests: no
-    silent skip). Docker's form too where a Docker daemon answers."""
-    if image_tool("resolve", "default", check=False).returncode != 0:
-        image_tool("build")
-    return image_tool("resolve", "default").stdout.strip()
+from test_gateway_limits import StackCase, run
 
 
 class ImageSandboxTest(StackCase):
+    """Naming images in sessions. What a sandbox of an image does (python, sudo, HOME, input,
+    plugins, limits) is test_scenarios', for every provider."""
     stack_args = {"pool": 1, "extra": ["--image", "default"]}
-    inside_uid = "1000"  # bwrap maps the sandbox's host uid to 1000; Docker runs it as itself
 
     @classmethod
     def setUpClass(cls):
         ensure_default_image()
         super().setUpClass()
-
-    def sh(self, ws, command, **kw):
-        _, out, obs = run(ws, command, **kw)
-        return out, obs
-
-    def test_openhands_behaviours(self):
-        sid = self.st.create_session()
-        ws = self.session_ws(sid)
-        out, obs = self.sh(ws, "python --version")
-        self.assertEqual(exit_code(obs), 0, out)
-        self.assertIn("Python 3.", obs["content"])
-        out, obs = self.sh(ws, "echo $HOME; whoami; id -u; pwd")
-        home, user, uid, pwd = obs["content"].split()
-        self.assertEqual((home, user, pwd), ("/home/openhands", "openhands", "/workspace"))
-        self.assertEqual(uid, self.inside_uid or uid)
-        out, obs = self.sh(ws, "sudo chown -R openhands:openhands /workspace && sudo touch /workspace/s "
-                               "&& ls -l /workspace/s | awk '{print $3}'")
-        self.assertEqual(exit_code(obs), 0, obs)
-        self.assertEqual(obs["content"].strip(), "openhands")
-        # A home of its own, seeded from the image's /etc/skel, writable; the root is not.
-        out, obs = self.sh(ws, "cd ~ && test -f .bashrc && echo hi > note && cat note && cd /workspace")
-        self.assertEqual(obs["content"].strip(), "hi", obs)
-        out, obs = self.sh(ws, "touch /usr/x 2>&1; echo rc=$?")
-        self.assertIn("rc=1", obs["content"])
-        self.assertIn("Read-only", obs["content"])
-        out, obs = self.sh(ws, "pip --version && git --version && rg --version | head -1 && curl --version | head -1")
-        self.assertEqual(exit_code(obs), 0, obs)
-
-    def test_input_to_python(self):
-        sid = self.st.create_session()
-        ws = self.session_ws(sid)
-        _, _, obs = act(ws, {"action": "run", "args": {"command": "python -c 'print(\"got\", input())'"}})
-        self.assertEqual(exit_code(obs), -1, obs)
-        _, _, obs = act(ws, {"action": "run", "args": {"command": "hello", "is_input": True}}, ident="y")
-        self.assertIn("got hello", obs["content"])
-        self.assertEqual(exit_code(obs), 0, obs)
-
-    def test_http_server_on_loopback(self):
-        sid = self.st.create_session()
-        ws = self.session_ws(sid)
-        out, obs = self.sh(ws, "echo served > page.txt && (python3 -m http.server 8000 > /tmp/srv.log 2>&1 &) "
-                               "&& for i in $(seq 100); do curl -sf localhost:8000/page.txt && break; sleep 0.1; done")
-        self.assertEqual(obs["content"].strip(), "served", obs)
 
     def test_session_reports_its_image(self):
         c = self.ws("/ws/control")
@@ -106,7 +45,7 @@ class ImageSandboxTest(StackCase):
     def test_host_profile_is_kept(self):
         sid = self.st.create_session(params={"image": "host"})
         ws = self.session_ws(sid)
-        out, obs = self.sh(ws, "echo $HOME; test -e /home/openhands && echo image || echo host")
+        _, _, obs = run(ws, "echo $HOME; test -e /home/openhands && echo image || echo host")
         self.assertEqual(obs["content"].split(), ["/workspace", "host"], obs)
 
 

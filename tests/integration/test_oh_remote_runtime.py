@@ -564,7 +564,7 @@ class OHRemoteRuntime(unittest.TestCase):
                 f"\r\nH4sIAAAAAAAA\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"target_image\"\r\n\r\n"
                 f"sandpipe/runtime:x\r\n--{boundary}--\r\n")
         # /build names target_image an alias of the store's default image (built if missing)
-        from test_images import ensure_default_image, image_tool
+        from providers import ensure_default_image, image_tool
         ensure_default_image()
         st, b, _ = self.s.request("POST", API + "/build", form, headers={
             "X-API-Key": key, "Content-Type": f"multipart/form-data; boundary={boundary}"})

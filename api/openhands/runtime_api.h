@@ -52,6 +52,8 @@ struct oh_rt {
  * "default" and OpenHands' own images, the name itself for an image of the store. Returns 0,
  * or -ERR_NOT_FOUND / -ERR_BAD_REQ with err set (unknown, malformed). */
 int oh_image_map(const char *image, char *session_image, size_t cap, err_t *err);
+/* One of OpenHands' own published runtime / agent-server images (served with the default). */
+bool oh_own_image(const char *image);
 
 /* ---- runtime_api_store.c ---- */
 

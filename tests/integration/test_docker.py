@@ -12,9 +12,15 @@ import signal
 import time
 import unittest
 
-from providers import container_of, docker, ensure_docker_image
+import shutil
+import tempfile
+import uuid
+
+from apistack import ApiStack
+from providers import container_of, docker, ensure_docker_image, image_tool
 from stack import Stack, containers_under
 from test_gateway_limits import StackCase, run
+from test_oh_remote_runtime import API, build_request, run_action, url_path
 import test_images  # not its classes by name: discovery would run them here again
 
 
@@ -172,6 +178,109 @@ class DockerRestartTest(unittest.TestCase):
             st.stop()
         self.assertEqual(containers_under(st.state_dir), [])
         self.assertEqual(containers_under(other.state_dir), [])
+
+
+class DockerBaseBuildTest(unittest.TestCase):
+    """The Runtime API's /build from a local Docker image named in the context's FROM line: a
+    real build (export, setup, the executor, docker import: about a minute and a half), one at a
+    time, then the same base again reusing its lock tag; the built image runs a session."""
+
+    def setUp(self):
+        ensure_docker_image()
+        self.tag = uuid.uuid4().hex[:8]
+        self.base = f"sp-test-base:{self.tag}"
+        ctx = tempfile.mkdtemp(prefix="sp-base-")
+        try:
+            with open(os.path.join(ctx, "marker"), "w") as f:
+                f.write("from-the-base\n")
+            with open(os.path.join(ctx, "Dockerfile"), "w") as f:
+                f.write("FROM sandpipe/runtime:default\nCOPY marker /etc/sp-base-marker\n")
+            docker("build", "-q", "-t", self.base, ctx, timeout=300)
+        finally:
+            shutil.rmtree(ctx)
+        self.s = ApiStack(pool=0)
+        self.key = self.s.token(sub="builder")
+        self.built = []
+
+    def tearDown(self):
+        self.s.stop()
+        if self.built:
+            image_tool("rm", self.built[0], check=False)
+        docker("rmi", self.base, check=False)
+
+    def status(self, build_id):
+        st, b, _ = self.s.request("GET", f"{API}/build_status?build_id={build_id}", headers={"X-API-Key": self.key})
+        self.assertEqual(st, 200, b)
+        return b
+
+    def wait_build(self, build_id, limit=900):
+        deadline, seen = time.monotonic() + limit, set()
+        while time.monotonic() < deadline:
+            b = self.status(build_id)
+            seen.add(b["status"])
+            if b["status"] != "BUILDING":
+                return b, seen
+            time.sleep(1)
+        self.fail(f"build {build_id} still running after {limit} s")
+
+    def test_build_from_a_local_docker_image_then_reuse_its_tags(self):
+        target, again = f"sp-test/oh-built:{self.tag}", f"sp-test/oh-again:{self.tag}"
+        st, b = build_request(self.s, self.key, f"FROM {self.base}\nRUN pip install openhands\n", target,
+                              [f"{target}-alias"])
+        self.assertEqual(st, 202, b)
+        self.built += [target, f"{target}-alias"]
+        first = b["build_id"]
+        self.assertEqual(self.status(first)["status"], "BUILDING")
+        st, b = build_request(self.s, self.key, f"FROM {self.base}\n", again)
+        self.assertEqual(st, 409, b)  # one build at a time
+        self.assertIn("one at a time", b["detail"])
+        b, seen = self.wait_build(first)
+        self.assertEqual((b["status"], b["image"]), ("SUCCESS", target), b)
+        self.assertEqual(seen, {"BUILDING", "SUCCESS"})
+        rootfs = image_tool("resolve", target).stdout.strip()
+        self.assertEqual(image_tool("resolve", f"{target}-alias").stdout.strip(), rootfs)
+        self.assertNotEqual(rootfs, image_tool("resolve", "default").stdout.strip())
+        docker("image", "inspect", target)  # the Docker form too
+        # the same base again: its lock and source tags exist, nothing is built
+        st, b = build_request(self.s, self.key, f"FROM {self.base}\n", again)
+        self.assertEqual(st, 202, b)
+        self.built.append(again)
+        b, _ = self.wait_build(b["build_id"], limit=120)
+        self.assertEqual(b["status"], "SUCCESS", b)
+        self.assertEqual(image_tool("resolve", again).stdout.strip(), rootfs)
+        with open(os.path.join(self.s_store(), "builds", "b-" + again.encode().hex() + ".log")) as f:
+            self.assertIn("nothing to build", f.read())
+        # a session of the built image: the base's files, the runtime's user and executor
+        st, rt = self.s.request("POST", API + "/start", {"image": target, "session_id": uuid.uuid4().hex},
+                                headers={"X-API-Key": self.key})[:2]
+        self.assertEqual(st, 200, rt)
+        st, obs, _ = self.s.request("POST", url_path(rt["url"]) + "/execute_action",
+                                    run_action("cat /etc/sp-base-marker; whoami"),
+                                    headers={"X-Session-API-Key": rt["session_api_key"]}, timeout=120)
+        self.assertEqual((st, obs["content"]), (200, "from-the-base\nopenhands"), obs)
+
+    def test_a_failing_build_reports_failure_with_the_builders_error(self):
+        # a base without /bin/sh: the builder refuses it after export, asynchronously
+        bare = f"sp-test-bare:{self.tag}"
+        ctx = tempfile.mkdtemp(prefix="sp-bare-")
+        try:
+            with open(os.path.join(ctx, "Dockerfile"), "w") as f:
+                f.write("FROM scratch\nCOPY Dockerfile /nothing\n")
+            docker("build", "-q", "-t", bare, ctx, timeout=300)
+            st, b = build_request(self.s, self.key, f"FROM {bare}\n", f"sp-test/never:{self.tag}")
+            self.assertEqual(st, 202, b)
+            b, _ = self.wait_build(b["build_id"], limit=120)
+            self.assertEqual(b["status"], "FAILURE", b)
+            self.assertIn("no /bin/sh", b["error"])
+            st, b, _ = self.s.request("GET", f"{API}/image_exists?image=sp-test/never:{self.tag}",
+                                      headers={"X-API-Key": self.key})
+            self.assertIs(b["exists"], False, b)
+        finally:
+            shutil.rmtree(ctx)
+            docker("rmi", bare, check=False)
+
+    def s_store(self):
+        return os.environ.get("SANDPIPE_IMAGE_DIR", "/var/lib/sandpipe/images")
 
 
 if __name__ == "__main__":

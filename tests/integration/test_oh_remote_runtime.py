@@ -81,6 +81,40 @@ def url_path(url):
     return urlparse(url).path
 
 
+def build_request(stack, key, dockerfile, target, tags=()):
+    """POST /build as OpenHands' RemoteRuntimeBuilder sends it: the build folder as a base64
+    tar.gz ("context"), target_image, tags. dockerfile None: a context without one."""
+    import base64
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        files = {"./code/openhands/__init__.py": b"", **({"./Dockerfile": dockerfile.encode()} if dockerfile else {})}
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    parts = [("context", "context.tar.gz", base64.b64encode(buf.getvalue()).decode()),
+             ("target_image", None, target)] + [("tags", None, t) for t in tags]
+    boundary = "sp-build-" + uuid.uuid4().hex
+    body = "".join(f"--{boundary}\r\nContent-Disposition: form-data; name=\"{n}\""
+                   + (f"; filename=\"{fn}\"" if fn else "") + f"\r\n\r\n{v}\r\n" for n, fn, v in parts)
+    body += f"--{boundary}--\r\n"
+    st, b, _ = stack.request("POST", API + "/build", body, headers={
+        "X-API-Key": key, "Content-Type": f"multipart/form-data; boundary={boundary}"}, timeout=120)
+    return st, b
+
+
+def unname(name):
+    """Removes a name of the store (and its Docker tag), not the image it names."""
+    store = os.environ.get("SANDPIPE_IMAGE_DIR", "/var/lib/sandpipe/images")
+    try:
+        os.unlink(os.path.join(store, "names", name.replace("/", "+")))
+    except FileNotFoundError:
+        pass
+    import subprocess
+    subprocess.run(["docker", "rmi", name], capture_output=True, timeout=60)
+
+
 def check_runtime_object(tc, rt):
     """Fields every client dereferences, never null (as OpenHands' RemoteRuntime client reads them)."""
     for k in ("runtime_id", "session_id", "url", "session_api_key", "status", "pod_status", "work_hosts",
@@ -559,26 +593,40 @@ class OHRemoteRuntime(unittest.TestCase):
         self.assertIsInstance(b["image"]["image_size_bytes"], int)
         st, b = self.api("GET", "/image_exists?image=sandpipe/runtime:oh_v0.62.0_abc", key=key)
         self.assertEqual((st, b), (200, {"exists": False}))
-        boundary = "sp-test-boundary"
-        form = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"context\"; filename=\"context.tar.gz\"\r\n"
-                f"\r\nH4sIAAAAAAAA\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"target_image\"\r\n\r\n"
-                f"sandpipe/runtime:x\r\n--{boundary}--\r\n")
-        # /build names target_image an alias of the store's default image (built if missing)
+        # /build's base is its context's FROM line: an image of the store (or OpenHands' own,
+        # served with the default) is named at once; an unknown one is refused, never replaced
         from providers import ensure_default_image, image_tool
         ensure_default_image()
-        st, b, _ = self.s.request("POST", API + "/build", form, headers={
-            "X-API-Key": key, "Content-Type": f"multipart/form-data; boundary={boundary}"})
+        names = []
         try:
-            self.assertEqual(st, 202, b)
-            st, b = self.api("GET", f"/build_status?build_id={b['build_id']}", key=key)
-            self.assertEqual((st, b["status"], b["image"]), (200, "SUCCESS", "sandpipe/runtime:x"), b)
-            st, b = self.api("GET", "/image_exists?image=sandpipe/runtime:x", key=key)
-            self.assertIs(b["exists"], True, b)
-            self.assertGreater(b["image"]["image_size_bytes"], 0)
-            self.assertTrue(b["image"]["upload_time"])
+            for base, target, tags in (("sandpipe/runtime:default", "sandpipe/runtime:x", ["sandpipe/runtime:x2"]),
+                                       ("ghcr.io/openhands/runtime:0.62-nikolaik", "sandpipe/runtime:y", [])):
+                st, b = build_request(self.s, key, f"FROM {base}\nRUN true\n", target, tags)
+                names += [target, *tags]
+                self.assertEqual(st, 202, b)
+                self.assertEqual(b["build_id"], "b-" + target.encode().hex())
+                st, b = self.api("GET", f"/build_status?build_id={b['build_id']}", key=key)
+                self.assertEqual((st, b["status"], b["image"]), (200, "SUCCESS", target), b)
+                for name in (target, *tags):
+                    st, b = self.api("GET", f"/image_exists?image={name}", key=key)
+                    self.assertIs(b["exists"], True, b)
+                    self.assertGreater(b["image"]["image_size_bytes"], 0)
+                    self.assertTrue(b["image"]["upload_time"])
+                    self.assertEqual(image_tool("resolve", name).stdout, image_tool("resolve", "default").stdout)
         finally:
-            os.unlink(os.path.join(image_tool("resolve", "default").stdout.strip(), "..", "..", "names",
-                                   "sandpipe+runtime:x"))
+            for name in names:
+                unname(name)
+        st, b = build_request(self.s, key, "FROM nikolaik/python-nodejs:python3.12-nodejs22\n", "sandpipe/runtime:z")
+        self.assertEqual(st, 404, b)
+        self.assertIn("base image nikolaik/python-nodejs:python3.12-nodejs22", b["detail"])
+        self.assertIn("no local Docker image", b["detail"])
+        st, b = build_request(self.s, key, None, "sandpipe/runtime:z")
+        self.assertEqual(st, 400, b)
+        self.assertIn("no Dockerfile", b["detail"])
+        st, b = build_request(self.s, key, "FROM default\n", "../bad")
+        self.assertEqual(st, 400, b)
+        st, b = self.api("GET", "/image_exists?image=sandpipe/runtime:z", key=key)
+        self.assertIs(b["exists"], False, b)
         st, b = self.api("GET", "/build_status?build_id=b-1", key=key)
         self.assertEqual(st, 404, b)
         # /start: an image sandpipe does not have is refused, never replaced

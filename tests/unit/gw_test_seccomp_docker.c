@@ -39,8 +39,12 @@ test_profile_allows_by_default_and_denies_the_rules(void **state)
     static const struct {
         const char *call;
         int err;
-    } want[] = {{"mount", EPERM},          {"keyctl", EPERM},          {"bpf", EPERM},
-                {"setns", EPERM},          {"io_uring_setup", ENOSYS}, {"clone3", ENOSYS},
+    } want[] = {{"mount", EPERM},
+                {"keyctl", EPERM},
+                {"bpf", EPERM},
+                {"setns", EPERM},
+                {"io_uring_setup", ENOSYS},
+                {"clone3", ENOSYS},
                 {"open_by_handle_at", EPERM}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         json_object *r = rule_for(calls, want[i].call);

@@ -1,0 +1,498 @@
+/* runtime_build.c — the Runtime API's /build and /build_status (OpenHands' RemoteRuntimeBuilder:
+ * a multipart form with "context", its build folder as a base64 tar.gz, "target_image" and any
+ * number of "tags"; then /build_status?build_id= until SUCCESS or FAILURE).
+ *
+ * sandpipe cannot run OpenHands' Dockerfile (it installs OpenHands' own action server, which
+ * sandpipe's executor replaces), but it honours its base: the context's Dockerfile names it in
+ * its FROM line (images/sandpipe-image context-base), and
+ * - an image of the store (or one of OpenHands' own published images, served with the default
+ *   image): target_image and the tags become names of it, at once;
+ * - a local Docker image: `sandpipe-image build --base IMAGE --tag TARGET...` runs detached
+ *   (one build at a time), reusing the lock tag of that base when it exists (then it only adds
+ *   the executor); /build_status says BUILDING until it ends, then SUCCESS or FAILURE with the
+ *   builder's last error line;
+ * - anything else: 404 (no registry is reachable, nothing is pulled), never a silent fallback.
+ * A rootfs directory is a base for `sandpipe image build --base DIR` on the host only: over the
+ * API it would let a user turn any host directory into a sandbox's root.
+ *
+ * State, in <store>/builds/<build id>.{context,pid,log,status}: the build id is "b-" + the hex of
+ * target_image, so /build_status finds a build, or an alias that needs no state, by its name. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "auth.h"
+#include "errors.h"
+#include "image.h"
+#include "json_util.h"
+#include "multipart.h"
+#include "runtime_api.h"
+#include "xalloc.h"
+
+#define BUILD_CONTEXT_MAX (512ULL << 20) /* OpenHands' build folder holds its source: tens of MB   \
+                                          */
+#define BUILD_TAGS_MAX 8
+#define BUILD_CHUNK    (64u * 1024)
+#define BUILD_ID_MAX   (2 * IMAGE_NAME_MAX + 8)
+
+enum { F_OTHER, F_TARGET, F_TAG, F_CONTEXT };
+
+typedef struct {
+    int field;
+    char names[1 + BUILD_TAGS_MAX][IMAGE_NAME_MAX + 2]; /* [0] target_image, then the tags */
+    size_t len[1 + BUILD_TAGS_MAX];
+    int ntags;
+    bool too_many, too_long, has_context;
+    int ctx_fd;
+    unsigned long long ctx_bytes;
+} build_form_t;
+
+static int
+on_part(void *ud, const multipart_part_t *p)
+{
+    build_form_t *f = ud;
+    f->field = !strcmp(p->name, "target_image") ? F_TARGET
+               : !strcmp(p->name, "tags")       ? F_TAG
+               : !strcmp(p->name, "context")    ? F_CONTEXT
+                                                : F_OTHER;
+    if (f->field == F_TAG && f->ntags == BUILD_TAGS_MAX) {
+        f->too_many = true;
+        f->field = F_OTHER;
+    }
+    if (f->field == F_CONTEXT)
+        f->has_context = true;
+    return 0;
+}
+
+static int
+on_data(void *ud, const char *p, size_t n)
+{
+    build_form_t *f = ud;
+    if (f->field == F_CONTEXT) {
+        f->ctx_bytes += n;
+        if (f->ctx_bytes > BUILD_CONTEXT_MAX) {
+            f->too_long = true;
+            return -1;
+        }
+        while (n > 0) {
+            ssize_t w = write(f->ctx_fd, p, n);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                return -1;
+            p += w;
+            n -= (size_t)w;
+        }
+        return 0;
+    }
+    if (f->field != F_TARGET && f->field != F_TAG)
+        return 0;
+    int i = f->field == F_TARGET ? 0 : 1 + f->ntags;
+    if (f->len[i] + n > IMAGE_NAME_MAX) {
+        f->too_long = true;
+        return 0;
+    }
+    memcpy(f->names[i] + f->len[i], p, n);
+    f->len[i] += n;
+    f->names[i][f->len[i]] = '\0';
+    return 0;
+}
+
+static int
+on_part_end(void *ud)
+{
+    build_form_t *f = ud;
+    if (f->field == F_TAG)
+        f->ntags++;
+    f->field = F_OTHER;
+    return 0;
+}
+
+/* Reads the whole form, the context into ctx_fd. Returns 0 or -1 with why set. */
+static int
+read_form(api_req_t *r, build_form_t *f, char *why, size_t cap)
+{
+    char boundary[MULTIPART_BOUNDARY_MAX + 1];
+    if (multipart_boundary(api_param(r, "CONTENT_TYPE"), boundary, sizeof boundary) < 0) {
+        snprintf(why, cap, "the body must be multipart/form-data (context, target_image, tags)");
+        return -1;
+    }
+    static const multipart_cb_t cb = {on_part, on_data, on_part_end};
+    multipart_t *mp = multipart_new(boundary, &cb, f);
+    char *chunk = xmalloc(BUILD_CHUNK);
+    err_t err = {0};
+    int rc = 0;
+    long k;
+    while (rc == 0 && (k = api_body_read(r, chunk, BUILD_CHUNK)) != 0)
+        rc = k < 0 ? -1 : multipart_feed(mp, chunk, (size_t)k, &err);
+    if (rc == 0)
+        rc = multipart_finish(mp, &err);
+    free(chunk);
+    multipart_free(mp);
+    if (f->too_long)
+        snprintf(why, cap, "a name is at most %d bytes, the context %llu MiB", IMAGE_NAME_MAX,
+                 BUILD_CONTEXT_MAX >> 20);
+    else if (rc < 0)
+        snprintf(why, cap, "malformed form: %s", err.msg[0] ? err.msg : "the body broke off");
+    else if (f->too_many)
+        snprintf(why, cap, "at most %d tags", BUILD_TAGS_MAX);
+    return f->too_long || rc < 0 || f->too_many ? -1 : 0;
+}
+
+/* src into dst[0..cap), cut to fit (messages: a cut one still says what failed). */
+static void
+copy_cut(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/* images/sandpipe-image, installed next to this program (images/module.mk). */
+static void
+script_path(char *out, size_t cap)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(out, cap, "%s/sandpipe-image", self);
+}
+
+/* Runs sandpipe-image with argv (NULL-ended, after the program), waits, and returns its exit
+ * status; its first stdout line in out, its last stderr line in errline (both may be ""). */
+static int
+run_script(const char *const *argv, char *out, size_t cap, char *errline, size_t ecap)
+{
+    char script[PATH_MAX + 32];
+    script_path(script, sizeof script);
+    int po[2], pe[2];
+    out[0] = errline[0] = '\0';
+    if (pipe2(po, O_CLOEXEC) < 0)
+        return -1;
+    if (pipe2(pe, O_CLOEXEC) < 0) {
+        close(po[0]);
+        close(po[1]);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(po[1], 1);
+        dup2(pe[1], 2);
+        const char *av[8] = {script};
+        for (int i = 0; argv[i] && i < 6; i++)
+            av[i + 1] = argv[i];
+        execv(script, (char **)av);
+        _exit(127);
+    }
+    close(po[1]);
+    close(pe[1]);
+    /* Small outputs (a line or two): stdout first, then stderr, without deadlock. */
+    char buf[4096];
+    size_t n = 0;
+    ssize_t got;
+    while ((got = read(po[0], buf + n, sizeof buf - 1 - n)) > 0 && n < sizeof buf - 1)
+        n += (size_t)got;
+    buf[n] = '\0';
+    snprintf(out, cap, "%.*s", (int)strcspn(buf, "\n"), buf);
+    n = 0;
+    while ((got = read(pe[0], buf + n, sizeof buf - 1 - n)) > 0 && n < sizeof buf - 1)
+        n += (size_t)got;
+    buf[n] = '\0';
+    while (n > 0 && buf[n - 1] == '\n')
+        buf[--n] = '\0';
+    const char *last = strrchr(buf, '\n');
+    last = last ? last + 1 : buf;
+    if (!strncmp(last, "sandpipe image: ", 16)) /* the script's prefix: the API says its own */
+        last += 16;
+    copy_cut(errline, ecap, last);
+    close(po[0]);
+    close(pe[0]);
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void
+build_id_of(const char *target, char *id, size_t cap)
+{
+    snprintf(id, cap, "b-");
+    for (size_t i = 0; target[i] && 2 + 2 * i + 2 < cap; i++)
+        snprintf(id + 2 + 2 * i, 3, "%02x", (unsigned char)target[i]);
+}
+
+/* <store>/builds/<id><suffix> */
+static void
+state_path(const char *id, const char *suffix, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/builds/%s%s", g_api.image_store, id, suffix);
+}
+
+/* The pid in <id>.pid if that process still runs (the build's shell), else 0. */
+static pid_t
+build_running(const char *id)
+{
+    char p[PATH_MAX], line[32] = "";
+    state_path(id, ".pid", p, sizeof p);
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return 0;
+    if (!fgets(line, sizeof line, f))
+        line[0] = '\0';
+    fclose(f);
+    pid_t pid = (pid_t)atoi(line);
+    return pid > 0 && kill(pid, 0) == 0 ? pid : 0;
+}
+
+/* Whether any build runs now (one at a time: a build is minutes of CPU, disk and apt). */
+static bool
+any_build_running(void)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/builds", g_api.image_store);
+    DIR *d = opendir(dir);
+    bool busy = false;
+    for (struct dirent *e; d && !busy && (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n > 4 && !strcmp(e->d_name + n - 4, ".pid") && n - 4 < BUILD_ID_MAX) {
+            char id[BUILD_ID_MAX];
+            snprintf(id, sizeof id, "%.*s", (int)(n - 4), e->d_name);
+            busy = build_running(id) > 0;
+        }
+    }
+    if (d)
+        closedir(d);
+    return busy;
+}
+
+/* Starts `sandpipe-image build --base BASE --tag NAME...` detached (its own session, reparented
+ * to init), writing <id>.pid, .log and, at its end, .status (its exit code). */
+static int
+start_build(const char *id, const char *base, build_form_t *f)
+{
+    char script[PATH_MAX + 32], prefix[PATH_MAX];
+    script_path(script, sizeof script);
+    state_path(id, "", prefix, sizeof prefix);
+    const char *av[8 + 2 * (1 + BUILD_TAGS_MAX)];
+    int n = 0;
+    av[n++] = "/bin/sh";
+    av[n++] = "-c";
+    av[n++] = "echo $$ >\"$0.pid\"; \"$@\" >\"$0.log\" 2>&1; echo $? >\"$0.status.tmp\"; "
+              "mv \"$0.status.tmp\" \"$0.status\"";
+    av[n++] = prefix;
+    av[n++] = script;
+    av[n++] = "build";
+    av[n++] = "--base";
+    av[n++] = base;
+    for (int i = 0; i <= f->ntags; i++) {
+        av[n++] = "--tag";
+        av[n++] = f->names[i];
+    }
+    av[n] = NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid == 0) { /* the worker is single-threaded (pre-forked): plain fork is safe */
+        setsid();
+        if (fork() != 0)
+            _exit(0);
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        execv(av[0], (char **)av);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    /* the pid file, written by the shell: wait for it briefly so /build_status sees BUILDING */
+    for (int i = 0; i < 200 && !build_running(id); i++)
+        usleep(5000);
+    return 0;
+}
+
+static void
+reply_build(api_req_t *r, const char *id, const char *target)
+{
+    json_object *o = json_object_new_object();
+    json_set_str(o, "build_id", id);
+    json_set_str(o, "image", target);
+    api_reply_json(r, 202, o);
+}
+
+void
+api_oh_build(api_req_t *r, char **params)
+{
+    (void)params;
+    if (oh_auth(r) < 0)
+        return;
+    char dir[PATH_MAX], id[BUILD_ID_MAX], ctx[PATH_MAX + 32], why[512], base[256], kind[32];
+    snprintf(dir, sizeof dir, "%s/builds", g_api.image_store);
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        api_failf(r, ERR_UNAVAILABLE, "cannot make %s: %s", dir, strerror(errno));
+        return;
+    }
+    snprintf(ctx, sizeof ctx, "%s/context.%d", dir, (int)getpid()); /* one request per worker */
+    build_form_t *f = xcalloc(1, sizeof *f);
+    f->ctx_fd = open(ctx, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (f->ctx_fd < 0) {
+        api_failf(r, ERR_UNAVAILABLE, "cannot write %s: %s", ctx, strerror(errno));
+        free(f);
+        return;
+    }
+    int e = read_form(r, f, why, sizeof why);
+    close(f->ctx_fd);
+    const char *target = f->names[0];
+    for (int i = 0; e == 0 && i <= f->ntags; i++)
+        if (!image_name_valid(f->names[i]) || !strcmp(f->names[i], IMAGE_HOST)) {
+            snprintf(why, sizeof why, "%s must be 1-%d of [A-Za-z0-9._:/@-]",
+                     i ? "each tag" : "target_image (a form field)", IMAGE_NAME_MAX);
+            e = -1;
+        }
+    if (e == 0 && !f->has_context) {
+        snprintf(why, sizeof why, "the form has no context (the build folder, a tar.gz)");
+        e = -1;
+    }
+    const char *cb_args[] = {"context-base", ctx, NULL};
+    if (e == 0 && run_script(cb_args, base, sizeof base, why, sizeof why) != 0)
+        e = -1;
+    unlink(ctx);
+    if (e < 0) {
+        api_failf(r, ERR_BAD_REQ, "%s", why);
+        free(f);
+        return;
+    }
+    build_id_of(target, id, sizeof id);
+    bool own = oh_own_image(base);
+    const char *kind_args[] = {"base-kind", base, NULL};
+    if (own)
+        snprintf(kind, sizeof kind, "store");
+    else if (run_script(kind_args, kind, sizeof kind, why, sizeof why) != 0) {
+        api_failf(r, ERR_NOT_FOUND, "cannot build %s: base image %s: %s", target, base,
+                  why[0] ? why : "unknown");
+        free(f);
+        return;
+    }
+    char p[PATH_MAX];
+    if (!strcmp(kind, "store")) { /* names of an image the store has: no build */
+        const char *tag_args[3 + BUILD_TAGS_MAX] = {"tag", own ? "default" : base};
+        for (int i = 0; i <= f->ntags; i++)
+            tag_args[2 + i] = f->names[i];
+        char first[256];
+        if (run_script(tag_args, first, sizeof first, why, sizeof why) != 0)
+            api_failf(r, ERR_INTERNAL, "cannot name the image %s: %s", target, why);
+        else {
+            state_path(id, ".status", p, sizeof p); /* a build of the same name before */
+            unlink(p);
+            reply_build(r, id, target);
+        }
+        free(f);
+        return;
+    }
+    if (any_build_running()) {
+        api_failf(r, ERR_BUSY, "an image build is running; one at a time: try again later");
+        free(f);
+        return;
+    }
+    static const char *const stale[] = {".status", ".log", ".pid"};
+    for (size_t i = 0; i < 3; i++) {
+        state_path(id, stale[i], p, sizeof p);
+        unlink(p);
+    }
+    if ((e = start_build(id, base, f)) < 0)
+        api_failf(r, ERR_INTERNAL, "cannot start the build: %s", strerror(-e));
+    else
+        reply_build(r, id, target);
+    free(f);
+}
+
+/* The last line of <id>.log that the builder wrote as its error ("sandpipe image: ..."), else
+ * its last line. */
+static void
+build_error(const char *id, char *out, size_t cap)
+{
+    char p[PATH_MAX], line[1024];
+    state_path(id, ".log", p, sizeof p);
+    FILE *f = fopen(p, "re");
+    copy_cut(out, cap, "the build failed, without a message");
+    bool found = false;
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (!strncmp(line, "sandpipe image: ", 16)) {
+            copy_cut(out, cap, line + 16);
+            found = true;
+        } else if (!found && line[0]) {
+            copy_cut(out, cap, line);
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
+void
+api_oh_build_status(api_req_t *r, char **params)
+{
+    (void)params;
+    if (oh_auth(r) < 0)
+        return;
+    char id[BUILD_ID_MAX], name[IMAGE_NAME_MAX + 1], rootfs[PATH_MAX], p[PATH_MAX], msg[1024];
+    if (api_query(r, "build_id", id, sizeof id) <= 0) {
+        api_failf(r, ERR_BAD_REQ, "query parameter build_id is required");
+        return;
+    }
+    size_t hex = strlen(id) >= 2 ? strlen(id) - 2 : 1, i = 0;
+    bool ok = !strncmp(id, "b-", 2) && hex % 2 == 0 && hex / 2 <= IMAGE_NAME_MAX;
+    for (; ok && i < hex / 2; i++) {
+        unsigned v;
+        ok = sscanf(id + 2 + 2 * i, "%2x", &v) == 1 && v > 0;
+        name[i] = (char)v;
+    }
+    name[ok ? i : 0] = '\0';
+    ok = ok && image_name_valid(name);
+    err_t err = {0};
+    json_object *o = json_object_new_object();
+    json_set_str(o, "image", name);
+    state_path(id, ".status", p, sizeof p);
+    FILE *f = ok ? fopen(p, "re") : NULL;
+    if (f) { /* a build that ended */
+        int code = -1;
+        if (fscanf(f, "%d", &code) != 1)
+            code = -1;
+        fclose(f);
+        if (code == 0 && image_resolve(g_api.image_store, name, rootfs, sizeof rootfs, &err) == 0) {
+            json_set_str(o, "status", "SUCCESS");
+        } else {
+            build_error(id, msg, sizeof msg);
+            json_set_str(o, "status", "FAILURE");
+            json_set_str(o, "error", msg);
+        }
+    } else if (ok && build_running(id)) {
+        json_set_str(o, "status", "BUILDING");
+    } else if (ok && image_resolve(g_api.image_store, name, rootfs, sizeof rootfs, &err) == 0) {
+        json_set_str(o, "status", "SUCCESS"); /* an alias, or a build whose state was cleared */
+    } else if (ok && (state_path(id, ".log", p, sizeof p), access(p, F_OK) == 0)) {
+        json_set_str(o, "status", "FAILURE"); /* its builder died without a word */
+        json_set_str(o, "error", "the build stopped before it ended (the host restarted?)");
+    } else {
+        json_object_put(o);
+        api_failf(r, ERR_NOT_FOUND, "no build %s", id);
+        return;
+    }
+    api_reply_json(r, 200, o);
+}

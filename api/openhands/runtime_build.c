@@ -38,8 +38,9 @@
 #include "runtime_api.h"
 #include "xalloc.h"
 
-#define BUILD_CONTEXT_MAX (512ULL << 20) /* OpenHands' build folder holds its source: tens of MB   \
-                                          */
+#define BUILD_CONTEXT_MAX                                                                          \
+    (512ULL << 20) /* OpenHands' build folder holds its source: tens of MB                         \
+                    */
 #define BUILD_TAGS_MAX 8
 #define BUILD_CHUNK    (64u * 1024)
 #define BUILD_ID_MAX   (2 * IMAGE_NAME_MAX + 8)
@@ -193,7 +194,7 @@ run_script(const char *const *argv, char *out, size_t cap, char *errline, size_t
         dup2(po[1], 1);
         dup2(pe[1], 2);
         const char *av[8] = {script};
-        for (int i = 0; argv[i] && i < 6; i++)
+        for (int i = 0; i < 6 && argv[i]; i++)
             av[i + 1] = argv[i];
         execv(script, (char **)av);
         _exit(127);

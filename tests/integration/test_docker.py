@@ -131,21 +131,22 @@ def wait_pool(st, n, timeout=60):
 
 
 class DockerRestartTest(unittest.TestCase):
-    """A gateway restart re-attaches what it owns and removes the containers nothing owns."""
+    """A gateway restart re-attaches what it owns and removes the containers nothing owns; a
+    container a peer's session holds (after a takeover it keeps our label) stays."""
 
     def test_restart_reattaches_keeps_pool_and_removes_orphans(self):
         ensure_docker_image()
         st = Stack(provider="docker", pool=1, extra=["--image", "default"])
         other = Stack(provider="docker", pool=0, extra=["--image", "default"], gateway_id="gw-other")
         try:
-            live, dead, dropped = st.create_session(), st.create_session(), st.create_session()
+            live, dead, dropped, moved = (st.create_session() for _ in range(4))
             theirs = other.create_session()
             ws = st.ws(f"/ws/sessions/{live}")
             run(ws, "cd /tmp && y=7")
             ws.close()
             (pooled,) = wait_pool(st, 1)  # refilled after the claim, and started
             names = {k: container_of(st, s)[0] for k, s in
-                     (("live", live), ("dead", dead), ("dropped", dropped))}
+                     (("live", live), ("dead", dead), ("dropped", dropped), ("moved", moved))}
             names["pooled"] = "sandpipe-" + pooled
             names["theirs"] = container_of(other, theirs)[0]
             st.kill_gateway(signal.SIGKILL)
@@ -154,6 +155,8 @@ class DockerRestartTest(unittest.TestCase):
             # was down): its record is gone from this gateway's set
             st.redis("SREM", f"sp:gateway:{st.gateway_id}:sessions", dropped)
             self.assertEqual(container_state(names["dropped"]), "running")
+            # "moved" is a peer's now (as a takeover leaves it): labelled ours, held by another
+            st.redis("SMOVE", f"sp:gateway:{st.gateway_id}:sessions", "sp:gateway:gw-other:sessions", moved)
             st.start_gateway()
             ws = st.ws(f"/ws/sessions/{live}")
             _, _, obs = run(ws, "pwd; echo $y")
@@ -163,7 +166,7 @@ class DockerRestartTest(unittest.TestCase):
             self.assertTrue(wait_gone(names["dead"]), log)
             self.assertTrue(wait_gone(names["dropped"]), log)
             self.assertIn(f"sandbox {names['dropped'][len('sandpipe-'):]}, running), left by an earlier run", log)
-            for kept in ("live", "pooled", "theirs"):
+            for kept in ("live", "pooled", "theirs", "moved"):
                 self.assertEqual(container_state(names[kept]), "running", (kept, st.gateway_log()))
             self.assertEqual(pool_ids(st), [pooled])
             # the kept pool sandbox serves the next session

@@ -29,8 +29,9 @@ static const cli_command_t commands[] = {
      "cp [--mode M] LOCAL SESSION:PATH | cp SESSION:PATH LOCAL   (LOCAL - is stdin/stdout;"
      " needs nginx's http:// url)"},
     {"image", cmd_image,
-     "image build [--base IMAGE|ROOTFS] [--force] [--no-docker|--docker] [--build-essential]"
-     " | image ls [--json]   (local: runtime images)"},
+     "image build [--base IMAGE|ROOTFS] [--tag NAME]... [--force] [--no-docker|--docker]"
+     " [--build-essential] | image ls [--json] | image tag NAME NEW... | image rm NAME"
+     "   (local: runtime images)"},
 };
 
 static void

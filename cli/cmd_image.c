@@ -1,6 +1,6 @@
-/* cmd_image.c — `sandpipe image build|ls|tag|rm`: runs images/sandpipe-image, installed next to this
- * binary as sandpipe-image (images/module.mk). Building an image is debootstrap, chroot, tar and
- * docker import in sequence: a script says that plainly, the CLI only finds it and hands over
+/* cmd_image.c — `sandpipe image build|ls|tag|rm`: runs images/sandpipe-image, installed next to
+ * this binary as sandpipe-image (images/module.mk). Building an image is debootstrap, chroot, tar
+ * and docker import in sequence: a script says that plainly, the CLI only finds it and hands over
  * (with the executor next to it, which goes into the image). Local, no gateway. */
 #include <limits.h>
 #include <stdio.h>

@@ -243,11 +243,16 @@ state_path(const char *id, const char *suffix, char *out, size_t cap)
     snprintf(out, cap, "%s/builds/%s%s", g_api.image_store, id, suffix);
 }
 
-/* The pid in <id>.pid if that process still runs (the build's shell), else 0. */
+/* The pid of <id>'s build shell while it runs, else 0. Ended: it wrote <id>.status. Running:
+ * the pid in <id>.pid is alive and is that shell (its command line holds the build's prefix),
+ * not another process that got the pid since (pids are reused, 32768 of them by default). */
 static pid_t
 build_running(const char *id)
 {
-    char p[PATH_MAX], line[32] = "";
+    char p[PATH_MAX], prefix[PATH_MAX], line[32] = "";
+    state_path(id, ".status", p, sizeof p);
+    if (access(p, F_OK) == 0)
+        return 0;
     state_path(id, ".pid", p, sizeof p);
     FILE *f = fopen(p, "re");
     if (!f)
@@ -256,7 +261,23 @@ build_running(const char *id)
         line[0] = '\0';
     fclose(f);
     pid_t pid = (pid_t)atoi(line);
-    return pid > 0 && kill(pid, 0) == 0 ? pid : 0;
+    if (pid <= 0 || kill(pid, 0) < 0)
+        return 0;
+    char cmdline[PATH_MAX * 2];
+    snprintf(p, sizeof p, "/proc/%d/cmdline", (int)pid);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, cmdline, sizeof cmdline - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    state_path(id, "", prefix, sizeof prefix);
+    for (ssize_t i = 0; i < n; i += (ssize_t)strlen(cmdline + i) + 1) { /* NUL-separated args */
+        cmdline[n] = '\0';
+        if (!strcmp(cmdline + i, prefix))
+            return pid;
+    }
+    return 0;
 }
 
 /* Whether any build runs now (one at a time: a build is minutes of CPU, disk and apt). */

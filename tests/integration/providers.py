@@ -37,11 +37,20 @@ def docker(*args, check=True, timeout=120):
 
 
 def ensure_docker_image():
-    """The default image in both forms, with this build's executor (a no-op when it exists)."""
+    """The default image in both forms, with this build's executor and images/setup.sh (a no-op
+    when it exists); returns its source tag (sandpipe/runtime:<tag>)."""
     r = subprocess.run(["docker", "version"], capture_output=True, text=True, timeout=30)
     if r.returncode != 0:
         raise RuntimeError("no Docker daemon answers (is dockerd running?): " + r.stderr[-500:])
-    image_tool("build", "--docker")
+    return image_tool("build", "--docker").stdout.strip()
+
+
+def this_build_image():
+    """The image of this tree's images/setup.sh and executor, rootfs form (built when missing,
+    a no-op when it exists): its source tag. Tests that need what this tree puts in the image
+    name it by that tag, not "default", which names whatever image the store built last (the
+    store is shared with other checkouts)."""
+    return image_tool("build", "--no-docker").stdout.strip()
 
 
 def sandbox_record(st, sid):
@@ -77,7 +86,7 @@ class Bwrap:
 
     @staticmethod
     def prepare():
-        ensure_default_image()
+        return this_build_image()
 
     @staticmethod
     def kill_from_outside(st, sid):
@@ -98,7 +107,7 @@ class Docker:
 
     @staticmethod
     def prepare():
-        ensure_docker_image()
+        return ensure_docker_image()
 
     @staticmethod
     def kill_from_outside(st, sid):

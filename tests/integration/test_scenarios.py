@@ -26,8 +26,8 @@ class Scenarios:
     @classmethod
     def setUpClass(cls):
         cls.prov = PROVIDERS[cls.PROVIDER]
-        cls.prov.prepare()
-        cls.stack_args = {"provider": cls.PROVIDER, "pool": 1, "extra": ["--image", "default"]}
+        image = cls.prov.prepare()  # this tree's image, by its tag (see providers.py)
+        cls.stack_args = {"provider": cls.PROVIDER, "pool": 1, "extra": ["--image", image]}
         StackCase.setUpClass.__func__(cls)
 
     def session(self, **params):
@@ -72,7 +72,8 @@ class Scenarios:
     def test_interrupt_stops_the_running_command(self):
         _, ws = self.session()
         ws.send_json({"type": "action", "id": "long", "action": {"action": "run", "args": {
-            "command": "echo started; sleep 600"}}})
+            # the output comes from the process to interrupt, so it runs when the signal is sent
+            "command": "python3 -c \"import time; print('started', flush=True); time.sleep(600)\""}}})
         while ws.recv_json(30).get("type") != "output":
             pass
         ws.send_json({"type": "signal", "id": "sig", "signal": "INT"})

@@ -144,7 +144,9 @@ class DockerRestartTest(unittest.TestCase):
             ws = st.ws(f"/ws/sessions/{live}")
             run(ws, "cd /tmp && y=7")
             ws.close()
-            (pooled,) = wait_pool(st, 1)  # refilled after the claim, and started
+            pool = wait_pool(st, 1, timeout=180)  # refilled after the claims, and started
+            self.assertEqual(len(pool), 1, (pool, st.gateway_log()[-3000:]))
+            pooled = pool[0]
             names = {k: container_of(st, s)[0] for k, s in
                      (("live", live), ("dead", dead), ("dropped", dropped), ("moved", moved))}
             names["pooled"] = "sandpipe-" + pooled

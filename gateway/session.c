@@ -128,6 +128,12 @@ session_log(gw_session_t *s)
     return s->log;
 }
 
+bool
+session_stopped(const gw_session_t *s)
+{
+    return s->status == SESSION_STOPPED;
+}
+
 gw_session_t *
 session_find(const char *id)
 {

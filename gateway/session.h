@@ -70,6 +70,7 @@ const char *session_id(const gw_session_t *s);
 const char *session_owner(const gw_session_t *s);
 session_status_t session_status(const gw_session_t *s);
 event_log_t *session_log(gw_session_t *s);
+bool session_stopped(const gw_session_t *s); /* status STOPPED (deleted), not just let go */
 json_object *session_describe(const gw_session_t *s);
 
 /* Queues an OpenHands action (borrowed); returns its event seq, or 0 with err. The action event

@@ -37,12 +37,28 @@ ws_queue_text(struct lws *wsi, pss_t *p, const char *text, size_t len)
     lws_callback_on_writable(wsi);
 }
 
-/* The session is going away (its log too): hand the client the events it has not seen yet
- * (the final STOPPED status among them), then say the session ended and close. */
+/* The session is going away (its log too). Stopped: hand the client the events it has not seen
+ * yet (the final STOPPED status among them), then say the session ended and close. Not stopped
+ * (this gateway shuts down, or a peer took the session over): its unconfirmed events are not
+ * shown (whoever serves it next may give their seqs to other events); the client is told to
+ * come back, with 1001 (going away), which clients take as "reconnect". */
 void
 ws_cursor_gone(gw_sub_t *sub)
 {
     cursor_t *c = (cursor_t *)sub;
+    if (c->s && !session_stopped(c->s)) {
+        c->s = NULL;
+        if (c->wsi) {
+            pss_t *p = lws_wsi_user(c->wsi);
+            ws_queue_reply(c->wsi, p,
+                           ws_error_msg("unavailable",
+                                        "this gateway no longer serves the session: reconnect "
+                                        "with since=<last seq> (its owner may have changed)",
+                                        NULL));
+            ws_close_after_replies(c->wsi, p, LWS_CLOSE_STATUS_GOINGAWAY, "gateway going away");
+        }
+        return;
+    }
     if (c->wsi && c->s && !c->batch_n) {
         pss_t *p = lws_wsi_user(c->wsi);
         event_log_t *log = session_log(c->s);

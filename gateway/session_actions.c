@@ -24,6 +24,13 @@ on_link_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
     chan_kind_t *kind = c ? exec_client_get_chan_data(c, ch) : NULL;
     metrics_output(n);
     if (kind == &session_kind_action && ch == s->act_ch) {
+        size_t dup = s->act_skip < n ? (size_t)s->act_skip : n; /* in events already */
+        s->act_skip -= dup;
+        s->act_recv += dup;
+        p += dup;
+        n -= dup;
+        if (n == 0)
+            return;
         buf_append(&s->out, p, n);
         s->act_recv += n;
         if (s->out.len >= GW_OUTPUT_CHUNK)
@@ -57,6 +64,8 @@ on_attached(gw_session_t *s, json_object *msg)
         json_set_int(e, "bytes", (int64_t)(to - from));
         json_set_str(e, "reason", "output lost by the event store");
         event_log_append(s->log, e);
+        uint64_t gone = to > s->act_recv ? to - s->act_recv : 0; /* not sent again */
+        s->act_skip = s->act_skip > gone ? s->act_skip - gone : 0;
         s->act_recv = to;
         s->act_stored = to;
     }
@@ -102,7 +111,7 @@ clear_action(gw_session_t *s)
     s->act_attach = false;
     json_object_put(s->act_action);
     s->act_action = NULL;
-    s->act_recv = s->act_granted = s->act_stored = 0;
+    s->act_recv = s->act_granted = s->act_stored = s->act_skip = 0;
 }
 
 /* The observation event of action seq (takes obs); watchers hear of it once it is stored. */
@@ -281,10 +290,13 @@ on_link_down(void *ud, const char *why)
     s->plugins_ch = 0;
     s->plugins_pending = false;
     if (s->act_ch) {
-        /* The executor keeps the action (it is durable): take it over from what is in events
-         * once the link is back. Output not yet in an event is sent again. */
+        /* The executor keeps the action (it is durable): take it over from what is stored once
+         * the link is back, not from what is in events: those not yet stored may never be (this
+         * gateway may die, or lose the session to a peer, first), and the executor forgets what
+         * is below the offset. Output not yet in an event is sent again. */
         s->reattach_seq = s->act_seq;
-        s->reattach_off = s->act_recv - s->out.len;
+        s->reattach_off = s->act_stored;
+        s->reattach_have = s->act_recv - s->out.len;
         s->reattach_action = s->act_action;
         s->act_action = NULL;
         buf_clear(&s->out);
@@ -372,7 +384,11 @@ session_start_next_action(gw_session_t *s)
         s->reattach_seq = 0;
         s->reattach_action = NULL;
         s->act_t0 = gw_now();
-        open_action(s, c, seq, action, true, s->reattach_off);
+        uint64_t off = s->reattach_off, have = s->reattach_have;
+        s->reattach_have = 0;
+        open_action(s, c, seq, action, true, off);
+        if (s->act_ch)
+            s->act_skip = have > off ? have - off : 0;
         return;
     }
     /* Only once its action event is stored: the executor never runs an action the stream does

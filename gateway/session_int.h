@@ -69,8 +69,11 @@ struct gw_session {
     buf_t out_events;     /* out_event_t: output events not yet stored, oldest first */
     buf_t releases;       /* release_t: observations to confirm, then release on the executor */
     /* An action to take over once the link is up (after a lost link or a gateway restart):
-     * reattach_seq 0 if none; from the output offset reattach_off (what is in events). */
-    uint64_t reattach_seq, reattach_off;
+     * reattach_seq 0 if none; from the output offset reattach_off (what is stored in Redis: the
+     * executor forgets what is below it). reattach_have: where this gateway's events reach,
+     * stored or not (a lost link); the bytes up to it the executor sends again are already in
+     * events and are dropped (act_skip counts them down). */
+    uint64_t reattach_seq, reattach_off, reattach_have, act_skip;
     json_object *reattach_action;
     uv_timer_t timer; /* output flush */
     bool timer_armed;

@@ -99,14 +99,26 @@ static const char CLAIM_LUA[] =
     "if #moved > 0 or #pool > 0 then redis.call('SET', k .. ':taken', me, 'EX', 86400) end\n"
     "return {moved, pool}\n";
 
-/* ARGV: dead, me, now, message. The dead gateway's host has no live gateway left: each of its
- * sessions still running becomes ERROR (field, one status event with the next seq, sp:status),
- * once (the orphaned mark). Returns how many. */
-static const char ORPHAN_LUA[] =
+/* The dead gateway's host has no live gateway left: its sessions are to be marked ERROR, in two
+ * steps around the fence (closing its Redis connections, as for a claim), so that a gateway that
+ * was only cut off writes nothing the ERROR events could collide with: everything it wrote is in
+ * the stream before them, and once it is back it registers, which the second step checks.
+ * Step 1, ARGV: dead, me. Returns 1 when this gateway is to mark it (once: the orphaned mark). */
+static const char ORPHAN_MARK_LUA[] =
+    "local k = 'sp:gateway:' .. ARGV[1]\n"
+    "if redis.call('EXISTS', k) == 1 then return 0 end\n"
+    "if redis.call('SCARD', k .. ':sessions') == 0 then return 0 end\n"
+    "if not redis.call('SET', k .. ':orphaned', ARGV[2], 'NX') then return 0 end\n"
+    "return 1\n";
+
+/* Step 2, ARGV: dead, me, now, message. While it is still dead and the mark still ours: each of
+ * its sessions still running becomes ERROR (field, one status event with the next seq,
+ * sp:status). Returns how many. */
+static const char ORPHAN_WRITE_LUA[] =
     "local d = ARGV[1]\n"
     "local k = 'sp:gateway:' .. d\n"
     "if redis.call('EXISTS', k) == 1 then return 0 end\n"
-    "if not redis.call('SET', k .. ':orphaned', ARGV[2], 'NX') then return 0 end\n"
+    "if redis.call('GET', k .. ':orphaned') ~= ARGV[2] then return 0 end\n"
     "local n = 0\n"
     "for _, s in ipairs(redis.call('SMEMBERS', k .. ':sessions')) do\n"
     "  local h = 'sp:session:{' .. s .. '}'\n"
@@ -404,26 +416,44 @@ claim(const peer_t *p, bool pid_dead)
     redis_client_cmdv(on_claimed, c, 9, argv, NULL);
 }
 
+typedef struct {
+    char dead[64], host[128];
+} orphan_t;
+
 static void
-on_orphaned(redisReply *r, void *ud)
+on_orphan_marked(redisReply *r, void *ud)
 {
-    char *dead = ud;
-    if (r && r->type == REDIS_REPLY_INTEGER && r->integer > 0)
-        GW_LOG("%s died and no gateway of its host is left: its %lld sessions are ERROR", dead,
-               r->integer);
-    free(dead);
+    orphan_t *o = ud;
+    redisContext *rc = NULL;
+    if (r && r->type == REDIS_REPLY_INTEGER && r->integer == 1 && !g_gw.stopping &&
+        (rc = redis_client_sync_connect(g_gw.cfg.redis))) {
+        fence(rc, o->dead);
+        char now[32], msg[300];
+        snprintf(now, sizeof now, "%.6f", gw_wall());
+        snprintf(msg, sizeof msg,
+                 "the runtime's gateway %.64s is gone and no other gateway runs on its host %.64s",
+                 o->dead, o->host);
+        const char *argv[] = {"EVAL", ORPHAN_WRITE_LUA, "0", o->dead, g_gw.cfg.id, now, msg};
+        redisReply *w = redisCommandArgv(rc, 7, argv, NULL);
+        if (w && w->type == REDIS_REPLY_INTEGER && w->integer > 0)
+            GW_LOG("%s died and no gateway of its host is left: its %lld sessions are ERROR",
+                   o->dead, w->integer);
+        else if (w && w->type == REDIS_REPLY_ERROR)
+            GW_LOG("marking %s's sessions: %s", o->dead, w->str);
+        freeReplyObject(w);
+        redisFree(rc);
+    }
+    free(o);
 }
 
 static void
 orphan(const peer_t *p)
 {
-    char now[32], msg[300];
-    snprintf(now, sizeof now, "%.6f", gw_wall());
-    snprintf(msg, sizeof msg,
-             "the runtime's gateway %.64s is gone and no other gateway runs on its host %.64s",
-             p->id, p->host);
-    const char *argv[] = {"EVAL", ORPHAN_LUA, "0", p->id, g_gw.cfg.id, now, msg};
-    redis_client_cmdv(on_orphaned, xstrdup(p->id), 7, argv, NULL);
+    orphan_t *o = xcalloc(1, sizeof *o);
+    snprintf(o->dead, sizeof o->dead, "%s", p->id);
+    snprintf(o->host, sizeof o->host, "%s", p->host);
+    const char *argv[] = {"EVAL", ORPHAN_MARK_LUA, "0", p->id, g_gw.cfg.id};
+    redis_client_cmdv(on_orphan_marked, o, 5, argv, NULL);
 }
 
 static bool

@@ -231,5 +231,51 @@ class LastGatewayOfHostTest(unittest.TestCase):
         self.assertIn("back", got)
 
 
+class CutOffGatewayTest(unittest.TestCase):
+    """The only gateway of host-a stops answering (SIGSTOP) long enough for gw-1, on host-b, to
+    mark its session ERROR; resumed, gw-0 was cut off (its Redis connection closed), learns its
+    sessions were marked, re-reads them from Redis and serves them again: READY, every line of the
+    command that kept running once, in order, seqs without a gap."""
+
+    def setUp(self):
+        self.ms = MultiStack(n=2, pool=0, hosts=["host-a", "host-b"])
+
+    def tearDown(self):
+        if self.ms.alive(0):
+            os.kill(self.ms.gws[0].pid, signal.SIGCONT)
+        self.ms.stop()
+
+    def test_cut_off_gateway_takes_its_error_sessions_back(self):
+        ms = self.ms
+        sid = ms.create_on(0)
+        f = Follower(ms, sid)
+        f.start()
+        act = start_loop(f)
+        os.kill(ms.gws[0].pid, signal.SIGSTOP)
+        status = f"sp:session:{{{sid}}}"
+        self.assertTrue(wait_until(lambda: ms.redis("HGET", status, "status") == "ERROR", 90),
+                        ms.gateway_log()[-3000:])
+        os.kill(ms.gws[0].pid, signal.SIGCONT)
+        self.assertTrue(wait_until(lambda: ms.redis("HGET", status, "status") == "READY", 60),
+                        ms.gateway_log()[-3000:])
+        self.assertEqual(ms.owner(sid), "gw-0")
+        # still streaming after it came back
+        top = len(stream_events(ms, sid))
+        self.assertTrue(wait_until(lambda: len(stream_events(ms, sid)) > top + 3, 60))
+        f.until = act
+        c = ms.ws_to(0, f"/ws/sessions/{sid}")
+        c.send_json({"type": "signal", "id": "stop", "signal": "INT"})
+        self.assertTrue(f.done.wait(120), "no observation after the interrupt")
+        c.close()
+        f.stop()
+        check_lines(self, output_text(f.events, act))
+        check_seqs(self, f.events)
+        evs = stream_events(ms, sid)
+        self.assertEqual(output_text(f.events, act), output_text(evs, act))
+        self.assertEqual([e["seq"] for e in evs], list(range(1, len(evs) + 1)))
+        statuses = [e["status"] for e in evs if e.get("type") == "status"]
+        self.assertEqual(statuses[-2:], ["ERROR", "READY"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -97,8 +97,15 @@ class MultiStack(Stack):
         return r["result"]["id"]
 
     def stop(self):
-        for p in self.gws:
+        for i, p in enumerate(self.gws):
             if p and p.poll() is None:
+                if self.wraps[i]:  # the wrapper (unshare) does not pass SIGTERM on: end its child
+                    try:
+                        gw = self.gateway_pid(i)
+                        os.kill(gw, signal.SIGCONT)
+                        os.kill(gw, signal.SIGTERM)
+                    except (OSError, ValueError, IndexError):
+                        pass
                 p.send_signal(signal.SIGTERM)
                 try:
                     p.wait(10)

@@ -4,6 +4,7 @@
 # in the same run:
 #   - `echo hi` over a WebSocket to that session through nginx (routed by the lookup) next to the
 #     same straight to its gateway, and the same for a session of the first gateway;
+#   - execute_action straight to the second gateway's HTTP side (no nginx), next to its WebSocket;
 #   - the route lookup alone (GET /_sp/route on a gateway, kept connection), next to the API's
 #     cheapest authenticated Redis read (GET /api/v1/sessions/{id} through nginx): where the lookup
 #     runs;
@@ -25,6 +26,9 @@ echo "  → routed WebSocket +$(($(p50 <<<"$via2") - $(p50 <<<"$dir2"))) us at p
 echo "session on the first gateway, through nginx:  $via1"
 echo "session on the first gateway, straight to it: $dir1"
 echo "  → +$(($(p50 <<<"$via1") - $(p50 <<<"$dir1"))) us at p50"
+rest2=$("$B/bench/bench_api" latency 127.0.0.1 "$GW2_PORT" "$S2" "$USER_TOKEN" "$ROUNDS")
+echo "execute_action straight to the second gateway (its HTTP side, no nginx): ${rest2#REST execute_action via nginx }"
+echo "  → the gateway's HTTP side +$(($(p50 <<<"$rest2") - $(p50 <<<"$dir2"))) us at p50 over its WebSocket"
 "$B/bench/bench_api" lookup 127.0.0.1 "$GW_PORT" "/runtime/$S0/execute_action" "$USER_TOKEN" "$ROUNDS"
 "$B/bench/bench_api" getauth 127.0.0.1 "$HTTP_PORT" "/api/v1/sessions/$S0" "$USER_TOKEN" "$ROUNDS"
 echo '```'

@@ -128,7 +128,7 @@ render() {
 render "$HERE/sandpipe.conf.template" >"$PREFIX/nginx.conf"
 render "$HERE/fastcgi.conf.template" >"$PREFIX/fastcgi.conf"
 render "$HERE/web_headers.conf.template" >"$PREFIX/web_headers.conf"
-for f in ws_proxy http_proxy routed_errors; do render "$HERE/$f.conf.template" >"$PREFIX/$f.conf"; done
+for f in ws_proxy http_proxy routed_errors route_lookup; do render "$HERE/$f.conf.template" >"$PREFIX/$f.conf"; done
 gateways_conf >"$PREFIX/gateways.conf"
 if [ "$TLS" = 1 ]; then
     render "$HERE/sandpipe-tls.conf.template" >"$PREFIX/tls.conf"

@@ -153,8 +153,10 @@ gateway_step(job_t *j)
         return;
     }
     /* both on the one connection, answered in order: one round trip */
-    if (redis_client_cmd(on_gw_addr, j, "HGET sp:gateway:%s:info addr", j->r.gw) < 0)
-        return; /* on_gw_addr had NULL; the second command fails the same way */
+    if (redis_client_cmd(on_gw_addr, j, "HGET sp:gateway:%s:info addr", j->r.gw) < 0) {
+        finish(j, false); /* not connected (on_gw_addr had NULL and did nothing) */
+        return;
+    }
     redis_client_cmd(on_gw_alive, j, "EXISTS sp:gateway:%s", j->r.gw);
 }
 

@@ -30,8 +30,7 @@
 
 #define RT_ACTION_TIMEOUT_DEFAULT 120.0 /* api/openhands/action_server.c's */
 #define RT_WAIT_MARGIN_S          30
-#define WAIT_MAX_S                600            /* API_WAIT_MAX_S */
-#define JSON_BODY_MAX             (1024u * 1024) /* API_JSON_BODY_MAX */
+#define WAIT_MAX_S                600 /* API_WAIT_MAX_S */
 
 /* One request's action, from its route to its answer. Freed with the request (free_ud): its
  * timer closes first. */
@@ -385,32 +384,6 @@ on_rest_route(void *ud, const route_t *r)
     submit(h, p, s, p->claims.sub, p->claims.role, p->claims.session);
 }
 
-/* The body as api/http.c's api_body_object reads it; NULL when it answered. */
-static json_object *
-rest_body(http_req_t *h)
-{
-    if (h->body_too_big || h->body_len > JSON_BODY_MAX) {
-        http_rest_fail(h, ERR_TOO_BIG, "request body over %u bytes", (unsigned)JSON_BODY_MAX);
-        return NULL;
-    }
-    if (!h->body_len) {
-        http_rest_fail(h, ERR_BAD_REQ, "a JSON object body is required");
-        return NULL;
-    }
-    err_t err = {0};
-    json_object *o = json_parse(h->body, h->body_len, &err);
-    if (!o) {
-        http_rest_fail(h, ERR_BAD_REQ, "malformed JSON: %s", err.msg);
-        return NULL;
-    }
-    if (!json_object_is_type(o, json_type_object)) {
-        json_object_put(o);
-        http_rest_fail(h, ERR_BAD_REQ, "the body must be a JSON object");
-        return NULL;
-    }
-    return o;
-}
-
 void
 http_rest_actions(http_req_t *h, const char *id)
 {
@@ -426,7 +399,7 @@ http_rest_actions(http_req_t *h, const char *id)
     }
     if (!http_rest_auth(h, &p->claims))
         return;
-    json_object *body = rest_body(h);
+    json_object *body = http_rest_body(h);
     if (!body)
         return;
     /* Either the action itself ({"action":"run","args":{...}}) or a wrapper

@@ -77,3 +77,29 @@ http_arg_bool(const http_req_t *h, const char *name, bool def)
         return false;
     return def;
 }
+
+/* The body as api/http.c's api_body_object reads it; NULL when it answered. */
+json_object *
+http_rest_body(http_req_t *h)
+{
+    if (h->body_too_big || h->body_len > HTTP_JSON_BODY_MAX) {
+        http_rest_fail(h, ERR_TOO_BIG, "request body over %u bytes", (unsigned)HTTP_JSON_BODY_MAX);
+        return NULL;
+    }
+    if (!h->body_len) {
+        http_rest_fail(h, ERR_BAD_REQ, "a JSON object body is required");
+        return NULL;
+    }
+    err_t err = {0};
+    json_object *o = json_parse(h->body, h->body_len, &err);
+    if (!o) {
+        http_rest_fail(h, ERR_BAD_REQ, "malformed JSON: %s", err.msg);
+        return NULL;
+    }
+    if (!json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
+        http_rest_fail(h, ERR_BAD_REQ, "the body must be a JSON object");
+        return NULL;
+    }
+    return o;
+}

@@ -4,13 +4,15 @@
 #ifndef SP_HTTP_REST_H
 #define SP_HTTP_REST_H
 
+#include <json-c/json.h>
 #include <stdbool.h>
 
 #include "http_server.h"
 #include "jwt.h"
 #include "route.h"
 
-#define HTTP_REST_MSG_MAX 512 /* API_ERR_REST_MSG_MAX */
+#define HTTP_REST_MSG_MAX  512            /* API_ERR_REST_MSG_MAX */
+#define HTTP_JSON_BODY_MAX (1024u * 1024) /* API_JSON_BODY_MAX */
 
 /* {"error":{"code":err_name(code),"message":...}} with code's REST status. */
 void http_rest_fail(http_req_t *h, int code, const char *fmt, ...)
@@ -20,6 +22,9 @@ bool http_rest_auth(http_req_t *h, jwt_claims_t *c);
 /* The API's rules: admin all, user its own, viewer sees its one session and changes nothing. */
 bool http_may_see(const jwt_claims_t *c, const route_t *r);
 bool http_may_write(const jwt_claims_t *c, const route_t *r);
+/* The body as api/http.c's api_body_object reads it (a JSON object, new ref); NULL when it
+ * answered 400/413. */
+json_object *http_rest_body(http_req_t *h);
 /* A query flag as api_query_bool reads it ("", true, 1, yes / false, 0, no; def otherwise). */
 bool http_arg_bool(const http_req_t *h, const char *name, bool def);
 

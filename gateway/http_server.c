@@ -7,7 +7,8 @@
  *   POST /runtime/{id}/execute_action      the OpenHands action server's (http_actions.c);
  *                                          /rt-<16 hex>/… is /runtime/rt-<16 hex>/…
  *   POST /api/v1/sessions/{id}/actions     REST (http_actions.c)
- *   GET  /api/v1/sessions/{id}/files/download   REST, streamed (http_files.c) */
+ *   GET  /api/v1/sessions/{id}/files/download   REST, streamed (http_files.c)
+ *   POST /api/v1/sessions/{id}/signal, GET …/files, GET …/files/stat   REST (http_relay.c) */
 #include "http_server.h"
 
 #include <libwebsockets.h>
@@ -18,6 +19,7 @@
 #include "buf.h"
 #include "http_actions.h"
 #include "http_files.h"
+#include "http_relay.h"
 #include "json_util.h"
 #include "route.h"
 #include "xalloc.h"
@@ -148,6 +150,8 @@ http_answer_json(http_req_t *h, int status, json_object *o)
 
 typedef void (*http_fn)(http_req_t *h, const char *id);
 
+static bool match(const char *path, const char *prefix, const char *suffix, char *id, size_t cap);
+
 static const struct {
     const char *method, *prefix, *suffix; /* prefix {id} suffix, or prefix alone (no id) */
     http_fn fn;
@@ -156,7 +160,23 @@ static const struct {
     {"POST", "/runtime/", "/execute_action", http_rt_execute_action},
     {"POST", "/api/v1/sessions/", "/actions", http_rest_actions},
     {"GET", "/api/v1/sessions/", "/files/download", http_files_download},
+    {"POST", "/api/v1/sessions/", "/signal", http_signal},
+    {"GET", "/api/v1/sessions/", "/files", http_files_list},
+    {"GET", "/api/v1/sessions/", "/files/stat", http_files_stat},
 };
+
+bool
+http_serves(const char *method, const char *uri)
+{
+    char path[512], id[128];
+    snprintf(path, sizeof path, "%s%.500s", !strncmp(uri, "/rt-", 4) ? "/runtime" : "", uri);
+    path[strcspn(path, "?#")] = '\0';
+    for (size_t i = 1; i < sizeof routes / sizeof routes[0]; i++) /* not the lookup itself */
+        if (!strcmp(method, routes[i].method) &&
+            match(path, routes[i].prefix, routes[i].suffix, id, sizeof id))
+            return true;
+    return false;
+}
 
 /* path is prefix + one segment + suffix (a trailing slash tolerated): the segment into id. */
 static bool

@@ -74,6 +74,9 @@ void http_stream_head(http_req_t *h, int status, const char *ctype, unsigned lon
                       const char *extra);
 void http_stream_write(http_req_t *h, const void *p, size_t n);
 void http_stream_end(http_req_t *h);
+/* Whether the gateway serves method on uri (a raw request URI; the lookup itself aside): what
+ * nginx may send here. */
+bool http_serves(const char *method, const char *uri);
 /* The query argument name (without "="), or NULL. */
 const char *http_arg(const http_req_t *h, const char *name);
 

@@ -347,11 +347,11 @@ static const ops_t ops[] = {
     {"health", R, G, OPS_WS, NULL, op_gateway_health},
     /* the REST API's work on a session's sandbox */
     {"action", W, S, OPS_INBOX | OPS_HTTP, NULL, op_action},
-    {"signal", W, S, OPS_INBOX, NULL, op_signal},
+    {"signal", W, S, OPS_INBOX | OPS_HTTP, NULL, op_signal},
     {"health", R, S, OPS_INBOX, NULL, op_exec}, /* the sandbox's, from its executor */
     {"file.read", R, S, OPS_INBOX, NULL, op_exec},
-    {"file.list", R, S, OPS_INBOX, NULL, op_exec},
-    {"file.stat", R, S, OPS_INBOX, NULL, op_exec},
+    {"file.list", R, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
+    {"file.stat", R, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
     {"oh.list_files", R, S, OPS_INBOX, NULL, op_exec},
     {"file.write", W, S, OPS_INBOX, NULL, op_exec},
     {"file.mkdir", W, S, OPS_INBOX, NULL, op_exec},

@@ -386,5 +386,12 @@ route_http(http_req_t *h, const char *unused)
         free(l);
         return;
     }
+    if (u.kind != ROUTE_URI_WS && !http_serves(h->uri_method, h->uri)) {
+        /* a route of the session the gateways do not serve (e.g. DELETE …/files beside GET
+         * …/files): the API answers it */
+        refuse(h, 404, ERR_NOT_FOUND, "not a route the gateway serves");
+        free(l);
+        return;
+    }
     route_resolve(u.id, on_route, l);
 }

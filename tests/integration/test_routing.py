@@ -71,6 +71,11 @@ class Routing(unittest.TestCase):
                                                  token=self.alice, timeout=30)
                     self.assertEqual(st, 202, res)
                     self.assertGreater(res["seq"], 0)
+                    st, res, _ = self.st.request("GET", f"/api/v1/sessions/{sid}/files?path=.", token=self.alice)
+                    self.assertEqual(st, 200, res)
+                    st, res, _ = self.st.request("GET", f"/api/v1/sessions/{sid}/files/stat?path=.",
+                                                 token=self.alice)
+                    self.assertEqual(st, 200, res)
                     ws = self.ws(f"/ws/sessions/{sid}", self.alice)
                     _, out, obs = run_action(ws, "echo ws-$((6*7))")
                     ws.close()
@@ -85,6 +90,18 @@ class Routing(unittest.TestCase):
                             break
                     ws.close()
                     self.assertIn(b"term-42", seen)
+                    # a signal interrupts a running command, then the shell goes on
+                    st, res, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/actions",
+                                                 {"action": "run", "args": {"command": "sleep 60"}},
+                                                 token=self.alice)
+                    self.assertEqual(st, 202, res)
+                    st, res, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/signal", {"signal": "INT"},
+                                                 token=self.alice)
+                    self.assertEqual((st, res), (200, {}))
+                    st, ev, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true",
+                                                {"action": "run", "args": {"command": "echo after"}},
+                                                token=self.alice, timeout=60)
+                    self.assertEqual(st, 200, ev)
         finally:
             self.st.api.send_signal(signal.SIGCONT)
 
@@ -95,7 +112,7 @@ class Routing(unittest.TestCase):
                                       "sha256sum big.bin | cut -c1-64", "blocking": True, "timeout": 300}},
             token=self.alice, timeout=320)
         self.assertEqual(st, 200, ev)
-        want = ev["observation"]["content"].strip()
+        want = ev["observation"]["content"].strip().splitlines()[-1]  # its last line: the hash
         self.st.api.send_signal(signal.SIGSTOP)  # the API is not on the path
         try:
             c = http.client.HTTPConnection("127.0.0.1", self.st.http_port, timeout=120)

@@ -1,0 +1,194 @@
+/* http_relay.c — one op of ops.c on the session's own gateway, its result the HTTP body
+ * (http_relay.h). Who may: checked here with the API's texts, then by ops_dispatch. */
+#include "http_relay.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err_http.h"
+#include "http_rest.h"
+#include "json_util.h"
+#include "ops.h"
+#include "route.h"
+#include "session.h"
+#include "xalloc.h"
+
+typedef struct {
+    jwt_claims_t claims;
+    json_object *op; /* the op's fields, "op" included (owned) */
+    bool write;
+    char id[128];
+} relay_t;
+
+static void
+relay_free(void *ud)
+{
+    relay_t *r = ud;
+    json_object_put(r->op);
+    free(r);
+}
+
+static void
+answer_ok(const ops_reply_t *to, json_object *result)
+{
+    http_req_t *h = http_find(to->conn);
+    if (h)
+        http_answer_json(h, 200, result);
+    else
+        json_object_put(result);
+}
+
+static void
+answer_fail(const ops_reply_t *to, json_object *error)
+{
+    http_req_t *h = http_find(to->conn);
+    if (h)
+        http_rest_fail(h, err_from_gateway_name(json_get_str(error, "code", "internal")), "%s",
+                       json_get_str(error, "message", "the gateway failed"));
+    json_object_put(error);
+}
+
+static void
+unknown_op(const ops_call_t *c)
+{
+    ops_fail(c->reply, "internal", "not an op of the HTTP routes");
+}
+
+static const ops_t relay_unknown = {NULL, true, true, OPS_HTTP, NULL, unknown_op};
+
+static const ops_transport_t relay_transport = {
+    .via = OPS_HTTP,
+    .ok = answer_ok,
+    .fail = answer_fail,
+    .observed = NULL,
+    .forbidden = "forbidden",
+    .hides_refusals = false,
+    .actor = "over HTTP",
+    .unknown = &relay_unknown,
+};
+
+static void
+on_route(void *ud, const route_t *r)
+{
+    http_req_t *h = http_find((uint64_t)(uintptr_t)ud);
+    if (!h)
+        return;
+    relay_t *x = h->ud;
+    if (!r) {
+        http_rest_fail(h, ERR_UNAVAILABLE, "Redis is not reachable");
+        return;
+    }
+    if (!r->found || !http_may_see(&x->claims, r)) {
+        http_rest_fail(h, ERR_NOT_FOUND, "no session %.100s", x->id);
+        return;
+    }
+    if (x->write && !http_may_write(&x->claims, r)) {
+        http_rest_fail(h, ERR_FORBIDDEN, "this token is read-only");
+        return;
+    }
+    if (!strcmp(r->status, "STOPPED")) {
+        http_rest_fail(h, ERR_SESSION_ENDED, "the session has stopped");
+        return;
+    }
+    gw_session_t *s = session_find(r->sid);
+    if (!s && !r->gw_alive) {
+        http_rest_fail(h, ERR_GATEWAY_DOWN, "the session's gateway %.100s is not running", r->gw);
+        return;
+    }
+    if (!s) {
+        http_rest_fail(h, ERR_UNAVAILABLE, "the session is on gateway %.100s, not this one", r->gw);
+        return;
+    }
+    json_set_str(x->op, "session", session_id(s));
+    ops_reply_t to = {.via = &relay_transport, .conn = h->id};
+    ops_call_t c = {
+        .op = json_get_str(x->op, "op", ""),
+        .args = x->op,
+        .who = {.sub = x->claims.sub, .role = x->claims.role, .session = x->claims.session},
+        .reply = &to};
+    ops_dispatch(&c);
+}
+
+/* The request's relay (op taken), once its token is checked; NULL when it answered. */
+static relay_t *
+relay_new(http_req_t *h, const char *id, bool write)
+{
+    relay_t *x = xcalloc(1, sizeof *x);
+    x->write = write;
+    snprintf(x->id, sizeof x->id, "%s", id);
+    h->ud = x;
+    h->free_ud = relay_free;
+    return http_rest_auth(h, &x->claims) ? x : NULL;
+}
+
+static void
+relay_go(http_req_t *h, relay_t *x, json_object *op)
+{
+    x->op = op;
+    route_resolve(x->id, on_route, (void *)(uintptr_t)h->id);
+}
+
+/* ?path= as api/files.c's path_param: def when absent (NULL: required). */
+static const char *
+path_arg(http_req_t *h, const char *def)
+{
+    const char *v = http_arg(h, "path");
+    if (!v && def)
+        return def;
+    if (!v || !*v) {
+        http_rest_fail(h, ERR_BAD_REQ, "query parameter path is required (URL-encoded)");
+        return NULL;
+    }
+    return v;
+}
+
+void
+http_files_list(http_req_t *h, const char *id)
+{
+    relay_t *x = relay_new(h, id, false);
+    const char *path = x ? path_arg(h, ".") : NULL;
+    if (!path)
+        return;
+    json_object *op = json_object_new_object();
+    json_set_str(op, "op", "file.list");
+    json_set_str(op, "path", path);
+    json_set_bool(op, "hidden", http_arg_bool(h, "hidden", true));
+    relay_go(h, x, op);
+}
+
+void
+http_files_stat(http_req_t *h, const char *id)
+{
+    relay_t *x = relay_new(h, id, false);
+    const char *path = x ? path_arg(h, NULL) : NULL;
+    if (!path)
+        return;
+    json_object *op = json_object_new_object();
+    json_set_str(op, "op", "file.stat");
+    json_set_str(op, "path", path);
+    relay_go(h, x, op);
+}
+
+void
+http_signal(http_req_t *h, const char *id)
+{
+    relay_t *x = relay_new(h, id, true);
+    if (!x)
+        return;
+    json_object *body = http_rest_body(h);
+    if (!body)
+        return;
+    json_object *sig = json_get(body, "signal");
+    if (!sig || !json_object_is_type(sig, json_type_string)) {
+        json_object_put(body);
+        http_rest_fail(h, ERR_BAD_REQ, "signal must be a string such as \"INT\"");
+        return;
+    }
+    json_object *op = json_object_new_object();
+    json_set_str(op, "op", "signal");
+    json_set_str(op, "signal", json_object_get_string(sig));
+    json_object_put(body);
+    relay_go(h, x, op);
+}

@@ -81,6 +81,13 @@ ws_guard_failure(struct lws *wsi, const char **reason)
     return g->frames.code;
 }
 
+bool
+ws_guard_unwatched(struct lws *wsi)
+{
+    guard_t *g = lws_get_opaque_user_data(wsi);
+    return g && g->frames.phase == WSF_PLAIN;
+}
+
 ssize_t
 recv(int fd, void *buf, size_t len, int flags)
 {

@@ -3,6 +3,7 @@
 #ifndef SP_WS_GUARD_H
 #define SP_WS_GUARD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct lws;
@@ -16,5 +17,8 @@ void ws_guard_detach(struct lws *wsi);
  * static reason for the close frame. A failure asks lws for a WRITEABLE callback, where the
  * connection is expected to check this and close. */
 uint16_t ws_guard_failure(struct lws *wsi, const char **reason);
+/* True when the connection's frames are not being vetted: its first request was plain HTTP
+ * (ws_frames' WSF_PLAIN), so a later upgrade on the same connection must be refused. */
+bool ws_guard_unwatched(struct lws *wsi);
 
 #endif

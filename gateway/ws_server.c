@@ -455,6 +455,9 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
     switch (reason) {
     case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED: ws_guard_attach(wsi, WS_MSG_MAX); break;
     case LWS_CALLBACK_WSI_DESTROY: ws_guard_detach(wsi); break;
+    /* An upgrade behind a plain HTTP request on a kept connection would skip the frame watch
+     * (ws_guard): nginx never sends one, so it is refused before the handshake's answer. */
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: return ws_guard_unwatched(wsi) ? -1 : 0;
     case LWS_CALLBACK_ESTABLISHED: {
         nconns++;
         int rc = setup(wsi, p);

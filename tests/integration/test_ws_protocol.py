@@ -136,6 +136,32 @@ class WebSocketProtocol(unittest.TestCase):
         self.assertEqual(ws.recv_json(10)["error"]["code"], "bad_request")
         self.health(ws)
 
+    def test_no_upgrade_behind_a_plain_request_on_one_connection(self):
+        # The frame watch starts with a connection's first request; a plain HTTP request first
+        # (as nginx's route lookups send) would leave an upgrade behind it unwatched: refused.
+        import socket
+        sock = socket.create_connection(("127.0.0.1", self.st.port), timeout=10)
+        self.socks.append(type("S", (), {"sock": sock})())
+        sock.sendall(b"GET /_sp/route HTTP/1.1\r\nHost: x\r\n\r\n")
+        first = sock.recv(65536)
+        self.assertTrue(first.startswith(b"HTTP/1.1 "), first)
+        path = f"/ws/control?token={self.st.token()}"
+        sock.sendall((f"GET {path} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                      "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                      "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+        rest = b""
+        try:
+            while True:
+                b = sock.recv(65536)
+                if not b:
+                    break
+                rest += b
+        except (ConnectionError, socket.timeout):
+            pass
+        self.assertNotIn(b"101 Switching Protocols", rest, rest)
+        self.assertIsNone(self.st.gw.poll(), "the gateway died")
+        self.health(self.bystander)
+
     def test_an_unmasked_frame_closes_1002(self):
         ws = self.open()
         ws.send_frame(TEXT, b'{"id":1,"method":"health"}', mask=False)

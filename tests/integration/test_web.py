@@ -42,10 +42,18 @@ class Browser(unittest.TestCase):
                    SP_USER_TOKEN=STACK.token(sub="alice", role="user"),
                    SP_SHOTS=SHOTS,
                    SP_NGINX_PID=str(STACK.nginx.pid))
-        r = subprocess.run(["node", "--test", "--test-reporter=spec", f"tests/{name}.test.mjs"],
-                           cwd=WEB, env=env, capture_output=True, text=True, timeout=timeout)
-        out = r.stdout + r.stderr
+        def run():
+            r = subprocess.run(["node", "--test", "--test-reporter=spec", f"tests/{name}.test.mjs"],
+                               cwd=WEB, env=env, capture_output=True, text=True, timeout=timeout)
+            return r, r.stdout + r.stderr
+        r, out = run()
         print(out)
+        if r.returncode != 0 and "Target crashed" in out:
+            # Chromium's renderer itself died (seen once under a loaded full run, never alone):
+            # the page cannot answer after that, so the file runs once more, and says so.
+            print(f"web/tests/{name}.test.mjs: Chromium's renderer crashed; running it again")
+            r, out = run()
+            print(out)
         self.assertEqual(r.returncode, 0, f"web/tests/{name}.test.mjs failed:\n{out[-6000:]}")
 
     def test_sign_in(self):

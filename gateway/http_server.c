@@ -308,7 +308,7 @@ int
 http_on_body(struct lws *wsi, http_req_t *h, const void *in, size_t len)
 {
     (void)wsi;
-    if (!h || h->body_too_big)
+    if (!h || h->body_too_big || len == 0) /* lws may pass an empty chunk with in NULL */
         return 0;
     if (h->body_len + len > HTTP_BODY_MAX) {
         h->body_too_big = true;

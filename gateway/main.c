@@ -107,8 +107,7 @@ on_stop(uv_signal_t *h, int signo)
     sessions_shutdown();
     pool_stop();
     redis_client_stop();
-    lws_context_destroy(g_gw.lws);
-    g_gw.lws = NULL;
+    lws_context_destroy(g_gw.lws); /* begins: lws NULLs g_gw.lws (pcontext) once it is done */
     uv_close((uv_handle_t *)&sigint, NULL);
     uv_close((uv_handle_t *)&sigterm, NULL);
     uv_close((uv_handle_t *)&tick, NULL);
@@ -367,6 +366,7 @@ main(int argc, char **argv)
     info->protocols = ws_protocols();
     info->ka_time = 0;
     info->timeout_secs = 30;
+    info->pcontext = &g_gw.lws;
     g_gw.lws = lws_create_context(info);
     if (!g_gw.lws) {
         fprintf(stderr, "sandpipe-gateway: cannot start libwebsockets for %s\n", listen);
@@ -385,6 +385,12 @@ main(int argc, char **argv)
     GW_LOG("%s started (provider %s, pool %d, redis %s)", cfg->id, cfg->provider, cfg->pool_size,
            cfg->redis);
     uv_run(g_gw.loop, UV_RUN_DEFAULT);
+    /* On a foreign loop lws finishes its destroy in steps, each one a call once its handles
+     * closed; the quit timer may have stopped the loop before the last step ran. */
+    for (int i = 0; i < 4 && g_gw.lws; i++) {
+        lws_context_destroy(g_gw.lws);
+        uv_run(g_gw.loop, UV_RUN_NOWAIT);
+    }
     GW_LOG("stopped");
     return 0; /* the loop may still hold handles lws left open: the process ends them */
 }

@@ -1,6 +1,8 @@
 /* json_util.c — json-c helpers. */
 #include "json_util.h"
 
+#include "io.h"
+
 #include <string.h>
 
 #define JSON_MAX_DEPTH 64
@@ -141,6 +143,19 @@ json_text(json_object *obj, size_t *len)
     const char *s = json_object_to_json_string_length(
         obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len);
     return s;
+}
+
+int
+json_write_line(int fd, json_object *obj)
+{
+    size_t len;
+    const char *t = json_text(obj, &len);
+    buf_t b = BUF_INIT;
+    buf_append(&b, t, len);
+    buf_append(&b, "\n", 1);
+    int rc = io_write_all(fd, b.data, b.len);
+    buf_free(&b);
+    return rc;
 }
 
 void

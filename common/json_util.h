@@ -40,4 +40,8 @@ void json_escape_append(buf_t *b, const char *s, size_t n);
 /* Compact serialisation, borrowed from obj until it changes or is freed. */
 const char *json_text(json_object *obj, size_t *len);
 
+/* obj's compact text and a newline written to fd in one piece (a line-delimited JSON stream,
+ * as the plugins speak to the executor): 0, or -errno. */
+int json_write_line(int fd, json_object *obj);
+
 #endif

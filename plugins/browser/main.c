@@ -38,22 +38,10 @@ static struct {
 static void
 emit(json_object *ev)
 {
-    size_t len;
-    const char *t = json_object_to_json_string_length(
-        ev, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-    buf_t b = BUF_INIT;
-    buf_append(&b, t, len);
-    buf_append(&b, "\n", 1);
-    for (size_t off = 0; off < b.len;) {
-        ssize_t w = write(1, b.data + off, b.len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            exit(0);
-        off += (size_t)w;
-    }
-    buf_free(&b);
+    int rc = json_write_line(1, ev);
     json_object_put(ev);
+    if (rc < 0)
+        exit(0);
 }
 
 /* The browser's state for the executor's plugins table. */

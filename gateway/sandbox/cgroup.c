@@ -2,6 +2,7 @@
  * Everything here is synchronous file I/O on cgroupfs. Paths are built with path_join (strlen +
  * memcpy only) so that cgroup_enter can run between fork() and exec(). */
 #include "cgroup.h"
+#include "provider.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,6 +17,8 @@
 
 #include "json_util.h"
 #include "xalloc.h"
+
+#define CGROUP_ID_MAX 63 /* a session id as a cgroup name */
 
 static const char *const ctrl_name[CG_NCTRL] = {"memory", "pids", "cpu", "cpuacct", "freezer"};
 
@@ -140,19 +143,6 @@ self_cgroup(const char *ctrl, char *out, size_t n)
     fclose(f);
 }
 
-static bool
-valid_id(const char *id)
-{
-    size_t n = strlen(id);
-    if (n == 0 || n > 63)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!(id[i] >= 'a' && id[i] <= 'z') && !(id[i] >= 'A' && id[i] <= 'Z') &&
-            !(id[i] >= '0' && id[i] <= '9') && id[i] != '-' && id[i] != '_')
-            return false;
-    return true;
-}
-
 /* mkdir <root>/sandpipe/<id>, falling back to <root>/<self>/sandpipe/<id>. For v2, enable_ctl
  * is written to each parent's cgroup.subtree_control on the way (best effort). */
 static int
@@ -267,7 +257,7 @@ cgroup_create(cgroup_t *cg, const char *mount, const char *id, const cgroup_limi
               err_t *err)
 {
     memset(cg, 0, sizeof *cg);
-    if (!valid_id(id))
+    if (!provider_safe_id(id, CGROUP_ID_MAX))
         return err_set(err, EINVAL, "cgroup: invalid sandbox id '%s'", id);
     if (!mount)
         mount = CGROUP_MOUNT_DEFAULT;
@@ -336,7 +326,7 @@ cgroup_open(cgroup_t *cg, const char *mount, int version, const char *rel)
     if (!mount)
         mount = CGROUP_MOUNT_DEFAULT;
     if ((version != 1 && version != 2) || !rel || strncmp(rel, "sandpipe/", 9) != 0 ||
-        !valid_id(rel + 9))
+        !provider_safe_id(rel + 9, CGROUP_ID_MAX))
         return -ENOENT;
     snprintf(cg->rel, sizeof cg->rel, "%s", rel);
     int found = 0;

@@ -122,11 +122,11 @@ sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
 
 /* ---- layout ---- */
 
-static bool
-valid_id(const char *id)
+bool
+provider_safe_id(const char *id, size_t max)
 {
     size_t n = id ? strlen(id) : 0;
-    if (n == 0 || n > 48)
+    if (n == 0 || n > max)
         return false;
     for (size_t i = 0; i < n; i++)
         if (!(id[i] >= 'a' && id[i] <= 'z') && !(id[i] >= 'A' && id[i] <= 'Z') &&
@@ -225,7 +225,7 @@ choose_uid(const sandbox_spec_t *spec, sandbox_t *sb, bool own_uid, const char *
 int
 provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, bool own_uid, err_t *err)
 {
-    if (!valid_id(spec->id))
+    if (!provider_safe_id(spec->id, 48))
         return err_set(err, ERR_BAD_REQ, "sandbox id must be 1-48 of [A-Za-z0-9_-]");
     if (!spec->state_dir || !spec->state_dir[0])
         return err_set(err, ERR_BAD_REQ, "no state_dir");
@@ -276,26 +276,33 @@ sandbox_socket_path(sandbox_t *sb)
 }
 
 int
-provider_listen(const sandbox_t *sb, err_t *err)
+provider_listen_at(const sandbox_t *sb, const char *name, uid_t uid, gid_t gid, int sock_flags,
+                   int backlog, err_t *err)
 {
     char ctl[PATH_MAX + 16], addr[64];
     snprintf(ctl, sizeof ctl, "%s/" PROVIDER_CTL_DIR, sb->dir);
     int dfd = open(ctl, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0)
         return err_set(err, errno, "open %s: %s", ctl, strerror(errno));
-    /* Bound through the directory's fd: no length limit from sun_path, no second lookup. */
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(addr, sizeof addr, "/proc/self/fd/%d/%s", dfd, PROVIDER_SOCKET_NAME);
+    snprintf(addr, sizeof addr, "/proc/self/fd/%d/%s", dfd, name);
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", addr);
-    unlinkat(dfd, PROVIDER_SOCKET_NAME, 0); /* a stale socket from an earlier life */
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), e = 0;
+    unlinkat(dfd, name, 0); /* a stale socket from an earlier life */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | sock_flags, 0), e = 0;
     if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
-        fchmodat(dfd, PROVIDER_SOCKET_NAME, 0600, 0) < 0 || listen(fd, 128) < 0)
-        e = err_set(err, errno, "executor socket in %s: %s", ctl, strerror(errno));
+        fchmodat(dfd, name, 0600, 0) < 0 ||
+        (uid != (uid_t)-1 && fchownat(dfd, name, uid, gid, 0) < 0) || listen(fd, backlog) < 0)
+        e = err_set(err, errno, "%s in %s: %s", name, ctl, strerror(errno));
     close(dfd);
     if (e < 0 && fd >= 0)
         close(fd);
     return e < 0 ? e : fd;
+}
+
+int
+provider_listen(const sandbox_t *sb, err_t *err)
+{
+    return provider_listen_at(sb, PROVIDER_SOCKET_NAME, (uid_t)-1, (gid_t)-1, 0, 128, err);
 }
 
 /* ---- detached spawn ---- */

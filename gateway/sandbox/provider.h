@@ -142,6 +142,15 @@ int sandbox_socket_path(sandbox_t *sb);
  * directory made by provider_prepare). Returns the fd (O_CLOEXEC; the caller passes it to
  * provider_spawn, then closes it) or < 0 with err set. */
 int provider_listen(const sandbox_t *sb, err_t *err);
+/* A listening unix socket <dir>/ctl/<name> (mode 0600; chowned to uid:gid unless uid is
+ * (uid_t)-1), bound through the directory's fd (no sun_path limit, no second lookup); sock_flags
+ * are added to SOCK_STREAM | SOCK_CLOEXEC. The fd, or < 0 with err set. */
+int provider_listen_at(const sandbox_t *sb, const char *name, uid_t uid, gid_t gid, int sock_flags,
+                       int backlog, err_t *err);
+
+/* Is id safe as one path component and a cgroup or container name: 1 to max ASCII letters,
+ * digits, '-' and '_'? */
+bool provider_safe_id(const char *id, size_t max);
 
 /* Creates the sandbox's cgroup (degrading to none with sb->warning set), starts argv[0] with envp
  * fully detached (own session, reparented to init), inside that cgroup, as sb->uid:sb->gid

@@ -156,30 +156,6 @@ on_handoff(uv_poll_t *p, int status, int events)
         uv_poll_stop(&h->poll); /* freed when Docker's answer to the start comes */
 }
 
-/* A listening unix socket at <dir>/ctl/<name>, mode 0600, owned by uid. */
-static int
-listen_at(const sandbox_t *sb, const char *name, uid_t uid, gid_t gid, err_t *err)
-{
-    char ctl[PATH_MAX + 16], addr[64];
-    snprintf(ctl, sizeof ctl, "%s/" PROVIDER_CTL_DIR, sb->dir);
-    int dfd = open(ctl, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0)
-        return err_set(err, errno, "open %s: %s", ctl, strerror(errno));
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    snprintf(addr, sizeof addr, "/proc/self/fd/%d/%s", dfd, name);
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", addr);
-    unlinkat(dfd, name, 0);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), e = 0;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
-        fchmodat(dfd, name, 0600, 0) < 0 || fchownat(dfd, name, uid, gid, 0) < 0 ||
-        listen(fd, 4) < 0)
-        e = err_set(err, errno, "%s in %s: %s", name, ctl, strerror(errno));
-    close(dfd);
-    if (e < 0 && fd >= 0)
-        close(fd);
-    return e < 0 ? e : fd;
-}
-
 /* <dir>/<name>, root's, 0644, holding text. */
 static int
 write_file(const sandbox_t *sb, const char *name, const char *text, err_t *err)
@@ -387,7 +363,7 @@ docker_create_async(const sandbox_spec_t *spec, provider_done_fn done, void *ud,
         (e = write_file(sb, "passwd", passwd, err)) < 0 ||
         (e = write_file(sb, "group", group, err)) < 0 ||
         (e = h->listen_fd = provider_listen(sb, err)) < 0 ||
-        (e = h->handoff_fd = listen_at(sb, HANDOFF_NAME, sb->uid, sb->gid, err)) < 0) {
+        (e = h->handoff_fd = provider_listen_at(sb, HANDOFF_NAME, sb->uid, sb->gid, SOCK_NONBLOCK, 4, err)) < 0) {
         provider_env_free(envp);
         provider_generic_destroy(sb, true, NULL);
         h->listen_fd = h->handoff_fd = -1; /* closed on failure by their makers */

@@ -14,8 +14,10 @@ const oi = process.argv.indexOf('--outdir');
 const dist = oi > 0 ? resolve(process.argv[oi + 1]) : join(here, 'dist');
 const watch = process.argv.includes('--watch');
 
-// Each page: its entry module and its HTML template (pages/NAME.html with @CSS@ and @JS@).
+// Each page: its entry module and its title, filled into the one HTML template (pages/page.html:
+// @TITLE@, @CSS@, @JS@).
 const pages = { index: 'src/main.js', watch: 'src/watch.js' };
+const titles = { index: 'sandpipe', watch: 'sandpipe · watch' };
 
 const options = {
   absWorkingDir: here,
@@ -43,9 +45,9 @@ function writePages(meta) {
     if (!js) throw new Error(`no output for ${entry}`);
     const file = (p) => 'assets/' + p.split('/').pop();
     const css = js[1].cssBundle ? `<link rel="stylesheet" href="/${file(js[1].cssBundle)}">` : '';
-    const tpl = readFileSync(join(here, 'pages', name + '.html'), 'utf8');
+    const tpl = readFileSync(join(here, 'pages', 'page.html'), 'utf8');
     writeFileSync(join(dist, name + '.html'),
-      tpl.replace('@CSS@', css).replace('@JS@', `<script type="module" src="/${file(js[0])}"></script>`));
+      tpl.replace('@TITLE@', titles[name]).replace('@CSS@', css).replace('@JS@', `<script type="module" src="/${file(js[0])}"></script>`));
   }
   for (const [path] of outputs) {
     if (path.endsWith('.map') || path.endsWith('.LEGAL.txt')) continue;

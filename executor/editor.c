@@ -131,6 +131,27 @@ missing(ed_result_t *res, const char *command, const char *param)
                         xasprintf("Parameter `%s` is required for command: %s.", param, command));
 }
 
+/* The existing text file's contents into text (freed on failure): NULL, or the error text. */
+static char *
+read_existing(const char *real, const char *display, buf_t *text)
+{
+    char *msg = ed_validate_file(real, display);
+    if (!msg && (msg = ed_read_text(real, display, text)))
+        buf_free(text);
+    return msg;
+}
+
+/* An edit's result: the text before and after (both taken) and the output. */
+static int
+edited(ed_result_t *res, buf_t *before, char *after, size_t after_len, buf_t *out)
+{
+    res->old_len = before->len;
+    res->old_content = buf_steal(before);
+    res->new_len = after_len;
+    res->new_content = after;
+    return ed_set_output(res, out);
+}
+
 static int
 cmd_create(editor_t *ed, const char *real, const char *display, const ed_args_t *a,
            ed_result_t *res)
@@ -196,14 +217,10 @@ cmd_str_replace(editor_t *ed, const char *real, const char *display, const ed_ar
         buf_puts(&m, ". No replacement was performed. `new_str` and `old_str` must be different.");
         return ed_set_error(res, buf_steal(&m));
     }
-    char *msg = ed_validate_file(real, display);
+    buf_t text = BUF_INIT;
+    char *msg = read_existing(real, display, &text);
     if (msg)
         return ed_set_error(res, msg);
-    buf_t text = BUF_INIT;
-    if ((msg = ed_read_text(real, display, &text))) {
-        buf_free(&text);
-        return ed_set_error(res, msg);
-    }
     const char *old = a->old_str, *new = a->new_str ? a->new_str : "";
     size_t old_len = a->old_len, new_len = a->new_str ? a->new_len : 0, idx = 0;
     buf_t lines = BUF_INIT;
@@ -257,11 +274,8 @@ cmd_str_replace(editor_t *ed, const char *real, const char *display, const ed_ar
     buf_puts(
         &out,
         "Review the changes and make sure they are as expected. Edit the file again if necessary.");
-    res->old_len = text.len;
-    res->old_content = buf_steal(&text);
-    res->new_len = updated.len;
-    res->new_content = buf_steal(&updated);
-    return ed_set_output(res, &out);
+    size_t updated_len = updated.len;
+    return edited(res, &text, buf_steal(&updated), updated_len, &out);
 }
 
 static int
@@ -272,14 +286,10 @@ cmd_insert(editor_t *ed, const char *real, const char *display, const ed_args_t 
         return missing(res, "insert", "insert_line");
     if (!a->new_str)
         return missing(res, "insert", "new_str");
-    char *msg = ed_validate_file(real, display);
+    buf_t text = BUF_INIT;
+    char *msg = read_existing(real, display, &text);
     if (msg)
         return ed_set_error(res, msg);
-    buf_t text = BUF_INIT;
-    if ((msg = ed_read_text(real, display, &text))) {
-        buf_free(&text);
-        return ed_set_error(res, msg);
-    }
     long num_lines = ed_count_lines(text.data, text.len);
     long long at = a->insert_line;
     if (at < 0 || at > num_lines) {
@@ -317,24 +327,17 @@ cmd_insert(editor_t *ed, const char *real, const char *display, const ed_args_t 
                    at - ED_SNIPPET_CONTEXT + 1 > 1 ? (long)at - ED_SNIPPET_CONTEXT + 1 : 1);
     buf_puts(&out, "Review the changes and make sure they are as expected (correct indentation, no "
                    "duplicate lines, etc). Edit the file again if necessary.");
-    res->old_len = text.len;
-    res->old_content = buf_steal(&text);
-    res->new_len = updated.len;
-    res->new_content = buf_steal(&updated);
-    return ed_set_output(res, &out);
+    size_t updated_len = updated.len;
+    return edited(res, &text, buf_steal(&updated), updated_len, &out);
 }
 
 static int
 cmd_undo_edit(editor_t *ed, const char *real, const char *display, ed_result_t *res)
 {
-    char *msg = ed_validate_file(real, display);
+    buf_t current = BUF_INIT;
+    char *msg = read_existing(real, display, &current);
     if (msg)
         return ed_set_error(res, msg);
-    buf_t current = BUF_INIT;
-    if ((msg = ed_read_text(real, display, &current))) {
-        buf_free(&current);
-        return ed_set_error(res, msg);
-    }
     size_t len = 0;
     char *old = history_pop(ed, real, &len);
     if (!old) {
@@ -349,11 +352,7 @@ cmd_undo_edit(editor_t *ed, const char *real, const char *display, ed_result_t *
     buf_t out = BUF_INIT;
     buf_printf(&out, "Last edit to %s undone successfully. ", display);
     ed_make_output(&out, old, len, display, 1);
-    res->old_len = current.len;
-    res->old_content = buf_steal(&current);
-    res->new_len = len;
-    res->new_content = old;
-    return ed_set_output(res, &out);
+    return edited(res, &current, old, len, &out);
 }
 
 /* ---- dispatch: OHEditor.__call__ and validate_path ---- */

@@ -363,7 +363,8 @@ docker_create_async(const sandbox_spec_t *spec, provider_done_fn done, void *ud,
         (e = write_file(sb, "passwd", passwd, err)) < 0 ||
         (e = write_file(sb, "group", group, err)) < 0 ||
         (e = h->listen_fd = provider_listen(sb, err)) < 0 ||
-        (e = h->handoff_fd = provider_listen_at(sb, HANDOFF_NAME, sb->uid, sb->gid, SOCK_NONBLOCK, 4, err)) < 0) {
+        (e = h->handoff_fd =
+             provider_listen_at(sb, HANDOFF_NAME, sb->uid, sb->gid, SOCK_NONBLOCK, 4, err)) < 0) {
         provider_env_free(envp);
         provider_generic_destroy(sb, true, NULL);
         h->listen_fd = h->handoff_fd = -1; /* closed on failure by their makers */

@@ -31,7 +31,10 @@ struct conn {
     bool need_token;
     char *token;
     bool closing;
+    conn_t *next_open, *prev_open; /* the open connections (conn_close_all) */
 };
+
+static conn_t *g_open;
 
 static void conn_close(conn_t *c);
 
@@ -513,6 +516,12 @@ conn_close(conn_t *c)
     if (c->closing)
         return;
     c->closing = true;
+    if (c->prev_open)
+        c->prev_open->next_open = c->next_open;
+    else
+        g_open = c->next_open;
+    if (c->next_open)
+        c->next_open->prev_open = c->prev_open;
     while (c->channels) {
         channel_t *ch = c->channels;
         c->channels = ch->next;
@@ -543,6 +552,17 @@ conn_start(int fd, bool need_token, const char *token)
         conn_free(c);
         return;
     }
+    c->next_open = g_open;
+    if (g_open)
+        g_open->prev_open = c;
+    g_open = c;
     if (!need_token)
         send_hello(c);
+}
+
+void
+conn_close_all(void)
+{
+    while (g_open)
+        conn_close(g_open);
 }

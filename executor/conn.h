@@ -38,6 +38,8 @@ struct channel {
 
 /* Starts serving a connected socket (takes ownership of fd). */
 void conn_start(int fd, bool need_token, const char *token);
+/* Closes every open connection (at exit; their memory goes at the next loop_run_deferred). */
+void conn_close_all(void);
 
 int64_t chan_credit(const channel_t *ch);
 /* Sends DATA; n must not exceed chan_credit(). Splits into FRAME_DATA_CHUNK frames. */

@@ -164,8 +164,8 @@ loop_defer_free(loop_t *l, void *p, void (*fn)(void *))
     l->deferred = d;
 }
 
-static void
-run_deferred(loop_t *l)
+void
+loop_run_deferred(loop_t *l)
 {
     while (l->deferred) {
         deferred_t *d = l->deferred;
@@ -208,8 +208,8 @@ loop_run(loop_t *l)
             if (w->fd >= 0 && w->events) /* may have been paused or removed in this batch */
                 w->cb(w, evs[i].events);
         }
-        run_deferred(l);
+        loop_run_deferred(l);
         run_timers(l);
-        run_deferred(l);
+        loop_run_deferred(l);
     }
 }

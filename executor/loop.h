@@ -44,6 +44,8 @@ void loop_timer_stop(loop_t *l, ltimer_t *t);
 
 /* Frees p with fn after the current dispatch batch (p stays valid until then). */
 void loop_defer_free(loop_t *l, void *p, void (*fn)(void *));
+/* Runs the deferred frees now (after loop_run returned). */
+void loop_run_deferred(loop_t *l);
 
 /* Runs until loop_stop(). */
 void loop_run(loop_t *l);

@@ -345,6 +345,8 @@ main(int argc, char **argv)
     fprintf(stderr, "sandpipe-executor %s listening on %s (workspace %s)\n", SANDPIPE_VERSION,
             lst.listen, g_exec.workspace);
     loop_run(g_exec.loop);
+    conn_close_all();
+    loop_run_deferred(g_exec.loop);
     ipython_shutdown();
     browser_shutdown();
     if (strncmp(lst.listen, "unix:", 5) == 0)

@@ -227,4 +227,8 @@ class Executor:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
+        from stack import sanitizer_reports  # stack imports this module
+        reports = sanitizer_reports(self.tmp)
         shutil.rmtree(self.tmp, ignore_errors=True)
+        if reports:
+            raise AssertionError("sanitizer report in the executor's log:\n" + "\n".join(reports))

@@ -15,6 +15,32 @@ from wsclient import WS, jwt
 BUILD = os.path.join(ROOT, "build", MODE)
 
 
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
+def sanitizer_reports(root):
+    """The sanitizer reports (ASan, LSan, UBSan) in the logs under root: a process that died of
+    one shows up in a test only as a missing answer, so the stack says so itself."""
+    found = []
+    for d, _, files in os.walk(root):
+        for f in files:
+            if not (f.endswith(".log") or f.endswith(".stderr")):
+                continue
+            path = os.path.join(d, f)
+            try:
+                with open(path, errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            for m in SANITIZER_MARKS:
+                i = text.find(m)
+                if i >= 0:
+                    start = text.rfind("\n", 0, max(0, i - 200)) + 1
+                    found.append(f"{os.path.relpath(path, root)}: {text[start:i + 1500]}")
+                    break
+    return found
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -209,7 +235,10 @@ class Stack:
             self.redis_proc.terminate()
             self.redis_proc.wait(5)
         self.log.close()
+        reports = sanitizer_reports(self.tmp)
         shutil.rmtree(self.tmp, ignore_errors=True)
+        if reports:
+            raise AssertionError("sanitizer report in the stack's logs:\n" + "\n".join(reports))
 
 
 def containers_under(state_dir):

@@ -28,7 +28,7 @@ struct exec_link {
     bool pipe_open, up, connecting, freeing, quiet;
     int closing_handles;
     size_t backlog;
-    double last_pong;
+    double last_heard; /* any frame from the executor: a PONG may queue behind megabytes of DATA */
     char readbuf[READ_BUF];
 };
 
@@ -93,7 +93,7 @@ c_hello(void *ud, json_object *hello)
     exec_link_t *l = ud;
     l->up = true;
     l->connecting = false;
-    l->last_pong = gw_now();
+    l->last_heard = gw_now();
     if (l->cbs.on_up)
         l->cbs.on_up(l->ud);
 }
@@ -102,6 +102,7 @@ static void
 c_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
 {
     exec_link_t *l = ud;
+    l->last_heard = gw_now();
     if (l->cbs.on_data)
         l->cbs.on_data(l->ud, ch, is_stderr, p, n);
 }
@@ -110,6 +111,7 @@ static void
 c_json(void *ud, uint32_t ch, json_object *msg)
 {
     exec_link_t *l = ud;
+    l->last_heard = gw_now();
     if (l->cbs.on_json)
         l->cbs.on_json(l->ud, ch, msg);
 }
@@ -136,7 +138,7 @@ c_pong(void *ud, const uint8_t *p, size_t n)
     (void)p;
     (void)n;
     exec_link_t *l = ud;
-    l->last_pong = gw_now();
+    l->last_heard = gw_now();
 }
 
 static void
@@ -246,7 +248,7 @@ on_timer(uv_timer_t *t)
     if (!l->up || l->quiet)
         return;
     double now = gw_now();
-    if ((now - l->last_pong) * 1000.0 > EXEC_LINK_DEAD_MS) {
+    if ((now - l->last_heard) * 1000.0 > EXEC_LINK_DEAD_MS) {
         link_down(l, "executor stopped answering heartbeats");
         return;
     }
@@ -356,7 +358,7 @@ exec_link_set_quiet(exec_link_t *l, bool quiet)
 {
     l->quiet = quiet;
     if (!quiet)
-        l->last_pong = gw_now(); /* a thawed executor answers the next ping */
+        l->last_heard = gw_now(); /* a thawed executor answers the next ping */
 }
 
 void

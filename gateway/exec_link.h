@@ -1,6 +1,7 @@
 /* exec_link.h — one gateway-to-executor connection: a uv pipe to the executor's unix socket
  * driving an exec_client (common/exec_client.h), with connect retries, heartbeats (PING every
- * EXEC_LINK_PING_MS; no PONG within EXEC_LINK_DEAD_MS means dead) and backpressure on writes.
+ * EXEC_LINK_PING_MS; nothing heard, a PONG or any other frame, within EXEC_LINK_DEAD_MS means
+ * dead) and backpressure on writes.
  *
  * Ownership: the link owns its uv handles and the exec_client; exec_link_free closes them and
  * frees the link in the last close callback. Callbacks never run after exec_link_free. */

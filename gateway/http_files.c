@@ -122,6 +122,9 @@ on_close(void *ud, json_object *res)
     }
     json_object *err = json_get(res, "error");
     if (d->head_sent) {
+        if (err) /* the client sees the body end short of its Content-Length; say why here */
+            GW_LOG("download of %.200s cut short: %s", d->path,
+                   json_get_str(err, "message", "the executor failed"));
         http_stream_end(h); /* short of its Content-Length after an error: the socket closes */
     } else if (err) {
         http_rest_fail(h, err_from_gateway_name(json_get_str(err, "code", "internal")), "%s",

@@ -1,8 +1,6 @@
-/* redis_client.c — hiredis async on libuv with reconnect. The hiredis libuv adapter is a header
- * of static functions; it is included here only. */
+/* redis_client.c — hiredis async on libuv (redis_uv.c) with reconnect. */
 #include "redis_client.h"
 
-#include <hiredis/adapters/libuv.h>
 #include <hiredis/async.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +8,7 @@
 #include <string.h>
 
 #include "gw.h"
+#include "redis_uv.h"
 #include "xalloc.h"
 
 static redisAsyncContext *ac;
@@ -192,7 +191,7 @@ connect_now(void)
         schedule_retry();
         return;
     }
-    redisLibuvAttach(ac, g_gw.loop);
+    redis_uv_attach(ac, g_gw.loop);
     redisAsyncSetConnectCallback(ac, on_connect);
     redisAsyncSetDisconnectCallback(ac, on_disconnect);
 }

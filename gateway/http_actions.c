@@ -21,6 +21,7 @@
 #include "gw.h"
 #include "http_rest.h"
 #include "json_util.h"
+#include "jwt_cache.h"
 #include "ops.h"
 #include "plugin_texts.h"
 #include "redis_client.h"
@@ -281,9 +282,7 @@ on_rt_route(void *ud, const route_t *r)
         ok = true;
     } else if (h->api_key[0]) {
         err_t err = {0};
-        ok = jwt_verify(g_gw.secret, g_gw.secret_len, h->api_key, (int64_t)gw_wall(), c, &err) ==
-                 0 &&
-             http_may_write(c, r);
+        ok = jwt_cache_verify(h->api_key, (int64_t)gw_wall(), c, &err) == 0 && http_may_write(c, r);
     }
     if (!ok) {
         rt_fail(h, ERR_FORBIDDEN, "Invalid API Key");

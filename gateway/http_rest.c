@@ -9,6 +9,7 @@
 #include "err_http.h"
 #include "gw.h"
 #include "json_util.h"
+#include "jwt_cache.h"
 
 void
 http_rest_fail(http_req_t *h, int code, const char *fmt, ...)
@@ -56,7 +57,7 @@ http_rest_auth(http_req_t *h, jwt_claims_t *c)
         return false;
     }
     err_t err = {0};
-    rc = jwt_verify(g_gw.secret, g_gw.secret_len, token, (int64_t)gw_wall(), c, &err);
+    rc = jwt_cache_verify(token, (int64_t)gw_wall(), c, &err);
     if (rc == -ERR_AUTH_EXPIRED)
         http_rest_fail(h, ERR_AUTH_EXPIRED, "the token has expired");
     else if (rc < 0)

@@ -14,6 +14,7 @@
 #include "gw.h"
 #include "json_util.h"
 #include "jwt.h"
+#include "jwt_cache.h"
 #include "redis_client.h"
 #include "route_uri.h"
 #include "session.h"
@@ -375,8 +376,7 @@ route_http(http_req_t *h, const char *unused)
     err_t err = {0};
     l->auth_code = ERR_AUTH;
     if (tok[0]) {
-        int rc =
-            jwt_verify(g_gw.secret, g_gw.secret_len, tok, (int64_t)gw_wall(), &l->claims, &err);
+        int rc = jwt_cache_verify(tok, (int64_t)gw_wall(), &l->claims, &err);
         l->authed = rc == 0;
         if (rc < 0)
             l->auth_code = -rc;

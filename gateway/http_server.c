@@ -25,6 +25,9 @@
 #include "xalloc.h"
 
 #define HTTP_WRITE_MAX (64 * 1024)
+/* Room left before an answer's body for its head: head and body leave in one write (one TCP
+ * segment for nginx to read, no wake-up between them). */
+#define HTTP_HEAD_MAX 1024
 
 static uint64_t next_id = 1;
 /* Requests that wait for an answer: few at a time (one per nginx connection). */
@@ -90,8 +93,8 @@ http_answer(http_req_t *h, int status, const char *ctype, const char *body, size
         return;
     h->answered = true;
     h->status = status;
-    h->out = xmalloc(LWS_PRE + len + 1);
-    memcpy(h->out + LWS_PRE, body, len);
+    h->out = xmalloc(LWS_PRE + HTTP_HEAD_MAX + len + 1);
+    memcpy(h->out + LWS_PRE + HTTP_HEAD_MAX, body, len);
     h->out_len = len;
     if (ctype)
         snprintf(h->extra + strlen(h->extra), sizeof h->extra - strlen(h->extra),
@@ -371,58 +374,72 @@ write_streamed(struct lws *wsi, http_req_t **slot)
     return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
+/* The head at *p (up to end): status, length, content type, the extra lines, the blank line. */
+static int
+write_head(struct lws *wsi, http_req_t *h, uint8_t **p, uint8_t *end)
+{
+    if (lws_add_http_header_status(wsi, (unsigned)h->status, p, end) ||
+        lws_add_http_header_content_length(wsi, h->streaming ? h->stream_total : h->out_len, p,
+                                           end))
+        return -1;
+    if (!strstr(h->extra, "content-type:") &&
+        lws_add_http_header_by_name(
+            wsi, (const uint8_t *)"content-type:", (const uint8_t *)"application/json", 16, p, end))
+        return -1;
+    for (char *line = h->extra; *line;) { /* "name: value\r\n" each */
+        char *colon = strchr(line, ':'), *eol = strstr(line, "\r\n");
+        if (!colon || !eol)
+            break;
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(colon + 1 - line), line);
+        const char *v = colon + 2;
+        if (lws_add_http_header_by_name(wsi, (const uint8_t *)name, (const uint8_t *)v,
+                                        (int)(eol - v), p, end))
+            return -1;
+        line = eol + 2;
+    }
+    return lws_finalize_http_header(wsi, p, end) ? -1 : 0;
+}
+
 int
 http_on_writeable(struct lws *wsi, http_req_t **slot)
 {
     http_req_t *h = *slot;
     if (!h || !h->answered)
         return 0;
-    if (!h->head_sent) {
-        uint8_t head[LWS_PRE + 1024], *start = head + LWS_PRE, *p = start,
-                                      *end = head + sizeof head - 1;
-        if (lws_add_http_header_status(wsi, (unsigned)h->status, &p, end) ||
-            lws_add_http_header_content_length(wsi, h->streaming ? h->stream_total : h->out_len, &p,
-                                               end))
-            return -1;
-        if (!strstr(h->extra, "content-type:") &&
-            lws_add_http_header_by_name(wsi, (const uint8_t *)"content-type:",
-                                        (const uint8_t *)"application/json", 16, &p, end))
-            return -1;
-        for (char *line = h->extra; *line;) { /* "name: value\r\n" each */
-            char *colon = strchr(line, ':'), *eol = strstr(line, "\r\n");
-            if (!colon || !eol)
-                break;
-            char name[64];
-            snprintf(name, sizeof name, "%.*s", (int)(colon + 1 - line), line);
-            const char *v = colon + 2;
-            if (lws_add_http_header_by_name(wsi, (const uint8_t *)name, (const uint8_t *)v,
-                                            (int)(eol - v), &p, end))
+    if (h->streaming) {
+        if (!h->head_sent) {
+            uint8_t head[LWS_PRE + HTTP_HEAD_MAX], *start = head + LWS_PRE, *p = start;
+            if (write_head(wsi, h, &p, head + sizeof head - 1) < 0 ||
+                lws_write(wsi, start, (size_t)(p - start), LWS_WRITE_HTTP_HEADERS) !=
+                    (int)(p - start))
                 return -1;
-            line = eol + 2;
+            h->head_sent = true;
         }
-        if (lws_finalize_write_http_header(wsi, start, &p, end))
-            return -1;
-        h->head_sent = true;
-        if (h->out_len && lws_send_pipe_choked(wsi)) {
-            lws_callback_on_writable(wsi);
-            return 0;
-        }
-    }
-    if (h->streaming)
         return write_streamed(wsi, slot);
-    if (h->out_off < h->out_len) {
-        size_t n = h->out_len - h->out_off;
-        if (n > HTTP_WRITE_MAX)
-            n = HTTP_WRITE_MAX;
-        bool last = h->out_off + n == h->out_len;
-        if (lws_write(wsi, (unsigned char *)h->out + LWS_PRE + h->out_off, n,
-                      last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < (int)n)
+    }
+    /* The head is built apart, then copied just before the body: one write for both (lws keeps
+     * what the socket does not take and sends it before anything else). */
+    uint8_t *body = (uint8_t *)h->out + LWS_PRE + HTTP_HEAD_MAX;
+    size_t n = h->out_len - h->out_off, hl = 0;
+    if (n > HTTP_WRITE_MAX)
+        n = HTTP_WRITE_MAX;
+    if (!h->head_sent) {
+        uint8_t head[HTTP_HEAD_MAX], *p = head;
+        if (write_head(wsi, h, &p, head + sizeof head - 1) < 0)
             return -1;
-        h->out_off += n;
-        if (!last) {
-            lws_callback_on_writable(wsi);
-            return 0;
-        }
+        hl = (size_t)(p - head);
+        memcpy(body - hl, head, hl);
+        h->head_sent = true;
+    }
+    bool last = h->out_off + n == h->out_len;
+    if (lws_write(wsi, body + h->out_off - hl, hl + n,
+                  last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) < (int)(hl + n))
+        return -1;
+    h->out_off += n;
+    if (!last) {
+        lws_callback_on_writable(wsi);
+        return 0;
     }
     req_free(h);
     *slot = NULL;

@@ -19,7 +19,7 @@ ws_cursor_wake(gw_sub_t *sub)
 {
     cursor_t *c = (cursor_t *)sub;
     if (c->wsi)
-        lws_callback_on_writable(c->wsi);
+        ws_want_write(c->wsi);
 }
 
 void

@@ -64,9 +64,15 @@ typedef struct {
     uint16_t close_code;
     const char *close_reason; /* static, short */
     bool close_sent, half_closed;
+    bool write_asked; /* WRITEABLE asked for by ws_want_write and not yet delivered */
     uint64_t conn_id;
     struct http_req *http; /* a plain HTTP request on this connection (http_server.c) */
 } pss_t;
+
+/* ws_reply.c: asks for WRITEABLE unless already asked since the last one. Output arriving in
+ * many pieces per loop iteration (terminal chunks, stored events) asked each time, and with
+ * libuv every ask re-registers the socket with epoll, asked for or not. */
+void ws_want_write(struct lws *wsi);
 
 /* ws_server.c: refuses what the connection asked for: an error message, then close code 1008
  * with the error's code as the reason. Returns 0 (the connection lives until the close is out). */

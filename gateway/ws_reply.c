@@ -122,3 +122,14 @@ ws_write_text(struct lws *wsi, const char *s, size_t n, enum lws_write_protocol 
     free(b);
     return w < (int)n ? -1 : 0;
 }
+
+void
+ws_want_write(struct lws *wsi)
+{
+    pss_t *p = lws_wsi_user(wsi);
+    if (p && p->write_asked)
+        return;
+    if (p)
+        p->write_asked = true;
+    lws_callback_on_writable(wsi);
+}

@@ -29,6 +29,7 @@
 #include "http_server.h"
 #include "json_util.h"
 #include "jwt.h"
+#include "jwt_cache.h"
 #include "ops.h"
 #include "session.h"
 #include "ws_control.h"
@@ -237,7 +238,7 @@ authenticate(struct lws *wsi, pss_t *p)
         }
         snprintf(tok, sizeof tok, "%s", v);
     }
-    if (jwt_verify(g_gw.secret, g_gw.secret_len, tok, (int64_t)gw_wall(), &p->claims, &err) < 0) {
+    if (jwt_cache_verify(tok, (int64_t)gw_wall(), &p->claims, &err) < 0) {
         snprintf(p->auth_error, sizeof p->auth_error, "%s", err.msg);
         return;
     }
@@ -370,6 +371,7 @@ send_close(struct lws *wsi, pss_t *p)
 static int
 on_writeable(struct lws *wsi, pss_t *p)
 {
+    p->write_asked = false;
     check_guard(wsi, p);
     if (p->replies) {
         reply_t *r = p->replies;
@@ -489,8 +491,14 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
     return 0;
 }
 
+/* lws sends at most tx_packet_size bytes per send() (0: rx_buffer_size, else the context's
+ * 4096-byte service buffer) and keeps the rest for the next POLLOUT: a 64 KiB terminal write or
+ * HTTP body went out as 16 sends over 16 loop iterations. This bounds nothing else (the rx buffer
+ * each connection holds stays the default). */
+#define WS_TX_PACKET (256 * 1024)
+
 static const struct lws_protocols protocols[] = {
-    {JWT_WS_PROTOCOL, callback, sizeof(pss_t), 0, 0, NULL, 0},
+    {JWT_WS_PROTOCOL, callback, sizeof(pss_t), 0, 0, NULL, WS_TX_PACKET},
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 

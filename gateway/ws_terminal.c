@@ -23,7 +23,7 @@ term_wake(gw_term_client_t *tc)
 {
     pss_t *p = pss_of_term_client(tc);
     if (p->cur && p->cur->wsi)
-        lws_callback_on_writable(p->cur->wsi);
+        ws_want_write(p->cur->wsi);
 }
 
 /* The terminal lets go of this connection: taken over by another one (refused from now on),
@@ -160,7 +160,11 @@ ws_terminal_write(struct lws *wsi, pss_t *p)
             p->term_sent += n;
             if (!p->term_acking)
                 session_term_consumed(p->term, p->term_sent);
-            lws_callback_on_writable(wsi);
+            /* more held (it wrapped, or over WS_TERM_WRITE), or the exit to send: the next
+             * WRITEABLE; else term_wake asks when output comes */
+            int code;
+            if (p->term_sent < r->end || session_term_ended(p->term, &code))
+                ws_want_write(wsi);
             return 0;
         }
         int code;

@@ -2,7 +2,7 @@
  * from the executor's channel to the HTTP connection with the gateway's credit: the executor
  * gets credit back only for bytes that left for the socket, so a slow client slows the file
  * read and the gateway holds at most the executor's window per download. Texts and statuses
- * are sandpipe-api's (api/files.c, api_files_download). */
+ * are sandpipe-api's (common/file_req.c). */
 #include "http_files.h"
 
 #include <errno.h>
@@ -12,14 +12,13 @@
 #include <string.h>
 
 #include "err_http.h"
+#include "file_req.h"
 #include "gw.h"
 #include "http_rest.h"
 #include "json_util.h"
 #include "metrics.h"
 #include "session.h"
 #include "xalloc.h"
-
-#define PATH_MAX_LEN 4096 /* api/files.c's */
 
 /* One download; outlives its request when the client goes first (the channel's on_close always
  * comes, and frees it). */
@@ -28,8 +27,8 @@ typedef struct {
     session_stream_t *st; /* NULL once the executor closed the channel */
     bool head_sent;
     jwt_claims_t claims;
-    char path[PATH_MAX_LEN];
-    long long offset, length;
+    char path[FILE_REQ_PATH_MAX];
+    json_object *op; /* file.download's fields */
 } download_t;
 
 static http_req_t *
@@ -44,6 +43,8 @@ on_request_gone(void *ud)
 {
     download_t *d = ud;
     d->req = 0;
+    json_object_put(d->op);
+    d->op = NULL;
     if (d->st)
         session_stream_cancel(d->st); /* on_close follows, and frees d */
     else
@@ -56,29 +57,6 @@ on_sent(void *ud, size_t n)
     download_t *d = ud;
     if (d->st)
         session_stream_grant(d->st, n);
-}
-
-/* filename="…" keeps printable ASCII but quotes and backslashes; filename* has the exact name
- * (RFC 6266/5987), as api/files.c's disposition(). */
-static void
-disposition(char *out, size_t cap, const char *path)
-{
-    const char *base = strrchr(path, '/');
-    base = base && base[1] ? base + 1 : path;
-    char plain[256], exact[768];
-    size_t p = 0, e = 0;
-    for (const unsigned char *c = (const unsigned char *)base; *c && p + 1 < sizeof plain; c++)
-        plain[p++] = *c >= 0x20 && *c < 0x7f && *c != '"' && *c != '\\' ? (char)*c : '_';
-    plain[p] = '\0';
-    for (const unsigned char *c = (const unsigned char *)base; *c && e + 4 < sizeof exact; c++) {
-        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-            strchr("!#$&+-.^_`|~", *c))
-            exact[e++] = (char)*c;
-        else
-            e += (size_t)snprintf(exact + e, 4, "%%%02X", *c);
-    }
-    exact[e] = '\0';
-    snprintf(out, cap, "attachment; filename=\"%s\"; filename*=UTF-8''%s", plain, exact);
 }
 
 static void
@@ -94,7 +72,7 @@ on_json(void *ud, json_object *msg)
         return;
     }
     char disp[1200], extra[1400];
-    disposition(disp, sizeof disp, d->path);
+    file_req_disposition(disp, sizeof disp, d->path);
     snprintf(extra, sizeof extra, "content-disposition: %s\r\ncache-control: no-store\r\n", disp);
     d->head_sent = true;
     http_stream_head(h, 200, "application/octet-stream", (unsigned long long)bytes, extra);
@@ -165,36 +143,10 @@ on_route(void *ud, const route_t *r)
         http_rest_fail(h, ERR_UNAVAILABLE, "the session is on gateway %.100s, not this one", r->gw);
         return;
     }
-    json_object *op = json_object_new_object();
-    json_set_str(op, "op", "file.download");
-    json_set_str(op, "path", d->path);
-    json_set_int(op, "offset", d->offset);
-    json_set_int(op, "length", d->length);
     err_t err = {0};
-    d->st = session_stream_open(s, op, &stream_cbs, on_close, d, false, &err);
-    json_object_put(op);
+    d->st = session_stream_open(s, d->op, &stream_cbs, on_close, d, false, &err);
     if (!d->st)
         http_rest_fail(h, err.code ? err.code : ERR_INTERNAL, "%s", err.msg);
-}
-
-/* A query integer in [lo, hi] as api_query_int reads it; false when it answered 400. */
-static bool
-arg_int(http_req_t *h, const char *name, long long def, long long lo, long long hi, long long *out)
-{
-    const char *v = http_arg(h, name);
-    *out = def;
-    if (!v)
-        return true;
-    char *end = NULL;
-    errno = 0;
-    long long n = *v ? strtoll(v, &end, 10) : 0;
-    if (!*v || errno || *end || n < lo || n > hi) {
-        http_rest_fail(h, ERR_BAD_REQ, "query parameter %s must be an integer in [%lld, %lld]",
-                       name, lo, hi);
-        return false;
-    }
-    *out = n;
-    return true;
 }
 
 void
@@ -207,14 +159,13 @@ http_files_download(http_req_t *h, const char *id)
     h->on_sent = on_sent;
     if (!http_rest_auth(h, &d->claims))
         return;
-    const char *path = http_arg(h, "path");
-    if (!path || !*path || strlen(path) >= sizeof d->path) {
-        http_rest_fail(h, ERR_BAD_REQ, "query parameter path is required (URL-encoded)");
+    err_t err = {0};
+    file_req_query_t q = http_rest_query(h);
+    d->op = file_req_download(&q, &err);
+    if (!d->op) {
+        http_rest_fail(h, err.code, "%s", err.msg);
         return;
     }
-    snprintf(d->path, sizeof d->path, "%s", path);
-    if (!arg_int(h, "offset", 0, 0, INT64_MAX, &d->offset) ||
-        !arg_int(h, "length", -1, -1, INT64_MAX, &d->length))
-        return;
+    snprintf(d->path, sizeof d->path, "%s", json_get_str(d->op, "path", ""));
     route_resolve(id, on_route, (void *)(uintptr_t)h->id);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "err_http.h"
+#include "file_req.h"
 #include "http_rest.h"
 #include "json_util.h"
 #include "ops.h"
@@ -130,45 +131,80 @@ relay_go(http_req_t *h, relay_t *x, json_object *op)
     route_resolve(x->id, on_route, (void *)(uintptr_t)h->id);
 }
 
-/* ?path= as api/files.c's path_param: def when absent (NULL: required). */
-static const char *
-path_arg(http_req_t *h, const char *def)
+/* A files route whose op its query gives (file_req.h). */
+static void
+query_op(http_req_t *h, const char *id, bool write,
+         json_object *(*build)(const file_req_query_t *q, err_t *err))
 {
-    const char *v = http_arg(h, "path");
-    if (!v && def)
-        return def;
-    if (!v || !*v) {
-        http_rest_fail(h, ERR_BAD_REQ, "query parameter path is required (URL-encoded)");
-        return NULL;
-    }
-    return v;
+    relay_t *x = relay_new(h, id, write);
+    if (!x)
+        return;
+    err_t err = {0};
+    file_req_query_t q = http_rest_query(h);
+    json_object *op = build(&q, &err);
+    if (!op)
+        http_rest_fail(h, err.code, "%s", err.msg);
+    else
+        relay_go(h, x, op);
+}
+
+/* A files route whose op its JSON body gives (file_req.h); they all change files. */
+static void
+body_op(http_req_t *h, const char *id, json_object *(*build)(json_object *body, err_t *err))
+{
+    relay_t *x = relay_new(h, id, true);
+    json_object *body = x ? http_rest_body(h) : NULL;
+    if (!body)
+        return;
+    err_t err = {0};
+    json_object *op = build(body, &err);
+    json_object_put(body);
+    if (!op)
+        http_rest_fail(h, err.code, "%s", err.msg);
+    else
+        relay_go(h, x, op);
 }
 
 void
 http_files_list(http_req_t *h, const char *id)
 {
-    relay_t *x = relay_new(h, id, false);
-    const char *path = x ? path_arg(h, ".") : NULL;
-    if (!path)
-        return;
-    json_object *op = json_object_new_object();
-    json_set_str(op, "op", "file.list");
-    json_set_str(op, "path", path);
-    json_set_bool(op, "hidden", http_arg_bool(h, "hidden", true));
-    relay_go(h, x, op);
+    query_op(h, id, false, file_req_list);
 }
 
 void
 http_files_stat(http_req_t *h, const char *id)
 {
-    relay_t *x = relay_new(h, id, false);
-    const char *path = x ? path_arg(h, NULL) : NULL;
-    if (!path)
-        return;
-    json_object *op = json_object_new_object();
-    json_set_str(op, "op", "file.stat");
-    json_set_str(op, "path", path);
-    relay_go(h, x, op);
+    query_op(h, id, false, file_req_stat);
+}
+
+void
+http_files_read(http_req_t *h, const char *id)
+{
+    query_op(h, id, false, file_req_read);
+}
+
+void
+http_files_remove(http_req_t *h, const char *id)
+{
+    query_op(h, id, true, file_req_remove);
+}
+
+void
+http_files_write(http_req_t *h, const char *id)
+{
+    body_op(h, id, file_req_write);
+}
+
+void
+http_files_mkdir(http_req_t *h, const char *id)
+{
+    body_op(h, id, file_req_mkdir);
+}
+
+void
+http_files_move(http_req_t *h, const char *id)
+{
+    body_op(h, id, file_req_move);
 }
 
 void

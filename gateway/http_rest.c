@@ -79,6 +79,18 @@ http_arg_bool(const http_req_t *h, const char *name, bool def)
     return def;
 }
 
+static const char *
+query_get(const void *src, const char *name)
+{
+    return http_arg(src, name);
+}
+
+file_req_query_t
+http_rest_query(const http_req_t *h)
+{
+    return (file_req_query_t){query_get, h};
+}
+
 /* The body as api/http.c's api_body_object reads it; NULL when it answered. */
 json_object *
 http_rest_body(http_req_t *h)

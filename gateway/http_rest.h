@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
+#include "file_req.h"
 #include "http_server.h"
 #include "jwt.h"
 #include "route.h"
@@ -27,5 +28,8 @@ bool http_may_write(const jwt_claims_t *c, const route_t *r);
 json_object *http_rest_body(http_req_t *h);
 /* A query flag as api_query_bool reads it ("", true, 1, yes / false, 0, no; def otherwise). */
 bool http_arg_bool(const http_req_t *h, const char *name, bool def);
+
+/* h's query for file_req.h (borrowed from h). */
+file_req_query_t http_rest_query(const http_req_t *h);
 
 #endif

@@ -8,7 +8,8 @@
  *                                          /rt-<16 hex>/… is /runtime/rt-<16 hex>/…
  *   POST /api/v1/sessions/{id}/actions     REST (http_actions.c)
  *   GET  /api/v1/sessions/{id}/files/download   REST, streamed (http_files.c)
- *   POST /api/v1/sessions/{id}/signal, GET …/files, GET …/files/stat   REST (http_relay.c) */
+ *   POST /api/v1/sessions/{id}/signal, GET/DELETE …/files, GET …/files/stat,
+ *        GET/POST …/files/content, POST …/files/mkdir, …/files/move   REST (http_relay.c) */
 #include "http_server.h"
 
 #include <libwebsockets.h>
@@ -166,6 +167,11 @@ static const struct {
     {"POST", "/api/v1/sessions/", "/signal", http_signal},
     {"GET", "/api/v1/sessions/", "/files", http_files_list},
     {"GET", "/api/v1/sessions/", "/files/stat", http_files_stat},
+    {"GET", "/api/v1/sessions/", "/files/content", http_files_read},
+    {"POST", "/api/v1/sessions/", "/files/content", http_files_write},
+    {"DELETE", "/api/v1/sessions/", "/files", http_files_remove},
+    {"POST", "/api/v1/sessions/", "/files/mkdir", http_files_mkdir},
+    {"POST", "/api/v1/sessions/", "/files/move", http_files_move},
 };
 
 bool

@@ -296,7 +296,7 @@ op_exec(const ops_call_t *c)
     }
     err_t err = {0};
     ops_reply_t *to = ops_reply_keep(c->reply);
-    const ops_t *d = ops_find(c->op, OPS_INBOX);
+    const ops_t *d = ops_find(c->op, c->reply->via->via);
     int rc = d && !d->writes ? session_probe_op(c->s, req, on_exec_done, to, &err)
                              : session_exec_op(c->s, req, on_exec_done, to, &err);
     if (rc < 0) {
@@ -349,14 +349,14 @@ static const ops_t ops[] = {
     {"action", W, S, OPS_INBOX | OPS_HTTP, NULL, op_action},
     {"signal", W, S, OPS_INBOX | OPS_HTTP, NULL, op_signal},
     {"health", R, S, OPS_INBOX, NULL, op_exec}, /* the sandbox's, from its executor */
-    {"file.read", R, S, OPS_INBOX, NULL, op_exec},
+    {"file.read", R, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
     {"file.list", R, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
     {"file.stat", R, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
     {"oh.list_files", R, S, OPS_INBOX, NULL, op_exec},
-    {"file.write", W, S, OPS_INBOX, NULL, op_exec},
-    {"file.mkdir", W, S, OPS_INBOX, NULL, op_exec},
-    {"file.move", W, S, OPS_INBOX, NULL, op_exec},
-    {"file.remove", W, S, OPS_INBOX, NULL, op_exec},
+    {"file.write", W, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
+    {"file.mkdir", W, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
+    {"file.move", W, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
+    {"file.remove", W, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
     {"file.upload", W, S, OPS_INBOX, NULL, op_upload},
     {"file.download", R, S, OPS_INBOX, NULL, op_download},
 };

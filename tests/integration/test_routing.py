@@ -145,6 +145,73 @@ class Routing(unittest.TestCase):
         self.st.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true",
                         {"action": "run", "args": {"command": "rm -f big.bin"}}, token=self.alice)
 
+    def files(self, sid, method, path, body=None, token=None, **kw):
+        return self.st.request(method, f"/api/v1/sessions/{sid}/files{path}", body,
+                               token=token or self.alice, **kw)[:2]
+
+    def test_2c_the_files_routes_are_served_by_the_owner_with_the_apis_answers(self):
+        viewer = self.st.token(sub="carol", role="viewer", session=self.sessions[0])
+        self.st.api.send_signal(signal.SIGSTOP)  # the API is not on the path
+        try:
+            for sid in self.sessions:
+                with self.subTest(session=sid, gateway=self.owner[sid]):
+                    f = lambda *a, **kw: self.files(sid, *a, **kw)  # noqa: E731
+                    self.assertEqual(f("POST", "/mkdir", {"path": "fr/sub"}),
+                                     (200, {"path": "/workspace/fr/sub", "created": True}))
+                    st, body = f("POST", "/content", {"path": "fr/sub/a.txt", "content": "one\ntwo\n"})
+                    self.assertEqual((st, body.get("size")), (200, 8), body)
+                    st, body = f("GET", "/content?path=fr/sub/a.txt&start_line=2")
+                    self.assertEqual((st, body.get("content")), (200, "two\n"), body)
+                    self.assertEqual(f("POST", "/move", {"from": "fr/sub/a.txt", "to": "fr/b.txt"}),
+                                     (200, {"from": "/workspace/fr/sub/a.txt", "to": "/workspace/fr/b.txt"}))
+                    st, body = f("POST", "/move", {"from": "fr/b.txt", "to": "fr/sub"})
+                    self.assertEqual((st, body["error"]["code"]), (409, "exists"), body)
+                    st, body = f("GET", "?path=fr")
+                    self.assertEqual(sorted(e["name"] for e in body["entries"]), ["b.txt", "sub"])
+                    st, body = f("DELETE", "?path=fr")
+                    self.assertEqual((st, body["error"]["code"]), (409, "not_empty"), body)
+                    self.assertEqual(f("DELETE", "?path=fr&recursive=true"), (200, {"path": "/workspace/fr"}))
+                    self.assertEqual(f("GET", "/stat?path=fr")[0], 404)
+                    # malformed requests: the API's words
+                    for method, path, body, msg in (
+                            ("POST", "/mkdir", "{bad", "malformed JSON"),
+                            ("POST", "/move", {"from": "x"}, "to must be a path (a non-empty string)"),
+                            ("POST", "/mkdir", {"path": "x", "parents": "yes"}, "parents must be a boolean"),
+                            ("POST", "/content", {"path": "x"}, "path and content must be strings"),
+                            ("DELETE", "", None, "query parameter path is required (URL-encoded)"),
+                            ("GET", "/content?path=x&max_bytes=0",
+                             None, "query parameter max_bytes must be an integer in [1, 524288]")):
+                        st, err = f(method, path, body, headers={"Content-Type": "application/json"})
+                        self.assertEqual(st, 400, (path, err))
+                        self.assertEqual(err["error"]["code"], "bad_request")
+                        self.assertIn(msg, err["error"]["message"])
+                    # outside the workspace is the sandbox's own (read-only) system
+                    st, err = f("POST", "/content", {"path": "../../etc/evil", "content": "x"})
+                    self.assertEqual((st, err["error"]["code"]), (403, "permission_denied"), err)
+                    st, body = f("GET", "/content?path=/etc/passwd")
+                    self.assertIn("sandbox user:/workspace", body["content"])
+                    # another user's token, a viewer of another session: no such session
+                    for token in (self.bob, self.st.token(sub="dave", role="viewer", session=self.bobs[0])):
+                        for method, path, body in (("GET", "/content?path=x", None),
+                                                   ("POST", "/mkdir", {"path": "x"}),
+                                                   ("POST", "/move", {"from": "a", "to": "b"}),
+                                                   ("DELETE", "?path=x", None)):
+                            st, err = f(method, path, body, token=token)
+                            self.assertEqual((st, err["error"]["code"]), (404, "not_found"), (path, err))
+            # a viewer reads its session and changes nothing
+            f = lambda *a, **kw: self.files(self.sessions[0], *a, **kw)  # noqa: E731
+            f("POST", "/content", {"path": "seen.txt", "content": "seen"})
+            self.assertEqual(f("GET", "/content?path=seen.txt", token=viewer)[1]["content"], "seen")
+            for method, path, body in (("POST", "/content", {"path": "seen.txt", "content": "x"}),
+                                       ("POST", "/mkdir", {"path": "v"}),
+                                       ("POST", "/move", {"from": "seen.txt", "to": "v.txt"}),
+                                       ("DELETE", "?path=seen.txt", None)):
+                st, err = f(method, path, body, token=viewer)
+                self.assertEqual((st, err["error"]["code"]), (403, "forbidden"), (path, err))
+            self.assertEqual(f("GET", "/content?path=seen.txt")[1]["content"], "seen")
+        finally:
+            self.st.api.send_signal(signal.SIGCONT)
+
     def test_3_a_token_for_one_session_reaches_no_other(self):
         viewer = self.st.token(sub="carol", role="viewer", session=self.sessions[0])
         for sid in self.bobs:

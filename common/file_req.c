@@ -49,8 +49,8 @@ file_req_bool(const file_req_query_t *q, const char *name, bool def)
 }
 
 int
-file_req_int(const file_req_query_t *q, const char *name, long long def, long long lo,
-             long long hi, long long *out, err_t *err)
+file_req_int(const file_req_query_t *q, const char *name, long long def, long long lo, long long hi,
+             long long *out, err_t *err)
 {
     const char *v = q->get(q->src, name);
     *out = def;
@@ -217,8 +217,7 @@ file_req_move(json_object *body, err_t *err)
 }
 
 json_object *
-file_req_upload(const file_req_query_t *q, unsigned long long upload_max, bool *append,
-                err_t *err)
+file_req_upload(const file_req_query_t *q, unsigned long long upload_max, bool *append, err_t *err)
 {
     const char *path = query_path(q, NULL, err);
     if (!path)

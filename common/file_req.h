@@ -37,8 +37,8 @@ json_object *file_req_move(json_object *body, err_t *err);
 /* PUT …/files/content: the file.upload op ({"path","mode"?,"parents","max_bytes"}, max_bytes at
  * most upload_max), or with ?append=true (*append set) the fields of the file.write that
  * file_req_append completes. */
-json_object *file_req_upload(const file_req_query_t *q, unsigned long long upload_max,
-                             bool *append, err_t *err);
+json_object *file_req_upload(const file_req_query_t *q, unsigned long long upload_max, bool *append,
+                             err_t *err);
 /* The append's file.write: its fields (taken) plus len bytes of body as base64. */
 json_object *file_req_append(json_object *fields, const void *body, size_t len);
 

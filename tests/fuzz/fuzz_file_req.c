@@ -33,6 +33,12 @@ check(json_object *op, const err_t *err)
     }
 }
 
+typedef json_object *(*by_query_fn)(const file_req_query_t *q, err_t *err);
+typedef json_object *(*by_body_fn)(json_object *body, err_t *err);
+static const by_query_fn by_query[] = {file_req_list, file_req_stat, file_req_read, file_req_remove,
+                                       file_req_download};
+static const by_body_fn by_body[] = {file_req_write, file_req_mkdir, file_req_move};
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -50,8 +56,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         args[n++] = a;
     args[n] = NULL;
     file_req_query_t q = {get, args};
-    json_object *(*const by_query[])(const file_req_query_t *, err_t *) = {
-        file_req_list, file_req_stat, file_req_read, file_req_remove, file_req_download};
     for (size_t i = 0; i < sizeof by_query / sizeof by_query[0]; i++) {
         err_t err = {0};
         check(by_query[i](&q, &err), &err);
@@ -65,8 +69,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     err_t perr = {0};
     json_object *body = json_parse(rest, strlen(rest), &perr);
     if (body && json_object_is_type(body, json_type_object)) {
-        json_object *(*const by_body[])(json_object *, err_t *) = {file_req_write, file_req_mkdir,
-                                                                   file_req_move};
         for (size_t i = 0; i < sizeof by_body / sizeof by_body[0]; i++) {
             err_t e = {0};
             check(by_body[i](body, &e), &e);

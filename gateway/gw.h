@@ -38,6 +38,7 @@ typedef struct {
     int64_t default_cpu;
     int64_t default_disk;      /* each sandbox's own filesystem (sandbox_disk.h); 0 = none */
     int64_t max_disk;          /* largest disk a session may ask for */
+    uint64_t upload_max;       /* largest upload (PUT …/files/content; nginx --upload-max) */
     uint32_t sandbox_uid_base; /* host uids of bwrap sandboxes (0 count: the default range) */
     uint32_t sandbox_uid_count;
     bool sandbox_shared_uid; /* --sandbox-uids off: sandboxes run as the gateway's uid */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "err_http.h"
+#include "gw.h"
 #include "file_req.h"
 #include "http_rest.h"
 #include "json_util.h"
@@ -227,4 +228,27 @@ http_signal(http_req_t *h, const char *id)
     json_set_str(op, "signal", json_object_get_string(sig));
     json_object_put(body);
     relay_go(h, x, op);
+}
+
+void
+http_files_append(http_req_t *h, const char *id)
+{
+    relay_t *x = relay_new(h, id, true);
+    if (!x)
+        return;
+    err_t err = {0};
+    bool append = true;
+    file_req_query_t q = http_rest_query(h);
+    json_object *op = file_req_upload(&q, g_gw.cfg.upload_max, &append, &err);
+    if (!op) {
+        http_rest_fail(h, err.code, "%s", err.msg);
+        return;
+    }
+    if (h->body_too_big || h->body_len > FILE_REQ_WRITE_MAX) {
+        json_object_put(op);
+        http_rest_fail(h, ERR_TOO_BIG, "append bodies are limited to %u bytes",
+                       (unsigned)FILE_REQ_WRITE_MAX);
+        return;
+    }
+    relay_go(h, x, file_req_append(op, h->body, h->body_len));
 }

@@ -23,5 +23,8 @@ void http_files_remove(http_req_t *h, const char *id);
 void http_files_mkdir(http_req_t *h, const char *id);
 /* POST …/files/move {"from","to","overwrite"} */
 void http_files_move(http_req_t *h, const char *id);
+/* PUT …/files/content?path=&append=true: the body (at most FILE_REQ_WRITE_MAX, read whole)
+ * appended by a file.write (http_upload.c hands it here) */
+void http_files_append(http_req_t *h, const char *id);
 
 #endif

@@ -9,18 +9,23 @@
  *   POST /api/v1/sessions/{id}/actions     REST (http_actions.c)
  *   GET  /api/v1/sessions/{id}/files/download   REST, streamed (http_files.c)
  *   POST /api/v1/sessions/{id}/signal, GET/DELETE …/files, GET …/files/stat,
- *        GET/POST …/files/content, POST …/files/mkdir, …/files/move   REST (http_relay.c) */
+ *        GET/POST …/files/content, POST …/files/mkdir, …/files/move   REST (http_relay.c)
+ *   PUT  /api/v1/sessions/{id}/files/content   REST, the body streamed (http_upload.c) */
 #include "http_server.h"
 
 #include <libwebsockets.h>
+#include <uv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "gw.h"
 #include "http_actions.h"
 #include "http_files.h"
 #include "http_relay.h"
+#include "http_rest.h"
+#include "http_upload.h"
 #include "json_util.h"
 #include "route.h"
 #include "xalloc.h"
@@ -100,6 +105,7 @@ http_answer(http_req_t *h, int status, const char *ctype, const char *body, size
     if (ctype)
         snprintf(h->extra + strlen(h->extra), sizeof h->extra - strlen(h->extra),
                  "content-type: %s\r\n", ctype);
+    http_body_flow(h, true); /* lws gives no WRITEABLE while reading is paused */
     if (h->wsi)
         lws_callback_on_writable(h->wsi);
 }
@@ -114,6 +120,7 @@ http_stream_head(http_req_t *h, int status, const char *ctype, unsigned long lon
     h->status = status;
     h->stream_total = total;
     snprintf(h->extra, sizeof h->extra, "content-type: %s\r\n%s", ctype, extra ? extra : "");
+    http_body_flow(h, true);
     if (h->wsi)
         lws_callback_on_writable(h->wsi);
 }
@@ -159,19 +166,21 @@ static bool match(const char *path, const char *prefix, const char *suffix, char
 static const struct {
     const char *method, *prefix, *suffix; /* prefix {id} suffix, or prefix alone (no id) */
     http_fn fn;
+    bool (*streams)(const http_req_t *h); /* reads its body as it comes (NULL: read whole) */
 } routes[] = {
-    {"GET", "/_sp/route", NULL, route_http},
-    {"POST", "/runtime/", "/execute_action", http_rt_execute_action},
-    {"POST", "/api/v1/sessions/", "/actions", http_rest_actions},
-    {"GET", "/api/v1/sessions/", "/files/download", http_files_download},
-    {"POST", "/api/v1/sessions/", "/signal", http_signal},
-    {"GET", "/api/v1/sessions/", "/files", http_files_list},
-    {"GET", "/api/v1/sessions/", "/files/stat", http_files_stat},
-    {"GET", "/api/v1/sessions/", "/files/content", http_files_read},
-    {"POST", "/api/v1/sessions/", "/files/content", http_files_write},
-    {"DELETE", "/api/v1/sessions/", "/files", http_files_remove},
-    {"POST", "/api/v1/sessions/", "/files/mkdir", http_files_mkdir},
-    {"POST", "/api/v1/sessions/", "/files/move", http_files_move},
+    {"GET", "/_sp/route", NULL, route_http, NULL},
+    {"POST", "/runtime/", "/execute_action", http_rt_execute_action, NULL},
+    {"POST", "/api/v1/sessions/", "/actions", http_rest_actions, NULL},
+    {"GET", "/api/v1/sessions/", "/files/download", http_files_download, NULL},
+    {"POST", "/api/v1/sessions/", "/signal", http_signal, NULL},
+    {"GET", "/api/v1/sessions/", "/files", http_files_list, NULL},
+    {"GET", "/api/v1/sessions/", "/files/stat", http_files_stat, NULL},
+    {"GET", "/api/v1/sessions/", "/files/content", http_files_read, NULL},
+    {"POST", "/api/v1/sessions/", "/files/content", http_files_write, NULL},
+    {"DELETE", "/api/v1/sessions/", "/files", http_files_remove, NULL},
+    {"POST", "/api/v1/sessions/", "/files/mkdir", http_files_mkdir, NULL},
+    {"POST", "/api/v1/sessions/", "/files/move", http_files_move, NULL},
+    {"PUT", "/api/v1/sessions/", "/files/content", http_files_put, http_upload_streams},
 };
 
 bool
@@ -207,20 +216,31 @@ match(const char *path, const char *prefix, const char *suffix, char *id, size_t
     return true;
 }
 
+/* The route of h (its method and path), or -1: -2 when the path is one, not with this method. */
+static int
+route_of(const http_req_t *h, char *id, size_t cap)
+{
+    int rc = -1;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        if (!match(h->path, routes[i].prefix, routes[i].suffix, id, cap))
+            continue;
+        if (!strcmp(h->method, routes[i].method))
+            return (int)i;
+        rc = -2;
+    }
+    return rc;
+}
+
 static void
 dispatch(http_req_t *h)
 {
     char id[128];
-    bool path_known = false;
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-        if (!match(h->path, routes[i].prefix, routes[i].suffix, id, sizeof id))
-            continue;
-        path_known = true;
-        if (!strcmp(h->method, routes[i].method)) {
-            routes[i].fn(h, routes[i].suffix ? id : NULL);
-            return;
-        }
+    int i = route_of(h, id, sizeof id);
+    if (i >= 0) {
+        routes[i].fn(h, routes[i].suffix ? id : NULL);
+        return;
     }
+    bool path_known = i == -2;
     bool rt = !strncmp(h->path, "/runtime/", 9);
     char m[320];
     json_object *o = json_object_new_object(), *e = json_object_new_object();
@@ -304,8 +324,31 @@ http_on_request(struct lws *wsi, http_req_t **slot, const char *uri)
     }
     char cl[32] = "";
     copy_header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, cl, sizeof cl);
-    if (cl[0] && strtoull(cl, NULL, 10) > 0) {
-        if (strtoull(cl, NULL, 10) > HTTP_BODY_MAX)
+    h->has_length = cl[0] != '\0';
+    h->content_length = strtoull(cl, NULL, 10);
+    /* lws reads no chunked body (it would hand us the chunks' framing): nginx never sends one */
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0) {
+        h->close_after = true;
+        http_rest_fail(h, ERR_BAD_REQ, "a chunked request body is not read here: send its length");
+        return 0;
+    }
+    char id[128];
+    int r = route_of(h, id, sizeof id);
+    if (r >= 0 && routes[r].streams && routes[r].streams(h)) {
+        bool body_method =
+            !strcmp(h->method, "POST") || !strcmp(h->method, "PUT") || !strcmp(h->method, "PATCH");
+        h->body_streamed = true;
+        /* without a length lws waits for a body of 100 MiB: taken as empty, the connection
+         * closes after the answer */
+        h->close_after = !h->has_length && body_method;
+        h->body_done = !h->has_length || !h->content_length;
+        if (!h->body_done)
+            http_body_flow(h, false); /* until the handler can take it */
+        dispatch(h);
+        return 0;
+    }
+    if (h->has_length && h->content_length > 0) {
+        if (h->content_length > HTTP_BODY_MAX)
             h->body_too_big = true;
         return 0; /* the handler runs once the body is in */
     }
@@ -313,10 +356,83 @@ http_on_request(struct lws *wsi, http_req_t **slot, const char *uri)
     return 0;
 }
 
+static uv_timer_t untimer;
+
+static void
+clear_timeouts(uv_timer_t *t)
+{
+    (void)t;
+    for (live_t *l = live; l; l = l->next)
+        if (l->h->rx_paused && l->h->wsi)
+            lws_set_timeout(l->h->wsi, NO_PENDING_TIMEOUT, 0);
+}
+
+void
+http_server_init(void)
+{
+    uv_timer_init(g_gw.loop, &untimer);
+    uv_unref((uv_handle_t *)&untimer);
+}
+
+void
+http_body_sink(http_req_t *h, void (*on_body)(void *ud, const void *p, size_t n),
+               void (*on_end)(void *ud))
+{
+    h->on_body = on_body;
+    h->on_body_end = on_end;
+    uint64_t id = h->id;
+    if (h->body_len && !h->answered) { /* what came before the sink */
+        char *early = h->body;
+        size_t n = h->body_len;
+        h->body = NULL;
+        h->body_len = 0;
+        on_body(h->ud, early, n);
+        free(early);
+    }
+    if (http_find(id) == h && h->body_done && !h->answered)
+        on_end(h->ud);
+}
+
+void
+http_body_flow(http_req_t *h, bool on)
+{
+    if (!h->wsi)
+        return;
+    /* lws restarts its 30 s body timeout after each piece it hands us, after our callback:
+     * while we hold the reading (a slow sandbox disk) the loop's next turn clears it (nginx's
+     * proxy_send_timeout bounds the wait instead) */
+    if (!on)
+        uv_timer_start(&untimer, clear_timeouts, 0, 0);
+    if (h->rx_paused == !on)
+        return;
+    h->rx_paused = !on;
+    lws_rx_flow_control(h->wsi, on ? 1 : 0);
+}
+
+/* A streamed body's bytes: to the sink, held until there is one, dropped once answered. */
+static int
+streamed_body(http_req_t *h, const void *in, size_t len)
+{
+    if (h->answered || h->body_done)
+        return 0;
+    if (h->on_body) {
+        h->on_body(h->ud, in, len);
+        return 0;
+    }
+    if (h->body_len + len > HTTP_BODY_MAX) /* only the pieces read with the headers come early */
+        return -1;
+    h->body = xrealloc(h->body, h->body_len + len + 1);
+    memcpy(h->body + h->body_len, in, len);
+    h->body_len += len;
+    return 0;
+}
+
 int
 http_on_body(struct lws *wsi, http_req_t *h, const void *in, size_t len)
 {
     (void)wsi;
+    if (h && h->body_streamed && len)
+        return streamed_body(h, in, len);
     if (!h || h->body_too_big || len == 0) /* lws may pass an empty chunk with in NULL */
         return 0;
     if (h->body_len + len > HTTP_BODY_MAX) {
@@ -334,14 +450,51 @@ http_on_body(struct lws *wsi, http_req_t *h, const void *in, size_t len)
 }
 
 int
-http_on_body_done(struct lws *wsi, http_req_t *h)
+http_on_body_done(struct lws *wsi, http_req_t **slot)
 {
-    (void)wsi;
+    http_req_t *h = *slot;
     if (!h)
         return -1;
+    if (h->body_streamed) {
+        bool ended = h->body_done;
+        h->body_done = true;
+        if (h->lingering) { /* answered already: the connection is ready for the next */
+            req_free(h);
+            *slot = NULL;
+            return lws_http_transaction_completed(wsi) ? -1 : 0;
+        }
+        if (!ended && !h->answered && h->on_body_end)
+            h->on_body_end(h->ud);
+        return 0;
+    }
     if (!h->answered)
         dispatch(h);
     return 0;
+}
+
+/* The answer is out: the next request may come on the connection, once the body is read. */
+static int
+answered(struct lws *wsi, http_req_t **slot)
+{
+    http_req_t *h = *slot;
+    if (h->close_after)
+        return -1;
+    if (h->body_streamed && !h->body_done) {
+        /* the handler is done with it; the rest of the body is read and dropped */
+        if (h->free_ud)
+            h->free_ud(h->ud);
+        h->free_ud = NULL;
+        h->ud = NULL;
+        h->on_body = NULL;
+        h->on_body_end = NULL;
+        live_del(h);
+        h->lingering = true;
+        http_body_flow(h, true);
+        return 0;
+    }
+    req_free(h);
+    *slot = NULL;
+    return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
 /* The next piece of a streamed body: at most HTTP_WRITE_MAX, one lws_write. */
@@ -375,9 +528,7 @@ write_streamed(struct lws *wsi, http_req_t **slot)
         return -1; /* cut short: the client must not take it for the whole body */
     if (h->stream_total == 0 && lws_write(wsi, piece + LWS_PRE, 0, LWS_WRITE_HTTP_FINAL) < 0)
         return -1;
-    req_free(h);
-    *slot = NULL;
-    return lws_http_transaction_completed(wsi) ? -1 : 0;
+    return answered(wsi, slot);
 }
 
 /* The head at *p (up to end): status, length, content type, the extra lines, the blank line. */
@@ -411,7 +562,7 @@ int
 http_on_writeable(struct lws *wsi, http_req_t **slot)
 {
     http_req_t *h = *slot;
-    if (!h || !h->answered)
+    if (!h || !h->answered || h->lingering)
         return 0;
     if (h->streaming) {
         if (!h->head_sent) {
@@ -447,9 +598,7 @@ http_on_writeable(struct lws *wsi, http_req_t **slot)
         lws_callback_on_writable(wsi);
         return 0;
     }
-    req_free(h);
-    *slot = NULL;
-    return lws_http_transaction_completed(wsi) ? -1 : 0;
+    return answered(wsi, slot);
 }
 
 void

@@ -35,6 +35,16 @@ struct http_req {
     char *body; /* NUL-terminated */
     size_t body_len;
     bool body_too_big;
+    /* A streamed body (a route that reads it as it comes: http_body_sink): dispatched at its
+     * headers, the bytes handed on as they arrive, reading paused and resumed (http_body_flow).
+     * Once the answer is out, the rest of the body is read and dropped (lingering), so the
+     * connection stays in step; without a Content-Length (lws would wait for 100 MiB) the
+     * connection closes after the answer instead. */
+    bool body_streamed, body_done, lingering, close_after, rx_paused;
+    bool has_length;
+    unsigned long long content_length;
+    void (*on_body)(void *ud, const void *p, size_t n);
+    void (*on_body_end)(void *ud);
     /* the answer */
     int status;
     char *out; /* LWS_PRE bytes, then the body */
@@ -52,11 +62,13 @@ struct http_req {
     void (*on_sent)(void *ud, size_t n); /* n bytes of the body left for the socket */
 };
 
+/* Once, at start-up (the loop exists). */
+void http_server_init(void);
 /* lws callback reasons of the HTTP side (ws_server.c's callback hands them here). slot is the
  * connection's http_req_t pointer (pss). Each returns what the lws callback returns. */
 int http_on_request(struct lws *wsi, http_req_t **slot, const char *uri);
 int http_on_body(struct lws *wsi, http_req_t *h, const void *in, size_t len);
-int http_on_body_done(struct lws *wsi, http_req_t *h);
+int http_on_body_done(struct lws *wsi, http_req_t **slot);
 int http_on_writeable(struct lws *wsi, http_req_t **slot);
 void http_on_close(http_req_t **slot);
 
@@ -74,6 +86,14 @@ void http_stream_head(http_req_t *h, int status, const char *ctype, unsigned lon
                       const char *extra);
 void http_stream_write(http_req_t *h, const void *p, size_t n);
 void http_stream_end(http_req_t *h);
+/* A streamed request's body goes to on_body as it comes, then on_end once it is all in (both
+ * may run before this returns: what came so far). Reading is paused until http_body_flow(h,
+ * true). Nothing more is handed on once h has answered. */
+void http_body_sink(http_req_t *h, void (*on_body)(void *ud, const void *p, size_t n),
+                    void (*on_end)(void *ud));
+/* Resumes (on) or pauses reading a streamed body from the connection (lws rx flow control):
+ * the client's TCP window, then nginx, then the client wait while paused. */
+void http_body_flow(http_req_t *h, bool on);
 /* Whether the gateway serves method on uri (a raw request URI; the lookup itself aside): what
  * nginx may send here. */
 bool http_serves(const char *method, const char *uri);

@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "gw.h"
+#include "http_server.h"
 #include "inbox.h"
 #include "metrics.h"
 #include "jwt.h"
@@ -69,6 +70,8 @@ usage(FILE *f)
            "  --disk BYTES             each sandbox's own disk for /workspace, /tmp, /var/tmp\n"
            "                           (sparse; default 10 GiB; 0 = none: host disk, tmpfs)\n"
            "  --disk-max BYTES         largest disk per session (default 16 x --disk)\n"
+           "  --max-upload BYTES       largest file upload over HTTP (default 1 GiB; as nginx's\n"
+           "                           --upload-max)\n"
            "  --sandbox-uids BASE:COUNT|off  host uids for bwrap sandboxes, one each (default "
            "1900000000:65536); off: the gateway's uid\n");
 }
@@ -224,6 +227,7 @@ main(int argc, char **argv)
                                          {"disk", required_argument, 0, 'S'},
                                          {"disk-max", required_argument, 0, 'X'},
                                          {"sandbox-uids", required_argument, 0, 'U'},
+                                         {"max-upload", required_argument, 0, 'u'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     gw_config_t *cfg = &g_gw.cfg;
@@ -249,6 +253,7 @@ main(int argc, char **argv)
     cfg->default_cpu = 0;
     cfg->default_disk = 10LL << 30;
     cfg->max_disk = -1; /* 16 x --disk: what the largest resource_factor asks for */
+    cfg->upload_max = 1ull << 30;
     char host[64] = "local";
     gethostname(host, sizeof host - 1);
     snprintf(cfg->id, sizeof cfg->id, "gw-%.56s", host);
@@ -279,6 +284,7 @@ main(int argc, char **argv)
         case 'D': cfg->default_pids = atoll(optarg); break;
         case 'S': cfg->default_disk = atoll(optarg); break;
         case 'X': cfg->max_disk = atoll(optarg); break;
+        case 'u': cfg->upload_max = strtoull(optarg, NULL, 10); break;
         case 'U':
             if (parse_uid_range(optarg, cfg) < 0) {
                 fprintf(stderr, "sandpipe-gateway: --sandbox-uids takes BASE:COUNT or off\n");
@@ -333,6 +339,10 @@ main(int argc, char **argv)
                 SANDBOX_DISK_MIN);
         return 2;
     }
+    if (cfg->upload_max < 1 || cfg->upload_max > (uint64_t)INT64_MAX) {
+        fprintf(stderr, "sandpipe-gateway: --max-upload must be a positive number of bytes\n");
+        return 2;
+    }
     if (!cfg->secret_file) {
         fprintf(stderr, "sandpipe-gateway: --secret-file is required (make run creates one)\n");
         return 2;
@@ -366,6 +376,8 @@ main(int argc, char **argv)
     info->protocols = ws_protocols();
     info->ka_time = 0;
     info->timeout_secs = 30;
+    /* what one read takes from a connection: an upload's body comes in pieces of this size */
+    info->pt_serv_buf_size = 64 * 1024;
     info->pcontext = &g_gw.lws;
     g_gw.lws = lws_create_context(info);
     if (!g_gw.lws) {
@@ -376,6 +388,7 @@ main(int argc, char **argv)
     uv_timer_start(&listen_timer, on_listen_timer, LISTEN_WAIT_MS, 0);
     redis_client_start(cfg->redis, on_redis_ready);
     inbox_start();
+    http_server_init();
     uv_signal_init(g_gw.loop, &sigint);
     uv_signal_init(g_gw.loop, &sigterm);
     uv_signal_start(&sigint, on_stop, SIGINT);

@@ -475,7 +475,7 @@ callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in
     /* plain HTTP on the same listener: nginx's route lookups, the routes it sends here */
     case LWS_CALLBACK_HTTP: return p ? http_on_request(wsi, &p->http, in) : -1;
     case LWS_CALLBACK_HTTP_BODY: return p ? http_on_body(wsi, p->http, in, len) : -1;
-    case LWS_CALLBACK_HTTP_BODY_COMPLETION: return p ? http_on_body_done(wsi, p->http) : -1;
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION: return p ? http_on_body_done(wsi, &p->http) : -1;
     case LWS_CALLBACK_HTTP_WRITEABLE: return p ? http_on_writeable(wsi, &p->http) : -1;
     case LWS_CALLBACK_CLOSED_HTTP:
         if (p)

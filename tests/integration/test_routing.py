@@ -6,6 +6,8 @@ import http.client
 import json
 import os
 import signal
+import socket
+import time
 import unittest
 
 from apistack import ApiStack
@@ -105,22 +107,40 @@ class Routing(unittest.TestCase):
         finally:
             self.st.api.send_signal(signal.SIGCONT)
 
-    def test_2b_a_1_gib_download_streams_from_the_gateway_byte_identical(self):
+    def put(self, sid, path, body, token=None, length=None, **query):
+        """PUT …/files/content through nginx: body bytes, or an iterable (chunked unless length)."""
+        q = "&".join(f"{k}={v}" for k, v in {"path": path, **query}.items())
+        c = http.client.HTTPConnection("127.0.0.1", self.st.http_port, timeout=300)
+        try:
+            h = {"Authorization": "Bearer " + (token or self.alice)}
+            if length is not None:
+                h["Content-Length"] = str(length)
+            c.request("PUT", f"/api/v1/sessions/{sid}/files/content?{q}", body=body, headers=h,
+                      encode_chunked=length is None and not isinstance(body, bytes))
+            r = c.getresponse()
+            return r.status, json.loads(r.read())
+        finally:
+            c.close()
+
+    def test_2b_1_gib_of_random_bytes_up_and_down_through_the_gateway_byte_identical(self):
         sid = next(s for s in self.sessions if self.owner[s] != "gw-test")
-        st, ev, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true", {
-            "action": "run", "args": {"command": "head -c 1073741824 /dev/urandom > big.bin && "
-                                      "sha256sum big.bin | cut -c1-64", "blocking": True, "timeout": 300}},
-            token=self.alice, timeout=320)
-        self.assertEqual(st, 200, ev)
-        want = ev["observation"]["content"].strip().splitlines()[-1]  # its last line: the hash
+        size, sent = 1 << 30, hashlib.sha256()
+
+        def chunks():  # never all in memory
+            for _ in range(size >> 20):
+                b = os.urandom(1 << 20)
+                sent.update(b)
+                yield b
         self.st.api.send_signal(signal.SIGSTOP)  # the API is not on the path
         try:
+            st, body = self.put(sid, "big.bin", chunks(), length=size)
+            self.assertEqual((st, body), (200, {"path": "/workspace/big.bin", "size": size}))
             c = http.client.HTTPConnection("127.0.0.1", self.st.http_port, timeout=120)
             c.request("GET", f"/api/v1/sessions/{sid}/files/download?path=big.bin",
                       headers={"Authorization": "Bearer " + self.alice})
             r = c.getresponse()
             self.assertEqual(r.status, 200)
-            self.assertEqual(r.getheader("Content-Length"), str(1 << 30))
+            self.assertEqual(r.getheader("Content-Length"), str(size))
             self.assertIn('filename="big.bin"', r.getheader("Content-Disposition"))
             h, n = hashlib.sha256(), 0
             while True:
@@ -130,7 +150,13 @@ class Routing(unittest.TestCase):
                 h.update(chunk)
                 n += len(chunk)
             c.close()
-            self.assertEqual((n, h.hexdigest()), (1 << 30, want))
+            self.assertEqual((n, h.hexdigest()), (size, sent.hexdigest()))
+            # the sandbox holds the same bytes
+            st, ev, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true", {
+                "action": "run", "args": {"command": "sha256sum big.bin | cut -c1-64", "blocking": True,
+                                          "timeout": 300}}, token=self.alice, timeout=320)
+            self.assertEqual(st, 200, ev)
+            self.assertEqual(ev["observation"]["content"].strip().splitlines()[-1], sent.hexdigest())
             # a part of it, and the API's errors, from the gateway
             st, body, hdrs = self.st.request("GET", f"/api/v1/sessions/{sid}/files/download?path=big.bin"
                                              "&offset=5&length=7", token=self.alice, raw=True)
@@ -144,6 +170,68 @@ class Routing(unittest.TestCase):
             self.st.api.send_signal(signal.SIGCONT)
         self.st.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true",
                         {"action": "run", "args": {"command": "rm -f big.bin"}}, token=self.alice)
+
+    def test_2d_an_upload_cut_mid_way_leaves_nothing_and_limits_hold(self):
+        self.st.api.send_signal(signal.SIGSTOP)  # the API is not on the path
+        try:
+            for sid in self.sessions:
+                with self.subTest(session=sid, gateway=self.owner[sid]):
+                    self.files(sid, "POST", "/mkdir", {"path": "cut"})
+                    total = 64 << 20
+                    sock = socket.create_connection(("127.0.0.1", self.st.http_port), timeout=60)
+                    sock.sendall(f"PUT /api/v1/sessions/{sid}/files/content?path=cut/partial.bin HTTP/1.1\r\n"
+                                 f"Host: x\r\nAuthorization: Bearer {self.alice}\r\n"
+                                 f"Content-Length: {total}\r\n\r\n".encode())
+                    chunk = os.urandom(1 << 20)
+                    for _ in range(8):
+                        sock.sendall(chunk)
+                    sock.close()
+                    # the executor's temp file goes with the cancelled channel: nothing stays
+                    for _ in range(600):
+                        st, body = self.files(sid, "GET", "?path=cut")
+                        if st == 200 and not body["entries"]:
+                            break
+                        time.sleep(0.05)
+                    self.assertEqual((st, body["entries"]), (200, []))
+                    self.assertEqual(self.files(sid, "GET", "/stat?path=cut/partial.bin")[0], 404)
+                    # over the limit: announced, or found while streaming (chunked: nginx
+                    # reads it first, then sends its length)
+                    st, err = self.put(sid, "cut/big.bin", b"x" * 5000, max_bytes=1000)
+                    self.assertEqual((st, err["error"]), (413, {"code": "too_large",
+                                                                "message": "the file is over 1000 bytes"}))
+                    st, err = self.put(sid, "cut/big.bin", iter([b"x" * 65536] * 4), max_bytes=1000)
+                    self.assertEqual((st, err["error"]["code"]), (413, "too_large"))
+                    st, err = self.put(sid, "cut/x.bin", b"x", max_bytes="lots")
+                    self.assertEqual((st, err["error"]["code"]), (400, "bad_request"))
+                    self.assertEqual(self.files(sid, "GET", "?path=cut")[1]["entries"], [])
+                    # the next upload on the session goes through, byte for byte, mode and all
+                    st, body = self.put(sid, "cut/run.sh", chunk, mode="0755")
+                    self.assertEqual((st, body), (200, {"path": "/workspace/cut/run.sh", "size": len(chunk)}))
+                    st, meta = self.files(sid, "GET", "/stat?path=cut/run.sh")
+                    self.assertEqual((st, meta["mode"]), (200, "0755"))
+                    st, got, _ = self.st.request("GET", f"/api/v1/sessions/{sid}/files/download?path=cut/run.sh",
+                                                 token=self.alice, raw=True)
+                    self.assertEqual((st, got == chunk), (200, True))
+                    # append: a small write
+                    self.assertEqual(self.put(sid, "cut/log", b"one\n")[0], 200)
+                    st, body = self.put(sid, "cut/log", b"two\n", append="true")
+                    self.assertEqual(st, 200, body)
+                    self.assertEqual(self.files(sid, "GET", "/content?path=cut/log")[1]["content"], "one\ntwo\n")
+                    st, err = self.put(sid, "cut/log", b"x" * (600 << 10), append="true")
+                    self.assertEqual((st, err["error"]["code"]), (413, "too_large"))
+                    # escapes, other users' and viewers' tokens
+                    st, err = self.put(sid, "../../etc/evil", b"x")
+                    self.assertEqual((st, err["error"]["code"]), (403, "permission_denied"), err)
+                    st, err = self.put(sid, "cut/bob.txt", b"x", token=self.bob)
+                    self.assertEqual((st, err["error"]["code"]), (404, "not_found"), err)
+                    viewer = self.st.token(sub="carol", role="viewer", session=sid)
+                    st, err = self.put(sid, "cut/viewer.txt", b"x", token=viewer)
+                    self.assertEqual((st, err["error"]["code"]), (403, "forbidden"), err)
+                    st, err = self.put(self.bobs[0], "cut/viewer.txt", b"x", token=viewer)
+                    self.assertEqual((st, err["error"]["code"]), (404, "not_found"), err)
+                    self.assertEqual(self.files(sid, "DELETE", "?path=cut&recursive=true")[0], 200)
+        finally:
+            self.st.api.send_signal(signal.SIGCONT)
 
     def files(self, sid, method, path, body=None, token=None, **kw):
         return self.st.request(method, f"/api/v1/sessions/{sid}/files{path}", body,

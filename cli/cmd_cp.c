@@ -1,6 +1,7 @@
 /* cmd_cp.c — `sandpipe cp`: copies one file to or from a session through the REST API's
  * streamed file routes (PUT /api/v1/sessions/{id}/files/content, GET .../files/download), so
- * the url must be nginx's (http://HOST:PORT), where the REST API is served. The file is never
+ * the url must be nginx's (http://HOST:PORT), which sends them to the session's own gateway (that
+ * gateway's address works too; no other does). The file is never
  * held whole: it moves in pieces between the local file (or stdin/stdout) and the socket. A
  * download to a file goes to a temp file renamed into place at the end: a failed copy leaves
  * nothing behind and never clobbers an existing file. */

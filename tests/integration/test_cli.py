@@ -237,13 +237,15 @@ class CliTest(unittest.TestCase):
             self.assertEqual(r.returncode, 2, (args, r.stderr))
             self.assertTrue(r.stderr, args)
 
-    def test_cp_against_the_gateway_instead_of_nginx_says_so(self):
+    def test_cp_straight_to_the_sessions_own_gateway_works(self):
+        """The session's gateway serves the file routes itself (what nginx routes to it)."""
         src = os.path.join(self.st.tmp, "cp-src.txt")
         with open(src, "wb") as f:
-            f.write(b"x")
+            f.write(b"x\0y")
         r = self.cli("cp", src, f"{self.sid}:x.txt")
-        self.assertEqual(r.returncode, 1, r.stderr)
-        self.assertIn(b"nginx", r.stderr)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.cli("cp", f"{self.sid}:x.txt", "-")
+        self.assertEqual((r.returncode, r.stdout), (0, b"x\0y"), r.stderr)
 
 
 class CliCpTest(unittest.TestCase):

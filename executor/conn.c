@@ -529,7 +529,9 @@ conn_close(conn_t *c)
             make_orphan(ch);
             continue;
         }
-        if (ch->ops && ch->ops->detach)
+        if (ch->ops && ch->ops->lost)
+            ch->ops->lost(ch);
+        else if (ch->ops && ch->ops->detach)
             ch->ops->detach(ch);
         free(ch);
     }

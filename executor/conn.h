@@ -23,6 +23,9 @@ typedef struct {
     void (*json)(channel_t *ch, json_object *msg);           /* client JSON control */
     void (*resume)(channel_t *ch);                           /* client granted credit */
     void (*detach)(channel_t *ch); /* client CLOSE or connection lost; channel freed after */
+    /* The connection went away (no CLOSE): called instead of detach when set, for ops that
+     * outlive their client (a terminal with an id); channel freed after. */
+    void (*lost)(channel_t *ch);
 } channel_ops_t;
 
 struct channel {

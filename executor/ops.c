@@ -236,6 +236,7 @@ static const struct {
     {"proc.list", proc_op_list},
     {"proc.signal", proc_op_signal},
     {"terminal", terminal_op_open},
+    {"terminal.attach", terminal_op_attach},
     {"file.stat", op_file_stat},
     {"file.list", op_file_list},
     {"file.read", op_file_read},

@@ -1,7 +1,10 @@
 /* terminal.c — raw PTY channels. See terminal.h. */
 #include "terminal.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -13,19 +16,26 @@
 #include "executor.h"
 #include "json_util.h"
 #include "pty.h"
+#include "ring.h"
 #include "xalloc.h"
 
 #define READ_CHUNK 65536
+#define GRACE_MAX  86400
 
 typedef struct terminal terminal_t;
 struct terminal {
     terminal_t *next;
-    channel_t *ch; /* NULL once the client left */
+    channel_t *ch;                /* NULL while no client is attached */
+    char id[TERMINAL_ID_MAX + 1]; /* "" for a terminal that ends with its client */
     pid_t pid;
     int master;
     watch_t w;
     buf_t typein;
-    bool exited, eio;
+    ring_t out;        /* the last TERMINAL_KEEP bytes of output, by offset */
+    uint64_t sent;     /* output offset sent on ch */
+    ltimer_t orphan;   /* hangs an orphaned terminal up once its grace is over */
+    uint64_t grace_ms; /* how long it waits without a client */
+    bool exited, eio, released;
     int status;
 };
 
@@ -41,27 +51,42 @@ term_unlink_free(void *arg)
             break;
         }
     buf_free(&t->typein);
+    ring_free(&t->out);
     free(t);
 }
 
 static void
-term_release(terminal_t *t)
+term_close_master(terminal_t *t)
 {
     if (t->master >= 0) {
         loop_watch_del(g_exec.loop, &t->w);
         close(t->master);
         t->master = -1;
     }
+}
+
+static void
+term_release(terminal_t *t)
+{
+    if (t->released)
+        return;
+    t->released = true;
+    term_close_master(t);
+    loop_timer_stop(g_exec.loop, &t->orphan);
     loop_defer_free(g_exec.loop, t, term_unlink_free);
 }
 
-/* Ends the channel once the shell exited and its last output was delivered. */
+/* Ends the channel once the shell exited and its last output was delivered. An orphaned
+ * terminal with an id keeps its last output and exit status for whoever takes it back. */
 static void
 term_maybe_finish(terminal_t *t)
 {
-    if (!t->exited || (!t->eio && t->master >= 0))
+    if (t->released || !t->exited || (!t->eio && t->master >= 0))
         return;
+    term_close_master(t);
     if (t->ch) {
+        if (t->sent < t->out.end)
+            return; /* the last output goes out first (on the next credit) */
         json_object *r = json_object_new_object();
         json_set_int(r, "exit_code",
                      WIFEXITED(t->status) ? WEXITSTATUS(t->status) : 128 + WTERMSIG(t->status));
@@ -69,8 +94,49 @@ term_maybe_finish(terminal_t *t)
         t->ch = NULL;
         ch->owner = NULL;
         chan_close(ch, r);
+    } else if (t->id[0]) {
+        return; /* waits for terminal.attach, or its grace */
     }
     term_release(t);
+}
+
+/* Sends kept output from t->sent on, within the credit. */
+static void
+term_pump(terminal_t *t)
+{
+    while (t->ch && t->sent < t->out.end) {
+        int64_t credit = chan_credit(t->ch);
+        size_t n = 0;
+        const char *p = ring_peek(&t->out, t->sent, &n);
+        if (credit <= 0 || !n)
+            return;
+        if ((int64_t)n > credit)
+            n = (size_t)credit;
+        chan_send_data(t->ch, 0, p, n);
+        t->sent += n;
+    }
+}
+
+/* Reads the PTY into the ring: with a client, only once all kept output went out and within
+ * its credit (a client that stops reading pauses the shell); orphaned, freely, the oldest
+ * bytes giving way past TERMINAL_KEEP (the client is told of the gap when it is back). */
+static void
+term_read(terminal_t *t)
+{
+    size_t want = READ_CHUNK;
+    if (t->ch) {
+        int64_t credit = chan_credit(t->ch);
+        if (t->sent < t->out.end || credit <= 0)
+            return;
+        if ((int64_t)want > credit)
+            want = (size_t)credit;
+    }
+    char *dst = ring_reserve(&t->out, &want);
+    ssize_t n = read(t->master, dst, want);
+    if (n > 0)
+        ring_commit(&t->out, (size_t)n);
+    else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+        t->eio = true;
 }
 
 static void
@@ -79,7 +145,7 @@ term_update(terminal_t *t)
     if (t->master < 0)
         return;
     uint32_t ev = 0;
-    if (!t->eio && (!t->ch || chan_credit(t->ch) > 0))
+    if (!t->eio && (!t->ch || (t->sent == t->out.end && chan_credit(t->ch) > 0)))
         ev |= EPOLLIN;
     if (t->typein.len)
         ev |= EPOLLOUT;
@@ -97,19 +163,9 @@ on_term_io(watch_t *w, uint32_t events)
         else if (n < 0 && errno != EAGAIN && errno != EINTR)
             buf_clear(&t->typein);
     }
-    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-        char tmp[READ_CHUNK];
-        size_t want = sizeof tmp;
-        if (t->ch && chan_credit(t->ch) < (int64_t)want)
-            want = (size_t)chan_credit(t->ch);
-        ssize_t n = want ? read(t->master, tmp, want) : -1;
-        if (n > 0) {
-            if (t->ch)
-                chan_send_data(t->ch, 0, tmp, (size_t)n);
-        } else if (want && (n == 0 || (errno != EAGAIN && errno != EINTR))) {
-            t->eio = true;
-        }
-    }
+    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+        term_read(t);
+    term_pump(t);
     term_update(t);
     term_maybe_finish(t);
 }
@@ -154,10 +210,14 @@ static void
 on_client_resume(channel_t *ch)
 {
     terminal_t *t = ch->owner;
-    if (t)
-        term_update(t);
+    if (!t)
+        return;
+    term_pump(t);
+    term_update(t);
+    term_maybe_finish(t);
 }
 
+/* The client closed the terminal: hang it up; nobody takes it back. */
 static void
 on_client_detach(channel_t *ch)
 {
@@ -165,9 +225,42 @@ on_client_detach(channel_t *ch)
     if (!t)
         return;
     t->ch = NULL;
+    ch->owner = NULL;
+    t->id[0] = '\0';
     if (!t->exited)
         kill(-t->pid, SIGHUP);
     term_update(t);
+    term_maybe_finish(t);
+}
+
+static void
+on_orphan_timeout(ltimer_t *tm)
+{
+    terminal_t *t = tm->data;
+    t->id[0] = '\0';
+    if (!t->exited)
+        kill(-t->pid, SIGHUP);
+    term_update(t);
+    term_maybe_finish(t);
+}
+
+/* The connection went away (its gateway died or restarts): a terminal with an id goes on,
+ * orphaned, for its grace; terminal.attach takes it back. */
+static void
+on_client_lost(channel_t *ch)
+{
+    terminal_t *t = ch->owner;
+    if (!t)
+        return;
+    if (!t->id[0]) {
+        on_client_detach(ch);
+        return;
+    }
+    t->ch = NULL;
+    ch->owner = NULL;
+    loop_timer_start(g_exec.loop, &t->orphan, t->grace_ms, on_orphan_timeout, t);
+    term_update(t);
+    term_maybe_finish(t);
 }
 
 static const channel_ops_t term_ops = {
@@ -175,7 +268,71 @@ static const channel_ops_t term_ops = {
     .json = on_client_json,
     .resume = on_client_resume,
     .detach = on_client_detach,
+    .lost = on_client_lost,
 };
+
+static terminal_t *
+find(const char *id)
+{
+    for (terminal_t *t = terminals; t && id[0]; t = t->next)
+        if (!t->released && !strcmp(t->id, id))
+            return t;
+    return NULL;
+}
+
+static bool
+valid_id(const char *id)
+{
+    size_t n = strlen(id);
+    if (n == 0 || n > TERMINAL_ID_MAX)
+        return false;
+    for (const char *p = id; *p; p++)
+        if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') ||
+              strchr("_.:-", *p)))
+            return false;
+    return true;
+}
+
+void
+terminal_op_attach(channel_t *ch, json_object *req)
+{
+    terminal_t *t = find(json_get_str(req, "id", ""));
+    if (!t) {
+        chan_close_error(ch, ERR_NOT_FOUND,
+                         "no such terminal (it ended, was closed, or its grace ran out)");
+        return;
+    }
+    int64_t off = json_get_int(req, "offset", 0);
+    if (off < 0 || (uint64_t)off > t->out.end) {
+        char m[96];
+        snprintf(m, sizeof m, "offset must be from 0 to %" PRIu64, t->out.end);
+        chan_close_error(ch, ERR_BAD_REQ, m);
+        return;
+    }
+    if (t->ch) { /* held by another connection: it loses the terminal */
+        channel_t *old = t->ch;
+        t->ch = NULL;
+        old->owner = NULL;
+        chan_close_error(old, ERR_BUSY, "another connection took the terminal over");
+    }
+    loop_timer_stop(g_exec.loop, &t->orphan);
+    uint64_t from = (uint64_t)off < t->out.start ? t->out.start : (uint64_t)off;
+    t->ch = ch;
+    t->sent = from;
+    ch->ops = &term_ops;
+    ch->owner = t;
+    json_object *ev = json_object_new_object();
+    json_set_str(ev, "event", "attached");
+    json_set_int(ev, "pid", t->pid);
+    json_set_int(ev, "offset", (int64_t)from);
+    json_set_int(ev, "end", (int64_t)t->out.end);
+    json_set_bool(ev, "exited", t->exited);
+    chan_send_json(ch, ev);
+    json_object_put(ev);
+    term_pump(t);
+    term_update(t);
+    term_maybe_finish(t);
+}
 
 void
 terminal_op_open(channel_t *ch, json_object *req)
@@ -196,6 +353,20 @@ terminal_op_open(channel_t *ch, json_object *req)
     } else {
         av[0] = g_exec.shell;
         av[1] = "-l";
+    }
+    const char *id = json_get_str(req, "id", "");
+    int64_t grace = json_get_int(req, "grace", 60);
+    if (id[0] && (!valid_id(id) || find(id))) {
+        free(av);
+        chan_close_error(ch, ERR_BAD_REQ,
+                         find(id) ? "a terminal with this id exists"
+                                  : "a terminal \"id\" is 1-32 characters of [A-Za-z0-9_.:-]");
+        return;
+    }
+    if (grace < 1 || grace > GRACE_MAX) {
+        free(av);
+        chan_close_error(ch, ERR_BAD_REQ, "grace must be 1 to 86400 seconds");
+        return;
     }
     const char *cwd = json_get_str(req, "cwd", g_exec.workspace);
     char dir[PATH_MAX];
@@ -220,6 +391,9 @@ terminal_op_open(channel_t *ch, json_object *req)
     }
     terminal_t *t = xcalloc(1, sizeof *t);
     t->ch = ch;
+    snprintf(t->id, sizeof t->id, "%s", id);
+    t->grace_ms = (uint64_t)grace * 1000;
+    ring_init(&t->out, TERMINAL_KEEP);
     t->pid = pid;
     t->master = master;
     t->next = terminals;

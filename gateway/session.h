@@ -140,6 +140,9 @@ const term_ring_t *session_term_ring(const gw_term_t *t);
 /* True once the program ended (exit_code -1: the runtime went away); the ring keeps its last
  * output for a client to read. */
 bool session_term_ended(const gw_term_t *t, int *exit_code);
+/* Being taken back from the executor (after a gateway restart or takeover): its offsets are
+ * known once the executor answers, so a client may ask for any. */
+bool session_term_reattaching(const gw_term_t *t);
 /* Attaches c (a client already attached is told gone, taken). acking: the client says what it
  * consumed (session_term_consumed); otherwise what is written to it counts as consumed. */
 void session_term_attach(gw_term_t *t, gw_term_client_t *c, bool acking);

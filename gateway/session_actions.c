@@ -90,6 +90,8 @@ on_link_json(void *ud, uint32_t ch, json_object *msg)
         }
     } else if (kind && *kind == CH_ONESHOT)
         session_oneshot_json((oneshot_t *)kind, msg);
+    else if (kind && *kind == CH_TERM)
+        session_term_json(s, ch, msg);
 }
 
 static void
@@ -236,6 +238,7 @@ on_link_up(void *ud)
 {
     gw_session_t *s = ud;
     s->reconnects = 0;
+    session_terms_reattach(s); /* the executor kept them: take them back first */
     /* First the session's plugins: the executor knows them before any action, and the session
      * is READY with their states known (session_link_ready follows the first answer). */
     if (session_plugins_open(s) < 0)
@@ -307,6 +310,7 @@ on_link_down(void *ud, const char *why)
     if (s->ready_cb) {
         session_ready_cb cb = s->ready_cb;
         s->ready_cb = NULL;
+        session_terms_gone(s);
         session_set_status(s, SESSION_ERROR, why);
         cb(s->ready_ud, NULL, ERR_BUSY, why);
         return;
@@ -325,6 +329,7 @@ on_link_down(void *ud, const char *why)
         json_object_put(s->reattach_action);
         s->reattach_action = NULL;
     }
+    session_terms_gone(s);
     session_set_status(s, SESSION_DISCONNECTED, why);
 }
 

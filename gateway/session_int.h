@@ -103,7 +103,11 @@ struct gw_term {
     gw_term_t *next;
     gw_session_t *s;
     char id[16];
-    uint32_t ch; /* executor channel; 0 once the program ended */
+    uint32_t ch; /* executor channel; 0 once the program ended or while the link is down */
+    /* Being taken back from the executor (after a restart, a takeover or a link drop,
+     * session_term_keep.c): until its "attached", input waits in typein (bounded). */
+    bool reattach;
+    buf_t typein;
     term_ring_t ring;
     uint64_t consumed; /* the client has consumed output up to here */
     uint64_t limit;    /* the executor may send up to this offset */
@@ -144,6 +148,22 @@ bool session_term_exited(gw_session_t *s, uint32_t ch, json_object *res);
 void session_terms_lost(gw_session_t *s);
 void session_terms_free(gw_session_t *s);
 void session_terms_tick(gw_session_t *s, double now);
+/* A terminal of s under id, not yet on a channel (open or re-attach sets ch). */
+gw_term_t *session_term_new(gw_session_t *s, const char *id);
+/* Lets the executor send up to consumed + GW_TERM_RING. */
+void session_term_grant(gw_term_t *t);
+/* The terminal ended (exit_code -1: lost with its runtime). */
+void session_term_end(gw_term_t *t, int exit_code);
+
+/* session_term_keep.c: terminals across a restart or a takeover. The session's terminals in
+ * its Redis record (field "terms"), written when one opens or ends; restored from it; taken
+ * back from the executor once the link is up; the executor's "attached" on a terminal channel
+ * (true if ch is one); the runtime gone for good (terminals waiting to be taken back end). */
+void session_terms_save(gw_session_t *s);
+void session_terms_restore(gw_session_t *s, const char *json);
+void session_terms_reattach(gw_session_t *s);
+bool session_term_json(gw_session_t *s, uint32_t ch, json_object *msg);
+void session_terms_gone(gw_session_t *s);
 
 /* session_plugins.c: the session's plugins list to the executor once the link is up, and the
  * plugin states it reports (msg borrowed). */

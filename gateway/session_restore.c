@@ -143,7 +143,7 @@ restore_one(redisContext *rc, const char *id)
 {
     redisReply *h = redisCommand(rc, "HGETALL sp:session:{%s}", id);
     const char *owner = "", *profile = "default", *sbjson = NULL, *plugins = NULL,
-               *plugin_status = NULL;
+               *plugin_status = NULL, *terms = NULL;
     session_status_t status = SESSION_NEW;
     int idle = g_gw.cfg.idle_timeout, life = g_gw.cfg.max_lifetime;
     bool idle_pause = false;
@@ -170,6 +170,8 @@ restore_one(redisContext *rc, const char *id)
             plugins = v;
         else if (!strcmp(f, "plugin_status"))
             plugin_status = v;
+        else if (!strcmp(f, "terms"))
+            terms = v;
     }
     redisReply *last = redisCommand(rc, "XREVRANGE sp:session:{%s}:events + - COUNT 1", id);
     uint64_t next_seq = 1;
@@ -217,6 +219,8 @@ restore_one(redisContext *rc, const char *id)
            pl.n);
     bool alive = s->prov->alive(&s->sb);
     resume_actions(s, &pl, alive);
+    if (alive) /* its executor kept them: taken back once the link is up */
+        session_terms_restore(s, terms);
     if (alive && status == SESSION_PAUSED) {
         s->connect_on_resume = true; /* a frozen executor cannot say HELLO */
     } else if (alive) {

@@ -27,12 +27,12 @@ client_of(const gw_term_t *t)
 /* Lets the executor send up to consumed + GW_TERM_RING, in steps of a quarter of it: a CREDIT
  * frame per piece written to the client cost a write here and a wake-up in the executor for
  * every 4 KiB of streamed output. */
-static void
-grant(gw_term_t *t)
+void
+session_term_grant(gw_term_t *t)
 {
     exec_client_t *c = client_of(t);
     uint64_t want = t->consumed + GW_TERM_RING;
-    if (!c || want < t->limit + GW_TERM_RING / 4)
+    if (!c || t->reattach || want < t->limit + GW_TERM_RING / 4)
         return;
     uint64_t n = want - t->limit;
     /* CREDIT frames carry a u32; GW_TERM_RING fits many times over */
@@ -60,30 +60,44 @@ session_term_open(gw_session_t *s, int cols, int rows, err_t *err)
                 n);
         return NULL;
     }
+    char id[16];
+    snprintf(id, sizeof id, "t%u", s->term_counter + 1);
+    /* with an id, the executor keeps the shell when this gateway goes away (takeover) */
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "terminal");
     json_set_int(req, "cols", cols);
     json_set_int(req, "rows", rows);
+    json_set_str(req, "id", id);
+    json_set_int(req, "grace", g_gw.cfg.term_grace > 0 ? g_gw.cfg.term_grace : 1);
     uint32_t ch = exec_client_open(c, req, err);
     json_object_put(req);
     if (!ch)
         return NULL;
-    gw_term_t *t = xcalloc(1, sizeof *t);
-    t->kind = CH_TERM;
-    t->s = s;
+    s->term_counter++;
+    gw_term_t *t = session_term_new(s, id);
     t->ch = ch;
-    snprintf(t->id, sizeof t->id, "t%u", ++s->term_counter);
-    term_ring_init(&t->ring, GW_TERM_RING);
-    t->detached_at = gw_now();
     exec_client_set_chan_data(c, ch, t);
     /* credit is ours to give (grant()); the channel starts with the executor's window */
     exec_client_set_auto_grant(c, ch, false);
     t->limit = exec_client_recv_window(c, ch);
-    grant(t);
-    t->next = s->terms;
-    s->terms = t;
+    session_term_grant(t);
     s->last_activity = gw_now();
     exec_link_flush(s->link);
+    session_terms_save(s);
+    return t;
+}
+
+gw_term_t *
+session_term_new(gw_session_t *s, const char *id)
+{
+    gw_term_t *t = xcalloc(1, sizeof *t);
+    t->kind = CH_TERM;
+    t->s = s;
+    snprintf(t->id, sizeof t->id, "%s", id);
+    term_ring_init(&t->ring, GW_TERM_RING);
+    t->detached_at = gw_now();
+    t->next = s->terms;
+    s->terms = t;
     return t;
 }
 
@@ -116,6 +130,12 @@ session_term_ended(const gw_term_t *t, int *exit_code)
     return t->ended;
 }
 
+bool
+session_term_reattaching(const gw_term_t *t)
+{
+    return t->reattach;
+}
+
 void
 session_term_attach(gw_term_t *t, gw_term_client_t *c, bool acking)
 {
@@ -135,9 +155,21 @@ session_term_detach(gw_term_t *t, gw_term_client_t *c)
     t->detached_at = gw_now();
 }
 
+/* Typed while the terminal is being taken back: sent once it is (a paste's worth at most). */
+#define TYPEIN_MAX (64 * 1024)
+
 void
 session_term_input(gw_term_t *t, const void *p, size_t n)
 {
+    if (t->reattach && !t->ended) {
+        if (t->typein.len + n > TYPEIN_MAX) {
+            GW_LOG("session %s: terminal %s: %zu bytes of input dropped while re-attaching",
+                   t->s->id, t->id, n);
+            return;
+        }
+        buf_append(&t->typein, p, n);
+        return;
+    }
     exec_client_t *c = client_of(t);
     if (!c)
         return;
@@ -177,13 +209,14 @@ session_term_consumed(gw_term_t *t, uint64_t off)
     if (off <= t->consumed)
         return;
     t->consumed = off;
-    grant(t);
+    session_term_grant(t);
 }
 
 static void
 term_free(gw_term_t *t)
 {
     term_ring_free(&t->ring);
+    buf_free(&t->typein);
     free(t);
 }
 
@@ -203,6 +236,7 @@ session_term_close(gw_term_t *t)
         exec_link_flush(s->link);
     }
     term_free(t);
+    session_terms_save(s);
 }
 
 /* ---- the executor's side ---- */
@@ -231,16 +265,19 @@ session_term_data(gw_session_t *s, uint32_t ch, const uint8_t *p, size_t n)
     return true;
 }
 
-static void
-ended(gw_term_t *t, int exit_code)
+void
+session_term_end(gw_term_t *t, int exit_code)
 {
     t->ch = 0; /* the channel is closed (or went with the link) */
+    t->reattach = false;
+    buf_clear(&t->typein);
     t->ended = true;
     t->exit_code = exit_code;
     if (!t->client)
         t->detached_at = gw_now(); /* the last output waits the grace for its reader */
     else
         t->client->wake(t->client);
+    session_terms_save(t->s);
 }
 
 bool
@@ -249,16 +286,30 @@ session_term_exited(gw_session_t *s, uint32_t ch, json_object *res)
     gw_term_t *t = term_of_channel(s, ch);
     if (!t)
         return false;
-    ended(t, (int)json_get_int(res, "exit_code", -1));
+    json_object *err = json_get(res, "error");
+    if (err && t->reattach) {
+        GW_LOG("session %s: terminal %s could not be taken back: %s", s->id, t->id,
+               json_get_str(err, "message", "?"));
+        if (!t->client) { /* nobody waits for it: gone, as one whose grace ran out */
+            t->ch = 0;
+            session_term_close(t);
+            return true;
+        }
+    }
+    session_term_end(t, (int)json_get_int(res, "exit_code", -1));
     return true;
 }
 
+/* The link went down: the executor keeps its terminals (they have ids); each is taken back
+ * when the link is up again (session_terms_reattach), or ends if it never is. */
 void
 session_terms_lost(gw_session_t *s)
 {
     for (gw_term_t *t = s->terms; t; t = t->next)
-        if (!t->ended)
-            ended(t, -1);
+        if (!t->ended) {
+            t->ch = 0;
+            t->reattach = true;
+        }
 }
 
 void

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw.h"
 #include "json_util.h"
 #include "ws_int.h"
 #include "ws_server.h"
@@ -35,8 +36,8 @@ term_gone(gw_term_client_t *tc, bool taken)
     gw_term_t *t = p->term;
     p->term = NULL;
     struct lws *wsi = p->cur ? p->cur->wsi : NULL;
-    if (!wsi)
-        return;
+    if (!wsi || g_gw.stopping)
+        return; /* a gateway stopping: the terminal goes on; the client comes back for it */
     if (taken) {
         ws_queue_reply(wsi, p,
                        ws_error_msg("taken_over", "another connection took this terminal", NULL));
@@ -88,7 +89,8 @@ ws_terminal_setup(struct lws *wsi, pss_t *p, gw_session_t *s)
         const char *sn = lws_get_urlarg_by_name(wsi, "since=", v, sizeof v);
         char *end = NULL;
         since = sn ? strtoull(sn, &end, 10) : r->start;
-        if (sn && (!*sn || *end || since > r->end)) {
+        /* a terminal being taken back knows its offsets once the executor answers */
+        if (sn && (!*sn || *end || (since > r->end && !session_term_reattaching(t)))) {
             char m[160];
             snprintf(m, sizeof m, "since must be an output offset from 0 to %" PRIu64, r->end);
             return ws_refuse(wsi, p, "bad_request", m);

@@ -120,7 +120,7 @@ export class TerminalTab {
           this.replay = false;
           if (changed) this.onTerm(m.term);
         } else if (m.type === 'truncated') {
-          this.term.write(`\r\n\x1b[33m[${m.bytes} bytes of output were lost while disconnected: the gateway keeps the last 1 MiB]\x1b[0m\r\n`);
+          this.term.write(`\r\n\x1b[33m[${m.bytes} bytes of output were lost while disconnected: the last 1 MiB is kept]\x1b[0m\r\n`);
           this.offset = this.acked = this.drawn = m.lost_to;
         } else if (m.type === 'exit') {
           exited = m.exit_code;

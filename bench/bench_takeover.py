@@ -93,9 +93,57 @@ def restarts(rounds):
     return out
 
 
+def terminal_takeovers(rounds):
+    """A terminal printing lines through the same kills: from the kill to the first byte a client
+    reconnecting to the new owner with term=ID&since=N receives (the executor kept the shell,
+    the new owner took the terminal back)."""
+    from wsclient import BINARY, HandshakeError
+    ms = MultiStack(n=3, pool=1)
+    out = []
+    try:
+        sid = ms.create_on(0)
+        ws = ms.ws_to(ms.index(ms.owner(sid)), f"/ws/sessions/{sid}/terminal?cols=80&rows=24")
+        tid = ws.recv_json(30)["term"]
+        ws.send_binary((LOOP + "\n").encode())
+        off = 0
+        for _ in range(rounds):
+            got = 0
+            while got < 200:  # the loop is printing
+                op, d = ws.recv(30)
+                if op == BINARY:
+                    got += len(d)
+                    off += len(d)
+            victim = ms.index(ms.owner(sid))
+            t0 = ms.kill(victim)
+            ws.sock.close()
+            wait(lambda: ms.owner(sid) not in ("", f"gw-{victim}"))
+            new = ms.index(ms.owner(sid))
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    ws = ms.ws_to(new, f"/ws/sessions/{sid}/terminal?term={tid}&since={off}")
+                    ws.recv_json(30)
+                    break
+                except (HandshakeError, OSError):
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.002)
+            while True:
+                op, d = ws.recv(30)
+                if op == BINARY:
+                    out.append(time.monotonic() - t0)
+                    off += len(d)
+                    break
+            ms.start(victim)
+    finally:
+        ms.stop()
+    return out
+
+
 def main():
     route, first_out = takeovers(ROUNDS)
     restart = restarts(ROUNDS)
+    term = terminal_takeovers(ROUNDS)
     med = statistics.median
     print(f"takeover after kill -9 ({ROUNDS} rounds, 3 gateways, a session printing lines): "
           f"route rewritten median {med(route) * 1e3:.0f} ms (max {max(route) * 1e3:.0f}); "
@@ -104,6 +152,9 @@ def main():
     print(f"peer, same run: kill -9 of a lone gateway restarted at once under its id, first "
           f"output median {med(restart) * 1e3:.0f} ms (max {max(restart) * 1e3:.0f}); "
           f"takeover/restart {med(first_out) / med(restart):.2f}x")
+    print(f"a terminal through the same kills: kill to the first byte a client reconnecting with "
+          f"term=ID&since=N gets from the new owner median {med(term) * 1e3:.0f} ms "
+          f"(max {max(term) * 1e3:.0f}); terminal/action {med(term) / med(first_out):.2f}x")
 
 
 if __name__ == "__main__":

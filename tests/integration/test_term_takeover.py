@@ -126,6 +126,7 @@ class TermTakeoverTest(Base):
         self.assertEqual(self.terms_record(sid).get("open"), [tid])
         t.type(f"for i in $(seq 1 {LINES}); do echo line-$i; sleep 0.002; done; echo end-$((2*3))\n")
         t.read(lambda t: len(numbers(t.data)) >= 200)
+        t0 = time.monotonic()
         victim = self.kill_owner(sid)
         # what the client has when its connection dies with the gateway
         t.read(lambda t: True)
@@ -136,6 +137,7 @@ class TermTakeoverTest(Base):
             self.assertLess(time.monotonic(), deadline, "the session was not taken over")
             time.sleep(0.05)
         u = Term(self.st, sid, term=tid, since=since)
+        hello_at = time.monotonic()
         self.assertEqual(u.hello.get("type"), "terminal", u.hello)
         self.assertEqual((u.hello["term"], u.hello["offset"]), (tid, since))
         u.read(lambda u: b"end-6" in u.data, timeout=120)
@@ -144,11 +146,8 @@ class TermTakeoverTest(Base):
         self.assertEqual(got, list(range(1, LINES + 1)), "a line missing, repeated or out of order")
         self.check_state_and_typing(u)
         self.assertEqual(self.terms_record(sid).get("open"), [tid])
-        # restart the dead gateway for the next test (it leaves the session to its new owner)
-        if victim == "gw-test":
-            self.st.start_gateway()
-        else:
-            self.st.more_gws[0] = None
+        print(f"\nterminal taken over: kill -9 -> a reconnected client's hello "
+              f"{(hello_at - t0) * 1e3:.0f} ms (logged, not asserted)", file=sys.stderr)
         u.ws.close()
 
 

@@ -2,6 +2,7 @@
 bwrap sandboxes, sandpipe-api and nginx serving web/dist on one loopback origin, as `make run`
 starts it. Each test runs one file of web/tests/ (node's test runner driving Debian's chromium
 through playwright-core); screenshots of each view go to build/<mode>/web-screenshots/."""
+import json
 import os
 import shutil
 import subprocess
@@ -35,13 +36,14 @@ def tearDownModule():
 
 
 class Browser(unittest.TestCase):
-    def run_web_test(self, name, timeout=600):
+    def run_web_test(self, name, timeout=600, stack=None, **extra_env):
+        stack = stack or STACK
         env = dict(os.environ,
-                   SP_URL=f"http://127.0.0.1:{STACK.http_port}",
-                   SP_ADMIN_TOKEN=STACK.token(sub="root", role="admin"),
-                   SP_USER_TOKEN=STACK.token(sub="alice", role="user"),
+                   SP_URL=f"http://127.0.0.1:{stack.http_port}",
+                   SP_ADMIN_TOKEN=stack.token(sub="root", role="admin"),
+                   SP_USER_TOKEN=stack.token(sub="alice", role="user"),
                    SP_SHOTS=SHOTS,
-                   SP_NGINX_PID=str(STACK.nginx.pid))
+                   SP_NGINX_PID=str(stack.nginx.pid), **extra_env)
         def run():
             r = subprocess.run(["node", "--test", "--test-reporter=spec", f"tests/{name}.test.mjs"],
                                cwd=WEB, env=env, capture_output=True, text=True, timeout=timeout)
@@ -79,6 +81,19 @@ class Browser(unittest.TestCase):
 
     def test_plugin_observations(self):
         self.run_web_test("plugins")
+
+
+class TakeoverBrowser(unittest.TestCase):
+    """Two gateways of one host behind nginx: a terminal over its gateway's SIGKILL."""
+    run_web_test = Browser.run_web_test
+
+    def test_terminal_over_a_takeover(self):
+        st = ApiStack(pool=1, gateways=2, web_root=DIST)
+        try:
+            pids = {"gw-test": st.gw.pid, "gw-test-2": st.more_gws[0].pid}
+            self.run_web_test("terminal_takeover", stack=st, SP_GATEWAY_PIDS=json.dumps(pids))
+        finally:
+            st.stop()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,53 @@
+// The browser terminal over a gateway's death (tests/integration/test_web.py's TakeoverBrowser:
+// two gateways of one host behind nginx): the session's gateway is killed with SIGKILL while
+// numbered lines flow; the page reconnects by itself, nginx sends it to the peer that took the
+// session over, and the same terminal (the same shell) goes on: every line once, in order, no
+// gap, typing works.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, signedIn, shot, createSession, rest, USER, ADMIN, typeIn, waitScreen } from './harness.mjs';
+
+let browser, page, id;
+before(async () => {
+  browser = await launch();
+  id = await createSession(USER);
+  page = await signedIn(browser, USER, { path: '/', viewport: { width: 1280, height: 800 } });
+  await page.goto(page.url().replace(/#.*/, '') + '#/s/' + id);
+  await page.locator('[data-terminal="1"] .xterm-rows').waitFor();
+});
+after(async () => {
+  await browser?.close();
+  if (id) await rest('DELETE', `/api/v1/sessions/${id}`, { token: USER });
+});
+
+const owner = async () => (await rest('GET', `/api/v1/sessions/${id}`, { token: ADMIN })).body.gateway;
+
+test('the gateway killed mid-output: the page takes the same shell back from its peer, every line once', async () => {
+  const pids = JSON.parse(process.env.SP_GATEWAY_PIDS || '{}');
+  await waitScreen(page, /[$#][\s\u00a0]*$/m);
+  await typeIn(page, 'clear; KEPT=kept-$((6*7)); echo "before $$"; for i in $(seq 1 30); do seq -f "row-$i-%g" 1 100; sleep 0.1; done; echo ROWS-$((6*7))\n');
+  const s = await waitScreen(page, /^before \d+\s*$/m);
+  const pid = s.match(/^before (\d+)\s*$/m)[1];
+  await waitScreen(page, /^row-5-\d+\s*$/m);
+  const termId = await page.evaluate(() => window.__sandpipe.terminals.get(1).termId);
+  const victim = await owner();
+  assert.ok(pids[victim], `no pid for the owner ${victim}`);
+  process.kill(pids[victim], 'SIGKILL');
+  await waitScreen(page, /^ROWS-42\s*$/m, 1, 90000);
+  await shot(page, 'terminal-after-takeover');
+  const now = await owner();
+  assert.notEqual(now, victim, 'the session was taken over');
+  const { id: after, lines } = await page.evaluate(() => {
+    const t = window.__sandpipe.terminals.get(1), b = t.term.buffer.active, out = [];
+    for (let i = 0; i < b.length; i++) out.push(b.getLine(i).translateToString(true));
+    return { id: t.termId, lines: out };
+  });
+  assert.equal(after, termId, 'the same terminal was taken back');
+  const rows = lines.map((l) => l.trim()).filter((l) => /^row-\d+-\d+$/.test(l));
+  const want = [];
+  for (let i = 1; i <= 30; i++) for (let j = 1; j <= 100; j++) want.push(`row-${i}-${j}`);
+  assert.deepEqual(rows, want, 'every line once, in order');
+  assert.ok(!lines.some((l) => /bytes of output were lost|new shell|exited/.test(l)), 'no gap, no new shell');
+  await typeIn(page, 'echo "after $$ $KEPT"\n');
+  await waitScreen(page, new RegExp(`^after ${pid} kept-42\\s*$`, 'm'));
+});

@@ -25,9 +25,10 @@ const owner = async () => (await rest('GET', `/api/v1/sessions/${id}`, { token: 
 test('the gateway killed mid-output: the page takes the same shell back from its peer, every line once', async () => {
   const pids = JSON.parse(process.env.SP_GATEWAY_PIDS || '{}');
   await waitScreen(page, /[$#][\s\u00a0]*$/m);
-  await typeIn(page, 'clear; KEPT=kept-$((6*7)); echo "before $$"; for i in $(seq 1 30); do seq -f "row-$i-%g" 1 100; sleep 0.1; done; echo ROWS-$((6*7))\n');
+  await typeIn(page, 'clear; cd /tmp; KEPT=kept-$((6*7)); echo "before $$"\n');
   const s = await waitScreen(page, /^before \d+\s*$/m);
   const pid = s.match(/^before (\d+)\s*$/m)[1];
+  await typeIn(page, 'clear; for i in $(seq 1 30); do seq -f "row-$i-%g" 1 100; sleep 0.1; done; echo ROWS-$((6*7))\n');
   await waitScreen(page, /^row-5-\d+\s*$/m);
   const termId = await page.evaluate(() => window.__sandpipe.terminals.get(1).termId);
   const victim = await owner();
@@ -48,6 +49,6 @@ test('the gateway killed mid-output: the page takes the same shell back from its
   for (let i = 1; i <= 30; i++) for (let j = 1; j <= 100; j++) want.push(`row-${i}-${j}`);
   assert.deepEqual(rows, want, 'every line once, in order');
   assert.ok(!lines.some((l) => /bytes of output were lost|new shell|exited/.test(l)), 'no gap, no new shell');
-  await typeIn(page, 'echo "after $$ $KEPT"\n');
-  await waitScreen(page, new RegExp(`^after ${pid} kept-42\\s*$`, 'm'));
+  await typeIn(page, 'echo "after $$ $KEPT $(pwd)"\n');
+  await waitScreen(page, new RegExp(`^after ${pid} kept-42 /tmp\\s*$`, 'm'));
 });

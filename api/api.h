@@ -17,7 +17,6 @@
 
 #define API_VERSION               "0.1.0"
 #define API_BODY_MAX_DEFAULT      (8u * 1024 * 1024) /* largest request body read (--max-body) */
-#define API_UPLOAD_MAX            (512u * 1024)      /* file.write content through the inbox */
 #define API_UPLOAD_STREAM_DEFAULT (1ull << 30)       /* streamed uploads (--max-upload) */
 #define API_WAIT_MAX_S            600                /* longest a request waits for a gateway */
 #define API_OH_START_WAIT_DEFAULT 5000 /* ms /start waits for READY (--oh-start-wait) */
@@ -56,15 +55,17 @@ void api_sessions_resume(api_req_t *r, char **params);
 void api_actions_submit(api_req_t *r, char **params);
 void api_signal_send(api_req_t *r, char **params);
 void api_events_list(api_req_t *r, char **params);
+/* The files routes, which the session's gateway serves: the API answers what nginx could not
+ * route there (files.c). */
 void api_files_list(api_req_t *r, char **params);
 void api_files_stat(api_req_t *r, char **params);
 void api_files_read(api_req_t *r, char **params);
 void api_files_write(api_req_t *r, char **params);
-void api_files_put(api_req_t *r, char **params); /* streamed body (BODY_STREAM) */
+void api_files_put(api_req_t *r, char **params); /* BODY_STREAM: the body is never read */
 void api_files_mkdir(api_req_t *r, char **params);
 void api_files_move(api_req_t *r, char **params);
 void api_files_remove(api_req_t *r, char **params);
-void api_files_download(api_req_t *r, char **params); /* raw bytes, streamed */
+void api_files_download(api_req_t *r, char **params);
 void api_health(api_req_t *r, char **params);
 void api_pool(api_req_t *r, char **params);
 void api_metrics(api_req_t *r, char **params);

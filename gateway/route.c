@@ -273,6 +273,7 @@ typedef struct {
     uint64_t req;
     route_uri_kind_t kind;
     bool write;
+    bool files; /* a /api/v1/sessions/{id}/files… route */
     jwt_claims_t claims;
     bool authed;
     int auth_code; /* why not (ERR_AUTH, ERR_AUTH_EXPIRED) */
@@ -340,14 +341,28 @@ on_route(void *ud, const route_t *r)
         snprintf(m, sizeof m, "the session's gateway %.100s is not running", r->gw);
         refuse(h, 503, ERR_GATEWAY_DOWN, m);
     } else if (ok && l->kind != ROUTE_URI_WS &&
-               (!strcmp(r->status, "STOPPED") || !strcmp(r->status, "PAUSED") ||
-                !strncmp(r->status, "ERROR", 5))) {
-        refuse(h, 409, ERR_SESSION_ENDED, r->status); /* the API words it (docs/api.md) */
+               (!strcmp(r->status, "STOPPED") ||
+                (!l->files && (!strcmp(r->status, "PAUSED") || !strncmp(r->status, "ERROR", 5))))) {
+        /* the API words it (docs/api.md); a paused or failed session's file routes its gateway
+         * answers itself (the session is not reachable: resume it first) */
+        refuse(h, 409, ERR_SESSION_ENDED, r->status);
     } else if (ok) {
         snprintf(h->extra, sizeof h->extra, "x-sp-gateway: %s\r\n", r->addr);
         http_answer(h, 200, "text/plain", "", 0);
     }
     free(l);
+}
+
+/* Whether uri is /api/v1/sessions/{id}/files… */
+static bool
+is_files(const char *uri, const char *id)
+{
+    static const char pre[] = "/api/v1/sessions/";
+    size_t n = strlen(id);
+    if (strncmp(uri, pre, sizeof pre - 1) != 0 || strncmp(uri + sizeof pre - 1, id, n) != 0)
+        return false;
+    const char *rest = uri + sizeof pre - 1 + n;
+    return !strncmp(rest, "/files", 6) && strchr("/?", rest[6]);
 }
 
 void
@@ -362,6 +377,7 @@ route_http(http_req_t *h, const char *unused)
     l->write = u.write;
     if (u.kind == ROUTE_URI_REST && !strcmp(h->uri_method, "GET"))
         l->write = false; /* a download: a viewer may read */
+    l->files = u.kind == ROUTE_URI_REST && is_files(h->uri, u.id);
     /* the token: Authorization (nginx moved a browser's subprotocol token there), a WebSocket's
      * ?token=, or a runtime's X-Session-API-Key */
     char tok[JWT_BUF_LEN] = "";

@@ -300,6 +300,42 @@ class Routing(unittest.TestCase):
         finally:
             self.st.api.send_signal(signal.SIGCONT)
 
+    def test_2e_what_nginx_does_not_route_the_api_answers_without_a_gateway(self):
+        sid = self.sessions[1]
+        st, body, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/pause", token=self.alice)
+        self.assertEqual(st, 200, body)
+        # a paused session's file routes: its gateway says so itself
+        self.st.api.send_signal(signal.SIGSTOP)
+        try:
+            for method, path, body in (("GET", "/content?path=x", None), ("POST", "/mkdir", {"path": "p"}),
+                                       ("GET", "?path=.", None)):
+                st, err = self.files(sid, method, path, body)
+                self.assertEqual((st, err["error"]), (409, {"code": "busy", "message":
+                                                            "the session is PAUSED: resume it first"}))
+            st, err = self.put(sid, "p.bin", b"x" * 100000)
+            self.assertEqual((st, err["error"]["code"]), (409, "busy"), err)
+        finally:
+            self.st.api.send_signal(signal.SIGCONT)
+        st, body, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/resume", token=self.alice)
+        self.assertEqual(st, 200, body)
+        self.assertEqual(self.files(sid, "GET", "/stat?path=p.bin")[0], 404)
+        # no such session, a malformed request for one, a stopped one: the API, from Redis alone
+        for method, path, body, want in (("GET", "/content?path=x", None, (404, "not_found")),
+                                         ("DELETE", "?path=x", None, (404, "not_found")),
+                                         ("GET", "/content", None, (400, "bad_request")),
+                                         ("POST", "/move", {"from": "a"}, (400, "bad_request"))):
+            st, err = self.files("s-nope", method, path, body)
+            self.assertEqual((st, err["error"]["code"]), want, (path, err))
+        st, err = self.put("s-nope", "x.bin", b"x" * (1 << 20))
+        self.assertEqual((st, err["error"]["code"]), (404, "not_found"), err)
+        gone = self.st.api_create_session(self.alice)
+        st, body, _ = self.st.request("DELETE", f"/api/v1/sessions/{gone}", token=self.alice)
+        self.assertEqual(st, 200, body)
+        st, err = self.files(gone, "GET", "/content?path=x")
+        self.assertEqual((st, err["error"]), (409, {"code": "session_ended", "message": "the session has stopped"}))
+        st, err = self.put(gone, "x.bin", b"x" * (1 << 20))
+        self.assertEqual((st, err["error"]["code"]), (409, "session_ended"), err)
+
     def test_3_a_token_for_one_session_reaches_no_other(self):
         viewer = self.st.token(sub="carol", role="viewer", session=self.sessions[0])
         for sid in self.bobs:

@@ -349,14 +349,14 @@ static const ops_t ops[] = {
     {"action", W, S, OPS_INBOX | OPS_HTTP, NULL, op_action},
     {"signal", W, S, OPS_INBOX | OPS_HTTP, NULL, op_signal},
     {"health", R, S, OPS_INBOX, NULL, op_exec}, /* the sandbox's, from its executor */
-    {"file.read", R, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
+    {"file.read", R, S, OPS_HTTP, NULL, op_exec},
     {"file.list", R, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
     {"file.stat", R, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
     {"oh.list_files", R, S, OPS_INBOX, NULL, op_exec},
-    {"file.write", W, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
+    {"file.write", W, S, OPS_HTTP, NULL, op_exec},
     {"file.mkdir", W, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
-    {"file.move", W, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
-    {"file.remove", W, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
+    {"file.move", W, S, OPS_HTTP, NULL, op_exec},
+    {"file.remove", W, S, OPS_HTTP, NULL, op_exec},
     {"file.upload", W, S, OPS_INBOX, NULL, op_upload},
     {"file.download", R, S, OPS_INBOX, NULL, op_download},
 };

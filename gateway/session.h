@@ -46,6 +46,9 @@ struct gw_term_client {
      * session ended). The terminal must not be touched afterwards. */
     void (*gone)(gw_term_client_t *c, bool taken);
 };
+/* At most the executor's TERMINAL_KEEP (executor/terminal.h): the credit lets the PTY run this
+ * far past what the client consumed, and the executor must still hold all of that for the
+ * gateway that takes the terminal over. */
 #define GW_TERM_RING (1024 * 1024)
 /* Terminals a session may hold at once (connected or waiting for their client): each is a
  * shell in the sandbox and up to GW_TERM_RING of the gateway's memory. */

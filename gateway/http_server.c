@@ -4,6 +4,8 @@
  *
  * Routes (docs/api.md, "nginx"):
  *   GET  /_sp/route                        where nginx sends a session's request (route.c)
+ *   POST /_sp/op                           the API's control requests (http_control.c; never
+ *                                          from nginx)
  *   POST /runtime/{id}/execute_action      the OpenHands action server's (http_actions.c);
  *                                          /rt-<16 hex>/… is /runtime/rt-<16 hex>/…
  *   POST /api/v1/sessions/{id}/actions     REST (http_actions.c)
@@ -22,6 +24,7 @@
 #include "buf.h"
 #include "gw.h"
 #include "http_actions.h"
+#include "http_control.h"
 #include "http_files.h"
 #include "http_relay.h"
 #include "http_rest.h"
@@ -169,6 +172,7 @@ static const struct {
     bool (*streams)(const http_req_t *h); /* reads its body as it comes (NULL: read whole) */
 } routes[] = {
     {"GET", "/_sp/route", NULL, route_http, NULL},
+    {"POST", "/_sp/op", NULL, http_control, NULL},
     {"POST", "/runtime/", "/execute_action", http_rt_execute_action, NULL},
     {"POST", "/api/v1/sessions/", "/actions", http_rest_actions, NULL},
     {"GET", "/api/v1/sessions/", "/files/download", http_files_download, NULL},
@@ -189,8 +193,9 @@ http_serves(const char *method, const char *uri)
     char path[512], id[128];
     snprintf(path, sizeof path, "%s%.500s", !strncmp(uri, "/rt-", 4) ? "/runtime" : "", uri);
     path[strcspn(path, "?#")] = '\0';
-    for (size_t i = 1; i < sizeof routes / sizeof routes[0]; i++) /* not the lookup itself */
-        if (!strcmp(method, routes[i].method) &&
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (strncmp(routes[i].prefix, "/_sp/", 5) != 0 && /* the gateway's own, never routed */
+            !strcmp(method, routes[i].method) &&
             match(path, routes[i].prefix, routes[i].suffix, id, sizeof id))
             return true;
     return false;

@@ -103,10 +103,73 @@ on_created(void *ud, gw_session_t *s, int code, const char *msg)
     session_when_stored(s, event_log_next_seq(session_log(s)) - 1, on_created_stored, c);
 }
 
+/* A create answered "early": as soon as Redis holds the new session's record (STARTING), for a
+ * caller that follows the start in the record and the event stream (the OpenHands Runtime API's
+ * /start). Shared by the create's callback and the answer: freed by the last of the two. */
+typedef struct {
+    ops_reply_t *to;
+    int refs;
+    bool answered;
+    char id[64];
+} early_t;
+
+static void
+early_release(early_t *e)
+{
+    if (--e->refs > 0)
+        return;
+    ops_reply_free(e->to);
+    free(e);
+}
+
+/* The create's outcome: an answer only when the early one has not gone yet (refused at once,
+ * or failed before Redis answered). */
+static void
+on_early_done(void *ud, gw_session_t *s, int code, const char *msg)
+{
+    early_t *e = ud;
+    if (!e->answered) {
+        e->answered = true;
+        if (s)
+            ops_ok(e->to, session_describe(s));
+        else
+            ops_fail(e->to, err_name(code), msg ? msg : "the session could not start");
+    }
+    early_release(e);
+}
+
+/* Redis answered a command sent after the record's HSET on the same connection: it holds it. */
+static void
+on_early_saved(redisReply *x, void *ud)
+{
+    (void)x; /* Redis gone: the record is written again on reconnection (sessions_redis_ready) */
+    early_t *e = ud;
+    gw_session_t *s = session_find(e->id);
+    if (!e->answered) {
+        e->answered = true;
+        if (s)
+            ops_ok(e->to, session_describe(s));
+        else
+            ops_fail(e->to, "session_ended", "the session stopped as it started");
+    }
+    early_release(e);
+}
+
 static void
 op_session_create(const ops_call_t *c)
 {
-    session_create(c->params, c->who.sub, on_created, ops_reply_keep(c->reply));
+    if (!json_get_bool(c->args, "early", false)) {
+        session_create(c->params, c->who.sub, on_created, ops_reply_keep(c->reply), NULL, 0);
+        return;
+    }
+    early_t *e = xcalloc(1, sizeof *e);
+    e->to = ops_reply_keep(c->reply);
+    e->refs = 2;
+    session_create(c->params, c->who.sub, on_early_done, e, e->id, sizeof e->id);
+    if (e->answered || !e->id[0] || !session_find(e->id))
+        early_release(e); /* answered by the callback already */
+    else
+        redis_client_cmd(on_early_saved, e, "PING");
 }
 
 static void

@@ -1,8 +1,10 @@
-/* ops.h — the requests the gateway answers on its control WebSocket (/ws/control, docs/api.md)
- * and from the REST API through its Redis inbox (redis/README.md): one table of
+/* ops.h — the requests the gateway answers on its control WebSocket (/ws/control, docs/api.md),
+ * from the REST API's control requests over HTTP (http_control.c, docs/protocol.md) and its
+ * Redis inbox (streamed transfers, redis/README.md): one table of
  * {name, writes, transports, handler}. Who may see a session and who may change it is decided
  * here, once, before any handler runs; the transports only parse their requests and carry the
- * answers (ws_control.c, inbox.c).
+ * answers (ws_control.c, http_control.c, inbox.c). OPS_INBOX: the ops the API asks, whichever
+ * of its two ways.
  *
  * Access: an admin sees and changes every session, a user its own, a viewer only sees the one
  * session its token names. */

@@ -292,6 +292,9 @@ typedef struct {
 static void
 start_failed(gw_session_t *s, int code, const char *msg)
 {
+    /* kept in the record: who asked for the session may have had its answer already (a
+     * control request with "early", docs/protocol.md) and reads why from there */
+    session_save_field(s, "error", msg);
     session_set_status(s, SESSION_ERROR, msg);
     session_ready_cb cb = s->ready_cb;
     s->ready_cb = NULL;
@@ -371,9 +374,12 @@ plugins_check(json_object *plugins, err_t *err)
 }
 
 void
-session_create(json_object *params, const char *owner, session_ready_cb cb, void *ud)
+session_create(json_object *params, const char *owner, session_ready_cb cb, void *ud, char *made,
+               size_t cap)
 {
     err_t err = {0};
+    if (made && cap)
+        made[0] = '\0';
     json_object *image = json_get(params, "image");
     char rootfs[PATH_MAX];
     if (provider_env_check(json_get(params, "env"), &err) < 0 || /* before a sandbox is taken */
@@ -386,6 +392,8 @@ session_create(json_object *params, const char *owner, session_ready_cb cb, void
     }
     char id[64];
     random_id(id, sizeof id, "s-");
+    if (made && cap)
+        snprintf(made, cap, "%s", id);
     const char *profile = json_get_str(params, "profile", "default");
     gw_session_t *s = session_alloc(id, owner, profile, 1);
     s->params = params ? json_object_get(params) : json_object_new_object();

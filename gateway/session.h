@@ -58,8 +58,10 @@ typedef void (*session_ready_cb)(void *ud, gw_session_t *s, int code, const char
 
 /* Creates a session from params {"profile","env","memory","cpu","pids","idle_timeout",
  * "idle_action" ("stop" or "pause"),"max_lifetime","plugins"} for owner; cb runs once it is READY
- * (or failed: s NULL). */
-void session_create(json_object *params, const char *owner, session_ready_cb cb, void *ud);
+ * (or failed: s NULL), maybe before this returns. id (cap bytes; may be NULL) gets the new
+ * session's id, "" when params were refused before one was made. */
+void session_create(json_object *params, const char *owner, session_ready_cb cb, void *ud, char *id,
+                    size_t cap);
 gw_session_t *session_find(const char *id);
 /* Whether a session of this gateway runs in sandbox sandbox_id (session_restore.c). */
 bool sessions_own_sandbox(const char *sandbox_id);

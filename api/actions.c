@@ -12,8 +12,7 @@
 #include "redis.h"
 #include "json_util.h"
 
-#define WAIT_SLICE_MS 2000  /* one XREAD BLOCK at most: re-check the deadline between slices */
-#define RUN_DIRECT_MS 10000 /* how long api_action_run waits for the gateway's own answer */
+#define WAIT_SLICE_MS 2000 /* one XREAD BLOCK at most: re-check the deadline between slices */
 
 int
 api_session_live(api_req_t *r, json_object *s, char *gw, size_t cap, api_err_t *e)
@@ -113,7 +112,7 @@ action_request(const api_req_t *r, const char *sid, json_object *action)
     return req;
 }
 
-/* Queues action (borrowed) on session sid through gateway gw's inbox: {"seq":S} (new ref; the
+/* Queues action (borrowed) on session sid through gateway gw: {"seq":S} (new ref; the
  * "actions" metric counted), or NULL with e (as api_gw_call). */
 static json_object *
 action_submit(api_req_t *r, const char *gw, const char *sid, json_object *action, api_err_t *e)
@@ -131,18 +130,12 @@ api_action_run(api_req_t *r, api_action_run_t *a, api_err_t *e)
 {
     a->seq = 0;
     a->queued = false;
-    json_object *req = action_request(r, a->sid, a->action);
-    json_set_bool(req, "wait", true);
-    /* The gateway answers twice: {"seq"} once queued, then the observation event. Both come
-     * in one round trip; only an action outlasting the first wait reads the stream. */
-    int first_ms = a->timeout_ms < RUN_DIRECT_MS ? a->timeout_ms : RUN_DIRECT_MS;
+    /* Queued by the gateway (its number is the answer), then followed on the session's event
+     * stream: nginx sends these routes to the gateway itself, which waits in memory; this is
+     * the way of a request nginx could not route (docs/api.md, "nginx"). */
     int64_t t0 = clock_mono_ms();
-    api_gw_call_t c = {.gw = a->gw,
-                       .req = req,
-                       .timeout_s = g_api.gw_timeout,
-                       .second_s = (first_ms + 999) / 1000,
-                       .check_alive = a->check_gw};
-    json_object *res = api_gw_call(r, &c, e);
+    json_object *req = action_request(r, a->sid, a->action);
+    json_object *res = api_gw_ask(r, a->gw, req, g_api.gw_timeout, e);
     json_object_put(req);
     if (!res)
         return NULL;
@@ -150,13 +143,6 @@ api_action_run(api_req_t *r, api_action_run_t *a, api_err_t *e)
     a->seq = (uint64_t)json_get_int(res, "seq", 0);
     a->queued = true;
     json_object_put(res);
-    json_object *ev = json_get(c.second, "event");
-    if (ev) {
-        ev = json_object_get(ev);
-        json_object_put(c.second);
-        return ev;
-    }
-    json_object_put(c.second);
     int left = a->timeout_ms - (int)(clock_mono_ms() - t0);
     return wait_observation(r, a->sid, a->seq, left > 0 ? left : 1, e);
 }

@@ -3,8 +3,8 @@
  * A worker is one process running an FCGX_Accept loop (main.c). Each request is an
  * api_req_t (http.h), authenticated by auth.h, routed by the table in routes.c to
  * one handler below. Handlers are synchronous: they read Redis and talk to the owning gateway
- * through its inbox (redis.h), then reply exactly once. No state survives a request except
- * the worker's Redis connection. */
+ * over HTTP (gateway_client.h), then reply exactly once. No state survives a request except
+ * the worker's Redis connection and its kept connections to the gateways. */
 #ifndef SP_API_H
 #define SP_API_H
 
@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "errors.h"
+#include "gateway_client.h"
 #include "http.h"
 #include "jwt.h"
 
@@ -83,9 +84,16 @@ void api_rt_download_files(api_req_t *r, char **params); /* a zip, streamed */
  * else the session (new ref). action_server.c. */
 json_object *api_rt_session_authed(api_req_t *r, char *sid, char *gw, size_t cap, bool write);
 
-/* The live gateway owning the fewest sessions, into out. 1 found, 0 none, -1 Redis failure.
- * sessions.c. */
-int api_gateway_pick(api_req_t *r, char *out, size_t cap);
+/* The live gateway owning the fewest sessions, into out, none of the nskip in skip (those
+ * that did not accept a moment ago). 1 found, 0 none, -1 Redis failure. sessions.c. */
+int api_gateway_pick(api_req_t *r, char *out, size_t cap, char (*skip)[128], size_t nskip);
+
+#define API_CREATE_TRIES 3 /* gateways a create tries when the picked one does not accept */
+
+/* session.create of req (borrowed; "op" and "params" set) on a live gateway, picked again
+ * while the picked one does not accept (a gateway killed moments ago still has its
+ * heartbeat): as api_gw_call, with ERR_NO_GATEWAY when none is running. sessions.c. */
+json_object *api_gateway_create(api_req_t *r, api_gw_call_t *c, api_err_t *e);
 
 /* The OpenHands Runtime API under /openhands (api_oh_*.c; docs/api.md). */
 void api_oh_start(api_req_t *r, char **params);
@@ -129,15 +137,13 @@ int api_session_live(api_req_t *r, json_object *s, char *gw, size_t cap, api_err
 typedef struct {
     const char *gw, *sid; /* the session and its gateway */
     json_object *action;  /* borrowed */
-    bool check_gw;        /* check the gateway's heartbeat in the same round trip */
     int timeout_ms;       /* how long its observation may take */
     uint64_t seq;         /* out: the action's sequence number once queued */
     bool queued;          /* out: the gateway queued it (a failure after that is the wait's) */
 } api_action_run_t;
 
 /* Runs a->action on session a->sid and waits up to a->timeout_ms for its observation event
- * (new ref), which the gateway sends back itself (inbox "action" with "wait"); an action running
- * longer than that first wait is followed on the session's event stream. NULL with e: before
+ * (new ref), followed on the session's event stream once the gateway queued it. NULL with e: before
  * queued, as api_gw_call (ERR_SESSION_ENDED: the gateway's "the session stopped first"); after,
  * ERR_TIMEOUT, ERR_UNAVAILABLE (Redis) or ERR_SESSION_ENDED. actions.c. */
 json_object *api_action_run(api_req_t *r, api_action_run_t *a, api_err_t *e);

@@ -1,5 +1,7 @@
-/* gateway_client.h — requests from an API worker to a gateway through its Redis inbox
- * (redis/README.md, "Requests to a gateway"). Failures are api_err_t (errors.h): the gateway's
+/* gateway_client.h — requests from an API worker to a gateway: control requests over HTTP
+ * (api_gw_call and the calls below it, gateway_http.c), and what is left of the Redis inbox
+ * (redis/README.md, "Requests to a gateway"): the streamed file transfers of xfer.c, until they
+ * move to the gateways' own HTTP routes. Failures are api_err_t (errors.h): the gateway's
  * own error (its code and message), or one on the way there, with the REST API's messages:
  * ERR_TIMEOUT "the gateway did not answer in time", ERR_UNAVAILABLE "Redis is not reachable",
  * ERR_GATEWAY_DOWN "the session's gateway is not running". */
@@ -25,11 +27,6 @@ int api_gw_new_id(char id[API_GW_ID_LEN]);
  * and XADDs it to the inbox of gateway gw. 0, or -ERR_UNAVAILABLE with e. The answer is pushed
  * to the list named by API_GW_REPLY_FMT and id. */
 int api_gw_send(api_req_t *r, const char *gw, json_object *req, const char *id, api_err_t *e);
-/* api_gw_send on behalf of owner/role (not r's token), the answer pushed to reply
- * ("sp:reply:<id>"): for requests the API makes for a runtime's owner (the OpenHands Remote
- * Runtime API). 0, or -ERR_UNAVAILABLE. */
-int api_gw_send_as(api_req_t *r, const char *gw, json_object *req, const char *reply,
-                   const char *owner, const char *role);
 /* One answer pushed by a gateway: its result (new ref), or NULL with e (the gateway's error;
  * ERR_UNAVAILABLE when the answer is not JSON). */
 json_object *api_gw_parse_reply(const char *text, size_t len, api_err_t *e);
@@ -37,23 +34,27 @@ json_object *api_gw_parse_reply(const char *text, size_t len, api_err_t *e);
 /* ERR_TIMEOUT "the gateway did not answer in time" into e; returns -ERR_TIMEOUT. */
 int api_gw_no_answer(api_err_t *e);
 
-/* A request and how to wait for its answer (api_gw_call). */
+/* ---- control requests over HTTP (gateway_http.c; docs/protocol.md "Control requests") ---- */
+
+/* A request to a gateway and how long its answer may take (api_gw_call). */
 typedef struct {
-    const char *gw;      /* the gateway */
-    json_object *req;    /* borrowed; "id", "reply", "owner", "role", "viewer_session" filled in */
-    int timeout_s;       /* how long its (first) answer may take */
-    int second_s;        /* > 0: the op is answered twice (an action with "wait"): the second
-                          * answer is awaited this much longer, in the same round trip */
-    bool check_alive;    /* check the gateway's heartbeat in that same round trip */
-    json_object *second; /* out: the second answer's result (new ref), NULL when it did not
-                          * come in time (the first answer holds: no error) */
+    const char *gw;           /* the gateway */
+    json_object *req;         /* borrowed; "owner", "role", "viewer_session" filled in */
+    int timeout_s;            /* how long its answer may take */
+    const char *owner, *role; /* on whose behalf (the OpenHands Runtime API asks for a
+                               * runtime's owner); NULL: r's token */
+    bool unsent;              /* out: it failed before anything reached the gateway (not
+                               * running, not accepting): safe to ask another one */
 } api_gw_call_t;
 
-/* Sends c->req to gateway c->gw and waits for the answer: its result (new ref), or NULL with e
- * (the gateway's error, in either answer; ERR_GATEWAY_DOWN with check_alive; ERR_TIMEOUT;
- * ERR_UNAVAILABLE). */
+/* Sends c->req to gateway c->gw (its advertised address, its heartbeat checked in the same
+ * Redis round trip) and waits for the answer on a kept connection: its result (new ref), or
+ * NULL with e (may be NULL): the gateway's own error; ERR_GATEWAY_DOWN "the gateway X is not
+ * running" (no heartbeat, connection refused, went away mid-request); ERR_TIMEOUT "the gateway
+ * did not answer in time"; ERR_UNAVAILABLE (Redis, or the gateway refused the API's control
+ * token). */
 json_object *api_gw_call(api_req_t *r, api_gw_call_t *c, api_err_t *e);
-/* api_gw_call of req to gw, answered once within timeout_s. */
+/* api_gw_call of req to gw, answered within timeout_s, on behalf of r's token. */
 json_object *api_gw_ask(api_req_t *r, const char *gw, json_object *req, int timeout_s,
                         api_err_t *e);
 /* Did a failed call fail in the gateway (it answered with an error) rather than on the way? */

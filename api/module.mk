@@ -4,8 +4,8 @@
 API_SRCS := $(filter-out api/main.c,$(wildcard api/*.c api/openhands/*.c))
 API_OBJS := $(API_SRCS:%.c=$(BUILD)/%.o)
 API_LIB := $(BUILD)/libspapi.a
-API_CFLAGS := $(shell pkg-config --cflags hiredis 2>/dev/null) -Iapi
-API_LIBS := $(shell pkg-config --libs hiredis openssl 2>/dev/null) -lfcgi $(PKG_LIBS)
+API_CFLAGS := $(shell pkg-config --cflags hiredis libcurl 2>/dev/null) -Iapi
+API_LIBS := $(shell pkg-config --libs hiredis openssl libcurl 2>/dev/null) -lfcgi $(PKG_LIBS)
 
 $(API_OBJS) $(BUILD)/api/main.o: ALL_CFLAGS += $(API_CFLAGS)
 

@@ -1,4 +1,4 @@
-/* sessions.c — /api/v1/sessions: create (through a live gateway's inbox), list (paged over
+/* sessions.c — /api/v1/sessions: create (on a live gateway, over HTTP), list (paged over
  * the sp:sessions sorted set, newest first), get, delete, pause/resume (the gateway freezes
  * the sandbox's cgroup; 501 when its provider cannot). */
 #include <stdio.h>
@@ -16,7 +16,7 @@
 #define LIST_SCAN_MAX 5000 /* sessions looked at per page at most (filters may skip many) */
 
 int
-api_gateway_pick(api_req_t *r, char *out, size_t cap)
+api_gateway_pick(api_req_t *r, char *out, size_t cap, char (*skip)[128], size_t nskip)
 {
     redisReply *m = api_redis_cmdf(r, "SMEMBERS sp:gateways");
     if (!m)
@@ -24,7 +24,10 @@ api_gateway_pick(api_req_t *r, char *out, size_t cap)
     long long best = -1;
     for (size_t i = 0; m->type == REDIS_REPLY_ARRAY && i < m->elements; i++) {
         const char *gw = m->element[i]->str;
-        if (!gw || api_gateway_alive(r, gw) != 1)
+        size_t k = 0;
+        while (gw && k < nskip && strcmp(skip[k], gw) != 0)
+            k++;
+        if (!gw || k < nskip || api_gateway_alive(r, gw) != 1)
             continue;
         redisReply *n = api_redis_cmdf(r, "SCARD sp:gateway:%s:sessions", gw);
         long long count = n && n->type == REDIS_REPLY_INTEGER ? n->integer : 0;
@@ -37,6 +40,31 @@ api_gateway_pick(api_req_t *r, char *out, size_t cap)
     }
     freeReplyObject(m);
     return best >= 0 ? 1 : 0;
+}
+
+json_object *
+api_gateway_create(api_req_t *r, api_gw_call_t *c, api_err_t *e)
+{
+    char tried[API_CREATE_TRIES][128], gw[128];
+    for (size_t n = 0; n < API_CREATE_TRIES; n++) {
+        int found = api_gateway_pick(r, gw, sizeof gw, tried, n);
+        if (found < 0) {
+            api_err_redis(e);
+            return NULL;
+        }
+        if (found == 0) {
+            if (n == 0)
+                api_err_set(e, ERR_NO_GATEWAY, "no gateway is running");
+            return NULL; /* else e holds why the last one tried did not accept */
+        }
+        c->gw = gw;
+        json_object *res = api_gw_call(r, c, e);
+        c->gw = NULL;
+        if (res || !c->unsent)
+            return res;
+        snprintf(tried[n], sizeof tried[n], "%s", gw);
+    }
+    return NULL;
 }
 
 void
@@ -60,21 +88,12 @@ api_sessions_create(api_req_t *r, char **params)
         json_object_put(body);
         return;
     }
-    char gw[128];
-    int found = api_gateway_pick(r, gw, sizeof gw);
-    if (found <= 0) {
-        json_object_put(body);
-        if (found < 0)
-            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
-        else
-            api_failf(r, ERR_NO_GATEWAY, "no gateway is running");
-        return;
-    }
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "session.create");
     json_set(req, "params", body);
     api_err_t e;
-    json_object *res = api_gw_ask(r, gw, req, (int)timeout, &e);
+    api_gw_call_t c = {.req = req, .timeout_s = (int)timeout};
+    json_object *res = api_gateway_create(r, &c, &e);
     json_object_put(req);
     if (res) {
         api_metric_incr(r, "sessions_created", 1);

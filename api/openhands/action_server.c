@@ -326,8 +326,7 @@ api_rt_execute_action(api_req_t *r, char **params)
         return;
     }
     api_err_t e;
-    api_action_run_t run = {
-        .gw = gw, .sid = sid, .action = action, .check_gw = true, .timeout_ms = wait_s * 1000};
+    api_action_run_t run = {.gw = gw, .sid = sid, .action = action, .timeout_ms = wait_s * 1000};
     json_object *ev = api_action_run(r, &run, &e);
     json_object_put(body);
     if (!ev && !run.queued) {

@@ -15,21 +15,18 @@
 #include "redis.h"
 #include "json_util.h"
 
-#define OH_LIST_MAX     5000  /* runtimes one /list answers at most */
-#define OH_BATCH_MAX    100   /* ids one /sessions/batch takes */
-#define OH_STOP_WAIT_MS 10000 /* /stop of a runtime still starting waits this long for it */
-#define OH_REGISTRY     "sandpipe"
+#define OH_LIST_MAX  5000 /* runtimes one /list answers at most */
+#define OH_BATCH_MAX 100  /* ids one /sessions/batch takes */
+#define OH_REGISTRY  "sandpipe"
 
 void
-oh_fail_gateway(api_req_t *r, json_object *msg, const char *what)
+oh_fail_gateway(api_req_t *r, const api_err_t *e, const char *what)
 {
-    if (!msg) {
-        api_failf(r, ERR_UNAVAILABLE, "%s: the runtime's gateway did not answer", what);
-        return;
-    }
-    api_err_t e;
-    api_err_from_gateway(&e, json_get(msg, "error"));
-    api_failf(r, e.code, "%s: %s", what, e.msg);
+    if (api_gw_refused(e))
+        api_failf(r, e->code, "%s: %s", what, e->msg);
+    else
+        api_failf(r, ERR_UNAVAILABLE, "%s: the runtime's gateway did not answer (%s)", what,
+                  e->msg);
 }
 
 int
@@ -147,15 +144,13 @@ oh_resume(api_req_t *r, oh_rt_t *rt)
                       g_api.oh.max_runtimes);
         return -1;
     }
-    json_object *m = oh_session_op(r, rt, "session.resume", g_api.gw_timeout * 1000);
-    if (!json_get_bool(m, "ok", false)) {
+    api_err_t e;
+    if (oh_session_op(r, rt, "session.resume", &e) < 0) {
         if (cap == 2)
             oh_capacity_release(r, rt->sid);
-        oh_fail_gateway(r, m, "resume failed");
-        json_object_put(m);
+        oh_fail_gateway(r, &e, "resume failed");
         return -1;
     }
-    json_object_put(m);
     return 0;
 }
 
@@ -167,14 +162,12 @@ api_oh_pause(api_req_t *r, char **params)
     if (body_runtime(r, &rt) < 0)
         return;
     if (!strcmp(rt.status, "running")) {
-        json_object *m = oh_session_op(r, &rt, "session.pause", g_api.gw_timeout * 1000);
-        if (!json_get_bool(m, "ok", false)) {
-            oh_fail_gateway(r, m, "pause failed");
-            json_object_put(m);
+        api_err_t e;
+        if (oh_session_op(r, &rt, "session.pause", &e) < 0) {
+            oh_fail_gateway(r, &e, "pause failed");
             oh_rt_free(&rt);
             return;
         }
-        json_object_put(m);
         oh_capacity_release(r, rt.sid);
     } else if (!strcmp(rt.status, "starting")) {
         api_failf(r, ERR_BUSY, "runtime %s is still starting", rt.rid);
@@ -222,40 +215,22 @@ api_oh_stop(api_req_t *r, char **params)
         oh_rt_free(&rt);
         return;
     }
-    if (rt.pending[0]) {
-        /* Still starting: mark it stopped, then take the gateway's answer ourselves so the
-         * session it makes is deleted (oh_apply_create_reply), not left running. */
-        char pending[sizeof rt.pending];
-        snprintf(pending, sizeof pending, "%s", rt.pending);
-        if (oh_mark_stopped(r, &rt) < 0) {
-            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
+    /* A session still starting is deleted as any other (the gateway stops its start); one
+     * whose id is not known yet (its /start is still asking) is deleted by that /start, which
+     * finds the runtime stopped (oh_apply_create_reply). */
+    if (rt.session[0] && strcmp(rt.session_status, "STOPPED") && rt.session_status[0]) {
+        api_err_t e;
+        if (oh_session_op(r, &rt, "session.delete", &e) < 0 &&
+            !(api_gw_refused(&e) && e.code == ERR_NOT_FOUND)) {
+            oh_fail_gateway(r, &e, "stop failed");
             oh_rt_free(&rt);
             return;
         }
-        json_object *m = oh_gw_wait(r, pending, OH_STOP_WAIT_MS);
-        if (m) {
-            size_t len;
-            const char *t = json_text(m, &len);
-            oh_apply_create_reply(r, &rt, t, len);
-        }
-        json_object_put(m);
-    } else {
-        if (rt.session[0] && strcmp(rt.session_status, "STOPPED") && rt.session_status[0]) {
-            json_object *m = oh_session_op(r, &rt, "session.delete", g_api.gw_timeout * 1000);
-            const char *code = json_get_str(json_get(m, "error"), "code", "");
-            if (!json_get_bool(m, "ok", false) && strcmp(code, "not_found") != 0) {
-                oh_fail_gateway(r, m, "stop failed");
-                json_object_put(m);
-                oh_rt_free(&rt);
-                return;
-            }
-            json_object_put(m);
-        }
-        if (oh_mark_stopped(r, &rt) < 0) {
-            api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
-            oh_rt_free(&rt);
-            return;
-        }
+    }
+    if (oh_mark_stopped(r, &rt) < 0) {
+        api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
+        oh_rt_free(&rt);
+        return;
     }
     api_reply_json(r, 200, oh_rt_json(r, &rt));
     oh_rt_free(&rt);

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 
 #include "err.h"
+#include "errors.h"
 #include "http.h"
 
 #define OH_PREFIX      "/openhands"
@@ -34,7 +35,6 @@ struct oh_rt {
     char key[OH_KEY_HEX + 1]; /* session API key */
     char session[64];         /* sandpipe session id, "" until the gateway answered */
     char gateway[128];        /* gateway asked to create it (then: the one owning it) */
-    char pending[64];         /* reply key of session.create while it runs, else "" */
     char image[256];          /* image as requested (profiles stand in for images) */
     char error[256];          /* why it failed, "" when it did not */
     double created;           /* epoch s */
@@ -61,8 +61,8 @@ bool oh_own_image(const char *image);
 bool oh_sid_ok(const char *sid);
 bool oh_rid_ok(const char *rid);
 
-/* Loads the runtime of OpenHands session sid into rt (free with oh_rt_free), finishing its
- * start if the gateway has answered meanwhile. Returns 1, 0 when there is none, -1 on a Redis
+/* Loads the runtime of OpenHands session sid into rt (free with oh_rt_free), its status
+ * derived from its sandpipe session's record. Returns 1, 0 when there is none, -1 on a Redis
  * failure. rt is always initialised. */
 int oh_load(api_req_t *r, const char *sid, oh_rt_t *rt);
 /* The same by runtime id (only the session's current runtime is found). */
@@ -81,19 +81,14 @@ void oh_url(const api_req_t *r, const char *rid, char *out, size_t cap);
 
 /* A new random id: prefix + 2*nbytes hex digits. */
 void oh_random_hex(char *out, size_t cap, const char *prefix, size_t nbytes);
-/* Queues req (borrowed; id/reply/owner/role set here) on gateway gw's inbox as owner/role,
- * answer to be pushed to reply (a "sp:reply:…" key). Returns 0 or -1 (Redis). */
-int oh_gw_send(api_req_t *r, const char *gw, json_object *req, const char *owner, const char *role,
-               const char *reply);
-/* Waits up to timeout_ms for the answer on reply. Returns the message
- * {"ok":…,"result"|"error":…} (new ref), or NULL on timeout or Redis failure. */
-json_object *oh_gw_wait(api_req_t *r, const char *reply, int timeout_ms);
-/* Runs op (session.pause, session.resume, session.delete) on rt's session as its owner.
- * Returns the gateway's message as oh_gw_wait, or NULL (timeout, Redis, no gateway). */
-json_object *oh_session_op(api_req_t *r, const oh_rt_t *rt, const char *op, int timeout_ms);
-/* Applies the gateway's answer to rt's session.create (text[0..len)): records the session or
- * the error; a session nobody wants any more (rt stopped or replaced meanwhile) is deleted. */
-void oh_apply_create_reply(api_req_t *r, oh_rt_t *rt, const char *text, size_t len);
+/* Runs op (session.pause, session.resume, session.delete) on rt's session (on the gateway
+ * owning it now) as its owner, over HTTP. Returns 0, or -1 with e: the gateway's refusal, or
+ * why it could not be asked (no session, gateway down, timeout: !api_gw_refused(e)). */
+int oh_session_op(api_req_t *r, const oh_rt_t *rt, const char *op, api_err_t *e);
+/* Applies the answer to rt's session.create (sent "early": the session's id as soon as it
+ * exists): res the session (borrowed), or NULL and the refusal in e. Records the session or the
+ * error; a session nobody wants any more (rt stopped or replaced meanwhile) is deleted. */
+void oh_apply_create_reply(api_req_t *r, oh_rt_t *rt, json_object *res, const api_err_t *e);
 /* Marks rt stopped (kept for OH_STOPPED_TTL_S) and releases its capacity slot. Returns 0,
  * or -1 on a Redis failure. */
 int oh_mark_stopped(api_req_t *r, oh_rt_t *rt);
@@ -112,8 +107,8 @@ int oh_auth(api_req_t *r);
 void oh_reply_reloaded(api_req_t *r, oh_rt_t *rt);
 /* Resumes paused rt (a capacity slot first: 429 when none). Returns 0, or -1 after replying. */
 int oh_resume(api_req_t *r, oh_rt_t *rt);
-/* Replies a failed gateway answer, its message prefixed with what (msg: oh_gw_wait's, may be
- * NULL for no answer: 503). */
-void oh_fail_gateway(api_req_t *r, json_object *msg, const char *what);
+/* Replies a failed oh_session_op, its message prefixed with what: the gateway's refusal with
+ * its code, anything else 503. */
+void oh_fail_gateway(api_req_t *r, const api_err_t *e, const char *what);
 
 #endif

@@ -324,6 +324,46 @@ record_drop(api_req_t *r, const char *sid, const char *rid)
         freeReplyObject(x);
 }
 
+/* Waits up to timeout_ms for session sid to leave STARTING (READY, ERROR, STOPPED, PAUSED), on
+ * its event stream (XREAD BLOCK from the start; status events only are parsed). Gives up
+ * silently: the caller reads the record as it is. */
+static void
+wait_started(api_req_t *r, const char *sid, int timeout_ms)
+{
+    char key[160], last[48] = "0-0";
+    snprintf(key, sizeof key, "sp:session:{%s}:events", sid);
+    int64_t deadline = clock_mono_ms() + timeout_ms;
+    for (int64_t left; *sid && (left = deadline - clock_mono_ms()) > 0;) {
+        char block[24];
+        snprintf(block, sizeof block, "%lld", (long long)left);
+        const char *argv[] = {"XREAD", "COUNT", "64", "BLOCK", block, "STREAMS", key, last};
+        redisReply *x = api_redis_cmd(r, (int)left + 5000, 8, argv);
+        if (!x)
+            return;
+        bool done = x->type != REDIS_REPLY_ARRAY; /* nil: the time is up */
+        for (size_t i = 0; !done && x->elements == 1 && i < x->element[0]->element[1]->elements;
+             i++) {
+            redisReply *ent = x->element[0]->element[1]->element[i];
+            snprintf(last, sizeof last, "%s", ent->element[0]->str);
+            for (size_t k = 0; k + 1 < ent->element[1]->elements; k += 2) {
+                const char *t = ent->element[1]->element[k + 1]->str;
+                if (!strstr(t, "\"status\""))
+                    continue;
+                err_t err = {0};
+                json_object *ev = json_parse(t, ent->element[1]->element[k + 1]->len, &err);
+                const char *st = json_get_str(ev, "status", "");
+                done = !strcmp(json_get_str(ev, "type", ""), "status") &&
+                       (!strcmp(st, "READY") || !strcmp(st, "ERROR") || !strcmp(st, "STOPPED") ||
+                        !strcmp(st, "PAUSED"));
+                json_object_put(ev);
+            }
+        }
+        freeReplyObject(x);
+        if (done)
+            return;
+    }
+}
+
 /* Makes a new runtime for q. Returns 1 after replying, 0 to try again (lost a race). */
 static int
 create(api_req_t *r, const start_req_t *q, const char *oldrid)
@@ -338,7 +378,7 @@ create(api_req_t *r, const start_req_t *q, const char *oldrid)
         return 1;
     }
     char gw[128];
-    int found = api_gateway_pick(r, gw, sizeof gw);
+    int found = api_gateway_pick(r, gw, sizeof gw, NULL, 0); /* none: fail before any record */
     if (found <= 0) {
         if (cap == 2)
             oh_capacity_release(r, q->sid);
@@ -348,10 +388,9 @@ create(api_req_t *r, const start_req_t *q, const char *oldrid)
             api_failf(r, ERR_NO_GATEWAY, "no gateway is running");
         return 1;
     }
-    char rid[32], key[OH_KEY_HEX + 1], reply[64], url[512], created[32];
+    char rid[32], key[OH_KEY_HEX + 1], url[512], created[32];
     oh_random_hex(rid, sizeof rid, OH_RID_PREFIX, OH_RID_HEX / 2);
     oh_random_hex(key, sizeof key, "", OH_KEY_HEX / 2);
-    oh_random_hex(reply, sizeof reply, "sp:reply:", 12);
     oh_url(r, rid, url, sizeof url);
     snprintf(created, sizeof created, "%.6f", clock_wall());
     const char *fv[] = {
@@ -360,7 +399,6 @@ create(api_req_t *r, const start_req_t *q, const char *oldrid)
         "key",        key,
         "session",    "",
         "gateway",    gw,
-        "pending",    reply,
         "image",      q->image,
         "created",    created,
         "start",      json_object_to_json_string_ext(q->record, JSON_C_TO_STRING_PLAIN)};
@@ -380,32 +418,33 @@ create(api_req_t *r, const start_req_t *q, const char *oldrid)
     if ((x = api_redis_cmdf(r, "ZADD sp:oh:sessions %s %s", created, q->sid)))
         freeReplyObject(x);
 
+    /* "early": answered as soon as the session exists; its start is followed in its record */
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "session.create");
+    json_set_bool(req, "early", true);
     json_set(req, "params", create_params(q, rid, key, url));
-    int sent = oh_gw_send(r, gw, req, r->claims.sub, "user", reply);
+    api_gw_call_t c = {
+        .req = req, .timeout_s = g_api.gw_timeout, .owner = r->claims.sub, .role = "user"};
+    api_err_t e;
+    json_object *res = api_gateway_create(r, &c, &e);
     json_object_put(req);
-    if (sent < 0) {
+    if (!res && c.unsent) {
         record_drop(r, q->sid, rid); /* nothing was created: leave nothing behind */
         if (cap == 2)
             oh_capacity_release(r, q->sid);
-        api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
+        api_fail(r, &e);
         return 1;
     }
-    if (g_api.oh.start_wait_ms > 0) {
-        json_object *m = oh_gw_wait(r, reply, g_api.oh.start_wait_ms);
-        if (m) {
-            oh_rt_t rt;
-            if (oh_load(r, q->sid, &rt) == 1) {
-                size_t len;
-                const char *t = json_text(m, &len);
-                oh_apply_create_reply(r, &rt, t, len);
-            }
-            oh_rt_free(&rt);
-        }
-        json_object_put(m);
-    }
     oh_rt_t rt;
+    if (oh_load(r, q->sid, &rt) == 1) {
+        /* a failure on the way (timeout, the gateway gone) leaves the start unknown: it is
+         * recorded as failed, which a later /start replaces */
+        oh_apply_create_reply(r, &rt, res, &e);
+        if (res && g_api.oh.start_wait_ms > 0)
+            wait_started(r, json_get_str(res, "id", ""), g_api.oh.start_wait_ms);
+    }
+    oh_rt_free(&rt);
+    json_object_put(res);
     if (oh_load(r, q->sid, &rt) == 1)
         api_reply_json(r, 200, oh_rt_json(r, &rt));
     else

@@ -2,11 +2,12 @@
  * Runtime API"), the status pair the clients read, and requests to gateways on a runtime's
  * behalf. See runtime_api.h.
  *
- * The gateway answers session.create only once the session is READY, and /start answers at
- * once: the record keeps the reply key ("pending") and whoever loads the record next pops the
- * answer and records the session. Writes after a read go through one Lua script that applies
- * them only if the record still names the same runtime (a /start may have replaced it). */
+ * /start asks the gateway for its session "early" (answered as soon as the session exists), so
+ * the record names its session at once; how far the start got is the session's own record
+ * (derive). Writes after a read go through one Lua script that applies them only if the record
+ * still names the same runtime (a /start may have replaced it). */
 #include <openssl/rand.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,7 @@
 #include "json_util.h"
 
 #define OH_STOPPED_TTL_S (7 * 24 * 3600) /* a stopped runtime stays visible this long */
-#define OH_PENDING_MAX_S 300  /* a create unanswered this long failed (its reply expired) */
+#define OH_PENDING_MAX_S 300             /* a runtime starting this long failed */
 #define OH_REFRESH_MAX   1000 /* runtimes looked at when the capacity count is refreshed */
 #define OH_ACTIVE_KEY    "sp:oh:active"
 #define OH_SESSIONS_KEY  "sp:oh:sessions"
@@ -102,6 +103,22 @@ set_state(oh_rt_t *rt, const char *status, const char *pod_status)
     rt->pod_status = pod_status;
 }
 
+/* A start that failed: "error", with why (kept as the record's error when it has none). */
+static int failed(oh_rt_t *rt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int
+failed(oh_rt_t *rt, const char *fmt, ...)
+{
+    if (!rt->error[0]) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(rt->error, sizeof rt->error, fmt, ap);
+        va_end(ap);
+    }
+    set_state(rt, "error", "failed");
+    return 0;
+}
+
 /* The pair the clients read (as OpenHands' RemoteRuntime client reads them, docs/api.md):
  * pod_status "ready" only when /alive answers "ok" (session READY, gateway alive); "paused" and
  * "not found" are values no client maps, so V1 falls back to status and V0/SDK keep polling.
@@ -118,13 +135,16 @@ derive(api_req_t *r, oh_rt_t *rt)
         set_state(rt, "error", "failed");
         return 0;
     }
-    if (rt->pending[0] || !rt->session[0]) {
+    bool late = clock_wall() - rt->created > OH_PENDING_MAX_S;
+    if (!rt->session[0]) {
+        if (late) /* (a record of a start that never got its session) */
+            return failed(rt, "the sandbox did not start within %d s", OH_PENDING_MAX_S);
         set_state(rt, "starting", "pending");
         return 0;
     }
-    char gw[128] = "";
-    redisReply *x = api_redis_cmdf(r, "HMGET sp:session:{%s} status gateway", rt->session);
-    if (!x || x->type != REDIS_REPLY_ARRAY || x->elements != 2) {
+    char gw[128] = "", why[256] = "";
+    redisReply *x = api_redis_cmdf(r, "HMGET sp:session:{%s} status gateway error", rt->session);
+    if (!x || x->type != REDIS_REPLY_ARRAY || x->elements != 3) {
         if (x)
             freeReplyObject(x);
         set_state(rt, "running", "running"); /* unknown: nothing to conclude from */
@@ -134,8 +154,12 @@ derive(api_req_t *r, oh_rt_t *rt)
         snprintf(rt->session_status, sizeof rt->session_status, "%s", x->element[0]->str);
     if (x->element[1]->type == REDIS_REPLY_STRING)
         snprintf(gw, sizeof gw, "%s", x->element[1]->str);
+    if (x->element[2]->type == REDIS_REPLY_STRING)
+        snprintf(why, sizeof why, "%s", x->element[2]->str);
     freeReplyObject(x);
     const char *st = rt->session_status;
+    if (*why && (!strcmp(st, "STOPPED") || !strcmp(st, "ERROR")))
+        return failed(rt, "%s", why); /* it never started: the gateway's reason */
     if (!*st || !strcmp(st, "STOPPED"))
         set_state(rt, "stopped", "not found");
     else if (!strcmp(st, "PAUSED"))
@@ -147,6 +171,8 @@ derive(api_req_t *r, oh_rt_t *rt)
         set_state(rt, "running", api_gateway_alive(r, gw) == 1 ? "ready" : "running");
     else if (!strcmp(st, "ERROR_RUNTIME_DISCONNECTED") || !strcmp(st, "RUNTIME_STARTED"))
         set_state(rt, !strcmp(st, "RUNTIME_STARTED") ? "starting" : "running", "running");
+    else if (late && !strcmp(st, "STARTING"))
+        return failed(rt, "the sandbox did not start within %d s", OH_PENDING_MAX_S);
     else
         set_state(rt, "starting", "pending");
     return 0;
@@ -187,28 +213,6 @@ cas_update(api_req_t *r, const oh_rt_t *rt, const char *hdel, int n, const char 
     return rc;
 }
 
-static void
-pending_check(api_req_t *r, oh_rt_t *rt)
-{
-    redisReply *x = api_redis_cmdf(r, "LPOP %s", rt->pending);
-    if (!x)
-        return;
-    if (x->type == REDIS_REPLY_STRING) {
-        oh_apply_create_reply(r, rt, x->str, x->len);
-    } else if (clock_wall() - rt->created > OH_PENDING_MAX_S) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "the sandbox did not start within %d s", OH_PENDING_MAX_S);
-        const char *fv[] = {"error", msg};
-        if (cas_update(r, rt, "pending", rt->stopped > 0 ? 0 : 2, fv, NULL) == 1) {
-            rt->pending[0] = '\0';
-            if (rt->stopped <= 0)
-                snprintf(rt->error, sizeof rt->error, "%s", msg);
-            oh_capacity_release(r, rt->sid);
-        }
-    }
-    freeReplyObject(x);
-}
-
 int
 oh_load(api_req_t *r, const char *sid, oh_rt_t *rt)
 {
@@ -229,7 +233,6 @@ oh_load(api_req_t *r, const char *sid, oh_rt_t *rt)
     field(rt->key, sizeof rt->key, h, "key");
     field(rt->session, sizeof rt->session, h, "session");
     field(rt->gateway, sizeof rt->gateway, h, "gateway");
-    field(rt->pending, sizeof rt->pending, h, "pending");
     field(rt->image, sizeof rt->image, h, "image");
     field(rt->error, sizeof rt->error, h, "error");
     field(num, sizeof num, h, "created");
@@ -246,8 +249,6 @@ oh_load(api_req_t *r, const char *sid, oh_rt_t *rt)
         oh_rt_free(rt);
         return 0;
     }
-    if (rt->pending[0])
-        pending_check(r, rt);
     if (derive(r, rt) < 0) {
         oh_rt_free(rt);
         return -1;
@@ -256,6 +257,8 @@ oh_load(api_req_t *r, const char *sid, oh_rt_t *rt)
      * expires, leaves /list and frees its capacity slot. */
     if (rt->stopped <= 0 && !strcmp(rt->status, "stopped") && rt->session[0])
         oh_mark_stopped(r, rt);
+    else if (!strcmp(rt->status, "error"))
+        oh_capacity_release(r, rt->sid); /* failed as it started: it holds no slot */
     return 1;
 }
 
@@ -350,32 +353,7 @@ oh_rt_json(api_req_t *r, const oh_rt_t *rt)
 /* ---- requests to a gateway ---- */
 
 int
-oh_gw_send(api_req_t *r, const char *gw, json_object *req, const char *owner, const char *role,
-           const char *reply)
-{
-    return api_gw_send_as(r, gw, req, reply, owner, role) < 0 ? -1 : 0;
-}
-
-json_object *
-oh_gw_wait(api_req_t *r, const char *reply, int timeout_ms)
-{
-    char t[32];
-    snprintf(t, sizeof t, "%.3f", timeout_ms / 1000.0);
-    const char *argv[] = {"BLPOP", reply, t};
-    redisReply *x = api_redis_cmd(r, timeout_ms + 5000, 3, argv);
-    if (!x)
-        return NULL;
-    json_object *m = NULL;
-    if (x->type == REDIS_REPLY_ARRAY && x->elements == 2) {
-        err_t err = {0};
-        m = json_parse(x->element[1]->str, x->element[1]->len, &err);
-    }
-    freeReplyObject(x);
-    return m;
-}
-
-json_object *
-oh_session_op(api_req_t *r, const oh_rt_t *rt, const char *op, int timeout_ms)
+oh_session_op(api_req_t *r, const oh_rt_t *rt, const char *op, api_err_t *e)
 {
     char gw[128];
     snprintf(gw, sizeof gw, "%s", rt->gateway);
@@ -384,57 +362,49 @@ oh_session_op(api_req_t *r, const oh_rt_t *rt, const char *op, int timeout_ms)
         snprintf(gw, sizeof gw, "%s", x->str); /* the owner now, after a takeover */
     if (x)
         freeReplyObject(x);
-    if (!rt->session[0] || api_gateway_alive(r, gw) != 1)
-        return NULL;
-    char reply[64];
-    oh_random_hex(reply, sizeof reply, "sp:reply:", 12);
+    if (!rt->session[0])
+        return api_err_set(e, ERR_UNAVAILABLE, "the runtime has no session");
     json_object *req = json_object_new_object();
     json_set_str(req, "op", op);
     json_set_str(req, "session", rt->session);
     /* As the runtime's owner: the caller's rights were checked here, the gateway checks again
      * that the session is the owner's. */
-    int rc = oh_gw_send(r, gw, req, rt->owner, "user", reply);
+    api_gw_call_t c = {
+        .gw = gw, .req = req, .timeout_s = g_api.gw_timeout, .owner = rt->owner, .role = "user"};
+    json_object *res = api_gw_call(r, &c, e);
     json_object_put(req);
-    if (rc < 0 || timeout_ms <= 0)
-        return NULL;
-    return oh_gw_wait(r, reply, timeout_ms);
+    json_object_put(res);
+    return res ? 0 : -1;
 }
 
 void
-oh_apply_create_reply(api_req_t *r, oh_rt_t *rt, const char *text, size_t len)
+oh_apply_create_reply(api_req_t *r, oh_rt_t *rt, json_object *res, const api_err_t *e)
 {
-    err_t err = {0};
-    json_object *m = json_parse(text, len, &err);
-    json_object *res = json_get(m, "result");
-    if (json_get_bool(m, "ok", false) && *json_get_str(res, "id", "")) {
+    if (res && *json_get_str(res, "id", "")) {
         oh_rt_t made = *rt;
         made.start = NULL;
         snprintf(made.session, sizeof made.session, "%s", json_get_str(res, "id", ""));
         snprintf(made.gateway, sizeof made.gateway, "%s", json_get_str(res, "gateway", ""));
         const char *fv[] = {"session", made.session, "gateway", made.gateway};
         double stopped = 0;
-        int rc = cas_update(r, rt, "pending", 4, fv, &stopped);
+        int rc = cas_update(r, rt, NULL, 4, fv, &stopped);
         if (rc == 1) {
             snprintf(rt->session, sizeof rt->session, "%s", made.session);
             snprintf(rt->gateway, sizeof rt->gateway, "%s", made.gateway);
-            rt->pending[0] = '\0';
             rt->stopped = stopped;
         }
         /* Stopped while it started, or replaced by a newer runtime: nobody will use it. */
+        api_err_t ignored;
         if (rc == 0 || (rc == 1 && stopped > 0))
-            json_object_put(oh_session_op(r, &made, "session.delete", 0));
-    } else {
-        json_object *e = json_get(m, "error");
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s", json_get_str(e, "message", "the sandbox did not start"));
-        const char *fv[] = {"error", msg};
-        if (cas_update(r, rt, "pending", 2, fv, NULL) == 1) {
-            snprintf(rt->error, sizeof rt->error, "%s", msg);
-            rt->pending[0] = '\0';
-        }
-        oh_capacity_release(r, rt->sid);
+            oh_session_op(r, &made, "session.delete", &ignored);
+        return;
     }
-    json_object_put(m);
+    char msg[256];
+    snprintf(msg, sizeof msg, "%.255s", e && e->msg[0] ? e->msg : "the sandbox did not start");
+    const char *fv[] = {"error", msg};
+    if (cas_update(r, rt, NULL, 2, fv, NULL) == 1)
+        snprintf(rt->error, sizeof rt->error, "%s", msg);
+    oh_capacity_release(r, rt->sid);
 }
 
 int

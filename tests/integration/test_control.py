@@ -172,12 +172,13 @@ class Control(unittest.TestCase):
         # so every create picks it first
         self.st.redis("SET", f"sp:gateway:{gw}", "1", "EX", "120")
         self.st.redis("DEL", f"sp:gateway:{gw}:sessions")
-        for other in ("gw-test", "gw-test-2"):
-            if int(self.st.redis("SCARD", f"sp:gateway:{other}:sessions")) == 0:
+        def live_counts():
+            return [int(self.st.redis("SCARD", f"sp:gateway:{o}:sessions")) for o in ("gw-test", "gw-test-2")]
+        for _ in range(2):  # each create fills an empty live one: two at most
+            if min(live_counts()) == 0:
                 st, s = self.api("POST", "/sessions", {})
                 self.assertEqual(st, 201, s)
-        self.assertTrue(all(int(self.st.redis("SCARD", f"sp:gateway:{o}:sessions")) > 0
-                            for o in ("gw-test", "gw-test-2")))
+        self.assertGreater(min(live_counts()), 0)
         for _ in range(3):
             st, s2 = self.api("POST", "/sessions", {})
             self.assertEqual(st, 201, s2)

@@ -22,6 +22,7 @@
 #define GW_ANSWER_MAX (64u * 1024 * 1024) /* the largest answer read */
 #define GW_ADDR_MAX   192
 #define TOKEN_RENEW_S 10 /* a control token is renewed this long before it ends */
+#define GW_KEPT_MAX   64 /* connections a worker keeps (one per gateway it talks to) */
 
 static CURL *curl;        /* the worker's: its connection cache is the keep-alive */
 static char *token;       /* the worker's control token ... */
@@ -202,6 +203,7 @@ api_gw_call(api_req_t *r, api_gw_call_t *c, api_err_t *e)
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_PROXY, ""); /* never an environment's proxy */
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, (long)GW_CONNECT_MS);
+    curl_easy_setopt(curl, CURLOPT_MAXCONNECTS, (long)GW_KEPT_MAX);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)c->timeout_s * 1000L);
     CURLcode cc = curl_easy_perform(curl);
     curl_slist_free_all(h);

@@ -51,12 +51,12 @@ unknown_op(const ops_call_t *c)
     ops_fail(c->reply, "bad_request", m);
 }
 
-static const ops_t control_unknown = {NULL, true, true, OPS_INBOX, NULL, unknown_op};
+static const ops_t control_unknown = {NULL, true, true, OPS_API, NULL, unknown_op};
 
-/* The ops the API asked through the Redis inbox before, with its answers' rules: a viewer
- * refused on its session learns nothing about it (the API refuses a viewer's writes itself). */
+/* The API's ops, with the answers' rules the Redis inbox had: a viewer refused on its session
+ * learns nothing about it (the API refuses a viewer's writes itself). */
 static const ops_transport_t control_transport = {
-    .via = OPS_INBOX,
+    .via = OPS_API,
     .ok = answer_ok,
     .fail = answer_fail,
     .observed = NULL, /* an action's observation: the API reads the event stream */

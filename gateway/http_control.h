@@ -1,6 +1,6 @@
 /* http_control.h — the API's control requests to this gateway over HTTP (POST /_sp/op,
  * docs/protocol.md "Control requests"): session create/delete/pause/resume and the other ops
- * sandpipe-api asks a session's gateway (ops.c, OPS_INBOX), one request per HTTP request, the
+ * sandpipe-api asks a session's gateway (ops.c, OPS_API), one request per HTTP request, the
  * answer its body. Only a control token (common/ctl_token.h) is accepted; nginx never sends
  * anything under /_sp/op (nginx/sandpipe.conf.template). */
 #ifndef SP_HTTP_CONTROL_H

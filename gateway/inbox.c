@@ -82,12 +82,14 @@ answer_observed(const ops_reply_t *to, uint64_t seq, const char *event, size_t l
     buf_free(&b);
 }
 
-/* An op the gateway does not know: after the session check, as any op that writes. */
+/* An op the inbox does not carry (only the API's transfers: every other request of the API comes
+ * over HTTP, http_control.c): after the session check, as any op that writes. */
 static void
 unknown_op(const ops_call_t *c)
 {
-    char m[128];
-    snprintf(m, sizeof m, "unknown op \"%.60s\"", c->op);
+    char m[160];
+    snprintf(m, sizeof m, "op \"%.60s\" is not taken from the inbox (file.upload, file.download)",
+             c->op);
     ops_fail(c->reply, "bad_request", m);
 }
 

@@ -399,25 +399,26 @@ op_download(const ops_call_t *c)
 
 static const ops_t ops[] = {
     /* name            writes session transports refusal handler */
-    {"session.create", W, G, OPS_BOTH, "viewers cannot create sessions", op_session_create},
+    {"session.create", W, G, OPS_WS_API, "viewers cannot create sessions", op_session_create},
     {"session.list", R, G, OPS_WS, NULL, op_session_list},
-    {"session.get", R, S, OPS_BOTH, NULL, op_session_get},
-    {"session.delete", W, S, OPS_BOTH, "viewers cannot delete sessions", op_session_delete},
-    {"session.pause", W, S, OPS_BOTH, "viewers cannot pause or resume sessions", op_session_pause},
-    {"session.resume", W, S, OPS_BOTH, "viewers cannot pause or resume sessions",
+    {"session.get", R, S, OPS_WS_API, NULL, op_session_get},
+    {"session.delete", W, S, OPS_WS_API, "viewers cannot delete sessions", op_session_delete},
+    {"session.pause", W, S, OPS_WS_API, "viewers cannot pause or resume sessions",
+     op_session_pause},
+    {"session.resume", W, S, OPS_WS_API, "viewers cannot pause or resume sessions",
      op_session_resume},
     {"pool", R, G, OPS_WS, NULL, op_pool},
     {"health", R, G, OPS_WS, NULL, op_gateway_health},
     /* the REST API's work on a session's sandbox */
-    {"action", W, S, OPS_INBOX | OPS_HTTP, NULL, op_action},
-    {"signal", W, S, OPS_INBOX | OPS_HTTP, NULL, op_signal},
-    {"health", R, S, OPS_INBOX, NULL, op_exec}, /* the sandbox's, from its executor */
+    {"action", W, S, OPS_API | OPS_HTTP, NULL, op_action},
+    {"signal", W, S, OPS_API | OPS_HTTP, NULL, op_signal},
+    {"health", R, S, OPS_API, NULL, op_exec}, /* the sandbox's, from its executor */
     {"file.read", R, S, OPS_HTTP, NULL, op_exec},
-    {"file.list", R, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
-    {"file.stat", R, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
-    {"oh.list_files", R, S, OPS_INBOX, NULL, op_exec},
+    {"file.list", R, S, OPS_API | OPS_HTTP, NULL, op_exec},
+    {"file.stat", R, S, OPS_API | OPS_HTTP, NULL, op_exec},
+    {"oh.list_files", R, S, OPS_API, NULL, op_exec},
     {"file.write", W, S, OPS_HTTP, NULL, op_exec},
-    {"file.mkdir", W, S, OPS_INBOX | OPS_HTTP, NULL, op_exec},
+    {"file.mkdir", W, S, OPS_API | OPS_HTTP, NULL, op_exec},
     {"file.move", W, S, OPS_HTTP, NULL, op_exec},
     {"file.remove", W, S, OPS_HTTP, NULL, op_exec},
     {"file.upload", W, S, OPS_INBOX, NULL, op_upload},

@@ -3,8 +3,7 @@
  * Redis inbox (streamed transfers, redis/README.md): one table of
  * {name, writes, transports, handler}. Who may see a session and who may change it is decided
  * here, once, before any handler runs; the transports only parse their requests and carry the
- * answers (ws_control.c, http_control.c, inbox.c). OPS_INBOX: the ops the API asks, whichever
- * of its two ways.
+ * answers (ws_control.c, http_control.c, inbox.c, http_actions.c, http_relay.c).
  *
  * Access: an admin sees and changes every session, a user its own, a viewer only sees the one
  * session its token names. */
@@ -18,8 +17,16 @@
 
 #include "session.h"
 
-/* OPS_HTTP: the REST routes nginx sends to the session's gateway itself (http_actions.c). */
-typedef enum { OPS_WS = 1, OPS_INBOX = 2, OPS_BOTH = OPS_WS | OPS_INBOX, OPS_HTTP = 4 } ops_via_t;
+/* OPS_API: the API's control requests (http_control.c); OPS_HTTP: the REST routes nginx sends to
+ * the session's gateway itself (http_actions.c, http_relay.c); OPS_INBOX: the Redis inbox, which
+ * carries the API's streamed transfers only (inbox.c, xfer.c). */
+typedef enum {
+    OPS_WS = 1,
+    OPS_API = 2,
+    OPS_WS_API = OPS_WS | OPS_API,
+    OPS_HTTP = 4,
+    OPS_INBOX = 8,
+} ops_via_t;
 
 /* Who asks: from a verified token (the WebSocket's own, or the one the API verified). Borrowed. */
 typedef struct {

@@ -141,6 +141,14 @@ class Control(unittest.TestCase):
                     st, body = self.direct(port, create, hdrs)
                     self.assertEqual(st, 401, body)
                     self.assertEqual((body["ok"], body["error"]["code"]), (False, "unauthorized"))
+        # through the Redis inbox, which carries the API's streamed transfers only
+        for i, gw in enumerate(GWS):
+            reply = f"sp:reply:{{ctl-forged-{i}}}"
+            self.st.redis("XADD", f"sp:gateway:{gw}:inbox", "*", "r", json.dumps({**create, "reply": reply}))
+            got = self.st.redis("BLPOP", reply, "30").splitlines()
+            self.assertEqual(len(got), 2, got)
+            ans = json.loads(got[1])
+            self.assertEqual((ans["ok"], ans["error"]["code"]), (False, "not_found"), ans)
         self.assertEqual(self.gateway_sessions(), before)
         # the real credential is what makes the difference (the request meant for one gateway
         # is not served by another)

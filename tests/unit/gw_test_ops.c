@@ -1,4 +1,5 @@
-/* gw_test_ops.c — gateway/ops, the request table of the control WebSocket and the Redis inbox:
+/* gw_test_ops.c — gateway/ops, the request table of the control WebSocket, the API's control
+ * requests and the Redis inbox (the API's transfers only):
  * every documented op resolves on its transports (docs/api.md, redis/README.md) and nothing
  * else does, which ops write, and the one access check in front of them, run against real
  * sessions through two recording transports with the policies of the real ones (the WebSocket
@@ -20,10 +21,10 @@
 static const char *const ws_ops[] = {"session.create", "session.get",   "session.list",
                                      "session.delete", "session.pause", "session.resume",
                                      "pool",           "health"};
-static const char *const inbox_ops[] = {
-    "session.create", "session.delete", "action",        "signal",        "session.get",
-    "file.list",      "file.stat",      "oh.list_files", "file.mkdir",    "file.upload",
-    "file.download",  "health",         "session.pause", "session.resume"};
+static const char *const api_ops[] = {
+    "session.create", "session.delete", "action",     "signal", "session.get",   "file.list",
+    "file.stat",      "oh.list_files",  "file.mkdir", "health", "session.pause", "session.resume"};
+static const char *const inbox_ops[] = {"file.upload", "file.download"};
 static const char *const read_only[] = {"session.get", "session.list",  "pool",
                                         "health",      "file.read",     "file.list",
                                         "file.stat",   "oh.list_files", "file.download"};
@@ -48,6 +49,11 @@ test_every_documented_op_resolves_on_its_transport(void **state)
         assert_non_null(o);
         assert_string_equal(o->name, ws_ops[i]);
     }
+    for (size_t i = 0; i < sizeof api_ops / sizeof api_ops[0]; i++) {
+        const ops_t *o = ops_find(api_ops[i], OPS_API);
+        assert_non_null(o);
+        assert_string_equal(o->name, api_ops[i]);
+    }
     for (size_t i = 0; i < sizeof inbox_ops / sizeof inbox_ops[0]; i++) {
         const ops_t *o = ops_find(inbox_ops[i], OPS_INBOX);
         assert_non_null(o);
@@ -64,7 +70,9 @@ test_the_table_holds_the_documented_ops_only(void **state)
     for (size_t i = 0; i < n; i++) {
         if (t[i].via & OPS_WS)
             assert_true(LISTED(t[i].name, ws_ops));
-        if (t[i].via & OPS_INBOX)
+        if (t[i].via & OPS_API)
+            assert_true(LISTED(t[i].name, api_ops));
+        if (t[i].via & OPS_INBOX) /* the Redis inbox carries the API's transfers only */
             assert_true(LISTED(t[i].name, inbox_ops));
         for (size_t k = i + 1; k < n; k++) /* a name means one op per transport */
             if (!strcmp(t[i].name, t[k].name))
@@ -77,17 +85,19 @@ test_unknown_and_other_transports_ops_resolve_to_null(void **state)
 {
     (void)state;
     assert_null(ops_find("nope", OPS_WS));
-    assert_null(ops_find("nope", OPS_INBOX));
-    assert_null(ops_find("", OPS_BOTH));
-    assert_null(ops_find(NULL, OPS_BOTH));
+    assert_null(ops_find("nope", OPS_API));
+    assert_null(ops_find("", OPS_WS_API));
+    assert_null(ops_find(NULL, OPS_WS_API));
+    for (size_t i = 0; i < sizeof api_ops / sizeof api_ops[0]; i++)
+        assert_null(ops_find(api_ops[i], OPS_INBOX));
     assert_null(ops_find("Session.get", OPS_WS));
     assert_null(ops_find("session.get ", OPS_WS));
     for (size_t i = 0; i < sizeof ws_ops / sizeof ws_ops[0]; i++)
-        if (!LISTED(ws_ops[i], inbox_ops))
-            assert_null(ops_find(ws_ops[i], OPS_INBOX));
-    for (size_t i = 0; i < sizeof inbox_ops / sizeof inbox_ops[0]; i++)
-        if (!LISTED(inbox_ops[i], ws_ops))
-            assert_null(ops_find(inbox_ops[i], OPS_WS));
+        if (!LISTED(ws_ops[i], api_ops))
+            assert_null(ops_find(ws_ops[i], OPS_API));
+    for (size_t i = 0; i < sizeof api_ops / sizeof api_ops[0]; i++)
+        if (!LISTED(api_ops[i], ws_ops))
+            assert_null(ops_find(api_ops[i], OPS_WS));
 }
 
 static void
@@ -106,8 +116,8 @@ test_health_is_the_gateway_on_the_websocket_and_the_sandbox_in_the_inbox(void **
 {
     (void)state;
     assert_false(ops_find("health", OPS_WS)->session);
-    assert_true(ops_find("health", OPS_INBOX)->session);
-    assert_false(ops_find("session.create", OPS_INBOX)->session);
+    assert_true(ops_find("health", OPS_API)->session);
+    assert_false(ops_find("session.create", OPS_API)->session);
     assert_false(ops_find("session.list", OPS_WS)->session);
     assert_false(ops_find("pool", OPS_WS)->session);
     assert_true(ops_find("session.get", OPS_WS)->session);
@@ -152,7 +162,7 @@ record_unknown(const ops_call_t *c)
 }
 
 static const ops_t ws_like_unknown = {NULL, false, false, OPS_WS, NULL, record_unknown};
-static const ops_t inbox_like_unknown = {NULL, true, true, OPS_INBOX, NULL, record_unknown};
+static const ops_t inbox_like_unknown = {NULL, true, true, OPS_API, NULL, record_unknown};
 
 static const ops_transport_t ws_like = {
     .via = OPS_WS,
@@ -165,7 +175,7 @@ static const ops_transport_t ws_like = {
 };
 
 static const ops_transport_t inbox_like = {
-    .via = OPS_INBOX,
+    .via = OPS_API,
     .ok = record_ok,
     .fail = record_fail,
     .forbidden = "unauthorized",

@@ -1,5 +1,5 @@
 /* form.c — multipart/form-data request bodies, streamed (see form.h). The push parser
- * (api/multipart.c) is driven one body chunk at a time; the wanted part's bytes from that
+ * (common/multipart.c) is driven one body chunk at a time; the wanted part's bytes from that
  * chunk wait in pending until api_form_read takes them, so pending never holds more than a
  * chunk plus a delimiter. */
 #include "form.h"

@@ -1,6 +1,6 @@
 # sandpipe-api: the REST API as FastCGI workers (api/*.c), the two OpenHands APIs
 # (api/openhands/: the action server /runtime/{id}/ and the Remote Runtime API /openhands/), and
-# the formats only it speaks (zip, multipart). Everything but main.c goes into libspapi.a.
+# what only it needs. Everything but main.c goes into libspapi.a.
 API_SRCS := $(filter-out api/main.c,$(wildcard api/*.c api/openhands/*.c))
 API_OBJS := $(API_SRCS:%.c=$(BUILD)/%.o)
 API_LIB := $(BUILD)/libspapi.a

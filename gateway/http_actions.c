@@ -7,7 +7,6 @@
 #include "http_actions.h"
 
 #include <errno.h>
-#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +19,7 @@
 #include "err_http.h"
 #include "gw.h"
 #include "http_rest.h"
+#include "http_rt.h"
 #include "json_util.h"
 #include "jwt_cache.h"
 #include "ops.h"
@@ -70,34 +70,6 @@ pending_free(void *ud)
     uv_close((uv_handle_t *)&p->timer, on_closed);
 }
 
-/* ---- answers in the two flavours ---- */
-
-static void
-rt_fail(http_req_t *h, int code, const char *detail)
-{
-    json_object *o = json_object_new_object();
-    json_set_str(o, "detail", detail);
-    http_answer_json(h, err_http_status(code, true), o);
-}
-
-/* FastAPI's validation error (api/openhands/action_server.h rt_invalid), on the body. */
-static void
-rt_invalid(http_req_t *h, const char *type, const char *msg)
-{
-    json_object *o = json_object_new_object(), *errs = json_object_new_array(),
-                *e = json_object_new_object(), *loc = json_object_new_array();
-    json_object_array_add(loc, json_object_new_string("body"));
-    if (!strcmp(type, "missing"))
-        json_object_array_add(loc, json_object_new_string("action"));
-    json_set_str(e, "type", type);
-    json_set(e, "loc", loc);
-    json_set_str(e, "msg", msg);
-    json_object_array_add(errs, e);
-    json_set_str(o, "detail", "Invalid request parameters");
-    json_set(o, "errors", errs);
-    http_answer_json(h, 422, o);
-}
-
 /* ---- the HTTP transport of ops.c ---- */
 
 static void
@@ -136,13 +108,13 @@ answer_fail(const ops_reply_t *to, json_object *error)
         else
             http_rest_fail(h, code, "%s", msg);
     } else if (code == ERR_SESSION_ENDED) {
-        rt_fail(h, ERR_NOT_FOUND, "Not Found");
+        http_rt_fail(h, ERR_NOT_FOUND, "Not Found");
     } else if (err_http_status(code, false) == 409) {
-        rt_fail(h, ERR_UNAVAILABLE, msg); /* busy: upstream's 503 */
+        http_rt_fail(h, ERR_UNAVAILABLE, msg); /* busy: upstream's 503 */
     } else {
         char d[400];
         snprintf(d, sizeof d, "Internal server error: %.376s", msg);
-        rt_fail(h, ERR_INTERNAL, d);
+        http_rt_fail(h, ERR_INTERNAL, d);
     }
     json_object_put(error);
 }
@@ -171,11 +143,11 @@ answer_observed(const ops_reply_t *to, uint64_t seq, const char *event, size_t l
     if (obs && !strcmp(json_get_str(obs, "observation", ""), "error") &&
         !strcmp(json_get_str(obs, "content", ""), PLUGIN_JUPYTER_MISSING))
         /* upstream raises RuntimeError there: its route's 500 (plugin_texts.h) */
-        rt_fail(h, ERR_INTERNAL, PLUGIN_JUPYTER_MISSING_DETAIL);
+        http_rt_fail(h, ERR_INTERNAL, PLUGIN_JUPYTER_MISSING_DETAIL);
     else if (obs)
         http_answer_json(h, 200, json_object_get(obs));
     else
-        rt_fail(h, ERR_TIMEOUT, "Runtime did not answer in time");
+        http_rt_fail(h, ERR_TIMEOUT, "Runtime did not answer in time");
     json_object_put(ev);
 }
 
@@ -207,7 +179,7 @@ on_timeout(uv_timer_t *t)
     if (!h)
         return;
     if (!p->rest)
-        rt_fail(h, ERR_TIMEOUT, "Runtime did not answer in time");
+        http_rt_fail(h, ERR_TIMEOUT, "Runtime did not answer in time");
     else if (p->queued)
         http_rest_fail(h, ERR_TIMEOUT,
                        "action %llu is queued or running; no observation within %ds",
@@ -250,60 +222,23 @@ on_rt_route(void *ud, const route_t *r)
     if (!h)
         return;
     pending_t *p = h->ud;
-    if (!r) {
-        rt_fail(h, ERR_UNAVAILABLE, "Service Unavailable: Redis is not reachable");
-        return;
-    }
-    if (r->starting) {
-        rt_fail(h, ERR_UNAVAILABLE, "Runtime is starting");
-        return;
-    }
-    if (!r->found || !strcmp(r->status, "STOPPED")) {
-        rt_fail(h, ERR_NOT_FOUND, "Not Found");
-        return;
-    }
-    if (!strcmp(r->status, "PAUSED")) {
-        rt_fail(h, ERR_UNAVAILABLE, "Runtime is paused");
-        return;
-    }
-    if (!strncmp(r->status, "ERROR", 5)) {
-        rt_fail(h, ERR_GATEWAY_DOWN, "Runtime disconnected");
-        return;
-    }
-    /* X-Session-API-Key: the runtime's own key (acting as its owner), or a token for the
-     * session that may write */
     jwt_claims_t *c = &p->claims;
-    memset(c, 0, sizeof *c);
-    bool ok = false;
-    size_t kl = strlen(r->rt_key);
-    if (kl && strlen(h->api_key) == kl && CRYPTO_memcmp(h->api_key, r->rt_key, kl) == 0) {
-        snprintf(c->sub, sizeof c->sub, "%s", r->rt_owner);
-        snprintf(c->role, sizeof c->role, "user");
-        ok = true;
-    } else if (h->api_key[0]) {
-        err_t err = {0};
-        ok = jwt_cache_verify(h->api_key, (int64_t)gw_wall(), c, &err) == 0 && http_may_write(c, r);
-    }
-    if (!ok) {
-        rt_fail(h, ERR_FORBIDDEN, "Invalid API Key");
+    if (!http_rt_live(h, r) || !http_rt_authed(h, r, true, c))
         return;
-    }
-    gw_session_t *s = session_find(r->sid);
-    if (!s) {
-        rt_fail(h, ERR_GATEWAY_DOWN, "Runtime disconnected: its gateway is not this one");
+    gw_session_t *s = http_rt_here(h, r);
+    if (!s)
         return;
-    }
     err_t perr = {0};
     json_object *body = h->body_len ? json_parse(h->body, h->body_len, &perr) : NULL;
     if (!body || !json_object_is_type(body, json_type_object)) {
         json_object_put(body);
-        rt_invalid(h, "json_invalid", "JSON decode error");
+        http_rt_invalid(h, "json_invalid", "body", NULL, "JSON decode error");
         return;
     }
     json_object *action = json_get(body, "action");
     if (!action || !json_object_is_type(action, json_type_object)) {
-        rt_invalid(h, action ? "dict_type" : "missing",
-                   action ? "Input should be a valid dictionary" : "Field required");
+        http_rt_invalid(h, action ? "dict_type" : "missing", "body", action ? NULL : "action",
+                        action ? "Input should be a valid dictionary" : "Field required");
         json_object_put(body);
         return;
     }
@@ -319,7 +254,7 @@ on_rt_route(void *ud, const route_t *r)
         size_t n = strlen(why) + sizeof "Internal server error: ";
         char *detail = xmalloc(n);
         snprintf(detail, n, "Internal server error: %s", why);
-        rt_fail(h, ERR_INTERNAL, detail);
+        http_rt_fail(h, ERR_INTERNAL, detail);
         free(detail);
         free(why);
         json_object_put(body);
@@ -340,7 +275,7 @@ http_rt_execute_action(http_req_t *h, const char *id)
     h->ud = p;
     h->free_ud = pending_free;
     if (h->body_too_big) {
-        rt_fail(h, ERR_TOO_BIG, "Request body too large");
+        http_rt_fail(h, ERR_TOO_BIG, "Request body too large");
         return;
     }
     route_resolve(id, on_rt_route, (void *)(uintptr_t)h->id);

@@ -12,7 +12,11 @@
  *   GET  /api/v1/sessions/{id}/files/download   REST, streamed (http_files.c)
  *   POST /api/v1/sessions/{id}/signal, GET/DELETE …/files, GET …/files/stat,
  *        GET/POST …/files/content, POST …/files/mkdir, …/files/move   REST (http_relay.c)
- *   PUT  /api/v1/sessions/{id}/files/content   REST, the body streamed (http_upload.c) */
+ *   PUT  /api/v1/sessions/{id}/files/content   REST, the body streamed (http_upload.c)
+ *   GET  /runtime/{id}/alive, health, ready, server_info, vscode/connection_token,
+ *   POST /runtime/{id}/list_files          the action server's small routes (http_runtime.c)
+ *   GET  /runtime/{id}/download_files      a zip, streamed chunked (http_rt_download.c)
+ *   POST /runtime/{id}/upload_file         a multipart body, streamed (http_rt_upload.c) */
 #include "http_server.h"
 
 #include <libwebsockets.h>
@@ -28,6 +32,9 @@
 #include "http_files.h"
 #include "http_relay.h"
 #include "http_rest.h"
+#include "http_rt_download.h"
+#include "http_rt_upload.h"
+#include "http_runtime.h"
 #include "http_upload.h"
 #include "json_util.h"
 #include "route.h"
@@ -144,6 +151,13 @@ http_stream_write(http_req_t *h, const void *p, size_t n)
 }
 
 void
+http_stream_fail(http_req_t *h)
+{
+    h->stream_failed = true;
+    http_stream_end(h);
+}
+
+void
 http_stream_end(http_req_t *h)
 {
     h->stream_ended = true;
@@ -174,6 +188,14 @@ static const struct {
     {"GET", "/_sp/route", NULL, route_http, NULL},
     {"POST", "/_sp/op", NULL, http_control, NULL},
     {"POST", "/runtime/", "/execute_action", http_rt_execute_action, NULL},
+    {"GET", "/runtime/", "/alive", http_rt_alive, NULL},
+    {"GET", "/runtime/", "/health", http_rt_health, NULL},
+    {"GET", "/runtime/", "/ready", http_rt_ready, NULL},
+    {"GET", "/runtime/", "/server_info", http_rt_server_info, NULL},
+    {"POST", "/runtime/", "/list_files", http_rt_list_files, NULL},
+    {"GET", "/runtime/", "/vscode/connection_token", http_rt_vscode_token, NULL},
+    {"GET", "/runtime/", "/download_files", http_rt_download_files, NULL},
+    {"POST", "/runtime/", "/upload_file", http_rt_upload_file, http_rt_upload_streams},
     {"POST", "/api/v1/sessions/", "/actions", http_rest_actions, NULL},
     {"GET", "/api/v1/sessions/", "/files/download", http_files_download, NULL},
     {"POST", "/api/v1/sessions/", "/signal", http_signal, NULL},
@@ -317,6 +339,7 @@ http_on_request(struct lws *wsi, http_req_t **slot, const char *uri)
     else
         snprintf(h->path, sizeof h->path, "%.510s", uri);
     copy_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, h->authorization, sizeof h->authorization);
+    copy_header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, h->content_type, sizeof h->content_type);
     copy_custom(wsi, "x-session-api-key:", h->api_key, sizeof h->api_key);
     copy_custom(wsi, "x-sp-uri:", h->uri, sizeof h->uri);
     copy_custom(wsi, "x-sp-method:", h->uri_method, sizeof h->uri_method);
@@ -502,12 +525,49 @@ answered(struct lws *wsi, http_req_t **slot)
     return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
+/* The next chunk of a chunked body (HTTP_STREAM_CHUNKED): at most HTTP_WRITE_MAX, framed, one
+ * lws_write; the last-chunk once it ended. A stream that failed ends without the last-chunk:
+ * the connection closes and nginx and the client see the body cut short. */
+static int
+write_chunked(struct lws *wsi, http_req_t **slot)
+{
+    static unsigned char piece[LWS_PRE + 16 + HTTP_WRITE_MAX + 8];
+    http_req_t *h = *slot;
+    if (h->pending_len) {
+        size_t n = h->pending_len < HTTP_WRITE_MAX ? h->pending_len : HTTP_WRITE_MAX;
+        int k = snprintf((char *)piece + LWS_PRE, 16, "%zx\r\n", n);
+        memcpy(piece + LWS_PRE + k, h->pending, n);
+        memcpy(piece + LWS_PRE + k + n, "\r\n", 2);
+        memmove(h->pending, h->pending + n, h->pending_len - n);
+        h->pending_len -= n;
+        h->stream_sent += n;
+        if (lws_write(wsi, piece + LWS_PRE, (size_t)k + n + 2, LWS_WRITE_HTTP) <
+            (int)((size_t)k + n + 2))
+            return -1;
+        if (h->on_sent)
+            h->on_sent(h->ud, n);
+        if (h->pending_len || h->stream_ended)
+            lws_callback_on_writable(wsi);
+        return 0;
+    }
+    if (!h->stream_ended)
+        return 0; /* more is coming: its writer asks for WRITEABLE */
+    if (h->stream_failed)
+        return -1;
+    memcpy(piece + LWS_PRE, "0\r\n\r\n", 5);
+    if (lws_write(wsi, piece + LWS_PRE, 5, LWS_WRITE_HTTP_FINAL) < 5)
+        return -1;
+    return answered(wsi, slot);
+}
+
 /* The next piece of a streamed body: at most HTTP_WRITE_MAX, one lws_write. */
 static int
 write_streamed(struct lws *wsi, http_req_t **slot)
 {
     static unsigned char piece[LWS_PRE + HTTP_WRITE_MAX];
     http_req_t *h = *slot;
+    if (h->stream_total == HTTP_STREAM_CHUNKED)
+        return write_chunked(wsi, slot);
     if (h->pending_len) {
         size_t n = h->pending_len < HTTP_WRITE_MAX ? h->pending_len : HTTP_WRITE_MAX;
         if (h->stream_sent + n > h->stream_total)
@@ -540,9 +600,12 @@ write_streamed(struct lws *wsi, http_req_t **slot)
 static int
 write_head(struct lws *wsi, http_req_t *h, uint8_t **p, uint8_t *end)
 {
+    bool chunked = h->streaming && h->stream_total == HTTP_STREAM_CHUNKED;
     if (lws_add_http_header_status(wsi, (unsigned)h->status, p, end) ||
-        lws_add_http_header_content_length(wsi, h->streaming ? h->stream_total : h->out_len, p,
-                                           end))
+        (chunked ? lws_add_http_header_by_name(wsi, (const uint8_t *)"transfer-encoding:",
+                                               (const uint8_t *)"chunked", 7, p, end)
+                 : lws_add_http_header_content_length(
+                       wsi, h->streaming ? h->stream_total : h->out_len, p, end)))
         return -1;
     if (!strstr(h->extra, "content-type:") &&
         lws_add_http_header_by_name(

@@ -7,6 +7,7 @@
 #define SP_HTTP_SERVER_H
 
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@ struct http_req {
     char uri_method[8]; /* X-SP-Method: its method */
     char authorization[JWT_BUF_LEN + 16];
     char api_key[JWT_BUF_LEN]; /* X-Session-API-Key */
+    char content_type[256];
     char *args[HTTP_ARGS_MAX]; /* query "name=value", decoded */
     int nargs;
     char *body; /* NUL-terminated */
@@ -55,7 +57,7 @@ struct http_req {
     void (*free_ud)(void *ud);
     /* a streamed answer (http_stream_head): the body comes in pieces, stream_total bytes in
      * all (the Content-Length); pending: the pieces not yet written */
-    bool streaming, stream_ended;
+    bool streaming, stream_ended, stream_failed;
     unsigned long long stream_total, stream_sent;
     char *pending;
     size_t pending_len, pending_cap;
@@ -86,6 +88,10 @@ void http_stream_head(http_req_t *h, int status, const char *ctype, unsigned lon
                       const char *extra);
 void http_stream_write(http_req_t *h, const void *p, size_t n);
 void http_stream_end(http_req_t *h);
+/* total HTTP_STREAM_CHUNKED: a body of unknown length, sent chunked; http_stream_fail ends it
+ * without its last-chunk (the client sees it cut short). */
+#define HTTP_STREAM_CHUNKED ULLONG_MAX
+void http_stream_fail(http_req_t *h);
 /* A streamed request's body goes to on_body as it comes, then on_end once it is all in (both
  * may run before this returns: what came so far). Reading is paused until http_body_flow(h,
  * true). Nothing more is handed on once h has answered. */

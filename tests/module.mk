@@ -39,9 +39,8 @@ $(BUILD)/tests/fuzz/replay_main.o: tests/fuzz/replay_main.c
 FUZZ_TIME ?= 60
 FUZZ_CFLAGS := $(CFLAGS_BASE) -O1 -g -fsanitize=fuzzer-no-link,address,undefined
 FUZZ_LIBFUZZER_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
-FUZZ_API_SRCS := $(wildcard api/zip_*.c api/multipart.c)
 FUZZ_DEPS_OBJS := $(COMMON_SRCS:%.c=build/fuzz/obj/%.o) $(EXECUTOR_SRCS:%.c=build/fuzz/obj/%.o) \
-                  $(FUZZ_API_SRCS:%.c=build/fuzz/obj/%.o) build/fuzz/obj/plugins/jupyter/wire.o \
+                  build/fuzz/obj/plugins/jupyter/wire.o \
                   build/fuzz/obj/plugins/browser/action.o build/fuzz/obj/plugins/browser/axtree.o
 
 build/fuzz/obj/%.o: %.c

@@ -21,13 +21,13 @@
 #include "session_record.h"
 #include "action_server.h"
 #include "json_util.h"
+#include "oh_stats.h"
 #include "plugin_texts.h"
 #include "xalloc.h"
 
 #define RT_ACTION_TIMEOUT_DEFAULT 120.0
 #define RT_WAIT_MARGIN_S          30
-#define RT_HEALTH_TIMEOUT_S       5   /* server_info's wait for the sandbox's health */
-#define RT_CPU_WINDOW_MIN_S       0.1 /* shortest window cpu_percent is measured over */
+#define RT_HEALTH_TIMEOUT_S       5 /* server_info's wait for the sandbox's health */
 
 /* The executor's observation for run_ipython in a session without the jupyter plugin. */
 static bool
@@ -35,18 +35,6 @@ jupyter_missing(json_object *obs)
 {
     return !strcmp(json_get_str(obs, "observation", ""), "error") &&
            !strcmp(json_get_str(obs, "content", ""), PLUGIN_JUPYTER_MISSING);
-}
-
-/* A float as Python prints small ones: at least one decimal ("0.0", "12.5"). */
-static json_object *
-py_float(double v)
-{
-    char s[64];
-    snprintf(s, sizeof s, "%.6f", v);
-    char *end = s + strlen(s) - 1;
-    while (end > s && *end == '0' && end[-1] != '.')
-        *end-- = '\0';
-    return json_object_new_double_s(v, s);
 }
 
 /* The session record for sid, whatever the caller's rights (routing only). A runtime id in sid
@@ -177,68 +165,24 @@ sandbox_health(api_req_t *r, const char *sid, const char *gw, const char *owner)
     return res;
 }
 
-/* psutil rounds its percentages to one decimal. */
-static double
-round1(double v)
-{
-    return v > 0 ? (double)(long long)(v * 10 + 0.5) / 10 : 0.0;
-}
-
-/* Upstream's get_system_stats() shape, types included (ints for bytes, floats for percents),
- * filled from the sandbox's health h (zeros when h is NULL). Differences, as the executor sees
- * the sandbox rather than one server process: cpu_percent and memory.rss count every process
- * of the sandbox, and memory.vms sums their virtual sizes as psutil would; memory.percent is
- * that RSS over the machine's memory (psutil's denominator too); disk is the filesystem of the
- * workspace; io is not measured by the executor and stays 0. */
-static json_object *
-resources(json_object *h, double cpu_pct)
-{
-    json_object *hm = json_get(h, "memory"), *hd = json_get(h, "disk");
-    int64_t rss = json_get_int(hm, "rss_bytes", 0), total_mem = json_get_int(hm, "total_bytes", 0);
-    int64_t total = json_get_int(hd, "total_bytes", 0), used = json_get_int(hd, "used_bytes", 0),
-            free_ = json_get_int(hd, "free_bytes", 0);
-    json_object *res = json_object_new_object(), *mem = json_object_new_object(),
-                *disk = json_object_new_object(), *io = json_object_new_object();
-    json_set(res, "cpu_percent", py_float(round1(cpu_pct)));
-    json_set_int(mem, "rss", rss);
-    json_set_int(mem, "vms", json_get_int(hm, "vms_bytes", 0));
-    json_set(mem, "percent", py_float(total_mem > 0 ? 100.0 * (double)rss / (double)total_mem : 0));
-    json_set_int(disk, "total", total);
-    json_set_int(disk, "used", used);
-    json_set_int(disk, "free", free_);
-    json_set(disk, "percent",
-             py_float(used + free_ > 0 ? round1(100.0 * used / (used + free_)) : 0));
-    json_set_int(io, "read_bytes", 0);
-    json_set_int(io, "write_bytes", 0);
-    json_set(res, "memory", mem);
-    json_set(res, "disk", disk);
-    json_set(res, "io", io);
-    return res;
-}
-
-/* cpu_percent: the sandbox's CPU seconds (all its processes, from h) per wall second, in percent
- * of one core, over the window since the previous /server_info of the session (fields
- * cpu_seconds, cpu_at of sp:session:{ID}:runtime: prev_cpu, prev_at), or since the executor
- * started when there is no usable previous sample (none, a window under RT_CPU_WINDOW_MIN_S, or
- * less CPU time than before because processes ended). Upstream samples its own process over
- * 0.1 s; asking the sandbox twice would hold a FastCGI worker that long. */
+/* cpu_percent over the window since the previous /server_info of the session (fields
+ * cpu_seconds, cpu_at of sp:session:{ID}:runtime: prev_cpu, prev_at); oh_stats.h. Upstream
+ * samples its own process over 0.1 s; asking the sandbox twice would hold a FastCGI worker that
+ * long. */
 static double
 cpu_percent(api_req_t *r, const char *sid, json_object *h, double now, double prev_cpu,
             double prev_at)
 {
-    json_object *cpu = json_get(h, "cpu");
-    if (!cpu)
-        return 0.0;
-    double cs = json_get_double(cpu, "seconds", 0), up = json_get_double(h, "uptime", 0);
-    if (prev_at > 0 && now - prev_at < RT_CPU_WINDOW_MIN_S && cs >= prev_cpu)
-        return up > 0 ? 100.0 * cs / up : 0.0; /* keep the older sample for the next call */
-    redisReply *x =
-        api_redis_cmdf(r, "HSET sp:session:{%s}:runtime cpu_seconds %f cpu_at %f", sid, cs, now);
-    if (x)
-        freeReplyObject(x);
-    if (prev_at > 0 && cs >= prev_cpu && now > prev_at)
-        return 100.0 * (cs - prev_cpu) / (now - prev_at);
-    return up > 0 ? 100.0 * cs / up : 0.0;
+    bool store;
+    double cs = 0;
+    double pct = oh_cpu_percent(h, now, prev_cpu, prev_at, &store, &cs);
+    if (store) {
+        redisReply *x = api_redis_cmdf(r, "HSET sp:session:{%s}:runtime cpu_seconds %f cpu_at %f",
+                                       sid, cs, now);
+        if (x)
+            freeReplyObject(x);
+    }
+    return pct;
 }
 
 void
@@ -266,10 +210,7 @@ api_rt_server_info(api_req_t *r, char **params)
         freeReplyObject(x);
     json_object *h = sandbox_health(r, sid, gw, owner);
     double cpu = h ? cpu_percent(r, sid, h, clock_wall(), prev_cpu, prev_at) : 0.0;
-    json_object *o = json_object_new_object();
-    json_set(o, "uptime", py_float(now > created ? now - created : 0.0));
-    json_set(o, "idle_time", py_float(now > last ? now - last : 0.0));
-    json_set(o, "resources", resources(h, cpu));
+    json_object *o = oh_server_info(h, cpu, now - created, now - last);
     json_object_put(h);
     api_reply_json(r, 200, o);
 }

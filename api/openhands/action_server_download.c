@@ -2,7 +2,7 @@
  * (action_execution_server.py) answers ActionExecutionClient.copy_from: a zip of the files
  * under path, names relative to it. The tree is listed with file.list (bounded in files,
  * depth and name bytes), then each file is streamed through api_xfer_download into the zip
- * writer (api/zip_write.h), whose output goes straight to FastCGI: the archive is never
+ * writer (common/zip_write.h), whose output goes straight to FastCGI: the archive is never
  * held whole here. Errors before the first byte are upstream's {"detail": ...} replies. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * The multipart body is parsed as it arrives (form.h) and its "file" part streamed to the
  * sandbox with api_xfer_upload: never held whole here. A .zip part is spooled to an unlinked
  * temp file (bounded by --max-upload), checked whole by the zip reader (names, sizes, bombs:
- * api/zip_read.h) before anything is written, then unpacked entry by entry, each entry
+ * common/zip_read.h) before anything is written, then unpacked entry by entry, each entry
  * streamed the same way. Error bodies are upstream's {"detail": ...}: its handler turns every
  * exception, its own 400s included, into a 500 whose detail is str(exception) ("400: ..."),
  * and that is what an OpenHands client sees. */

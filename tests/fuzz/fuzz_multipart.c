@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "api/multipart.h"
+#include "common/multipart.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "buf.h"
-#include "api/zip_read.h"
-#include "api/zip_write.h"
+#include "common/zip_read.h"
+#include "common/zip_write.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

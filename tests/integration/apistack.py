@@ -14,14 +14,15 @@ from stack import BUILD, Stack, free_port
 
 class ApiStack(Stack):
     def __init__(self, workers=4, rate=100000, burst=100000, api_extra=(), tls=None, web_root=None,
-                 gateways=1, gateway_extra=None, **kw):
+                 gateways=1, gateway_extra=None, upload_max=None, **kw):
         """tls: (cert.pem, key.pem) to serve HTTPS with that certificate (render.sh --tls);
         request() then speaks TLS, and self.tls is the client context (verifying against
         cert.pem) for other clients, e.g. WS(..., tls=stack.tls). web_root: the static files
         nginx serves (render.sh's default: web/dist when built). gateways: how many gateways
         (the first is Stack's, gw-test; the others gw-test-2, ... on ports self.gw_ports[1:],
         processes self.more_gws), all behind the one nginx; gateway_extra: {i: [options]} for
-        gateway i (2, 3, ...) alone."""
+        gateway i (2, 3, ...) alone. upload_max: nginx's --upload-max (its default 1g bounds a
+        whole body: a 1 GiB file in a multipart form needs a little more)."""
         self.more_gws = []
         super().__init__(**kw)
         self.gw_ports = [self.port]
@@ -45,6 +46,7 @@ class ApiStack(Stack):
                             *[a for p in self.gw_ports for a in ("--gateway", f"127.0.0.1:{p}")],
                             "--rate", str(rate),
                             "--burst", str(burst), "--body-max", "16m",
+                            *(["--upload-max", upload_max] if upload_max else []),
                             # kept FastCGI connections, as make run: half the workers at most
                             "--api-keepalive", str(workers // 4),
                             *(["--tls", "--tls-cert", tls[0], "--tls-key", tls[1]] if tls else []),

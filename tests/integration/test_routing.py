@@ -5,14 +5,24 @@ import hashlib
 import http.client
 import json
 import os
+import io
+import random
 import signal
 import socket
+import tempfile
 import time
 import unittest
+import zipfile
 
 from apistack import ApiStack
 from stack import run_action
+from test_openhands_files import form
 from wsclient import WS, HandshakeError
+
+def zip_tree(data):
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        return {i.filename: z.read(i) for i in z.infolist()}
+
 
 ECHO = {"action": "run", "args": {"command": "echo routed-$((6*7))"}}
 
@@ -21,7 +31,8 @@ class Routing(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         # the third gateway is alone on its host: nobody takes its sessions over when it dies
-        cls.st = ApiStack(pool=1, gateways=3, gateway_extra={3: ["--host-id", "routing-host-b"]})
+        cls.st = ApiStack(pool=1, gateways=3, gateway_extra={3: ["--host-id", "routing-host-b"]},
+                          upload_max="1100m")
         cls.alice = cls.st.token(sub="alice")
         cls.bob = cls.st.token(sub="bob")
         # created one after the other, each lands on the gateway with the fewest sessions
@@ -33,6 +44,11 @@ class Routing(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.st.stop()
+
+    def api_signal(self, sig):
+        """SIGSTOP / SIGCONT to sandpipe-api and its workers: stopped, nothing it serves answers."""
+        for pid in [self.st.api.pid] + self.st.api_worker_pids():
+            os.kill(pid, sig)
 
     def ws(self, path, token):
         sep = "&" if "?" in path else "?"
@@ -55,7 +71,7 @@ class Routing(unittest.TestCase):
 
     def test_2_each_session_is_served_by_its_own_gateway_from_one_origin(self):
         # Without the API in the way: what is routed never reaches it.
-        self.st.api.send_signal(signal.SIGSTOP)
+        self.api_signal(signal.SIGSTOP)
         try:
             for sid in self.sessions:
                 with self.subTest(session=sid, gateway=self.owner[sid]):
@@ -105,7 +121,90 @@ class Routing(unittest.TestCase):
                                                 token=self.alice, timeout=60)
                     self.assertEqual(st, 200, ev)
         finally:
-            self.st.api.send_signal(signal.SIGCONT)
+            self.api_signal(signal.SIGCONT)
+
+    def test_2f_the_action_servers_routes_are_served_by_the_owner(self):
+        # a runtime of the OpenHands Runtime API too: its own URL /rt-<16 hex>/… goes to its owner
+        st, rt, _ = self.st.request("POST", "/openhands/start", {"image": "default", "session_id": "routing-rt"},
+                                    headers={"X-API-Key": self.alice}, timeout=120)
+        self.assertEqual(st, 200, rt)
+        rt_path, rt_key = "/" + rt["runtime_id"], rt["session_api_key"]
+        for _ in range(600):
+            st, alive, _ = self.st.request("GET", rt_path + "/alive")
+            if (st, alive) == (200, {"status": "ok"}):
+                break
+            time.sleep(0.1)
+        self.api_signal(signal.SIGSTOP)
+        try:
+            bases = [(f"/runtime/{sid}", self.alice) for sid in self.sessions] + [(rt_path, rt_key)]
+            for base, key in bases:
+                with self.subTest(base=base):
+                    hdr = {"X-Session-API-Key": key}
+                    self.assertEqual(self.st.request("GET", base + "/alive")[:2], (200, {"status": "ok"}))
+                    self.assertEqual(self.st.request("GET", base + "/health")[:2], (200, {"status": "ok"}))
+                    self.assertEqual(self.st.request("GET", base + "/ready")[:2], (200, {"status": "ready"}))
+                    st, info, _ = self.st.request("GET", base + "/server_info")
+                    self.assertEqual(st, 200, info)
+                    self.assertEqual(sorted(info), ["idle_time", "resources", "uptime"])
+                    self.assertGreater(info["resources"]["memory"]["rss"], 0)
+                    self.assertGreater(info["resources"]["disk"]["total"], 0)
+                    st, files, _ = self.st.request("POST", base + "/list_files", {"path": "/"}, headers=hdr)
+                    self.assertEqual(st, 200, files)
+                    self.assertIsInstance(files, list)
+                    self.assertEqual(self.st.request("GET", base + "/vscode/connection_token", headers=hdr)[:2],
+                                     (200, {"token": None}))
+                    # the OpenHands texts: a wrong key, a body that is no JSON, a path that is no directory
+                    self.assertEqual(self.st.request("POST", base + "/list_files", {}, headers={
+                        "X-Session-API-Key": self.bob})[:2], (403, {"detail": "Invalid API Key"}))
+                    self.assertEqual(self.st.request("GET", base + "/vscode/connection_token")[:2],
+                                     (403, {"detail": "Invalid API Key"}))
+                    st, body, _ = self.st.request("POST", base + "/list_files", "not json", headers=hdr)
+                    self.assertEqual((st, body["detail"], body["errors"][0]["type"]),
+                                     (422, "Invalid request parameters", "json_invalid"))
+                    st, body, _ = self.st.request("POST", base + "/list_files", {"path": "/nonexistent-dir"},
+                                                  headers=hdr)
+                    self.assertEqual((st, body), (200, []))
+                    # upload_file and download_files: a file there and back, then the refusals
+                    body, ctype = form("file", "note.txt", b"routed upload\n")
+                    st, res, _ = self.st.request("POST", base + "/upload_file?destination=/workspace/up", body,
+                                                 headers={**hdr, "Content-Type": ctype})
+                    self.assertEqual((st, res), (200, {"filename": "note.txt", "destination": "/workspace/up",
+                                                       "recursive": False}))
+                    st, z, hd = self.st.request("GET", base + "/download_files?path=/workspace/up", headers=hdr,
+                                                raw=True)
+                    self.assertEqual((st, hd["content-type"]), (200, "application/zip"))
+                    self.assertIn('filename="up.zip"', hd["content-disposition"])
+                    self.assertEqual(zip_tree(z), {"note.txt": b"routed upload\n"})
+                    st, res, _ = self.st.request("POST", base + "/upload_file?destination=/workspace",
+                                                 b"--x\r\nnot a part", headers={
+                                                     **hdr, "Content-Type": "multipart/form-data; boundary=x"})
+                    self.assertEqual((st, res), (400, {"detail": "There was an error parsing the body"}))
+                    st, res, _ = self.st.request("POST", base + "/upload_file?destination=/workspace/../../etc",
+                                                 body, headers={**hdr, "Content-Type": ctype})
+                    self.assertEqual(st, 500, res)
+                    self.assertIn("Read-only file system", res["detail"])
+                    st, res, _ = self.st.request("POST", base + "/upload_file?destination=/workspace", body,
+                                                 headers={"X-Session-API-Key": self.bob, "Content-Type": ctype})
+                    self.assertEqual((st, res), (403, {"detail": "Invalid API Key"}))
+                    st, res, _ = self.st.request("GET", base + "/download_files?path=/workspace/up",
+                                                 headers={"X-Session-API-Key": self.bob})
+                    self.assertEqual((st, res), (403, {"detail": "Invalid API Key"}))
+                    st, res, _ = self.st.request("GET", base + "/download_files?path=/workspace/nope", headers=hdr)
+                    self.assertEqual((st, res), (500, {"detail": "404: File not found"}))
+            # another session's token reaches none of them, through any gateway
+            for sid in self.bobs:
+                st, body, _ = self.st.request("POST", f"/runtime/{sid}/list_files", {}, headers={
+                    "X-Session-API-Key": self.alice})
+                self.assertEqual((st, body), (403, {"detail": "Invalid API Key"}))
+                for port in self.st.gw_ports:
+                    st, body = self.direct(port, "POST", f"/runtime/{sid}/list_files", {},
+                                           {"X-Session-API-Key": self.alice})
+                    self.assertEqual((st, json.loads(body)), (403, {"detail": "Invalid API Key"}))
+        finally:
+            self.api_signal(signal.SIGCONT)
+        st, body, _ = self.st.request("POST", "/openhands/stop", {"runtime_id": rt["runtime_id"]},
+                                      headers={"X-API-Key": self.alice})
+        self.assertEqual(st, 200, body)
 
     def put(self, sid, path, body, token=None, length=None, **query):
         """PUT …/files/content through nginx: body bytes, or an iterable (chunked unless length)."""
@@ -131,7 +230,7 @@ class Routing(unittest.TestCase):
                 b = os.urandom(1 << 20)
                 sent.update(b)
                 yield b
-        self.st.api.send_signal(signal.SIGSTOP)  # the API is not on the path
+        self.api_signal(signal.SIGSTOP)  # the API is not on the path
         try:
             st, body = self.put(sid, "big.bin", chunks(), length=size)
             self.assertEqual((st, body), (200, {"path": "/workspace/big.bin", "size": size}))
@@ -167,12 +266,12 @@ class Routing(unittest.TestCase):
             st, body, _ = self.st.request("GET", f"/api/v1/sessions/{sid}/files/download", token=self.alice)
             self.assertEqual((st, body["error"]["message"]), (400, "query parameter path is required (URL-encoded)"))
         finally:
-            self.st.api.send_signal(signal.SIGCONT)
+            self.api_signal(signal.SIGCONT)
         self.st.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true",
                         {"action": "run", "args": {"command": "rm -f big.bin"}}, token=self.alice)
 
     def test_2d_an_upload_cut_mid_way_leaves_nothing_and_limits_hold(self):
-        self.st.api.send_signal(signal.SIGSTOP)  # the API is not on the path
+        self.api_signal(signal.SIGSTOP)  # the API is not on the path
         try:
             for sid in self.sessions:
                 with self.subTest(session=sid, gateway=self.owner[sid]):
@@ -231,7 +330,7 @@ class Routing(unittest.TestCase):
                     self.assertEqual((st, err["error"]["code"]), (404, "not_found"), err)
                     self.assertEqual(self.files(sid, "DELETE", "?path=cut&recursive=true")[0], 200)
         finally:
-            self.st.api.send_signal(signal.SIGCONT)
+            self.api_signal(signal.SIGCONT)
 
     def files(self, sid, method, path, body=None, token=None, **kw):
         return self.st.request(method, f"/api/v1/sessions/{sid}/files{path}", body,
@@ -239,7 +338,7 @@ class Routing(unittest.TestCase):
 
     def test_2c_the_files_routes_are_served_by_the_owner_with_the_apis_answers(self):
         viewer = self.st.token(sub="carol", role="viewer", session=self.sessions[0])
-        self.st.api.send_signal(signal.SIGSTOP)  # the API is not on the path
+        self.api_signal(signal.SIGSTOP)  # the API is not on the path
         try:
             for sid in self.sessions:
                 with self.subTest(session=sid, gateway=self.owner[sid]):
@@ -298,7 +397,64 @@ class Routing(unittest.TestCase):
                 self.assertEqual((st, err["error"]["code"]), (403, "forbidden"), (path, err))
             self.assertEqual(f("GET", "/content?path=seen.txt")[1]["content"], "seen")
         finally:
-            self.st.api.send_signal(signal.SIGCONT)
+            self.api_signal(signal.SIGCONT)
+
+    def test_2e_a_1_gib_upload_file_and_download_files_byte_identical_through_the_gateway(self):
+        sid = next(s for s in self.sessions if self.owner[s] != "gw-test")
+        base, hdr = f"/runtime/{sid}", {"X-Session-API-Key": self.alice}
+        size, block = 1 << 30, 1 << 20
+        boundary = os.urandom(16).hex()
+        head = (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n'
+                'Content-Type: application/octet-stream\r\n\r\n').encode()
+        tail = f"\r\n--{boundary}--\r\n".encode()
+        rnd = random.Random(21)
+        want = hashlib.sha256()
+
+        def body():
+            yield head
+            for _ in range(size // block):
+                b = rnd.randbytes(block)
+                want.update(b)
+                yield b
+            yield tail
+
+        self.api_signal(signal.SIGSTOP)  # the API is not on the path
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", self.st.http_port, timeout=300)
+            c.request("POST", base + "/upload_file?destination=/workspace/bigdir", body=body(), headers={
+                **hdr, "Content-Type": f"multipart/form-data; boundary={boundary}",
+                "Content-Length": str(len(head) + size + len(tail))})
+            r = c.getresponse()
+            self.assertEqual((r.status, json.loads(r.read())), (200, {
+                "filename": "big.bin", "destination": "/workspace/bigdir", "recursive": False}))
+            c.close()
+            st, ev, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true", {
+                "action": "run", "args": {"command": "sha256sum /workspace/bigdir/big.bin | cut -c1-64",
+                                          "blocking": True, "timeout": 120}}, token=self.alice, timeout=150)
+            self.assertEqual(st, 200, ev)
+            self.assertEqual(ev["observation"]["content"].strip().splitlines()[-1], want.hexdigest())
+            # and back, as a zip streamed from the gateway
+            c = http.client.HTTPConnection("127.0.0.1", self.st.http_port, timeout=300)
+            c.request("GET", base + "/download_files?path=/workspace/bigdir", headers=hdr)
+            r = c.getresponse()
+            self.assertEqual((r.status, r.getheader("Content-Type")), (200, "application/zip"))
+            with tempfile.TemporaryFile() as f:
+                while chunk := r.read(block):
+                    f.write(chunk)
+                c.close()
+                f.seek(0)
+                with zipfile.ZipFile(f) as z:
+                    self.assertEqual(z.namelist(), ["big.bin"])
+                    got, n = hashlib.sha256(), 0
+                    with z.open("big.bin") as e:
+                        while chunk := e.read(block):
+                            got.update(chunk)
+                            n += len(chunk)
+            self.assertEqual((n, got.hexdigest()), (size, want.hexdigest()))
+        finally:
+            self.api_signal(signal.SIGCONT)
+        self.st.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true",
+                        {"action": "run", "args": {"command": "rm -rf /workspace/bigdir"}}, token=self.alice)
 
     def test_2e_what_nginx_does_not_route_the_api_answers_without_a_gateway(self):
         sid = self.sessions[1]

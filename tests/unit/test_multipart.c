@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "api/multipart.h"
+#include "common/multipart.h"
 
 /* Records the events as text: "[name|filename|type]" per part, its data, then "<end>". */
 typedef struct {

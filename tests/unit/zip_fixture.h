@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "api/zip_format.h"
-#include "api/zip_name.h"
-#include "api/zip_read.h"
-#include "api/zip_write.h"
+#include "common/zip_format.h"
+#include "common/zip_name.h"
+#include "common/zip_read.h"
+#include "common/zip_write.h"
 
 static inline int
 sink_buf(void *ud, const void *p, size_t n)

@@ -71,19 +71,6 @@ void api_health(api_req_t *r, char **params);
 void api_pool(api_req_t *r, char **params);
 void api_metrics(api_req_t *r, char **params);
 void api_tokens_create(api_req_t *r, char **params);
-void api_rt_alive(api_req_t *r, char **params);
-void api_rt_server_info(api_req_t *r, char **params);
-void api_rt_execute_action(api_req_t *r, char **params);
-void api_rt_list_files(api_req_t *r, char **params);
-void api_rt_vscode_token(api_req_t *r, char **params);
-void api_rt_upload_file(api_req_t *r, char **params);    /* streamed body (BODY_STREAM) */
-void api_rt_download_files(api_req_t *r, char **params); /* a zip, streamed */
-/* The session behind a /runtime/{id}/ capture (sid, PARAM_MAX bytes, may be rewritten to the
- * session id of a runtime id) once X-Session-API-Key is checked for a read (write false) or a
- * change; its gateway id into gw. Replies (404, 403, 502, 503) and returns NULL on failure;
- * else the session (new ref). action_server.c. */
-json_object *api_rt_session_authed(api_req_t *r, char *sid, char *gw, size_t cap, bool write);
-
 /* The live gateway owning the fewest sessions, into out, none of the nskip in skip (those
  * that did not accept a moment ago). 1 found, 0 none, -1 Redis failure. sessions.c. */
 int api_gateway_pick(api_req_t *r, char *out, size_t cap, char (*skip)[128], size_t nskip);
@@ -108,23 +95,9 @@ void api_oh_registry_prefix(api_req_t *r, char **params);
 void api_oh_image_exists(api_req_t *r, char **params);
 void api_oh_build(api_req_t *r, char **params);
 void api_oh_build_status(api_req_t *r, char **params);
-/* A runtime's own URL, /{runtime_id}/…: served as /runtime/{runtime_id}/… (api_handle calls
- * this before routing), plus its unauthenticated /health and /ready. */
+/* A runtime's own URL, /{runtime_id}/…: taken as /runtime/{runtime_id}/… (api_handle calls
+ * this before routing: the action server's flavour for what nginx could not route). */
 void api_oh_path_form(api_req_t *r);
-void api_oh_health(api_req_t *r, char **params);
-void api_oh_ready(api_req_t *r, char **params);
-/* What a /runtime/{id}/ id stands for (api_oh_runtime_session). */
-typedef struct {
-    char sid[128];   /* the sandpipe session id */
-    char key[64];    /* the runtime's session API key, "" for a plain session id */
-    char owner[128]; /* who started the runtime, "" for a plain session id */
-} api_rt_ref_t;
-
-/* For /runtime/{id}/ (action_server.c): when id is a runtime id, its session, key and owner
- * into ref; a plain session id is its own session. Returns 1, 0 unknown or stopped, 2 still
- * starting, -1 Redis. runtime_api_path.c. */
-int api_oh_runtime_session(api_req_t *r, const char *id, api_rt_ref_t *ref);
-
 /* api_session_load (session_record.h) for a change by r: also ERR_FORBIDDEN (a read-only
  * token). sessions.c. */
 json_object *api_session_for_write(api_req_t *r, const char *sid, api_err_t *e);

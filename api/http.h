@@ -24,7 +24,8 @@ typedef struct redisContext redisContext;
 /* The API a request is answered as, which shapes its error bodies (errors.h). */
 typedef enum {
     API_REST = 0,         /* /api/v1/, /metrics: {"error": {"code", "message"}} */
-    API_OH_ACTION_SERVER, /* /runtime/{id}/ (action_server.c): FastAPI's {"detail": message} */
+    API_OH_ACTION_SERVER, /* /runtime/{id}/ (what nginx could not route to a gateway): FastAPI's
+                             {"detail": message} */
     API_OH_RUNTIME_API, /* /openhands/ (runtime_api.c): {"detail", "error": {"code", "message"}} */
 } api_flavour_t;
 

@@ -39,16 +39,8 @@ static const api_route_t routes[] = {
     {"DELETE", "/api/v1/sessions/{}/files", api_files_remove, ANY, API_REST},
     {"POST", "/api/v1/sessions/{}/files/mkdir", api_files_mkdir, ANY, API_REST},
     {"POST", "/api/v1/sessions/{}/files/move", api_files_move, ANY, API_REST},
-    /* OpenHands action-execution server: own auth (X-Session-API-Key), own error bodies. */
-    {"GET", "/runtime/{}/alive", api_rt_alive, NONE, API_OH_ACTION_SERVER},
-    {"GET", "/runtime/{}/server_info", api_rt_server_info, NONE, API_OH_ACTION_SERVER},
-    {"POST", "/runtime/{}/execute_action", api_rt_execute_action, NONE, API_OH_ACTION_SERVER},
-    {"POST", "/runtime/{}/list_files", api_rt_list_files, NONE, API_OH_ACTION_SERVER},
-    {"GET", "/runtime/{}/vscode/connection_token", api_rt_vscode_token, NONE, API_OH_ACTION_SERVER},
-    {"POST", "/runtime/{}/upload_file", api_rt_upload_file, NONE | STREAM, API_OH_ACTION_SERVER},
-    {"GET", "/runtime/{}/download_files", api_rt_download_files, NONE, API_OH_ACTION_SERVER},
-    {"GET", "/runtime/{}/health", api_oh_health, NONE, API_OH_ACTION_SERVER},
-    {"GET", "/runtime/{}/ready", api_oh_ready, NONE, API_OH_ACTION_SERVER},
+    /* (the OpenHands action server, /runtime/{id}/… and /rt-…/…, is served by the session's own
+     * gateway behind nginx: gateway/http_rt.h; a /runtime/ path that comes here is unknown) */
     /* OpenHands Runtime API (provisioning): own auth (X-API-Key), errors with "detail". */
     {"POST", "/openhands/start", api_oh_start, NONE, API_OH_RUNTIME_API},
     {"GET", "/openhands/sessions/batch", api_oh_batch, NONE, API_OH_RUNTIME_API},

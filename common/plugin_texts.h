@@ -1,7 +1,7 @@
 /* plugin_texts.h — upstream's texts for an action whose plugin the session did not ask for
  * (OpenHands' action_execution_server.py): the executor answers with them as error
- * observations (executor/plugins.c), and the action-server routes (api/openhands/
- * action_server.c, gateway/http_actions.c) turn the jupyter one into the HTTP 500 upstream
+ * observations (executor/plugins.c), and the action server's execute_action
+ * (gateway/http_actions.c) turns the jupyter one into the HTTP 500 upstream
  * gives there (its RuntimeError, caught by its route). */
 #ifndef SP_PLUGIN_TEXTS_H
 #define SP_PLUGIN_TEXTS_H

@@ -29,7 +29,7 @@
 #include "session.h"
 #include "xalloc.h"
 
-#define RT_ACTION_TIMEOUT_DEFAULT 120.0 /* api/openhands/action_server.c's */
+#define RT_ACTION_TIMEOUT_DEFAULT 120.0 /* upstream's default action timeout */
 #define RT_WAIT_MARGIN_S          30
 #define WAIT_MAX_S                600 /* API_WAIT_MAX_S */
 

@@ -1,7 +1,7 @@
 /* http_actions.h — running an action over HTTP on the session's own gateway: the OpenHands
  * action server's execute_action and the REST API's actions route, with the texts and statuses
- * sandpipe-api gave them (api/openhands/action_server.c, api/actions.c: the reference), through
- * the gateway's one way of submitting work (ops.c's "action"). */
+ * sandpipe-api gave them (the API's former api/openhands/action_server.c, api/actions.c: the
+ * reference), through the gateway's one way of submitting work (ops.c's "action"). */
 #ifndef SP_HTTP_ACTIONS_H
 #define SP_HTTP_ACTIONS_H
 

@@ -2,7 +2,7 @@
  * (http_actions.c execute_action, http_runtime.c, http_rt_download.c, http_rt_upload.c): the
  * {"detail": …} answers, FastAPI's validation error, the checks every /runtime/{id}/ route makes
  * of its session and of X-Session-API-Key, with sandpipe-api's texts (api/openhands/
- * action_server.c was the reference; docs/api.md, "/runtime/{session}/"). */
+ * action_server.c, now in git history, was the reference; docs/api.md, "/runtime/{session}/"). */
 #ifndef SP_HTTP_RT_H
 #define SP_HTTP_RT_H
 

@@ -1,8 +1,8 @@
 /* http_runtime.c — the action server's small routes (http_runtime.h). Each resolves its
  * session's route, checks it as every /runtime route does (http_rt.h), then answers from the
  * route, or from one executor op of the session (health, oh.list_files) called directly: no
- * other transport in between. The reference for every text: api/openhands/action_server.c
- * before these routes moved here, docs/api.md. */
+ * other transport in between. The reference for every text: sandpipe-api's former
+ * api/openhands/action_server.c (git history), docs/api.md. */
 #include "http_runtime.h"
 
 #include <stdint.h>

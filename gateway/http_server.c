@@ -217,7 +217,7 @@ http_serves(const char *method, const char *uri)
     path[strcspn(path, "?#")] = '\0';
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
         if (strncmp(routes[i].prefix, "/_sp/", 5) != 0 && /* the gateway's own, never routed */
-            !strcmp(method, routes[i].method) &&
+            (!method || !strcmp(method, routes[i].method)) &&
             match(path, routes[i].prefix, routes[i].suffix, id, sizeof id))
             return true;
     return false;

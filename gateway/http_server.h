@@ -100,8 +100,8 @@ void http_body_sink(http_req_t *h, void (*on_body)(void *ud, const void *p, size
 /* Resumes (on) or pauses reading a streamed body from the connection (lws rx flow control):
  * the client's TCP window, then nginx, then the client wait while paused. */
 void http_body_flow(http_req_t *h, bool on);
-/* Whether the gateway serves method on uri (a raw request URI; the lookup itself aside): what
- * nginx may send here. */
+/* Whether the gateway serves method (NULL: any, its 405 included) on uri (a raw request URI; the
+ * lookup itself aside): what nginx may send here. */
 bool http_serves(const char *method, const char *uri);
 /* The query argument name (without "="), or NULL. */
 const char *http_arg(const http_req_t *h, const char *name);

@@ -412,13 +412,11 @@ static const ops_t ops[] = {
     /* the REST API's work on a session's sandbox */
     {"action", W, S, OPS_API | OPS_HTTP, NULL, op_action},
     {"signal", W, S, OPS_API | OPS_HTTP, NULL, op_signal},
-    {"health", R, S, OPS_API, NULL, op_exec}, /* the sandbox's, from its executor */
     {"file.read", R, S, OPS_HTTP, NULL, op_exec},
-    {"file.list", R, S, OPS_API | OPS_HTTP, NULL, op_exec},
-    {"file.stat", R, S, OPS_API | OPS_HTTP, NULL, op_exec},
-    {"oh.list_files", R, S, OPS_API, NULL, op_exec},
+    {"file.list", R, S, OPS_HTTP, NULL, op_exec},
+    {"file.stat", R, S, OPS_HTTP, NULL, op_exec},
     {"file.write", W, S, OPS_HTTP, NULL, op_exec},
-    {"file.mkdir", W, S, OPS_API | OPS_HTTP, NULL, op_exec},
+    {"file.mkdir", W, S, OPS_HTTP, NULL, op_exec},
     {"file.move", W, S, OPS_HTTP, NULL, op_exec},
     {"file.remove", W, S, OPS_HTTP, NULL, op_exec},
     {"file.upload", W, S, OPS_INBOX, NULL, op_upload},

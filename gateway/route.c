@@ -317,6 +317,18 @@ on_route(void *ud, const route_t *r)
     }
     char m[200];
     bool ok = false;
+    if (l->kind == ROUTE_URI_RUNTIME) {
+        /* The action server's requests are all answered by a gateway: the owner while it lives
+         * (it knows the session's state), else this one, which says why with the action server's
+         * texts (unknown, stopped, starting, its gateway gone: http_rt.c). Only the owner's answer
+         * is kept by nginx (a 204 is not). */
+        bool owner = r && r->found && r->gw_alive && r->addr[0];
+        snprintf(h->extra, sizeof h->extra, "x-sp-gateway: %s\r\n",
+                 owner ? r->addr : g_gw.cfg.advertise);
+        http_answer(h, owner ? 200 : 204, "text/plain", "", 0);
+        free(l);
+        return;
+    }
     if (!r) {
         refuse(h, 503, ERR_UNAVAILABLE, "Redis is not reachable");
     } else if (!r->found) {
@@ -402,7 +414,8 @@ route_http(http_req_t *h, const char *unused)
         free(l);
         return;
     }
-    if (u.kind != ROUTE_URI_WS && !http_serves(h->uri_method, h->uri)) {
+    if (u.kind != ROUTE_URI_WS &&
+        !http_serves(u.kind == ROUTE_URI_RUNTIME ? NULL : h->uri_method, h->uri)) {
         /* a route of the session the gateways do not serve (e.g. DELETE …/files beside GET
          * …/files): the API answers it */
         refuse(h, 404, ERR_NOT_FOUND, "not a route the gateway serves");

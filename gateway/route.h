@@ -35,7 +35,9 @@ void route_resolve(const char *id, route_cb cb, void *ud);
  * lives and, for a WebSocket, the token may use the session (an HTTP route's token is checked by
  * the owner: its answer then depends on the URI alone, which nginx caches); otherwise 404 with
  * X-SP-Status (what the request would get: 401, 403, 404, 503) and X-SP-Error (a REST error body),
- * and nginx answers it elsewhere (docs/api.md, "nginx"). */
+ * and nginx answers it elsewhere (docs/api.md, "nginx"). An action server's request (/runtime/,
+ * /rt-…) always goes to a gateway: the owner (200), or this one (204, not cached) that answers why
+ * not. */
 void route_http(http_req_t *h, const char *unused);
 
 #endif

@@ -134,6 +134,9 @@ class Routing(unittest.TestCase):
             if (st, alive) == (200, {"status": "ok"}):
                 break
             time.sleep(0.1)
+        paused = self.st.api_create_session(self.alice)
+        st, body, _ = self.st.request("POST", f"/api/v1/sessions/{paused}/pause", {}, token=self.alice)
+        self.assertEqual(st, 200, body)
         self.api_signal(signal.SIGSTOP)
         try:
             bases = [(f"/runtime/{sid}", self.alice) for sid in self.sessions] + [(rt_path, rt_key)]
@@ -191,6 +194,16 @@ class Routing(unittest.TestCase):
                     self.assertEqual((st, res), (403, {"detail": "Invalid API Key"}))
                     st, res, _ = self.st.request("GET", base + "/download_files?path=/workspace/nope", headers=hdr)
                     self.assertEqual((st, res), (500, {"detail": "404: File not found"}))
+            # what the owner cannot serve is answered by a gateway too, with the action server's texts
+            for path, want in ((f"/runtime/s-doesnotexist/alive", (404, {"detail": "Not Found"})),
+                               (f"/runtime/{paused}/alive", (503, {"detail": "Runtime is paused"})),
+                               (f"/runtime/{paused}/upload_file", (503, {"detail": "Runtime is paused"})),
+                               ("/rt-0123456789abcdef/alive", (404, {"detail": "Not Found"}))):
+                method = "POST" if path.endswith("upload_file") else "GET"
+                self.assertEqual(self.st.request(method, path, headers={"X-Session-API-Key": self.alice})[:2],
+                                 want, path)
+            self.assertEqual(self.st.request("POST", f"/runtime/{self.sessions[0]}/alive")[:2],
+                             (405, {"detail": "Method Not Allowed"}))
             # another session's token reaches none of them, through any gateway
             for sid in self.bobs:
                 st, body, _ = self.st.request("POST", f"/runtime/{sid}/list_files", {}, headers={
@@ -205,6 +218,7 @@ class Routing(unittest.TestCase):
         st, body, _ = self.st.request("POST", "/openhands/stop", {"runtime_id": rt["runtime_id"]},
                                       headers={"X-API-Key": self.alice})
         self.assertEqual(st, 200, body)
+        self.st.request("DELETE", f"/api/v1/sessions/{paused}", token=self.alice, timeout=60)
 
     def put(self, sid, path, body, token=None, length=None, **query):
         """PUT …/files/content through nginx: body bytes, or an iterable (chunked unless length)."""

@@ -21,13 +21,12 @@
 static const char *const ws_ops[] = {"session.create", "session.get",   "session.list",
                                      "session.delete", "session.pause", "session.resume",
                                      "pool",           "health"};
-static const char *const api_ops[] = {
-    "session.create", "session.delete", "action",     "signal", "session.get",   "file.list",
-    "file.stat",      "oh.list_files",  "file.mkdir", "health", "session.pause", "session.resume"};
+static const char *const api_ops[] = {"session.create", "session.delete", "action",        "signal",
+                                      "session.get",    "session.pause",  "session.resume"};
 static const char *const inbox_ops[] = {"file.upload", "file.download"};
-static const char *const read_only[] = {"session.get", "session.list",  "pool",
-                                        "health",      "file.read",     "file.list",
-                                        "file.stat",   "oh.list_files", "file.download"};
+static const char *const read_only[] = {"session.get", "session.list", "pool",
+                                        "health",      "file.read",    "file.list",
+                                        "file.stat",   "file.download"};
 
 static bool
 listed(const char *name, const char *const *v, size_t n)
@@ -112,11 +111,12 @@ test_everything_but_reads_writes(void **state)
 }
 
 static void
-test_health_is_the_gateway_on_the_websocket_and_the_sandbox_in_the_inbox(void **state)
+test_health_is_the_gateways_and_on_the_websocket_only(void **state)
 {
     (void)state;
     assert_false(ops_find("health", OPS_WS)->session);
-    assert_true(ops_find("health", OPS_API)->session);
+    assert_null(
+        ops_find("health", OPS_API)); /* the sandbox's: server_info, gateway/http_runtime.c */
     assert_false(ops_find("session.create", OPS_API)->session);
     assert_false(ops_find("session.list", OPS_WS)->session);
     assert_false(ops_find("pool", OPS_WS)->session);
@@ -368,7 +368,7 @@ main(void)
         cmocka_unit_test(test_the_table_holds_the_documented_ops_only),
         cmocka_unit_test(test_unknown_and_other_transports_ops_resolve_to_null),
         cmocka_unit_test(test_everything_but_reads_writes),
-        cmocka_unit_test(test_health_is_the_gateway_on_the_websocket_and_the_sandbox_in_the_inbox),
+        cmocka_unit_test(test_health_is_the_gateways_and_on_the_websocket_only),
     };
 #define WITH_SESSIONS(t) cmocka_unit_test_setup_teardown(t, setup_sessions, teardown_sessions)
     const struct CMUnitTest dispatch[] = {

@@ -360,6 +360,11 @@ http_on_request(struct lws *wsi, http_req_t **slot, const char *uri)
         http_rest_fail(h, ERR_BAD_REQ, "a chunked request body is not read here: send its length");
         return 0;
     }
+    /* lws gives every request 30 s to be read (the body timeout, re-armed per piece of body and
+     * cleared at its end): one without a body would lose its connection 30 s in, a long
+     * download cut short */
+    if (!h->has_length || !h->content_length)
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);
     char id[128];
     int r = route_of(h, id, sizeof id);
     if (r >= 0 && routes[r].streams && routes[r].streams(h)) {

@@ -319,6 +319,30 @@ class ClientsGoingAway(Base):
         self.assertEqual(ev[0], 200, ev[1])
         self.assertIn("alive", ev[1]["observation"]["content"])
 
+    def test_a_download_slower_than_the_gateways_30_s_timeouts_comes_whole(self):
+        """lws gives a request 30 s unless told otherwise: a slow reader must still get it all."""
+        size = 64 << 20
+        st, body = self.upload("slow/src.bin", random_chunks(size, seed=11), length=size)
+        self.assertEqual(st, 200, body)
+        digest = random_chunks.digest
+        c = self.conn()
+        try:
+            c.request("GET", self.url("download", "slow/src.bin"),
+                      headers={"Authorization": "Bearer " + self.alice})
+            r = c.getresponse()
+            self.assertEqual(r.status, 200)
+            h, n = hashlib.sha256(), 0
+            for _ in range(size // (2 << 20) + 2):  # 2 MiB a second: over 30 s in all
+                b = r.read(2 << 20)
+                if not b:
+                    break
+                h.update(b)
+                n += len(b)
+                time.sleep(1)
+        finally:
+            c.close()
+        self.assertEqual((n, h.hexdigest()), (size, digest))
+
 
 if __name__ == "__main__":
     unittest.main()

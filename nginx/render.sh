@@ -115,10 +115,22 @@ gateways_conf() {
     for g in "${GATEWAYS[@]}"; do echo "    \"$g\" sp_gw_${i}_ws;"; i=$((i + 1)); done
     echo "}"
 }
+# upload_file's body is a form around the file: its limit leaves the form's framing room, so a
+# file of exactly --upload-max goes through (the gateway bounds the file itself).
+bytes_of() {
+    local v=${1,,}
+    case $v in
+    *k) echo $((${v%k} * 1024)) ;;
+    *m) echo $((${v%m} * 1048576)) ;;
+    *g) echo $((${v%g} * 1073741824)) ;;
+    *) echo $((v)) ;;
+    esac
+}
+UPLOAD_FORM_MAX=$(($(bytes_of "$UPLOAD_MAX") + 1048576))
 render() {
     sed -e "s|@PREFIX@|$PREFIX|g" -e "s|@API_SOCKET@|$API_SOCKET|g" -e "s|@LISTEN@|$LISTEN|g" \
         -e "s|@WEB_ROOT@|$WEB_ROOT|g" -e "s|@BODY_MAX@|$BODY_MAX|g" \
-        -e "s|@UPLOAD_MAX@|$UPLOAD_MAX|g" \
+        -e "s|@UPLOAD_MAX@|$UPLOAD_MAX|g" -e "s|@UPLOAD_FORM_MAX@|$UPLOAD_FORM_MAX|g" \
         -e "s|@RATE@|$RATE|g" -e "s|@BURST@|$BURST|g" -e "s|@WORKERS@|$WORKERS|g" \
         -e "s|@TLS_CERT@|${TLS_CERT:-$PREFIX/tls/cert.pem}|g" \
         -e "s|@TLS_KEY@|${TLS_KEY:-$PREFIX/tls/key.pem}|g" \

@@ -21,8 +21,7 @@ class ApiStack(Stack):
         nginx serves (render.sh's default: web/dist when built). gateways: how many gateways
         (the first is Stack's, gw-test; the others gw-test-2, ... on ports self.gw_ports[1:],
         processes self.more_gws), all behind the one nginx; gateway_extra: {i: [options]} for
-        gateway i (2, 3, ...) alone. upload_max: nginx's --upload-max (its default 1g bounds a
-        whole body: a 1 GiB file in a multipart form needs a little more)."""
+        gateway i (2, 3, ...) alone. upload_max: nginx's --upload-max."""
         self.more_gws = []
         super().__init__(**kw)
         self.gw_ports = [self.port]

@@ -31,8 +31,7 @@ class Routing(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         # the third gateway is alone on its host: nobody takes its sessions over when it dies
-        cls.st = ApiStack(pool=1, gateways=3, gateway_extra={3: ["--host-id", "routing-host-b"]},
-                          upload_max="1100m")
+        cls.st = ApiStack(pool=1, gateways=3, gateway_extra={3: ["--host-id", "routing-host-b"]})
         cls.alice = cls.st.token(sub="alice")
         cls.bob = cls.st.token(sub="bob")
         # created one after the other, each lands on the gateway with the fewest sessions

@@ -151,15 +151,6 @@ answer_observed(const ops_reply_t *to, uint64_t seq, const char *event, size_t l
     json_object_put(ev);
 }
 
-/* Only "action" is dispatched here: anything else is a bug, answered as one. */
-static void
-unknown_op(const ops_call_t *c)
-{
-    ops_fail(c->reply, "internal", "not an op of the HTTP routes");
-}
-
-static const ops_t http_unknown = {NULL, true, true, OPS_HTTP, NULL, unknown_op};
-
 static const ops_transport_t http_transport = {
     .via = OPS_HTTP,
     .ok = answer_ok,
@@ -168,7 +159,7 @@ static const ops_transport_t http_transport = {
     .forbidden = "forbidden",
     .hides_refusals = false,
     .actor = "over HTTP",
-    .unknown = &http_unknown,
+    .unknown = &http_unknown_op, /* only "action" is dispatched here */
 };
 
 static void
@@ -290,31 +281,9 @@ on_rest_route(void *ud, const route_t *r)
     if (!h)
         return;
     pending_t *p = h->ud;
-    if (!r) {
-        http_rest_fail(h, ERR_UNAVAILABLE, "Redis is not reachable");
+    gw_session_t *s = http_rest_session(h, r, &p->claims, p->id, true);
+    if (!s)
         return;
-    }
-    if (!r->found || !http_may_see(&p->claims, r)) {
-        http_rest_fail(h, ERR_NOT_FOUND, "no session %.100s", p->id);
-        return;
-    }
-    if (!http_may_write(&p->claims, r)) {
-        http_rest_fail(h, ERR_FORBIDDEN, "this token is read-only");
-        return;
-    }
-    if (!strcmp(r->status, "STOPPED")) {
-        http_rest_fail(h, ERR_SESSION_ENDED, "the session has stopped");
-        return;
-    }
-    gw_session_t *s = session_find(r->sid);
-    if (!s && !r->gw_alive) {
-        http_rest_fail(h, ERR_GATEWAY_DOWN, "the session's gateway %.100s is not running", r->gw);
-        return;
-    }
-    if (!s) {
-        http_rest_fail(h, ERR_UNAVAILABLE, "the session is on gateway %.100s, not this one", r->gw);
-        return;
-    }
     submit(h, p, s, p->claims.sub, p->claims.role, p->claims.session);
 }
 

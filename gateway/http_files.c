@@ -105,8 +105,7 @@ on_close(void *ud, json_object *res)
                    json_get_str(err, "message", "the executor failed"));
         http_stream_end(h); /* short of its Content-Length after an error: the socket closes */
     } else if (err) {
-        http_rest_fail(h, err_from_gateway_name(json_get_str(err, "code", "internal")), "%s",
-                       json_get_str(err, "message", "the download failed"));
+        http_rest_fail_with(h, err, "the download failed");
     } else {
         http_rest_fail(h, ERR_INTERNAL, "the executor sent no size");
     }
@@ -126,23 +125,9 @@ on_route(void *ud, const route_t *r)
     if (!h)
         return;
     download_t *d = h->ud;
-    if (!r) {
-        http_rest_fail(h, ERR_UNAVAILABLE, "Redis is not reachable");
+    gw_session_t *s = http_rest_session(h, r, &d->claims, r ? r->sid : "", false);
+    if (!s)
         return;
-    }
-    if (!r->found || !http_may_see(&d->claims, r)) {
-        http_rest_fail(h, ERR_NOT_FOUND, "no session %.100s", r->sid);
-        return;
-    }
-    if (!strcmp(r->status, "STOPPED")) {
-        http_rest_fail(h, ERR_SESSION_ENDED, "the session has stopped");
-        return;
-    }
-    gw_session_t *s = session_find(r->sid);
-    if (!s) {
-        http_rest_fail(h, ERR_UNAVAILABLE, "the session is on gateway %.100s, not this one", r->gw);
-        return;
-    }
     err_t err = {0};
     d->st = session_stream_open(s, d->op, &stream_cbs, on_close, d, false, &err);
     if (!d->st)

@@ -47,18 +47,9 @@ answer_fail(const ops_reply_t *to, json_object *error)
 {
     http_req_t *h = http_find(to->conn);
     if (h)
-        http_rest_fail(h, err_from_gateway_name(json_get_str(error, "code", "internal")), "%s",
-                       json_get_str(error, "message", "the gateway failed"));
+        http_rest_fail_with(h, error, "the gateway failed");
     json_object_put(error);
 }
-
-static void
-unknown_op(const ops_call_t *c)
-{
-    ops_fail(c->reply, "internal", "not an op of the HTTP routes");
-}
-
-static const ops_t relay_unknown = {NULL, true, true, OPS_HTTP, NULL, unknown_op};
 
 static const ops_transport_t relay_transport = {
     .via = OPS_HTTP,
@@ -68,7 +59,7 @@ static const ops_transport_t relay_transport = {
     .forbidden = "forbidden",
     .hides_refusals = false,
     .actor = "over HTTP",
-    .unknown = &relay_unknown,
+    .unknown = &http_unknown_op,
 };
 
 static void
@@ -78,31 +69,9 @@ on_route(void *ud, const route_t *r)
     if (!h)
         return;
     relay_t *x = h->ud;
-    if (!r) {
-        http_rest_fail(h, ERR_UNAVAILABLE, "Redis is not reachable");
+    gw_session_t *s = http_rest_session(h, r, &x->claims, x->id, x->write);
+    if (!s)
         return;
-    }
-    if (!r->found || !http_may_see(&x->claims, r)) {
-        http_rest_fail(h, ERR_NOT_FOUND, "no session %.100s", x->id);
-        return;
-    }
-    if (x->write && !http_may_write(&x->claims, r)) {
-        http_rest_fail(h, ERR_FORBIDDEN, "this token is read-only");
-        return;
-    }
-    if (!strcmp(r->status, "STOPPED")) {
-        http_rest_fail(h, ERR_SESSION_ENDED, "the session has stopped");
-        return;
-    }
-    gw_session_t *s = session_find(r->sid);
-    if (!s && !r->gw_alive) {
-        http_rest_fail(h, ERR_GATEWAY_DOWN, "the session's gateway %.100s is not running", r->gw);
-        return;
-    }
-    if (!s) {
-        http_rest_fail(h, ERR_UNAVAILABLE, "the session is on gateway %.100s, not this one", r->gw);
-        return;
-    }
     json_set_str(x->op, "session", session_id(s));
     ops_reply_t to = {.via = &relay_transport, .conn = h->id};
     ops_call_t c = {

@@ -26,6 +26,49 @@ http_rest_fail(http_req_t *h, int code, const char *fmt, ...)
     http_answer_json(h, err_http_status(code, false), o);
 }
 
+gw_session_t *
+http_rest_session(http_req_t *h, const route_t *r, const jwt_claims_t *c, const char *id,
+                  bool write)
+{
+    if (!r) {
+        http_rest_fail(h, ERR_UNAVAILABLE, "Redis is not reachable");
+        return NULL;
+    }
+    if (!r->found || !http_may_see(c, r)) {
+        http_rest_fail(h, ERR_NOT_FOUND, "no session %.100s", id);
+        return NULL;
+    }
+    if (write && !http_may_write(c, r)) {
+        http_rest_fail(h, ERR_FORBIDDEN, "this token is read-only");
+        return NULL;
+    }
+    if (!strcmp(r->status, "STOPPED")) {
+        http_rest_fail(h, ERR_SESSION_ENDED, "the session has stopped");
+        return NULL;
+    }
+    gw_session_t *s = session_find(r->sid);
+    if (!s && !r->gw_alive)
+        http_rest_fail(h, ERR_GATEWAY_DOWN, "the session's gateway %.100s is not running", r->gw);
+    else if (!s)
+        http_rest_fail(h, ERR_UNAVAILABLE, "the session is on gateway %.100s, not this one", r->gw);
+    return s;
+}
+
+void
+http_rest_fail_with(http_req_t *h, json_object *error, const char *what)
+{
+    http_rest_fail(h, err_from_gateway_name(json_get_str(error, "code", "internal")), "%s",
+                   json_get_str(error, "message", what));
+}
+
+static void
+unknown_op(const ops_call_t *c)
+{
+    ops_fail(c->reply, "internal", "not an op of the HTTP routes");
+}
+
+const ops_t http_unknown_op = {NULL, true, true, OPS_HTTP, NULL, unknown_op};
+
 bool
 http_may_see(const jwt_claims_t *c, const route_t *r)
 {

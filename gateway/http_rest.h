@@ -10,7 +10,9 @@
 #include "file_req.h"
 #include "http_server.h"
 #include "jwt.h"
+#include "ops.h"
 #include "route.h"
+#include "session.h"
 
 #define HTTP_REST_MSG_MAX  512            /* API_ERR_REST_MSG_MAX */
 #define HTTP_JSON_BODY_MAX (1024u * 1024) /* API_JSON_BODY_MAX */
@@ -28,6 +30,18 @@ bool http_may_write(const jwt_claims_t *c, const route_t *r);
 json_object *http_rest_body(http_req_t *h);
 /* A query flag as api_query_bool reads it ("", true, 1, yes / false, 0, no; def otherwise). */
 bool http_arg_bool(const http_req_t *h, const char *name, bool def);
+
+/* The session r names when it lives on this gateway and c may use it (write: change it), as
+ * the API decides: NULL when it answered h (503 Redis, 404 unknown or not c's, 403 read-only,
+ * 410 stopped, 503 its gateway down or elsewhere). id names it in the 404's text. */
+gw_session_t *http_rest_session(http_req_t *h, const route_t *r, const jwt_claims_t *c,
+                                const char *id, bool write);
+/* The executor's or an op's error object ({"code","message"}) as h's REST error; what is the
+ * message when it has none. */
+void http_rest_fail_with(http_req_t *h, json_object *error, const char *what);
+
+/* The ops_t of an HTTP transport for what its routes never dispatch (a bug, answered as one). */
+extern const ops_t http_unknown_op;
 
 /* h's query for file_req.h (borrowed from h). */
 file_req_query_t http_rest_query(const http_req_t *h);

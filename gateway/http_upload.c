@@ -148,8 +148,7 @@ on_close(void *ud, json_object *res)
     }
     json_object *err = json_get(res, "error");
     if (err)
-        http_rest_fail(h, err_from_gateway_name(json_get_str(err, "code", "internal")), "%s",
-                       json_get_str(err, "message", "the upload failed"));
+        http_rest_fail_with(h, err, "the upload failed");
     else if (!u->eof_sent)
         http_rest_fail(h, ERR_INTERNAL, "the executor ended the upload before its end");
     else
@@ -170,27 +169,9 @@ on_route(void *ud, const route_t *r)
     if (!h)
         return;
     upload_t *u = h->ud;
-    if (!r) {
-        http_rest_fail(h, ERR_UNAVAILABLE, "Redis is not reachable");
+    gw_session_t *s = http_rest_session(h, r, &u->claims, u->id, true);
+    if (!s)
         return;
-    }
-    if (!r->found || !http_may_see(&u->claims, r)) {
-        http_rest_fail(h, ERR_NOT_FOUND, "no session %.100s", u->id);
-        return;
-    }
-    if (!http_may_write(&u->claims, r)) {
-        http_rest_fail(h, ERR_FORBIDDEN, "this token is read-only");
-        return;
-    }
-    if (!strcmp(r->status, "STOPPED")) {
-        http_rest_fail(h, ERR_SESSION_ENDED, "the session has stopped");
-        return;
-    }
-    gw_session_t *s = session_find(r->sid);
-    if (!s) {
-        http_rest_fail(h, ERR_UNAVAILABLE, "the session is on gateway %.100s, not this one", r->gw);
-        return;
-    }
     err_t err = {0};
     u->st = session_stream_open(s, u->op, &stream_cbs, on_close, u, true, &err);
     if (!u->st) {

@@ -1,10 +1,8 @@
 /* gateway_client.h — requests from an API worker to a gateway: control requests over HTTP
- * (api_gw_call and the calls below it, gateway_http.c), and what is left of the Redis inbox
- * (redis/README.md, "Requests to a gateway"): the streamed file transfers of xfer.c, until they
- * move to the gateways' own HTTP routes. Failures are api_err_t (errors.h): the gateway's
- * own error (its code and message), or one on the way there, with the REST API's messages:
- * ERR_TIMEOUT "the gateway did not answer in time", ERR_UNAVAILABLE "Redis is not reachable",
- * ERR_GATEWAY_DOWN "the session's gateway is not running". */
+ * (gateway_http.c; docs/protocol.md "Control requests"). Failures are api_err_t (errors.h): the
+ * gateway's own error (its code and message), or one on the way there, with the REST API's
+ * messages: ERR_TIMEOUT "the gateway did not answer in time", ERR_UNAVAILABLE "Redis is not
+ * reachable", ERR_GATEWAY_DOWN "the session's gateway is not running". */
 #ifndef SP_API_GATEWAY_CLIENT_H
 #define SP_API_GATEWAY_CLIENT_H
 
@@ -18,23 +16,8 @@
 /* Is gateway gw alive (its heartbeat key exists)? -1 on Redis failure. */
 int api_gateway_alive(api_req_t *r, const char *gw);
 
-#define API_GW_ID_LEN    25              /* 24 hex digits and the NUL */
-#define API_GW_REPLY_FMT "sp:reply:{%s}" /* braces: the transfer lists' hash slot */
-
-/* A fresh random request id into id. 0, or -1 when OpenSSL has no randomness. */
-int api_gw_new_id(char id[API_GW_ID_LEN]);
-/* Fills req's (borrowed) "id" (= id), "reply", "owner", "role", "viewer_session" (r's token)
- * and XADDs it to the inbox of gateway gw. 0, or -ERR_UNAVAILABLE with e. The answer is pushed
- * to the list named by API_GW_REPLY_FMT and id. */
-int api_gw_send(api_req_t *r, const char *gw, json_object *req, const char *id, api_err_t *e);
-/* One answer pushed by a gateway: its result (new ref), or NULL with e (the gateway's error;
- * ERR_UNAVAILABLE when the answer is not JSON). */
-json_object *api_gw_parse_reply(const char *text, size_t len, api_err_t *e);
-
 /* ERR_TIMEOUT "the gateway did not answer in time" into e; returns -ERR_TIMEOUT. */
 int api_gw_no_answer(api_err_t *e);
-
-/* ---- control requests over HTTP (gateway_http.c; docs/protocol.md "Control requests") ---- */
 
 /* A request to a gateway and how long its answer may take (api_gw_call). */
 typedef struct {

@@ -24,6 +24,17 @@
 #define TOKEN_RENEW_S 10 /* a control token is renewed this long before it ends */
 #define GW_KEPT_MAX   64 /* connections a worker keeps (one per gateway it talks to) */
 
+int
+api_gateway_alive(api_req_t *r, const char *gw)
+{
+    redisReply *x = api_redis_cmdf(r, "EXISTS sp:gateway:%s", gw);
+    if (!x)
+        return -1;
+    int alive = x->type == REDIS_REPLY_INTEGER && x->integer > 0;
+    freeReplyObject(x);
+    return alive;
+}
+
 static CURL *curl;        /* the worker's: its connection cache is the keep-alive */
 static char *token;       /* the worker's control token ... */
 static int64_t token_exp; /* ... and its end */

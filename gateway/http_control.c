@@ -53,8 +53,8 @@ unknown_op(const ops_call_t *c)
 
 static const ops_t control_unknown = {NULL, true, true, OPS_API, NULL, unknown_op};
 
-/* The API's ops, with the answers' rules the Redis inbox had: a viewer refused on its session
- * learns nothing about it (the API refuses a viewer's writes itself). */
+/* The API's ops: a viewer refused on its session learns nothing about it (the API refuses a
+ * viewer's writes itself). */
 static const ops_transport_t control_transport = {
     .via = OPS_API,
     .ok = answer_ok,

@@ -14,7 +14,6 @@
 
 #include "gw.h"
 #include "http_server.h"
-#include "inbox.h"
 #include "metrics.h"
 #include "jwt.h"
 #include "pool.h"
@@ -105,7 +104,6 @@ on_stop(uv_signal_t *h, int signo)
     uv_signal_stop(&sigint);
     uv_signal_stop(&sigterm);
     uv_timer_stop(&tick);
-    inbox_stop();
     takeover_stop();
     sessions_shutdown();
     pool_stop();
@@ -387,7 +385,6 @@ main(int argc, char **argv)
     uv_timer_init(g_gw.loop, &listen_timer);
     uv_timer_start(&listen_timer, on_listen_timer, LISTEN_WAIT_MS, 0);
     redis_client_start(cfg->redis, on_redis_ready);
-    inbox_start();
     http_server_init();
     uv_signal_init(g_gw.loop, &sigint);
     uv_signal_init(g_gw.loop, &sigterm);

@@ -13,7 +13,6 @@
 #include "redis_client.h"
 #include "ws_server.h"
 #include "xalloc.h"
-#include "xfer.h"
 
 /* ---- answers ---- */
 
@@ -369,27 +368,6 @@ op_exec(const ops_call_t *c)
     json_object_put(req);
 }
 
-/* Streamed transfers answer on the request's reply key themselves (xfer.c). */
-static void
-xfer(const ops_call_t *c, bool upload)
-{
-    err_t err = {0};
-    if (xfer_start(c->s, c->args, upload, &err) < 0)
-        ops_fail(c->reply, err_name(err.code), err.msg);
-}
-
-static void
-op_upload(const ops_call_t *c)
-{
-    xfer(c, true);
-}
-
-static void
-op_download(const ops_call_t *c)
-{
-    xfer(c, false);
-}
-
 /* ---- the table ---- */
 
 #define W true  /* writes */
@@ -419,8 +397,6 @@ static const ops_t ops[] = {
     {"file.mkdir", W, S, OPS_HTTP, NULL, op_exec},
     {"file.move", W, S, OPS_HTTP, NULL, op_exec},
     {"file.remove", W, S, OPS_HTTP, NULL, op_exec},
-    {"file.upload", W, S, OPS_INBOX, NULL, op_upload},
-    {"file.download", R, S, OPS_INBOX, NULL, op_download},
 };
 
 #undef W

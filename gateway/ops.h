@@ -1,9 +1,9 @@
 /* ops.h — the requests the gateway answers on its control WebSocket (/ws/control, docs/api.md),
- * from the REST API's control requests over HTTP (http_control.c, docs/protocol.md) and its
- * Redis inbox (streamed transfers, redis/README.md): one table of
+ * from the REST API's control requests over HTTP (http_control.c, docs/protocol.md) and on the
+ * session-bound HTTP routes nginx sends it: one table of
  * {name, writes, transports, handler}. Who may see a session and who may change it is decided
  * here, once, before any handler runs; the transports only parse their requests and carry the
- * answers (ws_control.c, http_control.c, inbox.c, http_actions.c, http_relay.c).
+ * answers (ws_control.c, http_control.c, http_actions.c, http_relay.c).
  *
  * Access: an admin sees and changes every session, a user its own, a viewer only sees the one
  * session its token names. */
@@ -18,14 +18,12 @@
 #include "session.h"
 
 /* OPS_API: the API's control requests (http_control.c); OPS_HTTP: the REST routes nginx sends to
- * the session's gateway itself (http_actions.c, http_relay.c); OPS_INBOX: the Redis inbox, which
- * carries the API's streamed transfers only (inbox.c, xfer.c). */
+ * the session's gateway itself (http_actions.c, http_relay.c). */
 typedef enum {
     OPS_WS = 1,
     OPS_API = 2,
     OPS_WS_API = OPS_WS | OPS_API,
     OPS_HTTP = 4,
-    OPS_INBOX = 8,
 } ops_via_t;
 
 /* Who asks: from a verified token (the WebSocket's own, or the one the API verified). Borrowed. */
@@ -40,10 +38,8 @@ ops_access_t ops_access(const ops_who_t *who, const gw_session_t *s);
 typedef struct ops_transport ops_transport_t;
 
 /* Where an answer goes: a plain value; a handler that answers later keeps a copy. */
-#define OPS_REPLY_KEY_MAX 128
 typedef struct {
     const ops_transport_t *via;
-    char key[OPS_REPLY_KEY_MAX]; /* inbox: the reply list */
     uint64_t conn;   /* WebSocket: the connection (ws_lookup); HTTP: the request (http_find) ... */
     json_object *id; /* ... and the request's id (owned by a kept copy) */
 } ops_reply_t;
@@ -51,7 +47,7 @@ typedef struct {
 /* One request being dispatched (everything borrowed for the handler's call). */
 typedef struct {
     const char *op;
-    json_object *args;   /* the op's fields: WebSocket "params", inbox the request itself */
+    json_object *args;   /* the op's fields: WebSocket "params", the API's the request itself */
     json_object *params; /* session.create's parameters */
     ops_who_t who;
     gw_session_t *s; /* the session named by args "session", access checked (ops needing one) */

@@ -1,5 +1,5 @@
 /* ws_control.c — session management over the control WebSocket: the WebSocket transport of
- * the request table (ops.c), which the REST API reaches through Redis (inbox.c). */
+ * the request table (ops.c), which the REST API reaches over HTTP (http_control.c). */
 #include "ws_control.h"
 
 #include <stdio.h>

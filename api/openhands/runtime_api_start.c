@@ -2,10 +2,11 @@
  * session. Idempotent per session_id: starting or running → the same runtime, paused →
  * resumed, stopped or failed (or none) → a new runtime under the same session_id.
  *
- * The session.create request goes to a gateway's inbox; /start waits for its answer up to
- * --oh-start-wait (default 5 s: a warm runtime is ready in ~12 ms, so the client's first look
- * finds it ready) and otherwise answers "starting": whoever loads the record next takes the
- * answer (runtime_api_store.c), and all clients poll for readiness.
+ * The session.create request goes to a gateway over HTTP, answered as soon as the session exists
+ * ("early"); /start then waits for it to be READY up to --oh-start-wait (default 5 s: a warm
+ * runtime is ready in ~12 ms, so the client's first look finds it ready) and otherwise answers
+ * "starting": the record names the session, whose own record tells how far it got
+ * (runtime_api_store.c), and all clients poll for readiness.
  *
  * Of the request, `environment` becomes the sandbox's env (plus the variables a Runtime API
  * injects: SESSION_API_KEY, RUNTIME_ID, RUNTIME_URL, VSCODE_PORT, ...), `resource_factor`

@@ -1,5 +1,5 @@
 """File management through the REST API (docs/api.md, "Files"): mkdir, move (rename) and delete
-under /api/v1/sessions/{id}/files, through nginx, sandpipe-api, the gateway's inbox and a real
+under /api/v1/sessions/{id}/files, through nginx, the session's own gateway and a real
 bwrap executor; the executor's semantics (docs/protocol.md file.mkdir/move/remove) seen over
 HTTP, bad requests, and who may do it (a viewer may not; another user's session is not found)."""
 import unittest

@@ -1,9 +1,9 @@
-/* gw_test_ops.c — gateway/ops, the request table of the control WebSocket, the API's control
- * requests and the Redis inbox (the API's transfers only):
+/* gw_test_ops.c — gateway/ops, the request table of the control WebSocket and the API's control
+ * requests:
  * every documented op resolves on its transports (docs/api.md, redis/README.md) and nothing
  * else does, which ops write, and the one access check in front of them, run against real
  * sessions through two recording transports with the policies of the real ones (the WebSocket
- * says forbidden; the inbox answers a viewer's write as it answers a stranger: not_found). */
+ * says forbidden; the API's answers a viewer's write as it answers a stranger: not_found). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,10 +23,8 @@ static const char *const ws_ops[] = {"session.create", "session.get",   "session
                                      "pool",           "health"};
 static const char *const api_ops[] = {"session.create", "session.delete", "action",        "signal",
                                       "session.get",    "session.pause",  "session.resume"};
-static const char *const inbox_ops[] = {"file.upload", "file.download"};
-static const char *const read_only[] = {"session.get", "session.list", "pool",
-                                        "health",      "file.read",    "file.list",
-                                        "file.stat",   "file.download"};
+static const char *const read_only[] = {"session.get", "session.list", "pool",     "health",
+                                        "file.read",   "file.list",    "file.stat"};
 
 static bool
 listed(const char *name, const char *const *v, size_t n)
@@ -53,11 +51,6 @@ test_every_documented_op_resolves_on_its_transport(void **state)
         assert_non_null(o);
         assert_string_equal(o->name, api_ops[i]);
     }
-    for (size_t i = 0; i < sizeof inbox_ops / sizeof inbox_ops[0]; i++) {
-        const ops_t *o = ops_find(inbox_ops[i], OPS_INBOX);
-        assert_non_null(o);
-        assert_string_equal(o->name, inbox_ops[i]);
-    }
 }
 
 static void
@@ -71,8 +64,6 @@ test_the_table_holds_the_documented_ops_only(void **state)
             assert_true(LISTED(t[i].name, ws_ops));
         if (t[i].via & OPS_API)
             assert_true(LISTED(t[i].name, api_ops));
-        if (t[i].via & OPS_INBOX) /* the Redis inbox carries the API's transfers only */
-            assert_true(LISTED(t[i].name, inbox_ops));
         for (size_t k = i + 1; k < n; k++) /* a name means one op per transport */
             if (!strcmp(t[i].name, t[k].name))
                 assert_int_equal(t[i].via & t[k].via, 0);
@@ -87,8 +78,6 @@ test_unknown_and_other_transports_ops_resolve_to_null(void **state)
     assert_null(ops_find("nope", OPS_API));
     assert_null(ops_find("", OPS_WS_API));
     assert_null(ops_find(NULL, OPS_WS_API));
-    for (size_t i = 0; i < sizeof api_ops / sizeof api_ops[0]; i++)
-        assert_null(ops_find(api_ops[i], OPS_INBOX));
     assert_null(ops_find("Session.get", OPS_WS));
     assert_null(ops_find("session.get ", OPS_WS));
     for (size_t i = 0; i < sizeof ws_ops / sizeof ws_ops[0]; i++)
@@ -162,7 +151,7 @@ record_unknown(const ops_call_t *c)
 }
 
 static const ops_t ws_like_unknown = {NULL, false, false, OPS_WS, NULL, record_unknown};
-static const ops_t inbox_like_unknown = {NULL, true, true, OPS_API, NULL, record_unknown};
+static const ops_t api_like_unknown = {NULL, true, true, OPS_API, NULL, record_unknown};
 
 static const ops_transport_t ws_like = {
     .via = OPS_WS,
@@ -174,14 +163,14 @@ static const ops_transport_t ws_like = {
     .unknown = &ws_like_unknown,
 };
 
-static const ops_transport_t inbox_like = {
+static const ops_transport_t api_like = {
     .via = OPS_API,
     .ok = record_ok,
     .fail = record_fail,
     .forbidden = "unauthorized",
     .hides_refusals = true,
     .actor = "by test",
-    .unknown = &inbox_like_unknown,
+    .unknown = &api_like_unknown,
 };
 
 static const ops_who_t admin = {"root", "admin", ""};
@@ -253,7 +242,7 @@ static void
 test_a_session_the_caller_may_not_see_is_not_found(void **state)
 {
     (void)state;
-    const ops_transport_t *ts[] = {&ws_like, &inbox_like};
+    const ops_transport_t *ts[] = {&ws_like, &api_like};
     for (size_t i = 0; i < 2; i++) {
         call(ts[i], &bob, "session.get", "s-alice");
         expect_fail("not_found", "no such session on this gateway");
@@ -282,15 +271,14 @@ test_the_websocket_tells_a_viewer_what_it_may_not_do(void **state)
 }
 
 static void
-test_the_inbox_answers_a_viewers_write_as_not_found(void **state)
+test_the_api_transport_answers_a_viewers_write_as_not_found(void **state)
 {
     (void)state;
-    call(&inbox_like, &viewer, "session.create", "");
+    call(&api_like, &viewer, "session.create", "");
     expect_fail("unauthorized", "viewers cannot create sessions");
-    const char *writes[] = {"session.delete", "session.pause", "action",
-                            "signal",         "file.mkdir",    "file.upload"};
+    const char *writes[] = {"session.delete", "session.pause", "action", "signal", "file.mkdir"};
     for (size_t i = 0; i < sizeof writes / sizeof writes[0]; i++) {
-        call(&inbox_like, &viewer, writes[i], "s-alice");
+        call(&api_like, &viewer, writes[i], "s-alice");
         expect_fail("not_found", "no such session on this gateway");
     }
     assert_non_null(session_find("s-alice"));
@@ -300,7 +288,7 @@ static void
 test_a_viewer_reads_its_session(void **state)
 {
     (void)state;
-    const ops_transport_t *ts[] = {&ws_like, &inbox_like};
+    const ops_transport_t *ts[] = {&ws_like, &api_like};
     for (size_t i = 0; i < 2; i++) {
         call(ts[i], &viewer, "session.get", "s-alice");
         assert_true(got.ok);
@@ -334,18 +322,18 @@ test_unknown_ops_reach_the_transports_handler_after_its_checks(void **state)
     call(&ws_like, &bob, "session.frobnicate", "s-none");
     assert_true(got.unknown_ran);
     expect_fail("bad_request", "session.frobnicate");
-    /* the inbox: as a write on the named session first */
-    call(&inbox_like, &admin, "frobnicate", "s-none");
+    /* the API's: as a write on the named session first */
+    call(&api_like, &admin, "frobnicate", "s-none");
     assert_false(got.unknown_ran);
     expect_fail("not_found", "no such session on this gateway");
-    call(&inbox_like, &viewer, "frobnicate", "s-alice");
+    call(&api_like, &viewer, "frobnicate", "s-alice");
     assert_false(got.unknown_ran);
-    call(&inbox_like, &alice, "frobnicate", "s-alice");
+    call(&api_like, &alice, "frobnicate", "s-alice");
     assert_true(got.unknown_ran);
     /* an op of the other transport is unknown here */
     call(&ws_like, &admin, "file.read", "s-alice");
     assert_true(got.unknown_ran);
-    call(&inbox_like, &admin, "session.list", "s-alice");
+    call(&api_like, &admin, "session.list", "s-alice");
     assert_true(got.unknown_ran);
 }
 
@@ -375,7 +363,7 @@ main(void)
         WITH_SESSIONS(test_access_by_role),
         WITH_SESSIONS(test_a_session_the_caller_may_not_see_is_not_found),
         WITH_SESSIONS(test_the_websocket_tells_a_viewer_what_it_may_not_do),
-        WITH_SESSIONS(test_the_inbox_answers_a_viewers_write_as_not_found),
+        WITH_SESSIONS(test_the_api_transport_answers_a_viewers_write_as_not_found),
         WITH_SESSIONS(test_a_viewer_reads_its_session),
         WITH_SESSIONS(test_session_list_shows_what_the_caller_may_see),
         WITH_SESSIONS(test_unknown_ops_reach_the_transports_handler_after_its_checks),

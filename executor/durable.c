@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "safe_id.h"
 #include "json_util.h"
 #include "xalloc.h"
 
@@ -33,23 +34,10 @@ unlink_free(durable_t *d)
     free(d);
 }
 
-static bool
-valid_id(const char *id)
-{
-    size_t n = strlen(id);
-    if (n == 0 || n > DURABLE_ID_MAX)
-        return false;
-    for (const char *p = id; *p; p++)
-        if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') ||
-              strchr("_.:-", *p)))
-            return false;
-    return true;
-}
-
 int
 durable_open(channel_t *ch, const char *id, err_t *err)
 {
-    if (!valid_id(id))
+    if (!safe_id_valid(id, DURABLE_ID_MAX, "_.:-"))
         return err_set(err, ERR_BAD_REQ, "an action \"id\" is 1-%d characters of [A-Za-z0-9_.:-]",
                        DURABLE_ID_MAX);
     if (find(id))

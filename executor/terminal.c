@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "safe_id.h"
 #include "buf.h"
 #include "env.h"
 #include "executor.h"
@@ -280,19 +281,6 @@ find(const char *id)
     return NULL;
 }
 
-static bool
-valid_id(const char *id)
-{
-    size_t n = strlen(id);
-    if (n == 0 || n > TERMINAL_ID_MAX)
-        return false;
-    for (const char *p = id; *p; p++)
-        if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') ||
-              strchr("_.:-", *p)))
-            return false;
-    return true;
-}
-
 void
 terminal_op_attach(channel_t *ch, json_object *req)
 {
@@ -356,7 +344,7 @@ terminal_op_open(channel_t *ch, json_object *req)
     }
     const char *id = json_get_str(req, "id", "");
     int64_t grace = json_get_int(req, "grace", 60);
-    if (id[0] && (!valid_id(id) || find(id))) {
+    if (id[0] && (!safe_id_valid(id, TERMINAL_ID_MAX, "_.:-") || find(id))) {
         free(av);
         chan_close_error(ch, ERR_BAD_REQ,
                          find(id) ? "a terminal with this id exists"

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "safe_id.h"
 #include "cgroup.h"
 #include "json_util.h"
 #include "sandbox_disk.h"
@@ -125,14 +126,7 @@ sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
 bool
 provider_safe_id(const char *id, size_t max)
 {
-    size_t n = id ? strlen(id) : 0;
-    if (n == 0 || n > max)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!(id[i] >= 'a' && id[i] <= 'z') && !(id[i] >= 'A' && id[i] <= 'Z') &&
-            !(id[i] >= '0' && id[i] <= '9') && id[i] != '-' && id[i] != '_')
-            return false;
-    return true;
+    return safe_id_valid(id, max, "-_");
 }
 
 static int

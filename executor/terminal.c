@@ -219,14 +219,11 @@ on_client_resume(channel_t *ch)
 }
 
 /* The client closed the terminal: hang it up; nobody takes it back. */
+/* A kept terminal's end: its id forgotten, its shell hung up (if still there), finished when
+ * its output is out. */
 static void
-on_client_detach(channel_t *ch)
+hang_up(terminal_t *t)
 {
-    terminal_t *t = ch->owner;
-    if (!t)
-        return;
-    t->ch = NULL;
-    ch->owner = NULL;
     t->id[0] = '\0';
     if (!t->exited)
         kill(-t->pid, SIGHUP);
@@ -235,14 +232,21 @@ on_client_detach(channel_t *ch)
 }
 
 static void
+on_client_detach(channel_t *ch)
+{
+    terminal_t *t = ch->owner;
+    if (!t)
+        return;
+    t->ch = NULL;
+    ch->owner = NULL;
+    hang_up(t);
+}
+
+static void
 on_orphan_timeout(ltimer_t *tm)
 {
     terminal_t *t = tm->data;
-    t->id[0] = '\0';
-    if (!t->exited)
-        kill(-t->pid, SIGHUP);
-    term_update(t);
-    term_maybe_finish(t);
+    hang_up(t);
 }
 
 /* The connection went away (its gateway died or restarts): a terminal with an id goes on,

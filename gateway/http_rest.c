@@ -112,14 +112,8 @@ http_rest_auth(http_req_t *h, jwt_claims_t *c)
 bool
 http_arg_bool(const http_req_t *h, const char *name, bool def)
 {
-    const char *v = http_arg(h, name);
-    if (!v)
-        return def;
-    if (!*v || !strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "yes"))
-        return true;
-    if (!strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "no"))
-        return false;
-    return def;
+    file_req_query_t q = http_rest_query(h);
+    return file_req_bool(&q, name, def);
 }
 
 static const char *

@@ -6,6 +6,8 @@ interrupts, memory and pids limits, no network, a sandbox killed from outside, O
 runtime behaviours (python, sudo, HOME, input(), a server on loopback), and the plugins (an
 IPython cell, a browse of a page served inside the sandbox). One stack per provider."""
 import hashlib
+import http.client
+import json
 import os
 import signal
 import time
@@ -13,7 +15,6 @@ import unittest
 
 from providers import PROVIDERS
 from test_gateway_limits import StackCase, act, exit_code, run
-from test_gateway_xfer import Transfer, chunks_of
 from test_sandbox_security import SECCOMP_PROBE
 
 PAGE = "<html><head><title>Inside</title></head><body><h1>Served inside</h1><p>from the sandbox</p></body></html>"
@@ -109,20 +110,28 @@ class Scenarios:
         _, _, obs = run(ws, "python -c 'import f; print(\"b =\", f.b)' && stat -c %U f.py")
         self.assertEqual(obs["content"], "b = 3\nopenhands")
 
+    def http(self, method, path, body=None):
+        """A REST files route straight to the session's gateway (it serves them itself)."""
+        c = http.client.HTTPConnection("127.0.0.1", self.st.port, timeout=120)
+        try:
+            c.request(method, path, body=body, headers={"Authorization": "Bearer " + self.st.token()})
+            r = c.getresponse()
+            return r.status, r.read()
+        finally:
+            c.close()
+
     def test_upload_then_download_byte_identical(self):
         sid, ws = self.session()
         data = os.urandom(3 * 1024 * 1024 + 77)
-        up = Transfer(self.st, sid, "file.upload", path="up/x.bin", parents=True)
-        rep = up.upload(chunks_of(data))
-        up.r.close()
-        self.assertTrue(rep["ok"], rep)
+        run(ws, "mkdir -p /workspace/up")
+        st, body = self.http("PUT", f"/api/v1/sessions/{sid}/files/content?path=up/x.bin", data)
+        self.assertEqual(st, 200, body)
+        self.assertEqual(json.loads(body)["size"], len(data))
         _, _, obs = run(ws, "sha256sum /workspace/up/x.bin | cut -d' ' -f1")
         self.assertEqual(obs["content"], hashlib.sha256(data).hexdigest())
         run(ws, "head -c 1000000 /workspace/up/x.bin > /workspace/up/y.bin")
-        down = Transfer(self.st, sid, "file.download", path="up/y.bin")
-        _, got, rep = down.download()
-        down.r.close()
-        self.assertTrue(rep["ok"], rep)
+        st, got = self.http("GET", f"/api/v1/sessions/{sid}/files/download?path=up/y.bin")
+        self.assertEqual(st, 200, got[:200])
         self.assertEqual(got, data[:1000000])
 
     # ---- limits and confinement ----

@@ -103,6 +103,10 @@ void http_body_flow(http_req_t *h, bool on);
 /* Whether the gateway serves method (NULL: any, its 405 included) on uri (a raw request URI; the
  * lookup itself aside): what nginx may send here. */
 bool http_serves(const char *method, const char *uri);
+/* Does h's route read its body as it comes (http_body_sink) rather than whole? */
+bool http_route_streams(const http_req_t *h);
+/* Runs h's route, or answers 404/405 (http_routes.c). */
+void http_dispatch(http_req_t *h);
 /* The query argument name (without "="), or NULL. */
 const char *http_arg(const http_req_t *h, const char *name);
 

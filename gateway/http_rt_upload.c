@@ -9,6 +9,7 @@
  * (docs/api.md): its handler turns every exception, its own 400s included, into a 500 whose
  * detail is str(exception) ("400: …"). */
 #include "http_rt_upload.h"
+#include "http_rt_upload_int.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -29,44 +30,6 @@
 #include "route.h"
 #include "session.h"
 #include "xalloc.h"
-#include "zip_read.h"
-
-#define UL_FEED         (64u * 1024)  /* body bytes parsed at a time */
-#define UL_IN_MAX       (256u * 1024) /* body bytes held before the connection is paused */
-#define ZIP_ENTRIES_MAX 10000         /* entries of an uploaded zip */
-#define ZIP_EXPAND_MAX  (4ull << 30)  /* bytes an uploaded zip may unpack to */
-
-enum { ROUTING, PARSING, PREP, STREAM, SPOOL, UNPACK, DONE };
-enum { BEFORE, IN_PART, AFTER };
-enum { FORM_OK, FORM_MALFORMED, FORM_TOO_LARGE };
-
-typedef struct {
-    uint64_t req; /* 0 once the request is gone */
-    int phase;
-    char sid[128];
-    char dest[RT_PATH_MAX];
-    bool recursive;
-    /* the form */
-    multipart_t *mp;
-    int where, form_err;
-    bool parse_failed; /* the framing broke (after the part: no concern of the upload) */
-    char *filename;    /* NULL: the part has no filename (a plain field) */
-    unsigned long long part_bytes;
-    buf_t in;  /* body bytes not parsed yet */
-    buf_t out; /* the part's bytes (or a zip entry's) not taken by the channel yet */
-    /* the channel */
-    session_stream_t *st;
-    bool eof_sent;
-    /* a zip */
-    int spool;
-    zip_reader_t *z;
-    size_t entry;
-    bool entry_eof;
-    err_t zerr;
-} ul_t;
-
-static void pump(ul_t *u);
-static void next_entry(ul_t *u);
 
 static void
 ul_free(ul_t *u)
@@ -81,8 +44,8 @@ ul_free(ul_t *u)
     free(u);
 }
 
-static http_req_t *
-request_of(ul_t *u)
+http_req_t *
+ul_request(ul_t *u)
 {
     return u->req ? http_find(u->req) : NULL;
 }
@@ -105,16 +68,15 @@ on_request_gone(void *ud)
 static http_req_t *
 finish(ul_t *u)
 {
-    http_req_t *h = request_of(u);
+    http_req_t *h = ul_request(u);
     u->phase = DONE;
     if (u->st)
         session_stream_cancel(u->st);
     return h && !h->answered ? h : NULL;
 }
 
-static void fail(ul_t *u, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void
-fail(ul_t *u, int code, const char *fmt, ...)
+void
+ul_fail(ul_t *u, int code, const char *fmt, ...)
 {
     http_req_t *h = finish(u);
     if (!h)
@@ -140,14 +102,14 @@ static void
 form_failure(ul_t *u)
 {
     if (u->form_err == FORM_TOO_LARGE)
-        fail(u, ERR_TOO_BIG, "File too large: uploads are limited to %llu bytes",
-             (unsigned long long)g_gw.cfg.upload_max);
+        ul_fail(u, ERR_TOO_BIG, "File too large: uploads are limited to %llu bytes",
+                (unsigned long long)g_gw.cfg.upload_max);
     else
-        fail(u, ERR_BAD_REQ, "There was an error parsing the body");
+        ul_fail(u, ERR_BAD_REQ, "There was an error parsing the body");
 }
 
-static void
-succeed(ul_t *u)
+void
+ul_succeed(ul_t *u)
 {
     http_req_t *h = finish(u);
     if (!h)
@@ -203,7 +165,7 @@ static const multipart_cb_t form_cb = {on_part, on_data, on_part_end};
 static void
 on_writable(void *ud)
 {
-    pump(ud);
+    ul_pump(ud);
 }
 
 static void
@@ -211,8 +173,8 @@ on_close(void *ud, json_object *res)
 {
     ul_t *u = ud;
     u->st = NULL;
-    if (!request_of(u) || u->phase == DONE) {
-        if (!request_of(u))
+    if (!ul_request(u) || u->phase == DONE) {
+        if (!ul_request(u))
             ul_free(u);
         return;
     }
@@ -220,11 +182,11 @@ on_close(void *ud, json_object *res)
     if (err && u->form_err)
         form_failure(u);
     else if (err)
-        fail(u, ERR_INTERNAL, "%s", json_get_str(err, "message", "the upload failed"));
+        ul_fail(u, ERR_INTERNAL, "%s", json_get_str(err, "message", "the upload failed"));
     else if (u->phase == UNPACK)
-        next_entry(u);
+        ul_next_entry(u);
     else
-        succeed(u);
+        ul_succeed(u);
 }
 
 static const session_stream_cbs_t stream_cbs = {
@@ -234,8 +196,8 @@ static const session_stream_cbs_t stream_cbs = {
 };
 
 /* Opens a file.upload channel to path. */
-static int
-open_upload(ul_t *u, const char *path, unsigned long long max, uint32_t mode)
+int
+ul_open_upload(ul_t *u, const char *path, unsigned long long max, uint32_t mode)
 {
     gw_session_t *s = session_find(u->sid);
     json_object *op = json_object_new_object();
@@ -253,20 +215,20 @@ open_upload(ul_t *u, const char *path, unsigned long long max, uint32_t mode)
     u->st = s ? session_stream_open(s, op, &stream_cbs, on_close, u, true, &err) : NULL;
     json_object_put(op);
     if (!u->st) {
-        fail(u, ERR_INTERNAL, "%s", s ? err.msg : "Runtime disconnected");
+        ul_fail(u, ERR_INTERNAL, "%s", s ? err.msg : "Runtime disconnected");
         return -1;
     }
     return 0;
 }
 
 /* Hands u->out to the channel within its credit. True when all of it went. */
-static bool
-drain(ul_t *u)
+bool
+ul_drain(ul_t *u)
 {
     while (u->out.len && u->st) {
         ssize_t k = session_stream_send(u->st, u->out.data, u->out.len);
         if (k < 0) {
-            fail(u, ERR_INTERNAL, "the executor stopped taking the upload");
+            ul_fail(u, ERR_INTERNAL, "the executor stopped taking the upload");
             return false;
         }
         if (k == 0)
@@ -275,106 +237,6 @@ drain(ul_t *u)
         buf_consume(&u->out, (size_t)k);
     }
     return u->out.len == 0;
-}
-
-/* ---- a zip ---- */
-
-static void
-zip_fail(ul_t *u, const char *why)
-{
-    fail(u, ERR_INTERNAL, "%s is not a valid zip file: %s", u->filename, why);
-}
-
-static void
-on_dir_made(void *ud, json_object *res)
-{
-    http_req_t *h = http_find((uint64_t)(uintptr_t)ud);
-    ul_t *u = h ? h->ud : NULL;
-    if (!u || u->phase != UNPACK)
-        return;
-    json_object *err = json_get(res, "error");
-    if (err)
-        fail(u, ERR_INTERNAL, "%s", json_get_str(err, "message", "mkdir failed"));
-    else
-        next_entry(u);
-}
-
-/* Unpacks the next entry: a directory is made, a file streamed from the zip reader. */
-static void
-next_entry(ul_t *u)
-{
-    http_req_t *h = request_of(u);
-    if (!h)
-        return;
-    if (u->entry >= zip_reader_count(u->z)) {
-        succeed(u);
-        return;
-    }
-    size_t i = u->entry++;
-    const zip_entry_t *e = zip_reader_entry(u->z, i);
-    char target[RT_PATH_MAX];
-    if (http_rt_join(target, sizeof target, u->dest, e->path) < 0) {
-        fail(u, ERR_INTERNAL, "zip entry path too long: %.200s", e->path);
-        return;
-    }
-    if (e->is_dir) {
-        gw_session_t *s = session_find(u->sid);
-        json_object *op = json_object_new_object();
-        json_set_str(op, "op", "file.mkdir");
-        json_set_str(op, "path", target);
-        json_set_bool(op, "parents", true);
-        err_t err = {0};
-        if (!s || session_exec_op(s, op, on_dir_made, (void *)(uintptr_t)h->id, &err) < 0)
-            fail(u, ERR_INTERNAL, "%s", s ? err.msg : "Runtime disconnected");
-        json_object_put(op);
-        return;
-    }
-    if (zip_entry_open(u->z, i, &u->zerr) < 0) {
-        zip_fail(u, u->zerr.msg);
-        return;
-    }
-    u->entry_eof = false;
-    if (open_upload(u, target, e->size ? e->size : 1, e->mode) == 0)
-        pump(u);
-}
-
-/* The part is spooled whole: checked, then unpacked. */
-static void
-unpack(ul_t *u)
-{
-    zip_limits_t lim = {ZIP_ENTRIES_MAX, g_gw.cfg.upload_max, ZIP_EXPAND_MAX};
-    err_t zerr = {0};
-    if (zip_reader_open_fd(&u->z, u->spool, &lim, &zerr) < 0) {
-        zip_fail(u, zerr.msg);
-        return;
-    }
-    u->phase = UNPACK;
-    next_entry(u);
-}
-
-/* An entry's next bytes into u->out, EOF to the channel at its end. */
-static void
-pump_entry(ul_t *u)
-{
-    while (u->st && !u->eof_sent) {
-        if (!drain(u))
-            return;
-        if (u->entry_eof) {
-            u->eof_sent = true;
-            if (session_stream_eof(u->st) < 0)
-                fail(u, ERR_INTERNAL, "the executor stopped taking the upload");
-            return; /* on_close goes on */
-        }
-        char *p = buf_reserve(&u->out, UL_FEED);
-        ssize_t k = zip_entry_read(u->z, p, UL_FEED, &u->zerr);
-        if (k < 0) {
-            zip_fail(u, u->zerr.msg);
-            return;
-        }
-        buf_advance(&u->out, (size_t)k);
-        if (k == 0)
-            u->entry_eof = true;
-    }
 }
 
 /* ---- the part's way ---- */
@@ -394,7 +256,7 @@ spool_open(ul_t *u)
     snprintf(name, sizeof name, "%s/sandpipe-upload-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     u->spool = mkstemp(name);
     if (u->spool < 0) {
-        fail(u, ERR_INTERNAL, "cannot spool the upload: %s", strerror(errno));
+        ul_fail(u, ERR_INTERNAL, "cannot spool the upload: %s", strerror(errno));
         return -1;
     }
     unlink(name);
@@ -412,19 +274,19 @@ on_dest_made(void *ud, json_object *res)
     json_object *err = json_get(res, "error");
     char path[RT_PATH_MAX];
     if (err) {
-        fail(u, ERR_INTERNAL, "%s", json_get_str(err, "message", "mkdir failed"));
+        ul_fail(u, ERR_INTERNAL, "%s", json_get_str(err, "message", "mkdir failed"));
     } else if (ends_with(u->filename, ".zip")) {
         if (spool_open(u) == 0) {
             u->phase = SPOOL;
-            pump(u);
+            ul_pump(u);
         }
     } else if (u->recursive) {
-        fail(u, ERR_INTERNAL, "400: Recursive uploads must be zip files");
+        ul_fail(u, ERR_INTERNAL, "400: Recursive uploads must be zip files");
     } else if (http_rt_join(path, sizeof path, u->dest, u->filename) < 0) {
-        fail(u, ERR_INTERNAL, "File name too long");
-    } else if (open_upload(u, path, g_gw.cfg.upload_max, 0) == 0) {
+        ul_fail(u, ERR_INTERNAL, "File name too long");
+    } else if (ul_open_upload(u, path, g_gw.cfg.upload_max, 0) == 0) {
         u->phase = STREAM;
-        pump(u);
+        ul_pump(u);
     }
 }
 
@@ -432,7 +294,7 @@ on_dest_made(void *ud, json_object *res)
 static void
 prepare(ul_t *u)
 {
-    http_req_t *h = request_of(u);
+    http_req_t *h = ul_request(u);
     u->phase = PREP;
     if (!u->filename) {
         invalid(u, "value_error", "body", "file", "Expected UploadFile, received: <class 'str'>");
@@ -440,7 +302,7 @@ prepare(ul_t *u)
     }
     if (u->dest[0] != '/') {
         /* upstream's HTTPException(400), caught and re-raised as a 500 by its except clause */
-        fail(u, ERR_INTERNAL, "400: Destination must be an absolute path");
+        ul_fail(u, ERR_INTERNAL, "400: Destination must be an absolute path");
         return;
     }
     gw_session_t *s = session_find(u->sid);
@@ -450,30 +312,30 @@ prepare(ul_t *u)
     json_set_bool(op, "parents", true);
     err_t err = {0};
     if (!s || session_exec_op(s, op, on_dest_made, (void *)(uintptr_t)h->id, &err) < 0)
-        fail(u, ERR_INTERNAL, "%s", s ? err.msg : "Runtime disconnected");
+        ul_fail(u, ERR_INTERNAL, "%s", s ? err.msg : "Runtime disconnected");
     json_object_put(op);
 }
 
 /* Moves what can move: the part's parsed bytes to the channel (or the spool), body bytes into
  * the parser while the part's way takes them; the connection is read again once the input
  * held is small. */
-static void
-pump(ul_t *u)
+void
+ul_pump(ul_t *u)
 {
-    http_req_t *h = request_of(u);
+    http_req_t *h = ul_request(u);
     if (!h || u->phase == DONE)
         return;
     if (u->phase == UNPACK) {
-        pump_entry(u);
+        ul_pump_entry(u);
         return;
     }
     for (;;) {
-        if (u->phase == STREAM && !drain(u))
+        if (u->phase == STREAM && !ul_drain(u))
             break;
         if (u->phase == SPOOL && u->out.len) {
             int rc = io_write_all(u->spool, u->out.data, u->out.len);
             if (rc < 0) {
-                fail(u, ERR_INTERNAL, "cannot spool the upload: %s", strerror(-rc));
+                ul_fail(u, ERR_INTERNAL, "cannot spool the upload: %s", strerror(-rc));
                 return;
             }
             buf_clear(&u->out);
@@ -510,13 +372,13 @@ pump(ul_t *u)
         if (u->phase == STREAM && u->st && !u->eof_sent) {
             u->eof_sent = true;
             if (session_stream_eof(u->st) < 0)
-                fail(u, ERR_INTERNAL, "the executor stopped taking the upload");
+                ul_fail(u, ERR_INTERNAL, "the executor stopped taking the upload");
         } else if (u->phase == SPOOL) {
-            unpack(u);
+            ul_unpack(u);
             return;
         }
     }
-    h = request_of(u);
+    h = ul_request(u);
     if (!h || u->phase == DONE)
         return;
     if (h->body_done && !u->in.len && u->where != AFTER && u->phase != PREP &&
@@ -542,7 +404,7 @@ on_body(void *ud, const void *p, size_t n)
     if (u->phase == DONE || u->phase == UNPACK)
         return; /* answered, or after the zip's part: the rest is dropped */
     buf_append(&u->in, p, n);
-    pump(u);
+    ul_pump(u);
 }
 
 static void
@@ -551,7 +413,7 @@ on_body_end(void *ud)
     ul_t *u = ud;
     if (u->phase == DONE)
         return;
-    pump(u);
+    ul_pump(u);
 }
 
 /* A query boolean as pydantic reads one. 0, or -1 when it is none of its spellings. */
@@ -600,7 +462,7 @@ on_route(void *ud, const route_t *r)
     }
     u->mp = multipart_new(boundary, &form_cb, u);
     u->phase = PARSING;
-    pump(u);
+    ul_pump(u);
 }
 
 void

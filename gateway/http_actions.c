@@ -119,10 +119,13 @@ answer_fail(const ops_reply_t *to, json_object *error)
     json_object_put(error);
 }
 
+/* OpenHands' last_execution_time, at an action's start and end (session_mark_executed). */
 static void
 touch(const char *sid)
 {
-    redis_client_cmd(NULL, NULL, "HSET sp:session:{%s}:runtime last_execute %f", sid, gw_wall());
+    gw_session_t *s = session_find(sid);
+    if (s)
+        session_mark_executed(s);
 }
 
 static void

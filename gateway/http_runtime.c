@@ -113,6 +113,8 @@ on_runtime_hash(redisReply *rep, void *ud)
             x->prev_cpu = atof(rep->element[1]->str), x->prev_at = atof(rep->element[2]->str);
     }
     gw_session_t *s = session_find(x->sid);
+    if (s && session_last_executed(s) > x->last) /* not yet written to Redis */
+        x->last = session_last_executed(s);
     json_object *op = json_object_new_object();
     json_set_str(op, "op", "health");
     err_t err = {0};

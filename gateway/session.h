@@ -174,6 +174,12 @@ void sessions_drop(void);
 /* After every (re)connection to Redis: status fields again, unconfirmed events re-sent. */
 void sessions_redis_ready(void);
 /* Periodic: idle and lifetime reaping. */
+/* An execute_action started or ended now (OpenHands' last_execution_time, which server_info's
+ * idle time reads): kept on the session and written to sp:session:{ID}:runtime by sessions_tick,
+ * at most once a second, instead of twice per action. */
+void session_mark_executed(gw_session_t *s);
+/* Its last such time here (gw_wall()), 0 if none since this gateway took the session. */
+double session_last_executed(const gw_session_t *s);
 void sessions_tick(void);
 void sessions_shutdown(void);
 int sessions_count(void);

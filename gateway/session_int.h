@@ -78,6 +78,9 @@ struct gw_session {
     uv_timer_t timer; /* output flush */
     bool timer_armed;
     double created, last_activity;
+    /* OpenHands' last execution time (gw_wall()), not yet written to Redis while dirty */
+    double last_execute;
+    bool last_execute_dirty;
     int idle_timeout, max_lifetime;
     session_ready_cb ready_cb;
     void *ready_ud;

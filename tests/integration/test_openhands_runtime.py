@@ -104,6 +104,20 @@ class RuntimeServer(unittest.TestCase):
         self.execute("run", command="true")
         self.assertLess(self.server_info()["idle_time"], 1.0)
 
+    def test_last_execution_time_reaches_redis(self):
+        """The gateway keeps the last execution time in memory and writes it to the session's
+        runtime hash within a second or two, where a gateway taking the session over reads it."""
+        before = time.time()
+        self.execute("run", command="true")
+        stored = 0.0
+        for _ in range(50):  # the gateway writes it at its next 1 s tick
+            stored = float(self.s.redis("HGET", f"sp:session:{{{self.sid}}}:runtime", "last_execute") or 0)
+            if stored >= before:
+                break
+            time.sleep(0.1)
+        self.assertGreaterEqual(stored, before)
+        self.assertLessEqual(stored, time.time())
+
     def test_server_info_resources_are_the_sandboxs(self):
         """Upstream's get_system_stats() shape and types (openhands/runtime/utils/system_stats.py),
         filled from the executor's health of this sandbox, checked against the host's view."""

@@ -102,7 +102,7 @@ pids+=($!)
 for _ in $(seq 100); do [ -S "$work/redis.sock" ] && break; sleep 0.02; done
 python3 -c "import os; open('$work/secret','w').write(os.urandom(32).hex()+'\n')"; chmod 600 "$work/secret"
 GW_PORT=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
-"$B/sandpipe-gateway" --listen "127.0.0.1:$GW_PORT" --redis "unix:$work/redis.sock" --provider bwrap \
+"$B/sandpipe-gateway" --listen "127.0.0.1:$GW_PORT" --listen-unix "$work/gw.sock" --redis "unix:$work/redis.sock" --provider bwrap \
     --state-dir "$work/sandboxes" --secret-file "$work/secret" --pool 2 --id gw-bench >"$work/gw.log" 2>&1 &
 GW=$!
 pids+=($GW)

@@ -27,11 +27,12 @@ free_port() { python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',
     --secret-file "$work/secret" --workers "$API_WORKERS" >"$work/api.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 200); do [ -S "$work/api.sock" ] && break; sleep 0.02; done
-start_nginx() { # prefix port [render.sh options]
-    local prefix=$1 port=$2
-    shift 2
-    nginx/render.sh --prefix "$prefix" --api-socket "$work/api.sock" --port "$port" \
-        --gateway "127.0.0.1:$GW_PORT" --gateway "127.0.0.1:$GW2_PORT" "$@" >/dev/null
+start_nginx() { # prefix port unix|tcp [render.sh options]: nginx reaching the gateways over
+    local prefix=$1 port=$2 link=$3 # their unix sockets (as make run does) or over TCP
+    shift 3
+    local gws=(--gateway "127.0.0.1:$GW_PORT=unix:$work/gw.sock" --gateway "127.0.0.1:$GW2_PORT=unix:$work/gw2.sock")
+    [ "$link" = unix ] || gws=(--gateway "127.0.0.1:$GW_PORT" --gateway "127.0.0.1:$GW2_PORT")
+    nginx/render.sh --prefix "$prefix" --api-socket "$work/api.sock" --port "$port" "${gws[@]}" "$@" >/dev/null
     nginx -p "$prefix" -c "$prefix/nginx.conf" 2>"$prefix/stderr" &
     pids+=($!)
     for _ in $(seq 200); do
@@ -45,10 +46,13 @@ start_nginx() { # prefix port [render.sh options]
 # land on the first, which the WebSocket peers below talk to directly.
 GW2_PORT=$(free_port)
 HTTP_PORT=$(free_port)
-start_nginx "$work/nginx" "$HTTP_PORT" --rate "${BENCH_API_RATE:-100000}" --burst "${BENCH_API_BURST:-100000}" \
+start_nginx "$work/nginx" "$HTTP_PORT" unix --rate "${BENCH_API_RATE:-100000}" --burst "${BENCH_API_BURST:-100000}" \
+    --api-keepalive "${BENCH_API_KEEPALIVE:-$((API_WORKERS / 4))}"
+TCP_PORT=$(free_port)
+start_nginx "$work/nginx-tcp" "$TCP_PORT" tcp --rate "${BENCH_API_RATE:-100000}" --burst "${BENCH_API_BURST:-100000}" \
     --api-keepalive "${BENCH_API_KEEPALIVE:-$((API_WORKERS / 4))}"
 PROD_PORT=$(free_port)
-start_nginx "$work/nginx-prod" "$PROD_PORT" --api-keepalive "${BENCH_API_KEEPALIVE:-$((API_WORKERS / 4))}" # --rate 200 --burst 400
+start_nginx "$work/nginx-prod" "$PROD_PORT" unix --api-keepalive "${BENCH_API_KEEPALIVE:-$((API_WORKERS / 4))}" # --rate 200 --burst 400
 
 # Sessions created through the API by one user; its token is their X-Session-API-Key.
 USER_TOKEN=$(python3 -c "import sys; sys.path.insert(0,'tests/integration'); from wsclient import jwt; print(jwt(open('$work/secret').read().strip(), sub='bench', role='user'))")
@@ -69,7 +73,7 @@ EOF
 )
 read -r -a SID_LIST <<<"$SIDS"
 # The second gateway (bench/run_routing.sh's figures) and a session on it.
-"$B/sandpipe-gateway" --listen "127.0.0.1:$GW2_PORT" --redis "unix:$work/redis.sock" --provider bwrap \
+"$B/sandpipe-gateway" --listen "127.0.0.1:$GW2_PORT" --listen-unix "$work/gw2.sock" --redis "unix:$work/redis.sock" --provider bwrap \
     --state-dir "$work/sandboxes" --secret-file "$work/secret" --pool 1 --id gw-bench-2 >"$work/gw2.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$GW2_PORT") 2>/dev/null && break; sleep 0.05; done
@@ -97,29 +101,45 @@ echo "$rest_out"
 echo "overhead of nginx (+ its route lookup): p50 $(ratio "$(pct p50 <<<"$rest_out")" "$(pct p50 <<<"$ws_out")")x," \
     "p99 $(ratio "$(pct p99 <<<"$rest_out")" "$(pct p99 <<<"$ws_out")")x the WebSocket's" \
     "(+$(($(pct p50 <<<"$rest_out") - $(pct p50 <<<"$ws_out"))) us at p50)"
+"$B/bench/bench_api" latency 127.0.0.1 "$TCP_PORT" "$S0" "$USER_TOKEN" "$API_ROUNDS" |
+    sed 's/via nginx/via nginx, nginx to the gateway over TCP/'
 # Floors for the breakdown: nginx alone (a static file), nginx + a FastCGI worker + one Redis
 # command (an unknown /api/ route: its 404 and the metrics counter).
 "$B/bench/bench_api" get 127.0.0.1 "$HTTP_PORT" / "$API_ROUNDS"
 "$B/bench/bench_api" get 127.0.0.1 "$HTTP_PORT" /api/v1/no-such-route "$API_ROUNDS"
 SID_CSV=$(tr ' ' ',' <<<"$SIDS")
-# Throughput: BENCH_API_TP_ROUNDS (5) rounds, the WebSocket and REST runs interleaved (which goes
-# first alternates), so that a noisy neighbour hits both alike; the figure is the median ratio.
-# Each run also reports the CPU time per action of nginx, the gateway, Redis and everything else
-# (the sandboxes' bash and executors, the benchmark client), from /proc, to show where it goes.
-ticks_of() { local t=0 p f; for p in "$@"; do read -r -a f <"/proc/$p/stat" && t=$((t + f[13] + f[14])); done; echo "$t"; }
+# Throughput: BENCH_API_TP_ROUNDS (5) rounds, each the WebSocket run and two REST runs, through
+# nginx reaching the gateway over its unix socket (as make run) and over TCP (a gateway on another
+# host), their order rotating, so that a noisy neighbour hits all alike; the figures are the
+# median ratios. Each run also reports the CPU time per action of nginx, the gateway, Redis and
+# everything else (the sandboxes' bash and executors, the benchmark client), from /proc.
+# BENCH_PERF_DIR=DIR also records a perf profile of nginx, the gateway and Redis per run there.
+ticks_of() { # (a worker gone meanwhile, e.g. the cache loader, counts nothing)
+    local t=0 p f
+    for p in "$@"; do read -r -a f 2>/dev/null <"/proc/$p/stat" && t=$((t + f[13] + f[14])); done
+    echo "$t"
+}
 all_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
-NGINX_WORKERS=$(pgrep -P "$(cat "$work/nginx/nginx.pid")" | tr '\n' ' ')
+workers_of() { pgrep -P "$(cat "$1/nginx.pid")" | tr '\n' ' '; }
 REDIS_PID=$(redis-cli -s "$work/redis.sock" INFO server | sed -n 's/^process_id:\([0-9]*\).*/\1/p')
-tp_run() { # ws|rest -> prints the run's line and "CPU per action" line
-    local a0 n0 g0 r0 out a1 n1 g1 r1 hz
+tp_run() { # ws|unix|tcp -> prints the run's line and its "CPU per action" line
+    local a0 n0 g0 r0 out a1 n1 g1 r1 hz nw= perf=
     hz=$(getconf CLK_TCK)
-    a0=$(all_ticks) n0=$(ticks_of $NGINX_WORKERS) g0=$(ticks_of "$GW") r0=$(ticks_of "$REDIS_PID")
-    if [ "$1" = ws ]; then
-        out=$("$B/bench/bench_ws" throughput 127.0.0.1 "$GW_PORT" "$SID_CSV" "$USER_TOKEN" "$API_ACTIONS")
-    else
-        out=$("$B/bench/bench_api" throughput 127.0.0.1 "$HTTP_PORT" "$USER_TOKEN" "$API_ACTIONS" $SIDS) || true
+    case "$1" in unix) nw=$(workers_of "$work/nginx") ;; tcp) nw=$(workers_of "$work/nginx-tcp") ;; esac
+    a0=$(all_ticks) n0=$(ticks_of $nw) g0=$(ticks_of "$GW") r0=$(ticks_of "$REDIS_PID")
+    if [ -n "${BENCH_PERF_DIR:-}" ]; then
+        perf record -q -g -F 1999 -o "$BENCH_PERF_DIR/$1.$(date +%s%N).data" \
+            -p "$(echo $nw "$GW" "$REDIS_PID" | tr ' ' ',')" 2>/dev/null &
+        perf=$!
+        sleep 0.5
     fi
-    a1=$(all_ticks) n1=$(ticks_of $NGINX_WORKERS) g1=$(ticks_of "$GW") r1=$(ticks_of "$REDIS_PID")
+    case "$1" in
+    ws) out=$("$B/bench/bench_ws" throughput 127.0.0.1 "$GW_PORT" "$SID_CSV" "$USER_TOKEN" "$API_ACTIONS") ;;
+    unix) out=$("$B/bench/bench_api" throughput 127.0.0.1 "$HTTP_PORT" "$USER_TOKEN" "$API_ACTIONS" $SIDS) || true ;;
+    tcp) out=$("$B/bench/bench_api" throughput 127.0.0.1 "$TCP_PORT" "$USER_TOKEN" "$API_ACTIONS" $SIDS | sed 's/^REST/REST (nginx to the gateway over TCP)/') || true ;;
+    esac
+    a1=$(all_ticks) n1=$(ticks_of $nw) g1=$(ticks_of "$GW") r1=$(ticks_of "$REDIS_PID")
+    if [ -n "$perf" ]; then kill -INT "$perf" && wait "$perf" || true; fi
     echo "$out"
     awk -v a=$((a1 - a0)) -v n=$((n1 - n0)) -v g=$((g1 - g0)) -v r=$((r1 - r0)) -v k="$API_ACTIONS" -v hz="$hz" 'BEGIN {
         u = 1e6 / hz / k
@@ -127,20 +147,22 @@ tp_run() { # ws|rest -> prints the run's line and "CPU per action" line
             a * u, n * u, g * u, r * u, (a - n - g - r) * u }'
 }
 aps() { sed -n 's/.* = \([0-9]*\) actions\/s.*/\1/p' | head -1; }
-ratios=()
+median() { tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+unix_ratios=() tcp_ratios=() unix_aps=()
+orders=("ws unix tcp" "unix tcp ws" "tcp ws unix")
 for round in $(seq "${BENCH_API_TP_ROUNDS:-5}"); do
-    if [ $((round % 2)) = 1 ]; then
-        ws_tp=$(tp_run ws) rest_tp=$(tp_run rest)
-    else
-        rest_tp=$(tp_run rest) ws_tp=$(tp_run ws)
-    fi
-    ratios+=("$(ratio "$(aps <<<"$rest_tp")" "$(aps <<<"$ws_tp")")")
+    declare -A got=()
+    for run in ${orders[$((round % 3))]}; do got[$run]=$(tp_run "$run"); done
+    unix_ratios+=("$(ratio "$(aps <<<"${got[unix]}")" "$(aps <<<"${got[ws]}")")")
+    tcp_ratios+=("$(ratio "$(aps <<<"${got[tcp]}")" "$(aps <<<"${got[ws]}")")")
+    unix_aps+=("$(aps <<<"${got[unix]}")")
     echo "round $round:"
-    echo "$ws_tp"
-    echo "$rest_tp"
+    printf '%s\n' "${got[ws]}" "${got[unix]}" "${got[tcp]}"
+    unset got
 done
-echo "REST throughput / the WebSocket's, ${#ratios[@]} interleaved rounds: ${ratios[*]};" \
-    "median $(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')x"
+echo "REST throughput / the WebSocket's, ${#unix_ratios[@]} rounds: ${unix_ratios[*]}; median $(median <<<"${unix_ratios[*]}")x" \
+    "(REST actions/s median $(median <<<"${unix_aps[*]}"))"
+echo "the same with nginx reaching the gateway over TCP: ${tcp_ratios[*]}; median $(median <<<"${tcp_ratios[*]}")x"
 "$B/bench/bench_api" throughput 127.0.0.1 "$PROD_PORT" "$USER_TOKEN" 2000 $SIDS |
     sed 's/^/with the production rate limit (200 r\/s, burst 400, one client address): /' || true
 

@@ -18,6 +18,7 @@ typedef struct {
     char host_id[128];       /* the machine whose sandboxes it reaches (takeover.h) */
     const char *listen_host; /* WebSocket listen address */
     int listen_port;
+    const char *listen_unix; /* also this unix socket (nginx on this host), or NULL */
     char advertise[192];     /* host:port nginx reaches the listener at (sp:gateway:ID:info addr) */
     const char *redis;       /* "unix:/path" or "host:port" */
     const char *provider;    /* default provider name */

@@ -43,6 +43,8 @@ usage(FILE *f)
     fprintf(
         f, "usage: sandpipe-gateway [options]\n"
            "  --listen HOST:PORT       WebSocket and HTTP listen address (default 127.0.0.1:8081)\n"
+           "  --listen-unix PATH       the same listener on a unix socket too (mode 0666): what an\n"
+           "                           nginx on this host uses (render.sh --gateway ADDR=unix:PATH)\n"
            "  --advertise HOST:PORT    where nginx reaches that listener (default: the --listen\n"
            "                           address; this host's name when it listens on any address)\n"
            "  --redis ADDR             unix:/path or host:port (default 127.0.0.1:6379)\n"
@@ -142,6 +144,24 @@ on_tick(uv_timer_t *t)
 static struct lws_context_creation_info listen_info;
 static uv_timer_t listen_timer;
 
+/* The same routes on a unix socket: nginx on this host skips loopback TCP (and its netfilter
+ * and conntrack work) on every proxied request and answer. Any local user may connect, as to
+ * the TCP port: every request carries its token. */
+static void
+listen_unix(const char *path)
+{
+    struct lws_context_creation_info info = listen_info;
+    info.vhost_name = "unix";
+    info.options |= LWS_SERVER_OPTION_UNIX_SOCK;
+    info.iface = path;
+    info.port = 0;
+    if (!lws_create_vhost(g_gw.lws, &info) || chmod(path, 0666) < 0) {
+        GW_LOG("cannot listen on unix:%s", path);
+        exit(1);
+    }
+    GW_LOG("%s listening on unix:%s", g_gw.cfg.id, path);
+}
+
 static void
 start_listening(void)
 {
@@ -157,6 +177,8 @@ start_listening(void)
     GW_LOG("%s listening on ws://%s:%d (provider %s, pool %d, redis %s)", g_gw.cfg.id,
            listen_info.iface, listen_info.port, g_gw.cfg.provider, g_gw.cfg.pool_size,
            g_gw.cfg.redis);
+    if (g_gw.cfg.listen_unix)
+        listen_unix(g_gw.cfg.listen_unix);
 }
 
 static void
@@ -203,6 +225,7 @@ main(int argc, char **argv)
 {
     static const struct option opts[] = {{"listen", required_argument, 0, 'l'},
                                          {"advertise", required_argument, 0, 'A'},
+                                         {"listen-unix", required_argument, 0, 'x'},
                                          {"redis", required_argument, 0, 'r'},
                                          {"id", required_argument, 0, 'i'},
                                          {"host-id", required_argument, 0, 'H'},
@@ -260,6 +283,7 @@ main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'l': listen = optarg; break;
+        case 'x': cfg->listen_unix = optarg; break;
         case 'A': snprintf(cfg->advertise, sizeof cfg->advertise, "%s", optarg); break;
         case 'r': cfg->redis = optarg; break;
         case 'i': snprintf(cfg->id, sizeof cfg->id, "%s", optarg); break;

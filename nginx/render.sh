@@ -4,7 +4,8 @@
 #   nginx/render.sh --prefix DIR --api-socket PATH [--port 8080] [--host 127.0.0.1 (listen address;
 #                   compose.yaml: 0.0.0.0 in its container)] [--gateway 127.0.0.1:8081 (repeat it
 #                   for several gateways: each one's address as it advertises it, sandpipe-gateway
-#                   --advertise)]
+#                   --advertise; ADDR=unix:PATH: a gateway on this host, reached over its
+#                   sandpipe-gateway --listen-unix PATH instead of TCP)]
 #                   [--web-root DIR (default web/dist)] [--body-max 16m] [--upload-max 1g] [--rate 200]
 #                   [--burst 400] [--workers 2] [--api-keepalive 0]
 #                   [--tls [--tls-cert PEM --tls-key PEM]]
@@ -84,35 +85,42 @@ if [ "$API_KEEPALIVE" -gt 0 ]; then
 fi
 [ ${#GATEWAYS[@]} -gt 0 ] || GATEWAYS=(127.0.0.1:8081)
 for g in "${GATEWAYS[@]}"; do
-    case "$g" in *[!A-Za-z0-9.:_\[\]-]* | '') echo "render.sh: bad --gateway $g" >&2; exit 2 ;; esac
+    case "$g" in
+    *=unix:*[!A-Za-z0-9._/-]* | *=unix: | =*) echo "render.sh: bad --gateway $g" >&2; exit 2 ;;
+    *=unix:*) case "${g%%=*}" in *[!A-Za-z0-9.:_\[\]-]*) echo "render.sh: bad --gateway $g" >&2; exit 2 ;; esac ;;
+    *[!A-Za-z0-9.:_\[\]-]* | '') echo "render.sh: bad --gateway $g" >&2; exit 2 ;;
+    esac
 done
 # The gateways (nginx/sandpipe.conf.template says what each name is for). A lookup answers the
-# owner's address: the maps turn a known one into its upstream (kept connections); an address
-# not listed here (a gateway started since) is proxied to as it is.
+# owner's address: the maps turn a known one into its upstream (kept connections, over the unix
+# socket where one was given); an address not listed here (a gateway started since) is proxied
+# to as it is.
+addr_of() { echo "${1%%=unix:*}"; }
+server_of() { case "$1" in *=unix:*) echo "unix:${1#*=unix:}" ;; *) echo "$1" ;; esac; }
 gateways_conf() {
     local g i=0
     echo "# rendered by nginx/render.sh from its --gateway options"
     echo "upstream sp_gateway {"
-    for g in "${GATEWAYS[@]}"; do echo "    server $g;"; done
+    for g in "${GATEWAYS[@]}"; do echo "    server $(server_of "$g");"; done
     echo "    keepalive 16;"
     echo "}"
     echo "upstream sp_gateway_ws {"
-    for g in "${GATEWAYS[@]}"; do echo "    server $g;"; done
+    for g in "${GATEWAYS[@]}"; do echo "    server $(server_of "$g");"; done
     echo "}"
     for g in "${GATEWAYS[@]}"; do
-        printf 'upstream sp_gw_%d {\n    server %s;\n    keepalive 16;\n}\n' "$i" "$g"
-        printf 'upstream sp_gw_%d_ws {\n    server %s;\n}\n' "$i" "$g"
+        printf 'upstream sp_gw_%d {\n    server %s;\n    keepalive 16;\n}\n' "$i" "$(server_of "$g")"
+        printf 'upstream sp_gw_%d_ws {\n    server %s;\n}\n' "$i" "$(server_of "$g")"
         i=$((i + 1))
     done
     echo 'map $sp_gw_addr $sp_gw {'
     echo '    default $sp_gw_addr;'
     i=0
-    for g in "${GATEWAYS[@]}"; do echo "    \"$g\" sp_gw_$i;"; i=$((i + 1)); done
+    for g in "${GATEWAYS[@]}"; do echo "    \"$(addr_of "$g")\" sp_gw_$i;"; i=$((i + 1)); done
     echo "}"
     echo 'map $sp_gw_addr $sp_gw_ws {'
     echo '    default $sp_gw_addr;'
     i=0
-    for g in "${GATEWAYS[@]}"; do echo "    \"$g\" sp_gw_${i}_ws;"; i=$((i + 1)); done
+    for g in "${GATEWAYS[@]}"; do echo "    \"$(addr_of "$g")\" sp_gw_${i}_ws;"; i=$((i + 1)); done
     echo "}"
 }
 # upload_file's body is a form around the file: its limit leaves the form's framing room, so a

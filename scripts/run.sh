@@ -178,11 +178,15 @@ gw_args=()
 for i in $(seq "$NGW"); do
     port=$((GW_PORT + i - 1)) log=$RUN/gateway.log id=()
     if [ "$NGW" -gt 1 ]; then log=$RUN/gateway-$i.log id=(--id "gw-$(hostname)-$i"); fi
-    start "$log" "$B/sandpipe-gateway" --listen "127.0.0.1:$port" "${id[@]}" \
+    # nginx reaches it over a unix socket (cheaper than loopback TCP) where the path can be one
+    sock=$RUN/gateway-$i.sock unix=(--listen-unix "$sock") to="127.0.0.1:$port=unix:$sock"
+    case "$sock" in *[!A-Za-z0-9._/-]*) unix=() to=127.0.0.1:$port ;; esac
+    [ ${#sock} -lt 100 ] || unix=() to=127.0.0.1:$port
+    start "$log" "$B/sandpipe-gateway" --listen "127.0.0.1:$port" "${unix[@]}" "${id[@]}" \
         --redis "unix:$RUN/redis.sock" --provider "${SANDPIPE_PROVIDER:-bwrap}" \
         --state-dir "$RUN/sandboxes" --secret-file "$RUN/secret" --pool "${SANDPIPE_POOL:-2}" \
         --image "$IMAGE" --images "$IMAGE_DIR"
-    gw_args+=(--gateway "127.0.0.1:$port")
+    gw_args+=(--gateway "$to")
 done
 sleep 0.5
 for i in $(seq "$NGW"); do

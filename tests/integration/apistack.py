@@ -14,17 +14,20 @@ from stack import BUILD, Stack, free_port
 
 class ApiStack(Stack):
     def __init__(self, workers=4, rate=100000, burst=100000, api_extra=(), tls=None, web_root=None,
-                 gateways=1, gateway_extra=None, upload_max=None, **kw):
+                 gateways=1, gateway_extra=None, upload_max=None, tcp_gateways=(3,), **kw):
         """tls: (cert.pem, key.pem) to serve HTTPS with that certificate (render.sh --tls);
         request() then speaks TLS, and self.tls is the client context (verifying against
         cert.pem) for other clients, e.g. WS(..., tls=stack.tls). web_root: the static files
         nginx serves (render.sh's default: web/dist when built). gateways: how many gateways
         (the first is Stack's, gw-test; the others gw-test-2, ... on ports self.gw_ports[1:],
         processes self.more_gws), all behind the one nginx; gateway_extra: {i: [options]} for
-        gateway i (2, 3, ...) alone. upload_max: nginx's --upload-max."""
+        gateway i (2, 3, ...) alone. upload_max: nginx's --upload-max. nginx reaches each gateway
+        over its unix socket (--listen-unix, as make run does) except those in tcp_gateways (1, 2,
+        ...), reached over TCP as a gateway on another host would be."""
         self.more_gws = []
         super().__init__(**kw)
         self.gw_ports = [self.port]
+        self.gw_socks = [self.gw_sock]
         self.tls = None
         if tls:
             import ssl
@@ -42,7 +45,9 @@ class ApiStack(Stack):
             self.start_api()
             subprocess.run([os.path.join(ROOT, "nginx", "render.sh"), "--prefix", self.nginx_prefix,
                             "--api-socket", self.api_sock, "--port", str(self.http_port),
-                            *[a for p in self.gw_ports for a in ("--gateway", f"127.0.0.1:{p}")],
+                            *[a for i, (p, sock) in enumerate(zip(self.gw_ports, self.gw_socks), 1)
+                              for a in ("--gateway", f"127.0.0.1:{p}" if i in tcp_gateways
+                                        else f"127.0.0.1:{p}=unix:{sock}")],
                             "--rate", str(rate),
                             "--burst", str(burst), "--body-max", "16m",
                             *(["--upload-max", upload_max] if upload_max else []),
@@ -61,9 +66,10 @@ class ApiStack(Stack):
 
     def start_more_gateway(self, i, extra=()):
         port = free_port()
+        sock = os.path.join(self.tmp, f"gateway-{i}.sock")
         log = open(os.path.join(self.tmp, f"gateway-{i}.log"), "a")
         gw = subprocess.Popen(
-            [os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{port}",
+            [os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{port}", "--listen-unix", sock,
              "--redis", "unix:" + self.redis_sock, "--provider", self.provider,
              "--state-dir", self.state_dir, "--secret-file", self.secret_file,
              "--pool", str(self.pool), "--id", f"gw-test-{i}", *extra,
@@ -74,6 +80,7 @@ class ApiStack(Stack):
         log.close()
         self.more_gws.append(gw)
         self.gw_ports.append(port)
+        self.gw_socks.append(sock)
         self.wait_port(port, gw)
 
     def start_api(self):

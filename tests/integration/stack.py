@@ -139,6 +139,7 @@ class Stack:
         if redis:
             self.start_redis()
         self.port = free_port()
+        self.gw_sock = os.path.join(self.tmp, "gateway.sock")  # the same listener for nginx
         self.pool = pool
         self.extra = list(extra)
         self.wrap = list(wrap)  # a command the gateway runs under (e.g. unshare), or nothing
@@ -164,6 +165,7 @@ class Stack:
         self.log = open(os.path.join(self.tmp, "gateway.log"), "a")
         self.gw = subprocess.Popen(
             [*self.wrap, os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{self.port}",
+             "--listen-unix", self.gw_sock,
              "--redis", "unix:" + self.redis_sock, "--provider", self.provider,
              "--state-dir", self.state_dir, "--secret-file", self.secret_file,
              "--pool", str(self.pool), "--id", self.gateway_id,

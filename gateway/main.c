@@ -43,8 +43,8 @@ usage(FILE *f)
     fprintf(
         f, "usage: sandpipe-gateway [options]\n"
            "  --listen HOST:PORT       WebSocket and HTTP listen address (default 127.0.0.1:8081)\n"
-           "  --listen-unix PATH       the same listener on a unix socket too (mode 0666): what an\n"
-           "                           nginx on this host uses (render.sh --gateway ADDR=unix:PATH)\n"
+           "  --listen-unix PATH       also on this unix socket (mode 0666), for an nginx on\n"
+           "                           this host (render.sh --gateway ADDR=unix:PATH)\n"
            "  --advertise HOST:PORT    where nginx reaches that listener (default: the --listen\n"
            "                           address; this host's name when it listens on any address)\n"
            "  --redis ADDR             unix:/path or host:port (default 127.0.0.1:6379)\n"

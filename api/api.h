@@ -82,6 +82,17 @@ int api_gateway_pick(api_req_t *r, char *out, size_t cap, char (*skip)[128], siz
  * heartbeat): as api_gw_call, with ERR_NO_GATEWAY when none is running. sessions.c. */
 json_object *api_gateway_create(api_req_t *r, api_gw_call_t *c, api_err_t *e);
 
+/* A create's key (hex): the gateway records the session under sp:create:<key>. */
+#define API_CREATE_KEY_LEN 32
+void api_create_key(char out[API_CREATE_KEY_LEN + 1]);
+/* What became of the create keyed key that gateway gw took and did not answer (e holds why):
+ * the session once READY (early: once it exists and has not failed), or NULL with e:
+ * ERR_GATEWAY_DOWN (none was recorded and gw is gone; or the session failed: its id and reason
+ * in the message), ERR_TIMEOUT (still starting at deadline, a monotonic time, at least 10 s
+ * away), ERR_UNAVAILABLE. create_outcome.c. */
+json_object *api_create_outcome(api_req_t *r, const char *gw, const char *key, bool early,
+                                double deadline, api_err_t *e);
+
 /* The OpenHands Runtime API under /openhands (api_oh_*.c; docs/api.md). */
 void api_oh_start(api_req_t *r, char **params);
 void api_oh_sessions_get(api_req_t *r, char **params);

@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "auth.h"
+#include "clock.h"
 #include "gateway_client.h"
 #include "redis.h"
 #include "session_record.h"
@@ -45,7 +46,10 @@ api_gateway_pick(api_req_t *r, char *out, size_t cap, char (*skip)[128], size_t 
 json_object *
 api_gateway_create(api_req_t *r, api_gw_call_t *c, api_err_t *e)
 {
-    char tried[API_CREATE_TRIES][128], gw[128];
+    char tried[API_CREATE_TRIES][128], gw[128], key[API_CREATE_KEY_LEN + 1];
+    double deadline = clock_mono() + c->timeout_s;
+    api_create_key(key);
+    json_set_str(c->req, "create_key", key);
     for (size_t n = 0; n < API_CREATE_TRIES; n++) {
         int found = api_gateway_pick(r, gw, sizeof gw, tried, n);
         if (found < 0) {
@@ -60,6 +64,9 @@ api_gateway_create(api_req_t *r, api_gw_call_t *c, api_err_t *e)
         c->gw = gw;
         json_object *res = api_gw_call(r, c, e);
         c->gw = NULL;
+        if (!res && !c->unsent && !api_gw_refused(e)) /* taken, then no answer: follow it */
+            return api_create_outcome(r, gw, key, json_get_bool(c->req, "early", false), deadline,
+                                      e);
         if (res || !c->unsent)
             return res;
         snprintf(tried[n], sizeof tried[n], "%s", gw);

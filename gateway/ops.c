@@ -157,14 +157,19 @@ on_early_saved(redisReply *x, void *ud)
 static void
 op_session_create(const ops_call_t *c)
 {
+    const char *key = json_get_str(c->args, "create_key", "");
+    if (key[0] && !session_create_key_ok(key)) {
+        ops_fail(c->reply, "bad_request", "\"create_key\" must be 16 to 64 of [0-9a-f]");
+        return;
+    }
     if (!json_get_bool(c->args, "early", false)) {
-        session_create(c->params, c->who.sub, on_created, ops_reply_keep(c->reply), NULL, 0);
+        session_create(c->params, c->who.sub, key, on_created, ops_reply_keep(c->reply), NULL, 0);
         return;
     }
     early_t *e = xcalloc(1, sizeof *e);
     e->to = ops_reply_keep(c->reply);
     e->refs = 2;
-    session_create(c->params, c->who.sub, on_early_done, e, e->id, sizeof e->id);
+    session_create(c->params, c->who.sub, key, on_early_done, e, e->id, sizeof e->id);
     if (e->answered || !e->id[0] || !session_find(e->id))
         early_release(e); /* answered by the callback already */
     else

@@ -282,8 +282,15 @@ on_pop(redisReply *r, void *ud)
     uv_timer_start(&refill_timer, on_refill_timer, REFILL_DELAY_MS, 0);
 }
 
+/* KEYS none; ARGV: the pool list, the session. The warm sandbox leaves the pool and enters the
+ * session's record in one step: a gateway dying in between leaves it nowhere. */
+static const char CLAIM_LUA[] =
+    "local v = redis.call('LPOP', ARGV[1])\n"
+    "if v then redis.call('HSET', 'sp:session:{' .. ARGV[2] .. '}', 'sandbox', v) end\n"
+    "return v\n";
+
 void
-pool_claim(const char *profile, pool_claim_cb cb, void *ud)
+pool_claim(const char *profile, const char *session_id, pool_claim_cb cb, void *ud)
 {
     if (strcmp(profile, POOL_PROFILE) != 0 || g_gw.cfg.pool_size <= 0) {
         cb(ud, NULL);
@@ -294,7 +301,8 @@ pool_claim(const char *profile, pool_claim_cb cb, void *ud)
     c->ud = ud;
     char key[160];
     pool_key(key, sizeof key, profile);
-    redis_client_cmd(on_pop, c, "LPOP %s", key);
+    const char *argv[] = {"EVAL", CLAIM_LUA, "0", key, session_id};
+    redis_client_cmdv(on_pop, c, 5, argv, NULL); /* Redis gone: on_pop at once, empty */
 }
 
 /* The ready list as pool_restore read it: ids only, at most RESTORED_MAX (a list longer

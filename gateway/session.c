@@ -249,6 +249,15 @@ session_free(gw_session_t *s)
     uv_close((uv_handle_t *)&s->timer, on_timer_closed);
 }
 
+#define CREATE_KEY_TTL_S 3600 /* how long the API may ask what became of a create */
+
+bool
+session_create_key_ok(const char *key)
+{
+    size_t n = strlen(key);
+    return n >= 16 && n <= CREATE_KEY_MAX && strspn(key, "0123456789abcdef") == n;
+}
+
 static void
 save_session(gw_session_t *s)
 {
@@ -272,6 +281,11 @@ save_session(gw_session_t *s)
     snprintf(gkey, sizeof gkey, "sp:gateway:%s:sessions", g_gw.cfg.id);
     redis_client_cmd(NULL, NULL, "SADD %s %s", gkey, s->id);
     redis_client_cmd(NULL, NULL, "ZADD sp:sessions %s %s", created, s->id);
+    if (s->create_key[0]) { /* after the record, on the same connection: it names a record */
+        redis_client_cmd(NULL, NULL, "HSET %s create_key %s", key, s->create_key);
+        redis_client_cmd(NULL, NULL, "SET sp:create:%s %s EX %d", s->create_key, s->id,
+                         CREATE_KEY_TTL_S);
+    }
 }
 
 static void
@@ -282,6 +296,10 @@ attach_sandbox(gw_session_t *s, const sandbox_t *sb)
     if (!s->prov)
         s->prov = &provider_local;
     save_session(s);
+    if (s->pending_env) { /* cleared once applied (session_actions.c) */
+        session_save_field(s, "env_pending", "1");
+        s->env_pending_saved = true;
+    }
     exec_link_connect(s->link, s->sb.socket_path, 15000);
 }
 
@@ -325,9 +343,18 @@ on_fresh(void *ud, const sandbox_t *sb, int code, const char *msg)
 static void
 on_claimed(void *ud, const sandbox_t *sb)
 {
-    gw_session_t *s = ud;
-    if (s->deleting)
+    char *id = ud;
+    gw_session_t *s = session_find(id);
+    free(id);
+    if (!s || s->deleting) {
+        if (sb) { /* the record holds it (pool_claim): the session's end is the sandbox's */
+            err_t err = {0};
+            const provider_t *p = provider_find(sb->provider);
+            if (p)
+                p->destroy(sb, true, &err);
+        }
         return;
+    }
     if (sb) {
         /* A warm sandbox started with the default env: the session's own comes once its
          * executor answers (bash.env, before READY). */
@@ -340,9 +367,9 @@ on_claimed(void *ud, const sandbox_t *sb)
     /* No warm sandbox: start one now (the session is looked up again when it is there: it may
      * have been deleted meanwhile). */
     err_t err = {0};
-    char *id = xstrdup(s->id);
-    if (pool_start_sandbox(s->profile, s->params, on_fresh, id, &err) < 0) {
-        free(id);
+    char *again = xstrdup(s->id);
+    if (pool_start_sandbox(s->profile, s->params, on_fresh, again, &err) < 0) {
+        free(again);
         start_failed(s, err.code, err.msg);
     }
 }
@@ -373,9 +400,33 @@ plugins_check(json_object *plugins, err_t *err)
     return 0;
 }
 
+/* The record is in Redis (or Redis is gone: it is written again on reconnection). Custom limits
+ * need a sandbox made for them; the pool serves the default ones (env is applied to a warm
+ * sandbox once claimed). */
+static void
+on_recorded(redisReply *r, void *ud)
+{
+    (void)r;
+    char *id = ud;
+    gw_session_t *s = session_find(id);
+    if (!s || s->deleting) {
+        free(id);
+        return;
+    }
+    json_object *params = s->params;
+    bool custom = json_get(params, "memory") || json_get(params, "cpu") ||
+                  json_get(params, "pids") || json_get(params, "disk") ||
+                  json_get(params, "network") || json_get_int(params, "resource_factor", 1) != 1 ||
+                  strcmp(pool_image(params), g_gw.cfg.image) != 0;
+    if (custom)
+        on_claimed(id, NULL);
+    else
+        pool_claim(s->profile, s->id, on_claimed, id);
+}
+
 void
-session_create(json_object *params, const char *owner, session_ready_cb cb, void *ud, char *made,
-               size_t cap)
+session_create(json_object *params, const char *owner, const char *create_key, session_ready_cb cb,
+               void *ud, char *made, size_t cap)
 {
     err_t err = {0};
     if (made && cap)
@@ -404,18 +455,13 @@ session_create(json_object *params, const char *owner, session_ready_cb cb, void
     s->idle_pause = !strcmp(json_get_str(params, "idle_action", "stop"), "pause");
     s->ready_cb = cb;
     s->ready_ud = ud;
+    if (create_key && create_key[0])
+        snprintf(s->create_key, sizeof s->create_key, "%s", create_key);
     session_set_status(s, SESSION_STARTING, NULL);
     save_session(s);
-    /* Custom limits need a sandbox made for them; the pool serves the default ones (env is
-     * applied to a warm sandbox once claimed). */
-    bool custom = json_get(params, "memory") || json_get(params, "cpu") ||
-                  json_get(params, "pids") || json_get(params, "disk") ||
-                  json_get(params, "network") || json_get_int(params, "resource_factor", 1) != 1 ||
-                  strcmp(pool_image(params), g_gw.cfg.image) != 0;
-    if (custom)
-        on_claimed(s, NULL);
-    else
-        pool_claim(s->profile, on_claimed, s);
+    /* The sandbox is taken once Redis holds the record: a gateway dying before that leaves no
+     * sandbox behind, and after it a record a peer finds (session_restore.c). */
+    redis_client_cmd(on_recorded, xstrdup(id), "PING"); /* Redis gone: called at once */
 }
 
 void

@@ -56,12 +56,18 @@ struct gw_term_client {
 
 typedef void (*session_ready_cb)(void *ud, gw_session_t *s, int code, const char *msg);
 
+/* The API's key for one create (16-64 of [0-9a-f]): sp:create:<key> names the session made for
+ * it, so an API whose gateway died before answering finds out what became of it. */
+#define CREATE_KEY_MAX 64
+bool session_create_key_ok(const char *key);
+
 /* Creates a session from params {"profile","env","memory","cpu","pids","idle_timeout",
  * "idle_action" ("stop" or "pause"),"max_lifetime","plugins"} for owner; cb runs once it is READY
  * (or failed: s NULL), maybe before this returns. id (cap bytes; may be NULL) gets the new
- * session's id, "" when params were refused before one was made. */
-void session_create(json_object *params, const char *owner, session_ready_cb cb, void *ud, char *id,
-                    size_t cap);
+ * session's id, "" when params were refused before one was made. create_key: the API's (NULL or
+ * "": none). No sandbox is taken before Redis holds the session's record. */
+void session_create(json_object *params, const char *owner, const char *create_key,
+                    session_ready_cb cb, void *ud, char *id, size_t cap);
 gw_session_t *session_find(const char *id);
 /* Whether a session of this gateway runs in sandbox sandbox_id (session_restore.c). */
 bool sessions_own_sandbox(const char *sandbox_id);

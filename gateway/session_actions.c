@@ -272,6 +272,12 @@ session_link_ready(gw_session_t *s)
 static void
 became_ready(gw_session_t *s)
 {
+    if (s->env_pending_saved) {
+        s->env_pending_saved = false;
+        char key[128];
+        snprintf(key, sizeof key, "sp:session:{%s}", s->id);
+        redis_client_cmd(NULL, NULL, "HDEL %s env_pending", key);
+    }
     if (s->status == SESSION_STARTING)
         session_set_status(s, SESSION_STARTED, NULL);
     session_set_status(s, SESSION_READY, NULL);

@@ -92,6 +92,9 @@ struct gw_session {
     bool connect_on_resume;   /* restored while paused: the executor link waits for the thaw */
     bool env_applying;        /* bash.env of a warm sandbox in flight: actions wait */
     json_object *pending_env; /* env for a warm sandbox, exported once its executor is up */
+    bool env_pending_saved;   /* the record says so ("env_pending"): a peer taking the session
+                               * over before it is applied cannot apply it (it is not stored) */
+    char create_key[CREATE_KEY_MAX + 1]; /* the API's key for this create, "" if none */
     oneshot_t *oneshots;
     uint32_t plugins_ch;  /* the executor's `plugins` channel, 0 if none (session_plugins.c) */
     bool plugins_pending; /* link up, its first answer awaited: actions wait */

@@ -136,17 +136,51 @@ resume_actions(gw_session_t *s, pending_list_t *pl, bool sandbox_alive)
     free(pl->v);
 }
 
-/* Re-attaches session id from its record (this gateway owns it in Redis). NULL when there is
- * nothing to re-attach (stopped, or no valid sandbox record: then it leaves our set). */
+/* A session whose start its gateway never finished (it died or restarted first), and that cannot
+ * be finished from what is stored: ERROR with why in its record ("error") and stream, for who
+ * asked for it (the API finds it by its create key) and every reader; it leaves our set. */
+static void
+fail_start(redisContext *rc, const char *id, uint64_t seq, const char *why)
+{
+    char ended[32], ts[32];
+    snprintf(ended, sizeof ended, "%.6f", gw_wall());
+    snprintf(ts, sizeof ts, "%" PRIu64, seq);
+    json_object *e = json_object_new_object();
+    json_set_int(e, "seq", (int64_t)seq);
+    json_set(e, "ts", json_object_new_double(gw_wall()));
+    json_set_str(e, "type", "status");
+    json_set_str(e, "status", session_status_text(SESSION_ERROR));
+    json_set_str(e, "message", why);
+    json_set_str(e, "gateway", g_gw.cfg.id);
+    freeReplyObject(redisCommand(rc, "HSET sp:session:{%s} status %s error %s ended %s", id,
+                                 session_status_text(SESSION_ERROR), why, ended));
+    freeReplyObject(redisCommand(rc, "XADD sp:session:{%s}:events 0-%s e %s", id, ts,
+                                 json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN)));
+    json_object_put(e);
+    freeReplyObject(redisCommand(rc, "PUBLISH sp:status {\"session\":\"%s\",\"status\":\"%s\"}", id,
+                                 session_status_text(SESSION_ERROR)));
+    freeReplyObject(redisCommand(rc, "SREM sp:gateway:%s:sessions %s", g_gw.cfg.id, id));
+    if (g_gw.cfg.retention > 0) {
+        freeReplyObject(redisCommand(rc, "EXPIRE sp:session:{%s} %d", id, g_gw.cfg.retention));
+        freeReplyObject(
+            redisCommand(rc, "EXPIRE sp:session:{%s}:events %d", id, g_gw.cfg.retention));
+        freeReplyObject(redisCommand(rc, "ZADD sp:sessions:ended %s %s", ended, id));
+    }
+    GW_LOG("restore: session %s: %s", id, why);
+}
+
+/* Re-attaches session id from its record (this gateway owns it in Redis; from: the gateway it
+ * is taken from, NULL after a restart). NULL when there is nothing to re-attach (stopped, or no
+ * valid sandbox record: then it leaves our set; a start never finished is marked ERROR). */
 static gw_session_t *
-restore_one(redisContext *rc, const char *id)
+restore_one(redisContext *rc, const char *id, const char *from)
 {
     redisReply *h = redisCommand(rc, "HGETALL sp:session:{%s}", id);
     const char *owner = "", *profile = "default", *sbjson = NULL, *plugins = NULL,
                *plugin_status = NULL, *terms = NULL;
     session_status_t status = SESSION_NEW;
     int idle = g_gw.cfg.idle_timeout, life = g_gw.cfg.max_lifetime;
-    bool idle_pause = false;
+    bool idle_pause = false, env_pending = false;
     double created = gw_wall();
     for (size_t k = 0; h && h->type == REDIS_REPLY_ARRAY && k + 1 < h->elements; k += 2) {
         const char *f = h->element[k]->str, *v = h->element[k + 1]->str;
@@ -172,6 +206,8 @@ restore_one(redisContext *rc, const char *id)
             plugin_status = v;
         else if (!strcmp(f, "terms"))
             terms = v;
+        else if (!strcmp(f, "env_pending"))
+            env_pending = !strcmp(v, "1");
     }
     redisReply *last = redisCommand(rc, "XREVRANGE sp:session:{%s}:events + - COUNT 1", id);
     uint64_t next_seq = 1;
@@ -183,14 +219,32 @@ restore_one(redisContext *rc, const char *id)
     sandbox_t sb;
     err_t err = {0};
     json_object *sbo = sbjson ? json_tokener_parse(sbjson) : NULL;
-    if (!sbo || sandbox_from_json(sbo, &sb, &err) < 0 || status == SESSION_STOPPED) {
-        json_object_put(sbo);
+    bool has_sb = sbo && sandbox_from_json(sbo, &sb, &err) == 0;
+    json_object_put(sbo);
+    bool starting = status == SESSION_STARTING || status == SESSION_STARTED;
+    char who[96], why[300] = "";
+    snprintf(who, sizeof who, from ? "its gateway %.64s died" : "its gateway restarted", from);
+    if (starting && !has_sb && h && h->type == REDIS_REPLY_ARRAY && h->elements > 0)
+        snprintf(why, sizeof why, "the session did not start: %s before its sandbox was started",
+                 who);
+    else if (starting && has_sb && env_pending) /* its env was never stored: it cannot apply it */
+        snprintf(why, sizeof why,
+                 "the session did not start: %s before the session's env was set in its sandbox",
+                 who);
+    const provider_t *sbp = has_sb ? provider_find(sb.provider) : NULL;
+    if (starting && sbp && !why[0] && !sbp->alive(&sb))
+        snprintf(why, sizeof why, "the session did not start: %s and its sandbox is gone", who);
+    if (why[0]) {
+        if (sbp && sbp->destroy(&sb, true, &err) < 0)
+            GW_LOG("restore: session %s: destroy: %s", id, err.msg);
+        fail_start(rc, id, next_seq, why);
+    }
+    if (!has_sb || why[0] || status == SESSION_STOPPED) {
         freeReplyObject(h);
         freeReplyObject(last);
         freeReplyObject(redisCommand(rc, "SREM sp:gateway:%s:sessions %s", g_gw.cfg.id, id));
         return NULL;
     }
-    json_object_put(sbo);
     gw_session_t *s = session_alloc(id, owner, profile, next_seq);
     s->status = status; /* as it was: restoring is no change of status */
     s->idle_timeout = idle;
@@ -248,7 +302,7 @@ sessions_restore(void)
     redisReply *ids = redisCommand(rc, "SMEMBERS sp:gateway:%s:sessions", g_gw.cfg.id);
     for (size_t i = 0; ids && ids->type == REDIS_REPLY_ARRAY && i < ids->elements; i++)
         if (ids->element[i]->type == REDIS_REPLY_STRING)
-            restore_one(rc, ids->element[i]->str);
+            restore_one(rc, ids->element[i]->str, NULL);
     freeReplyObject(ids);
     redisFree(rc);
 }
@@ -258,7 +312,7 @@ session_take_over(redisContext *rc, const char *id, const char *from)
 {
     if (session_find(id))
         return 0; /* already ours in memory (claimed twice): nothing to redo */
-    gw_session_t *s = rc ? restore_one(rc, id) : NULL;
+    gw_session_t *s = rc ? restore_one(rc, id, from) : NULL;
     if (!s)
         return -1;
     /* One status event (the status itself is unchanged): who serves the session now, and

@@ -1,0 +1,250 @@
+"""A session create whose gateway dies (kill -9) after it took the request and before the session
+was READY (issue 21, docs/api.md "Creating a session when its gateway dies"): the caller gets one
+clear answer, never a hang: the session as a surviving gateway of the host brought it up (201),
+or an error naming the session, which its record shows ERROR with the reason; no sandbox is left
+running that no session holds.
+
+The moment is made exact, not raced: the gateways run a test executor (a shell script standing in
+for sandpipe-executor) that stops itself (SIGSTOP) when its sandbox's environment asks, before it
+runs the real executor. Once it is stopped the sandbox is started and recorded and its executor
+has not said HELLO: the owner is killed -9 there, then the script is let go (SIGCONT) or killed.
+A record cut off earlier still (STARTING with no sandbox yet) is written as a dead gateway of this
+host leaves it. Real nginx, API, Redis, three gateways, bwrap sandboxes; bounded waits, no timing
+asserted."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from apistack import ApiStack  # noqa: E402
+from stack import BUILD  # noqa: E402
+
+HOLD = "SP_TEST_HOLD_START"
+
+WRAPPER = f"""#!/bin/sh
+# a test's executor: stops itself first when its sandbox's environment says so
+[ "${HOLD}" = 1 ] && kill -STOP $$
+exec "$(dirname "$0")/plugins/real-executor" "$@"
+"""
+
+
+def make_executor_dir():
+    """A directory with the wrapper as sandpipe-executor and, in plugins/ (bound next to it in
+    a sandbox), the real executor and the real plugins."""
+    d = tempfile.mkdtemp(prefix="sp-exe-")
+    os.chmod(d, 0o755)
+    real = os.environ.get("SANDPIPE_EXECUTOR") or os.path.join(BUILD, "sandpipe-executor")
+    plugins = os.path.join(d, "plugins")
+    src = os.path.join(os.path.dirname(real), "plugins")
+    if os.path.isdir(src):
+        shutil.copytree(src, plugins, symlinks=True)
+    else:
+        os.mkdir(plugins)
+    os.chmod(plugins, 0o755)
+    shutil.copy2(real, os.path.join(plugins, "real-executor"))
+    exe = os.path.join(d, "sandpipe-executor")
+    with open(exe, "w") as f:
+        f.write(WRAPPER)
+    os.chmod(exe, 0o755)
+    return d, exe
+
+
+def held_pids():
+    """Processes stopped (state T) whose environment asks to be held: the wrappers."""
+    out = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            if state != "T":
+                continue
+            with open(f"/proc/{p}/environ", "rb") as f:
+                if f"{HOLD}=1".encode() in f.read().split(b"\0"):
+                    out.append(int(p))
+        except (OSError, IndexError):
+            continue
+    return out
+
+
+def proc_alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+class CreateTakeoverTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.exe_dir, exe = make_executor_dir()
+        kept = os.environ.pop("SANDPIPE_EXECUTOR", None)  # ours must be the last --executor
+        try:
+            cls.st = ApiStack(pool=0, gateways=3, extra=["--executor", exe])
+        finally:
+            if kept is not None:
+                os.environ["SANDPIPE_EXECUTOR"] = kept
+        cls.tok = cls.st.token()
+
+    @classmethod
+    def tearDownClass(cls):
+        for pid in held_pids():
+            os.kill(pid, signal.SIGKILL)
+        cls.st.stop()
+        shutil.rmtree(cls.exe_dir, ignore_errors=True)
+
+    def proc_of(self, gw):
+        if gw == "gw-test":
+            return self.st.gw
+        return self.st.more_gws[int(gw.rsplit("-", 1)[1]) - 2]
+
+    def live_gateways(self):
+        return [g for g in ("gw-test", "gw-test-2", "gw-test-3") if self.proc_of(g).poll() is None]
+
+    def record(self, sid):
+        raw = self.st.redis("HGETALL", f"sp:session:{{{sid}}}").split("\n")
+        return dict(zip(raw[0::2], raw[1::2]))
+
+    def start_held_create(self):
+        """A create in a thread whose sandbox's executor stops itself: returns (the thread's
+        result dict, the wrapper's pid, the session id, its gateway)."""
+        before = set(held_pids())
+        known = set(self.st.redis("ZRANGE", "sp:sessions", "0", "-1").split())
+        result = {}
+
+        def run():
+            result["answer"] = self.st.request(
+                "POST", "/api/v1/sessions?timeout=60", {"env": {HOLD: "1"}, "plugins": []},
+                token=self.tok, timeout=120)[:2]
+
+        th = threading.Thread(target=run, daemon=True)
+        th.start()
+        deadline = time.monotonic() + 60
+        while True:
+            held = [p for p in held_pids() if p not in before]
+            if held:
+                break
+            self.assertTrue(th.is_alive(), f"the create answered first: {result}")
+            self.assertLess(time.monotonic(), deadline, "the test executor never stopped itself")
+            time.sleep(0.02)
+        new = set(self.st.redis("ZRANGE", "sp:sessions", "0", "-1").split()) - known
+        self.assertEqual(len(new), 1, new)
+        sid = new.pop()
+        rec = self.record(sid)
+        self.assertEqual(rec.get("status"), "STARTING_RUNTIME", rec)
+        self.assertIn("sandbox", rec)
+        return th, result, held[0], sid, rec["gateway"]
+
+    def kill(self, gw):
+        p = self.proc_of(gw)
+        p.send_signal(signal.SIGKILL)
+        p.wait(10)
+
+    def restart(self, gw):
+        if gw == "gw-test":
+            self.st.start_gateway()
+        else:
+            i = int(gw.rsplit("-", 1)[1])
+            port = self.st.gw_ports[i - 1]
+            log = open(os.path.join(self.st.tmp, f"gateway-{i}.log"), "a")
+            self.st.more_gws[i - 2] = subprocess.Popen(
+                [os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{port}",
+                 "--redis", "unix:" + self.st.redis_sock, "--provider", self.st.provider,
+                 "--state-dir", self.st.state_dir, "--secret-file", self.st.secret_file,
+                 "--pool", str(self.st.pool), "--id", gw, *self.st.extra],
+                stdout=log, stderr=subprocess.STDOUT)
+            log.close()
+            self.st.wait_port(port, self.st.more_gws[i - 2])
+
+    def tearDown(self):
+        for g in ("gw-test", "gw-test-2", "gw-test-3"):
+            if self.proc_of(g).poll() is not None:
+                self.restart(g)
+
+    def test_1_killed_before_ready_the_session_comes_up_on_a_survivor(self):
+        th, result, held, sid, victim = self.start_held_create()
+        sandbox = json.loads(self.record(sid)["sandbox"])
+        self.kill(victim)
+        os.kill(held, signal.SIGCONT)
+        th.join(120)
+        self.assertFalse(th.is_alive(), "the create never answered")
+        status, body = result["answer"]
+        self.assertEqual(status, 201, body)
+        self.assertEqual(body["id"], sid, body)
+        self.assertEqual(body["status"], "READY", body)
+        self.assertNotEqual(body["gateway"], victim, body)
+        self.assertIn(body["gateway"], self.live_gateways())
+        rec = self.record(sid)
+        self.assertEqual((rec["status"], rec["gateway"]), ("READY", body["gateway"]), rec)
+        self.assertEqual(json.loads(rec["sandbox"])["id"], sandbox["id"])
+        st, ev, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/actions?wait=true",
+                                    {"action": "run", "args": {"command": "echo up-$((6*7))"}},
+                                    token=self.tok, timeout=60)
+        self.assertEqual((st, ev["observation"]["content"]), (200, "up-42"), ev)
+        st, b, _ = self.st.request("DELETE", f"/api/v1/sessions/{sid}", token=self.tok)
+        self.assertEqual(st, 200, b)
+
+    def test_2_killed_before_ready_and_the_sandbox_dies_too_the_caller_is_told(self):
+        th, result, held, sid, victim = self.start_held_create()
+        sandbox = json.loads(self.record(sid)["sandbox"])
+        self.kill(victim)
+        os.kill(held, signal.SIGKILL)
+        th.join(120)
+        self.assertFalse(th.is_alive(), "the create never answered")
+        status, body = result["answer"]
+        self.assertGreaterEqual(status, 400, body)
+        msg = body["error"]["message"]
+        self.assertIn(sid, msg, body)
+        rec = self.record(sid)
+        self.assertIn(rec["status"], ("ERROR", "ERROR_RUNTIME_DISCONNECTED", "STOPPED"), rec)
+        self.assertTrue(rec.get("error"), rec)
+        self.assertIn(rec["error"], msg)
+        self.assertFalse(proc_alive(sandbox["pid"]), "the sandbox still runs")
+
+    def test_3_a_record_cut_off_before_its_sandbox_becomes_error(self):
+        """A dead gateway of this host (its pid gone) left a session STARTING with no sandbox: the
+        peer that claims it marks it ERROR with the reason instead of leaving it starting."""
+        sid, ghost = "s-0000000000c0ffee", "gw-ghost"
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        info = {}
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            info["boot"] = f.read().strip()
+        info["pidns"] = os.readlink("/proc/self/ns/pid")
+        host = self.st.redis("HGET", "sp:gateway:gw-test:info", "host")
+        self.st.redis("HSET", f"sp:session:{{{sid}}}", "id", sid, "owner", "test",
+                      "gateway", ghost, "status", "STARTING_RUNTIME", "profile", "default",
+                      "created", f"{time.time():.6f}", "create_key", "k" * 32)
+        self.st.redis("SET", "sp:create:" + "k" * 32, sid, "EX", "600")
+        self.st.redis("ZADD", "sp:sessions", f"{time.time():.6f}", sid)
+        self.st.redis("SADD", f"sp:gateway:{ghost}:sessions", sid)
+        self.st.redis("HSET", f"sp:gateway:{ghost}:info", "host", host, "pid", str(dead.pid),
+                      "pid_start", "1", "boot", info["boot"], "pidns", info["pidns"], "started", "1")
+        self.st.redis("SADD", "sp:gateways", ghost)
+        deadline = time.monotonic() + 60
+        while self.record(sid).get("status") == "STARTING_RUNTIME":
+            self.assertLess(time.monotonic(), deadline, "the record stays STARTING")
+            time.sleep(0.05)
+        rec = self.record(sid)
+        self.assertEqual(rec["status"], "ERROR", rec)
+        self.assertIn(ghost, rec.get("error", ""), rec)
+        self.assertIn("before its sandbox", rec.get("error", ""), rec)
+        st, b, _ = self.st.request("GET", f"/api/v1/sessions/{sid}", token=self.st.token(sub="test"))
+        self.assertEqual((st, b["status"]), (200, "ERROR"), b)
+        events = self.st.redis("XRANGE", f"sp:session:{{{sid}}}:events", "-", "+")
+        self.assertIn("before its sandbox", events)
+        for g in self.live_gateways():
+            self.assertNotIn(sid, self.st.redis("SMEMBERS", f"sp:gateway:{g}:sessions").split())
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -221,10 +221,15 @@ static void
 op_session_resume(const ops_call_t *c)
 {
     err_t err = {0};
-    if (session_resume(c->s, &err) < 0)
-        ops_fail(c->reply, err_name(err.code), err.msg);
+    ops_reply_t *to = ops_reply_keep(c->reply);
+    int rc = session_resume(c->s, on_created, to, &err);
+    if (rc == 1)
+        return; /* a session taken over while paused: on_created answers once it is READY */
+    if (rc < 0)
+        ops_fail(to, err_name(err.code), err.msg);
     else
-        ops_ok(c->reply, session_describe(c->s));
+        ops_ok(to, session_describe(c->s));
+    ops_reply_free(to);
 }
 
 /* ---- the gateway ---- */

@@ -45,6 +45,11 @@ struct gw_term_client {
     /* The terminal lets go of this client (taken: another connection took it over; else the
      * session ended). The terminal must not be touched afterwards. */
     void (*gone)(gw_term_client_t *c, bool taken);
+    /* The terminal refuses this client (code, message): it asked, while the terminal was being
+     * taken back (session_term_reattaching), for offset since, which the executor's answer shows
+     * was never made. The terminal must not be touched afterwards; it waits for another. */
+    void (*refused)(gw_term_client_t *c, const char *code, const char *message);
+    uint64_t since; /* the offset the client asked for */
 };
 /* At most the executor's TERMINAL_KEEP (executor/terminal.h): the credit lets the PTY run this
  * far past what the client consumed, and the executor must still hold all of that for the
@@ -125,7 +130,9 @@ void session_stream_cancel(session_stream_t *st);
  * Both return 0 (also when already in the wanted state) or -1 with err (ENOTSUP: the provider
  * has no freezer; ERR_BUSY: the session is not READY / not PAUSED). session_pause.c. */
 int session_pause(gw_session_t *s, const char *reason, err_t *err);
-int session_resume(gw_session_t *s, err_t *err);
+/* Also 1 for a session restored while paused (a restart, a takeover): its executor link is
+ * only made now, and cb(ud, ...) runs once it is READY, or with why it is not. */
+int session_resume(gw_session_t *s, session_ready_cb cb, void *ud, err_t *err);
 /* Calls cb once action seq has its observation, with the event's stored JSON text (borrowed),
  * or with NULL when the session ends first. For callers that wait for an action's result (the
  * API's execute_action) without reading the stream. session_watch.c. */

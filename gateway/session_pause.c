@@ -28,7 +28,7 @@ session_pause(gw_session_t *s, const char *reason, err_t *err)
 }
 
 int
-session_resume(gw_session_t *s, err_t *err)
+session_resume(gw_session_t *s, session_ready_cb cb, void *ud, err_t *err)
 {
     if (s->status == SESSION_READY)
         return 0;
@@ -45,8 +45,10 @@ session_resume(gw_session_t *s, err_t *err)
          * link's HELLO makes the session READY. */
         s->connect_on_resume = false;
         session_set_status(s, SESSION_STARTED, "resumed");
+        s->ready_cb = cb; /* answered READY, or why not, once the link is up or fails */
+        s->ready_ud = ud;
         exec_link_connect(s->link, s->sb.socket_path, 5000);
-        return 0;
+        return 1;
     }
     exec_link_set_quiet(s->link, false);
     session_set_status(s, SESSION_READY, "resumed");

@@ -116,6 +116,23 @@ attached(gw_term_t *t, json_object *msg)
         /* nothing held: offset o still lives at data[o % cap] */
         t->ring.start = t->ring.end = from;
     }
+    /* A client that came in meanwhile was let in blind: an offset past the executor's end was
+     * never made, refused as ws_terminal.c refuses it at any other time (what it typed goes with
+     * it); the terminal waits for another client. */
+    int64_t e = json_get_int(msg, "end", 0);
+    uint64_t end = e > 0 && (uint64_t)e > from ? (uint64_t)e : from;
+    gw_term_client_t *cl = t->client;
+    if (cl && cl->refused && cl->since > end) {
+        char m[160];
+        snprintf(m, sizeof m, "since must be an output offset from 0 to %" PRIu64, end);
+        t->client = NULL;
+        t->detached_at = gw_now();
+        if (t->typein.len)
+            GW_LOG("session %s: terminal %s: %zu bytes typed by a refused client dropped", t->s->id,
+                   t->id, t->typein.len);
+        buf_free(&t->typein);
+        cl->refused(cl, "bad_request", m);
+    }
     if (t->consumed < from)
         t->consumed = from;
     t->limit = from + exec_client_recv_window(c, t->ch);

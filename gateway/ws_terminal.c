@@ -63,6 +63,20 @@ term_gone(gw_term_client_t *tc, bool taken)
     lws_callback_on_writable(wsi);
 }
 
+/* The terminal refuses this connection (an offset it learnt was never made): the error, then
+ * the close. */
+static void
+term_refused(gw_term_client_t *tc, const char *code, const char *message)
+{
+    pss_t *p = pss_of_term_client(tc);
+    p->term = NULL;
+    struct lws *wsi = p->cur ? p->cur->wsi : NULL;
+    if (!wsi)
+        return;
+    ws_queue_reply(wsi, p, ws_error_msg(code, message, NULL));
+    ws_close_after_replies(wsi, p, WS_CLOSE_POLICY, "refused");
+}
+
 /* A new terminal, or (term=ID) one this session already has, from offset since (default:
  * the oldest byte it still holds). The first message says which terminal and from where. */
 int
@@ -108,6 +122,8 @@ ws_terminal_setup(struct lws *wsi, pss_t *p, gw_session_t *s)
     p->term_acking = acking;
     p->term_client.wake = term_wake;
     p->term_client.gone = term_gone;
+    p->term_client.refused = term_refused;
+    p->term_client.since = since;
     session_term_attach(t, &p->term_client, acking);
     const term_ring_t *r = session_term_ring(t);
     char msg[160];

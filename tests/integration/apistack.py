@@ -64,8 +64,20 @@ class ApiStack(Stack):
             self.stop()
             raise
 
-    def start_more_gateway(self, i, extra=()):
-        port = free_port()
+    def gateway_proc(self, gid):
+        """The process of gateway gid (gw-test, gw-test-2, ...)."""
+        return self.gw if gid == self.gateway_id else self.more_gws[int(gid.rsplit("-", 1)[1]) - 2]
+
+    def restart_gateway(self, gid, extra=()):
+        """Starts gateway gid again (after a kill) under its id, port and socket."""
+        if gid == self.gateway_id:
+            self.start_gateway()
+            return
+        i = int(gid.rsplit("-", 1)[1])
+        self.start_more_gateway(i, extra, again=True)
+
+    def start_more_gateway(self, i, extra=(), again=False):
+        port = self.gw_ports[i - 1] if again else free_port()
         sock = os.path.join(self.tmp, f"gateway-{i}.sock")
         log = open(os.path.join(self.tmp, f"gateway-{i}.log"), "a")
         gw = subprocess.Popen(
@@ -78,9 +90,12 @@ class ApiStack(Stack):
              *(["--executor", os.environ["SANDPIPE_EXECUTOR"]] if os.environ.get("SANDPIPE_EXECUTOR") else [])],
             stdout=log, stderr=subprocess.STDOUT)
         log.close()
-        self.more_gws.append(gw)
-        self.gw_ports.append(port)
-        self.gw_socks.append(sock)
+        if again:
+            self.more_gws[i - 2] = gw
+        else:
+            self.more_gws.append(gw)
+            self.gw_ports.append(port)
+            self.gw_socks.append(sock)
         self.wait_port(port, gw)
 
     def start_api(self):

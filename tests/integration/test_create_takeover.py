@@ -103,9 +103,7 @@ class CreateTakeoverTest(unittest.TestCase):
         shutil.rmtree(cls.exe_dir, ignore_errors=True)
 
     def proc_of(self, gw):
-        if gw == "gw-test":
-            return self.st.gw
-        return self.st.more_gws[int(gw.rsplit("-", 1)[1]) - 2]
+        return self.st.gateway_proc(gw)
 
     def live_gateways(self):
         return [g for g in ("gw-test", "gw-test-2", "gw-test-3") if self.proc_of(g).poll() is None]
@@ -149,26 +147,10 @@ class CreateTakeoverTest(unittest.TestCase):
         p.send_signal(signal.SIGKILL)
         p.wait(10)
 
-    def restart(self, gw):
-        if gw == "gw-test":
-            self.st.start_gateway()
-        else:
-            i = int(gw.rsplit("-", 1)[1])
-            port = self.st.gw_ports[i - 1]
-            log = open(os.path.join(self.st.tmp, f"gateway-{i}.log"), "a")
-            self.st.more_gws[i - 2] = subprocess.Popen(
-                [os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{port}",
-                 "--redis", "unix:" + self.st.redis_sock, "--provider", self.st.provider,
-                 "--state-dir", self.st.state_dir, "--secret-file", self.st.secret_file,
-                 "--pool", str(self.st.pool), "--id", gw, *self.st.extra],
-                stdout=log, stderr=subprocess.STDOUT)
-            log.close()
-            self.st.wait_port(port, self.st.more_gws[i - 2])
-
     def tearDown(self):
         for g in ("gw-test", "gw-test-2", "gw-test-3"):
             if self.proc_of(g).poll() is not None:
-                self.restart(g)
+                self.st.restart_gateway(g)
 
     def test_1_killed_before_ready_the_session_comes_up_on_a_survivor(self):
         th, result, held, sid, victim = self.start_held_create()

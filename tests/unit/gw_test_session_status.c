@@ -171,12 +171,12 @@ test_pause_and_resume_refuse_with_the_status_text(void **state)
     assert_true(session_pause(s, "test", &err) < 0);
     assert_int_equal(err.code, ERR_BUSY);
     assert_string_equal(err.msg, "the session is STARTING_RUNTIME: only a READY session can pause");
-    assert_true(session_resume(s, &err) < 0);
+    assert_true(session_resume(s, NULL, NULL, &err) < 0);
     assert_string_equal(err.msg, "the session is STARTING_RUNTIME, not PAUSED");
     session_set_status(s, SESSION_STARTED, NULL);
     session_set_status(s, SESSION_READY, NULL);
-    assert_int_equal(session_resume(s, &err), 0);    /* READY: nothing to do */
-    assert_true(session_pause(s, "test", &err) < 0); /* no provider to freeze it */
+    assert_int_equal(session_resume(s, NULL, NULL, &err), 0); /* READY: nothing to do */
+    assert_true(session_pause(s, "test", &err) < 0);          /* no provider to freeze it */
     assert_int_equal(err.code, ENOTSUP);
     assert_int_equal(s->status, SESSION_READY);
     session_delete(s, "done");

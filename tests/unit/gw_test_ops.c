@@ -284,6 +284,32 @@ test_the_api_transport_answers_a_viewers_write_as_not_found(void **state)
     assert_non_null(session_find("s-alice"));
 }
 
+/* The API's create key names a Redis key: anything but 16-64 lowercase hex digits is refused
+ * before a session is made. */
+static void
+test_a_create_key_that_is_not_hex_is_refused(void **state)
+{
+    (void)state;
+    const char *bad[] = {"abc", "0123456789ABCDEF", "0123456789abcdef:x",
+                         "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0"};
+    int before = sessions_count();
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_object_put(got.result);
+        memset(&got, 0, sizeof got);
+        json_object *args = json_object_new_object();
+        json_set_str(args, "create_key", bad[i]);
+        ops_reply_t to = {.via = &api_like};
+        ops_call_t c = {.op = "session.create", .args = args, .who = alice, .reply = &to};
+        ops_dispatch(&c);
+        json_object_put(args);
+        assert_int_equal(got.answers, 1);
+        expect_fail("bad_request", "\"create_key\" must be 16 to 64 of [0-9a-f]");
+        assert_false(session_create_key_ok(bad[i]));
+    }
+    assert_int_equal(sessions_count(), before);
+    assert_true(session_create_key_ok("0123456789abcdef"));
+}
+
 static void
 test_a_viewer_reads_its_session(void **state)
 {
@@ -364,6 +390,7 @@ main(void)
         WITH_SESSIONS(test_a_session_the_caller_may_not_see_is_not_found),
         WITH_SESSIONS(test_the_websocket_tells_a_viewer_what_it_may_not_do),
         WITH_SESSIONS(test_the_api_transport_answers_a_viewers_write_as_not_found),
+        WITH_SESSIONS(test_a_create_key_that_is_not_hex_is_refused),
         WITH_SESSIONS(test_a_viewer_reads_its_session),
         WITH_SESSIONS(test_session_list_shows_what_the_caller_may_see),
         WITH_SESSIONS(test_unknown_ops_reach_the_transports_handler_after_its_checks),

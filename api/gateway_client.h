@@ -28,6 +28,8 @@ typedef struct {
                                * runtime's owner); NULL: r's token */
     bool unsent;              /* out: it failed before anything reached the gateway (not
                                * running, not accepting): safe to ask another one */
+    bool unanswered;          /* out: it reached the gateway, which gave no HTTP answer (went
+                               * away, or the timeout): whether it ran is unknown */
 } api_gw_call_t;
 
 /* Sends c->req to gateway c->gw (its advertised address, its heartbeat checked in the same

@@ -181,6 +181,7 @@ api_gw_call(api_req_t *r, api_gw_call_t *c, api_err_t *e)
     if (!e)
         e = &scratch;
     c->unsent = true;
+    c->unanswered = false;
     char addr[GW_ADDR_MAX];
     if (resolve(r, c->gw, addr, e) < 0)
         return NULL;
@@ -221,9 +222,10 @@ api_gw_call(api_req_t *r, api_gw_call_t *c, api_err_t *e)
     long status = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
     json_object *res = NULL;
-    if (cc != CURLE_OK)
+    if (cc != CURLE_OK) {
         transport_error(cc, c->gw, why, c, e);
-    else
+        c->unanswered = !c->unsent && cc != CURLE_WRITE_ERROR;
+    } else
         res = answer(status, &got, e);
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, NULL); /* why is about to go */
     buf_free(&got);

@@ -64,7 +64,7 @@ api_gateway_create(api_req_t *r, api_gw_call_t *c, api_err_t *e)
         c->gw = gw;
         json_object *res = api_gw_call(r, c, e);
         c->gw = NULL;
-        if (!res && !c->unsent && !api_gw_refused(e)) /* taken, then no answer: follow it */
+        if (!res && c->unanswered) /* taken, then no answer: follow it to its outcome */
             return api_create_outcome(r, gw, key, json_get_bool(c->req, "early", false), deadline,
                                       e);
         if (res || !c->unsent)

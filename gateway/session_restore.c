@@ -221,13 +221,15 @@ restore_one(redisContext *rc, const char *id, const char *from)
     json_object *sbo = sbjson ? json_tokener_parse(sbjson) : NULL;
     bool has_sb = sbo && sandbox_from_json(sbo, &sb, &err) == 0;
     json_object_put(sbo);
-    bool starting = status == SESSION_STARTING || status == SESSION_STARTED;
+    /* never READY yet (RUNTIME_STARTED also follows a resume: only a warm sandbox's env
+     * makes it a start) */
+    bool starting = status == SESSION_STARTING;
     char who[96], why[300] = "";
     snprintf(who, sizeof who, from ? "its gateway %.64s died" : "its gateway restarted", from);
     if (starting && !has_sb && h && h->type == REDIS_REPLY_ARRAY && h->elements > 0)
         snprintf(why, sizeof why, "the session did not start: %s before its sandbox was started",
                  who);
-    else if (starting && has_sb && env_pending) /* its env was never stored: it cannot apply it */
+    else if ((starting || status == SESSION_STARTED) && has_sb && env_pending) /* not stored */
         snprintf(why, sizeof why,
                  "the session did not start: %s before the session's env was set in its sandbox",
                  who);

@@ -24,6 +24,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from apistack import ApiStack  # noqa: E402
+from faults import executor_pid  # noqa: E402
 from stack import BUILD  # noqa: E402
 
 HOLD = "SP_TEST_HOLD_START"
@@ -226,6 +227,83 @@ class CreateTakeoverTest(unittest.TestCase):
         self.assertIn("before its sandbox", events)
         for g in self.live_gateways():
             self.assertNotIn(sid, self.st.redis("SMEMBERS", f"sp:gateway:{g}:sessions").split())
+
+
+class WarmEnvTakeoverTest(unittest.TestCase):
+    """A warm sandbox gets the session's env from its gateway once its executor answers; the env
+    is not stored, so a gateway killed before that leaves a start no peer can finish: ERROR."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.st = ApiStack(pool=1, gateways=2)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.st.stop()
+
+    def warm_executors(self):
+        """The executors of every gateway's warm sandboxes (the pool lists), once each pool is
+        full."""
+        deadline = time.monotonic() + 60
+        while True:
+            entries = [self.st.redis("LRANGE", f"sp:pool:{{default}}:{g}", "0", "-1")
+                       for g in ("gw-test", "gw-test-2")]
+            if all(e.strip() for e in entries):
+                break
+            self.assertLess(time.monotonic(), deadline, "the pools never filled")
+            time.sleep(0.05)
+        pids = []
+        for e in entries:
+            for line in e.split("\n"):
+                exe = executor_pid(json.loads(line)["pid"])
+                self.assertTrue(exe, line)
+                pids.append(exe)
+        return pids
+
+    def test_killed_before_the_env_is_set_the_session_is_error(self):
+        known = set(self.st.redis("ZRANGE", "sp:sessions", "0", "-1").split())
+        stopped = self.warm_executors()
+        for p in stopped:
+            os.kill(p, signal.SIGSTOP)
+        result = {}
+
+        def run():
+            result["answer"] = self.st.request(
+                "POST", "/api/v1/sessions?timeout=60", {"env": {"SECRET_ISH": "x"}},
+                token=self.st.token(), timeout=120)[:2]
+
+        th = threading.Thread(target=run, daemon=True)
+        th.start()
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                new = set(self.st.redis("ZRANGE", "sp:sessions", "0", "-1").split()) - known
+                rec = {}
+                if new:
+                    sid = next(iter(new))
+                    raw = self.st.redis("HGETALL", f"sp:session:{{{sid}}}").split("\n")
+                    rec = dict(zip(raw[0::2], raw[1::2]))
+                if rec.get("env_pending") == "1":
+                    break
+                self.assertLess(time.monotonic(), deadline, f"no warm claim seen: {rec}")
+                time.sleep(0.01)
+            victim = self.st.gateway_proc(rec["gateway"])
+            victim.send_signal(signal.SIGKILL)
+            victim.wait(10)
+        finally:
+            for p in stopped:
+                os.kill(p, signal.SIGCONT)
+        th.join(120)
+        self.assertFalse(th.is_alive(), "the create never answered")
+        status, body = result["answer"]
+        self.assertEqual(status, 503, body)
+        self.assertIn(sid, body["error"]["message"])
+        self.assertIn("before the session's env was set", body["error"]["message"])
+        raw = self.st.redis("HGETALL", f"sp:session:{{{sid}}}").split("\n")
+        rec2 = dict(zip(raw[0::2], raw[1::2]))
+        self.assertEqual(rec2["status"], "ERROR", rec2)
+        self.assertFalse(proc_alive(json.loads(rec["sandbox"])["pid"]), "the sandbox still runs")
+        self.st.restart_gateway(rec["gateway"])
 
 
 if __name__ == "__main__":

@@ -70,6 +70,7 @@ api_create_outcome(api_req_t *r, const char *gw, const char *key, bool early, do
                    api_err_t *e)
 {
     char sid[128] = "";
+    const char *how = e->code == ERR_TIMEOUT ? "did not answer in time" : "went away";
     if (deadline < clock_mono() + FOLLOW_MIN_S)
         deadline = clock_mono() + FOLLOW_MIN_S;
     for (;;) {
@@ -87,12 +88,18 @@ api_create_outcome(api_req_t *r, const char *gw, const char *key, bool early, do
             return NULL;
         }
         if (found) {
-            api_err_t le;
-            json_object *s = api_session_load(r, sid, &le);
-            if (!s && le.code != ERR_NOT_FOUND) {
-                *e = le;
+            /* the caller's own create: its record, whoever r's token names (the Runtime API
+             * creates as a runtime's owner) */
+            redisReply *h = api_redis_cmdf(r, "HGETALL sp:session:{%s}", sid);
+            if (!h) {
+                api_err_redis(e);
                 return NULL;
             }
+            json_object *s =
+                h->type == REDIS_REPLY_ARRAY && h->elements ? api_session_from_hash(h) : NULL;
+            freeReplyObject(h);
+            if (s)
+                json_set_int(s, "last_seq", api_session_last_seq(r, sid));
             const char *st = json_get_str(s, "status", "");
             if (!strcmp(st, "READY") ||
                 (early && s && strcmp(st, "ERROR") && strcmp(st, "ERROR_RUNTIME_DISCONNECTED") &&
@@ -103,9 +110,9 @@ api_create_outcome(api_req_t *r, const char *gw, const char *key, bool early, do
                 char why[400];
                 start_error(r, sid, why, sizeof why);
                 api_err_set(e, ERR_GATEWAY_DOWN,
-                            "the gateway %.100s went away before session %s was ready; the "
-                            "session is %s: %s",
-                            gw, sid, st, why);
+                            "the gateway %.100s %s before session %s was ready; the session is "
+                            "%s: %s",
+                            gw, how, sid, st, why);
                 json_object_put(s);
                 return NULL;
             }
@@ -114,9 +121,9 @@ api_create_outcome(api_req_t *r, const char *gw, const char *key, bool early, do
         if (clock_mono() >= deadline) {
             if (found)
                 api_err_set(e, ERR_TIMEOUT,
-                            "the gateway %.100s went away before session %s was ready, and no "
-                            "gateway has brought it up yet: follow it at /api/v1/sessions/%s",
-                            gw, sid, sid);
+                            "the gateway %.100s %s before session %s was ready, and no gateway "
+                            "has brought it up yet: follow it at /api/v1/sessions/%s",
+                            gw, how, sid, sid);
             else
                 api_err_set(e, ERR_TIMEOUT,
                             "the gateway %.100s did not answer in time and has recorded no "

@@ -75,8 +75,8 @@ api_session_from_hash(const redisReply *h)
     return o;
 }
 
-static int64_t
-last_seq(api_req_t *r, const char *sid)
+int64_t
+api_session_last_seq(api_req_t *r, const char *sid)
 {
     redisReply *x = api_redis_cmdf(r, "XREVRANGE sp:session:{%s}:events + - COUNT 1", sid);
     int64_t seq = 0;
@@ -116,7 +116,7 @@ api_session_load(api_req_t *r, const char *sid, api_err_t *e)
     }
     json_object *s = api_session_from_hash(h);
     freeReplyObject(h);
-    json_set_int(s, "last_seq", last_seq(r, sid));
+    json_set_int(s, "last_seq", api_session_last_seq(r, sid));
     return s;
 not_found:
     api_err_set(e, ERR_NOT_FOUND, "no session %.100s", sid);

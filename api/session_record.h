@@ -5,6 +5,7 @@
 #include <hiredis/hiredis.h>
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "errors.h"
 #include "http.h"
@@ -15,5 +16,7 @@
 json_object *api_session_load(api_req_t *r, const char *sid, api_err_t *e);
 /* Turns an HGETALL reply into the session object (new ref). last_seq is filled by the caller. */
 json_object *api_session_from_hash(const redisReply *h);
+/* The seq of sid's last event (0: none, or Redis failing). */
+int64_t api_session_last_seq(api_req_t *r, const char *sid);
 
 #endif

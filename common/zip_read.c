@@ -433,8 +433,11 @@ read_deflated(zip_reader_t *z, unsigned char *buf, size_t cap, err_t *err)
     z->zs.avail_out = (uInt)(room < cap ? room : cap);
     int zr;
     bool ended = false;
+    uint64_t cin0 = z->cin;
     for (;;) {
         if (z->zs.avail_in == 0 && z->cin < e->csize) {
+            if (z->cin - cin0 >= ZIP_READ_IDLE_MAX)
+                return -EAGAIN; /* all taken so far inflated to nothing: go on next call */
             uint64_t left = e->csize - z->cin;
             size_t k = left < IN_CHUNK ? (size_t)left : IN_CHUNK;
             int rc = read_exact(z, z->in, k, z->data_off + z->cin, "entry data", err);

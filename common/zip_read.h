@@ -72,7 +72,11 @@ const zip_entry_t *zip_reader_entry(const zip_reader_t *z, size_t i);
 int zip_entry_open(zip_reader_t *z, size_t i, err_t *err);
 /* Reads the open entry's next bytes into buf[0..cap). Returns the count, 0 once the whole
  * entry was read and its size and CRC checked, or < 0 with err set (-EINVAL: corrupt data,
- * CRC mismatch, more or fewer bytes than declared). */
+ * CRC mismatch, more or fewer bytes than declared). -EAGAIN (err untouched) when
+ * ZIP_READ_IDLE_MAX compressed bytes inflated to nothing yet (deflate may hold any number of
+ * empty blocks): call again to go on; each call's work is bounded so, and a caller on a worker
+ * thread can stop in between. */
+#define ZIP_READ_IDLE_MAX (4u << 20)
 ssize_t zip_entry_read(zip_reader_t *z, void *buf, size_t cap, err_t *err);
 
 #endif

@@ -45,7 +45,9 @@ read_whole(zip_reader_t *z, size_t i, buf_t *out)
         return -1;
     char chunk[4096];
     ssize_t k;
-    while ((k = zip_entry_read(z, chunk, sizeof chunk, &err)) > 0) {
+    while ((k = zip_entry_read(z, chunk, sizeof chunk, &err)) > 0 || k == -EAGAIN) {
+        if (k < 0)
+            continue; /* empty deflate blocks: bounded by the input */
         buf_append(out, chunk, (size_t)k);
         if (out->len > zip_reader_entry(z, i)->size)
             __builtin_trap(); /* more than declared */

@@ -3,6 +3,8 @@
  * overlapping entries) and unsupported features, each refused with a clear error. */
 #include "zip_fixture.h"
 
+#include <zlib.h>
+
 static size_t
 central_of(const buf_t *zip)
 {
@@ -173,6 +175,92 @@ test_overlapping_entries_refused(void **state)
     buf_free(&zip);
 }
 
+/* One deflated entry "e" of payload[0..n) whose data opens with `empty` bytes of empty fixed
+ * deflate blocks (10 bits each: valid deflate that inflates to nothing). */
+static buf_t
+empty_blocks_zip(size_t empty, const char *payload, size_t n)
+{
+    static const unsigned char four[5] = {0x02, 0x08, 0x20, 0x80, 0x00}; /* four empty blocks */
+    buf_t data = BUF_INIT, zip = BUF_INIT;
+    for (size_t i = 0; i + 5 <= empty; i += 5)
+        buf_append(&data, four, 5);
+    z_stream zs = {0};
+    assert_int_equal(deflateInit2(&zs, 9, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    char *out = buf_reserve(&data, deflateBound(&zs, n));
+    zs.next_in = (unsigned char *)payload;
+    zs.avail_in = (uInt)n;
+    zs.next_out = (unsigned char *)out;
+    zs.avail_out = (uInt)deflateBound(&zs, n);
+    assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    buf_advance(&data, zs.total_out);
+    deflateEnd(&zs);
+    uint32_t crc = (uint32_t)crc32(0, (const unsigned char *)payload, (uInt)n);
+    unsigned char h[ZIP_CENTRAL_LEN] = {0}, *q;
+    q = zip_put32(h, ZIP_SIG_LOCAL);
+    q = zip_put16(q, ZIP_VERSION_NEEDED);
+    q = zip_put16(zip_put16(q, 0), ZIP_METHOD_DEFLATE);
+    q = zip_put32(zip_put32(q, 0), crc);
+    q = zip_put32(zip_put32(q, (uint32_t)data.len), (uint32_t)n);
+    zip_put16(zip_put16(q, 1), 0);
+    buf_append(&zip, h, ZIP_LOCAL_LEN);
+    buf_append(&zip, "e", 1);
+    buf_append(&zip, data.data, data.len);
+    size_t cd = zip.len;
+    memset(h, 0, sizeof h);
+    q = zip_put32(h, ZIP_SIG_CENTRAL);
+    q = zip_put16(zip_put16(q, ZIP_VERSION_NEEDED), ZIP_VERSION_NEEDED);
+    q = zip_put16(zip_put16(q, 0), ZIP_METHOD_DEFLATE);
+    q = zip_put32(zip_put32(q, 0), crc);
+    q = zip_put32(zip_put32(q, (uint32_t)data.len), (uint32_t)n);
+    zip_put16(q, 1); /* name length; extra, comment, disk, attributes, offset: 0 */
+    buf_append(&zip, h, ZIP_CENTRAL_LEN);
+    buf_append(&zip, "e", 1);
+    unsigned char end[ZIP_EOCD_LEN] = {0};
+    q = zip_put32(end, ZIP_SIG_EOCD);
+    q = zip_put16(zip_put16(zip_put16(zip_put16(q, 0), 0), 1), 1);
+    zip_put32(zip_put32(q, ZIP_CENTRAL_LEN + 1), (uint32_t)cd);
+    buf_append(&zip, end, sizeof end);
+    buf_free(&data);
+    return zip;
+}
+
+/* A long run of empty deflate blocks is read in bounded calls (-EAGAIN between them), then the
+ * data after it comes whole and checked. */
+static void
+test_empty_deflate_blocks_read_in_bounded_calls(void **state)
+{
+    (void)state;
+    const char payload[] = "after the empty blocks\n";
+    buf_t zip = empty_blocks_zip(3 * ZIP_READ_IDLE_MAX, payload, sizeof payload - 1);
+    zip_reader_t *z;
+    err_t err = {0};
+    assert_int_equal(zip_reader_open_mem(&z, zip.data, zip.len, NULL, &err), 0);
+    assert_int_equal(zip_entry_open(z, 0, &err), 0);
+    char chunk[4096];
+    ssize_t k;
+    int again = 0;
+    while ((k = zip_entry_read(z, chunk, sizeof chunk, &err)) == -EAGAIN && again < 100)
+        again++;
+    assert_true(again >= 2 && again <= 3);
+    buf_t got = BUF_INIT;
+    for (int i = 0; k > 0 && i < 100; i++) { /* the data, in as many pieces as it comes */
+        buf_append(&got, chunk, (size_t)k);
+        k = zip_entry_read(z, chunk, sizeof chunk, &err);
+    }
+    assert_int_equal(k, 0);
+    assert_int_equal(got.len, sizeof payload - 1);
+    assert_memory_equal(got.data, payload, sizeof payload - 1);
+    zip_reader_free(z);
+    buf_clear(&got);
+    /* read_entry goes on through them as a caller does */
+    assert_int_equal(zip_reader_open_mem(&z, zip.data, zip.len, NULL, &err), 0);
+    assert_int_equal(read_entry(z, 0, &got, &err), 0);
+    assert_int_equal(got.len, sizeof payload - 1);
+    zip_reader_free(z);
+    buf_free(&got);
+    buf_free(&zip);
+}
+
 static void
 test_unsupported_features_refused(void **state)
 {
@@ -256,6 +344,7 @@ main(void)
         cmocka_unit_test(test_limits_refuse_declared_bombs),
         cmocka_unit_test(test_data_inflating_past_declared_size_refused),
         cmocka_unit_test(test_overlapping_entries_refused),
+        cmocka_unit_test(test_empty_deflate_blocks_read_in_bounded_calls),
         cmocka_unit_test(test_unsupported_features_refused),
         cmocka_unit_test(test_names_normalised_and_traversal_refused),
     };

@@ -58,8 +58,9 @@ read_entry(zip_reader_t *z, size_t i, buf_t *out, err_t *err)
         return rc;
     char chunk[5000];
     ssize_t k;
-    while ((k = zip_entry_read(z, chunk, sizeof chunk, err)) > 0)
-        buf_append(out, chunk, (size_t)k);
+    while ((k = zip_entry_read(z, chunk, sizeof chunk, err)) > 0 || k == -EAGAIN)
+        if (k > 0)
+            buf_append(out, chunk, (size_t)k);
     return (int)k;
 }
 

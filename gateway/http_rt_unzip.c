@@ -1,7 +1,8 @@
 /* http_rt_unzip.c — upload_file's .zip part (http_rt_upload.c spooled it to an unlinked temp
  * file): checked whole by the zip reader (names, sizes, bombs) before anything is written, then
  * unpacked entry by entry, a directory made, a file streamed into its own file.upload channel
- * under the executor's credit. */
+ * under the executor's credit. The checking and inflating run on libuv's threadpool
+ * (http_rt_unzip_work.c); this file moves the upload on when their results are back. */
 #include "http_rt_upload_int.h"
 
 #include <stdint.h>
@@ -29,12 +30,13 @@ on_dir_made(void *ud, json_object *res)
         ul_next_entry(u);
 }
 
-/* Unpacks the next entry: a directory is made, a file streamed from the zip reader. */
+/* Unpacks the next entry: a directory is made, a file's channel opened and its bytes read
+ * (by a job: ul_pump_entry). Runs with no job in flight (at the start or an entry's end). */
 void
 ul_next_entry(ul_t *u)
 {
     http_req_t *h = ul_request(u);
-    if (!h)
+    if (!h || u->job.busy)
         return;
     if (u->entry >= zip_reader_count(u->z)) {
         ul_succeed(u);
@@ -59,50 +61,76 @@ ul_next_entry(ul_t *u)
         json_object_put(op);
         return;
     }
-    if (zip_entry_open(u->z, i, &u->zerr) < 0) {
-        zip_fail(u, u->zerr.msg);
-        return;
-    }
+    u->cur = i;
+    u->entry_open = false;
     u->entry_eof = false;
+    /* The channel first, so an executor that goes away meanwhile ends the inflating too (a
+     * bad local header cancels it, and the executor drops its empty temp file). */
     if (ul_open_upload(u, target, e->size ? e->size : 1, e->mode) == 0)
         ul_pump(u);
 }
 
-/* The part is spooled whole: checked, then unpacked. */
+/* The part is spooled whole: checked (a job), then unpacked. */
 void
 ul_unpack(ul_t *u)
 {
-    zip_limits_t lim = {ZIP_ENTRIES_MAX, g_gw.cfg.upload_max, ZIP_EXPAND_MAX};
-    err_t zerr = {0};
-    if (zip_reader_open_fd(&u->z, u->spool, &lim, &zerr) < 0) {
-        zip_fail(u, zerr.msg);
+    u->phase = CHECK;
+    ul_job_check(u);
+}
+
+void
+ul_checked(ul_t *u)
+{
+    if (u->job.rc < 0) {
+        zip_fail(u, u->job.err.msg);
         return;
     }
+    u->z = u->job.z;
+    u->job.z = NULL;
     u->phase = UNPACK;
     ul_next_entry(u);
 }
 
-/* An entry's next bytes into u->out, EOF to the channel at its end. */
+/* An inflate job is back: its bytes join what the channel has not taken yet. */
+void
+ul_inflated(ul_t *u)
+{
+    if (u->job.rc < 0) {
+        zip_fail(u, u->job.err.msg);
+        return;
+    }
+    if (!u->out.len) { /* swap rather than copy */
+        buf_t t = u->out;
+        u->out = u->job.data;
+        u->job.data = t;
+    } else {
+        buf_append(&u->out, u->job.data.data, u->job.data.len);
+    }
+    u->entry_eof = u->job.eof;
+    ul_pump(u);
+}
+
+/* The entry's bytes into the channel within its credit; the next ones asked of a job while
+ * less than one job's worth waits (so inflating and sending overlap, and the gateway holds at
+ * most two chunks per upload); EOF once the entry ended and all of it went. */
 void
 ul_pump_entry(ul_t *u)
 {
-    while (u->st && !u->eof_sent) {
-        if (!ul_drain(u))
-            return;
-        if (u->entry_eof) {
-            u->eof_sent = true;
-            if (session_stream_eof(u->st) < 0)
-                ul_fail(u, ERR_INTERNAL, "the executor stopped taking the upload");
-            return; /* on_close goes on */
-        }
-        char *p = buf_reserve(&u->out, UL_FEED);
-        ssize_t k = zip_entry_read(u->z, p, UL_FEED, &u->zerr);
-        if (k < 0) {
-            zip_fail(u, u->zerr.msg);
-            return;
-        }
-        buf_advance(&u->out, (size_t)k);
-        if (k == 0)
-            u->entry_eof = true;
+    if (!u->st || u->eof_sent)
+        return;
+    bool all_sent = ul_drain(u);
+    if (u->phase != UNPACK || !u->st)
+        return; /* failed */
+    if (u->job.busy)
+        return; /* ul_inflated goes on */
+    if (u->entry_eof) {
+        if (!all_sent)
+            return; /* on_writable goes on */
+        u->eof_sent = true;
+        if (session_stream_eof(u->st) < 0)
+            ul_fail(u, ERR_INTERNAL, "the executor stopped taking the upload");
+        return; /* on_close goes on */
     }
+    if (u->out.len < UL_ZCHUNK)
+        ul_job_inflate(u);
 }

@@ -5,9 +5,10 @@
  * piece and one parsed piece per upload, never the file. A .zip part is spooled to an unlinked
  * temp file (bounded by --max-upload), checked whole by the zip reader (names, sizes, bombs:
  * common/zip_read.h) before anything is written, then unpacked entry by entry, each entry
- * streamed the same way. Error bodies are upstream's {"detail": …} with sandpipe-api's texts
- * (docs/api.md): its handler turns every exception, its own 400s included, into a 500 whose
- * detail is str(exception) ("400: …"). */
+ * streamed the same way (http_rt_unzip.c); the spool writes, the check and the inflating run
+ * on libuv's threadpool (http_rt_unzip_work.c), never on the loop. Error bodies are upstream's
+ * {"detail": …} with sandpipe-api's texts (docs/api.md): its handler turns every exception, its own
+ * 400s included, into a 500 whose detail is str(exception) ("400: …"). */
 #include "http_rt_upload.h"
 #include "http_rt_upload_int.h"
 
@@ -23,7 +24,6 @@
 #include "buf.h"
 #include "gw.h"
 #include "http_rt.h"
-#include "io.h"
 #include "json_util.h"
 #include "metrics.h"
 #include "multipart.h"
@@ -39,9 +39,21 @@ ul_free(ul_t *u)
     buf_free(&u->in);
     buf_free(&u->out);
     zip_reader_free(u->z);
+    ul_job_free(u);
     if (u->spool >= 0)
-        close(u->spool);
+        close(u->spool); /* unlinked when made: the spool is gone with it */
     free(u);
+}
+
+void
+ul_release(ul_t *u)
+{
+    if (u->job.busy) { /* the worker holds u->z and the spool: it frees u when back */
+        u->gone = true;
+        ul_job_stop(u);
+        return;
+    }
+    ul_free(u);
 }
 
 http_req_t *
@@ -56,10 +68,11 @@ on_request_gone(void *ud)
     ul_t *u = ud;
     u->req = 0;
     u->phase = DONE;
+    ul_job_stop(u);
     if (u->st)
         session_stream_cancel(u->st); /* its on_close frees u */
     else
-        ul_free(u);
+        ul_release(u);
 }
 
 /* The upload ends: an open channel is cancelled (an upload's temp file is removed). Returns the
@@ -70,6 +83,7 @@ finish(ul_t *u)
 {
     http_req_t *h = ul_request(u);
     u->phase = DONE;
+    ul_job_stop(u);
     if (u->st)
         session_stream_cancel(u->st);
     return h && !h->answered ? h : NULL;
@@ -175,7 +189,7 @@ on_close(void *ud, json_object *res)
     u->st = NULL;
     if (!ul_request(u) || u->phase == DONE) {
         if (!ul_request(u))
-            ul_free(u);
+            ul_release(u);
         return;
     }
     json_object *err = json_get(res, "error");
@@ -263,6 +277,17 @@ spool_open(ul_t *u)
     return 0;
 }
 
+/* A spool write is back. */
+void
+ul_spooled(ul_t *u)
+{
+    if (u->job.rc < 0) {
+        ul_fail(u, ERR_INTERNAL, "%s", u->job.err.msg);
+        return;
+    }
+    ul_pump(u);
+}
+
 /* destination exists: the part goes to destination/filename, or a .zip is unpacked there. */
 static void
 on_dest_made(void *ud, json_object *res)
@@ -329,16 +354,16 @@ ul_pump(ul_t *u)
         ul_pump_entry(u);
         return;
     }
+    if (u->phase == CHECK)
+        return; /* ul_checked goes on */
     for (;;) {
         if (u->phase == STREAM && !ul_drain(u))
             break;
-        if (u->phase == SPOOL && u->out.len) {
-            int rc = io_write_all(u->spool, u->out.data, u->out.len);
-            if (rc < 0) {
-                ul_fail(u, ERR_INTERNAL, "cannot spool the upload: %s", strerror(-rc));
-                return;
-            }
-            buf_clear(&u->out);
+        if (u->phase == SPOOL) {
+            if (u->out.len && !u->job.busy)
+                ul_job_spool(u);
+            if (u->out.len >= UL_SPOOL_MAX)
+                break; /* the worker is behind: ul_spooled goes on */
         }
         if (u->phase == DONE || u->phase == ROUTING || u->phase == PREP)
             break;
@@ -373,7 +398,7 @@ ul_pump(ul_t *u)
             u->eof_sent = true;
             if (session_stream_eof(u->st) < 0)
                 ul_fail(u, ERR_INTERNAL, "the executor stopped taking the upload");
-        } else if (u->phase == SPOOL) {
+        } else if (u->phase == SPOOL && !u->job.busy) {
             ul_unpack(u);
             return;
         }
@@ -401,7 +426,7 @@ static void
 on_body(void *ud, const void *p, size_t n)
 {
     ul_t *u = ud;
-    if (u->phase == DONE || u->phase == UNPACK)
+    if (u->phase == DONE || u->phase == CHECK || u->phase == UNPACK)
         return; /* answered, or after the zip's part: the rest is dropped */
     buf_append(&u->in, p, n);
     ul_pump(u);
@@ -471,6 +496,7 @@ http_rt_upload_file(http_req_t *h, const char *id)
     ul_t *u = xcalloc(1, sizeof *u);
     u->req = h->id;
     u->spool = -1;
+    atomic_init(&u->job.cancel, false);
     h->ud = u;
     h->free_ud = on_request_gone;
     uint64_t req = h->id;

@@ -7,11 +7,12 @@
 #   sections named (plugins: IPython and the browser, bench/bench_plugins.py; web: the browser IDE
 #   in Chromium against its own stack, bench/bench_web.py; images: runtime images and the Docker
 #   provider, bench/bench_images.py; takeover: a gateway killed with SIGKILL among three,
-#   bench/bench_takeover.py).
+#   bench/bench_takeover.py; unzip: another session's round trips while upload_file unpacks a
+#   zip, bench/bench_unzip.py).
 set -euo pipefail
 MODE=${1:-release}
 B=build/$MODE
-SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images takeover} "
+SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images takeover unzip} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 work=$(mktemp -d /tmp/sp-bench.XXXXXX)
 chmod 711 "$work" # searchable: each sandbox runs as its own uid below it
@@ -161,6 +162,13 @@ if want takeover; then # three gateways of its own (tests/integration/multigw.py
     echo "## Gateway takeover after kill -9 ($(date -u +%F))"
     echo '```'
     MODE=$MODE python3 bench/bench_takeover.py
+    echo '```'
+fi
+if want unzip; then # one gateway of its own (tests/integration/apistack.py)
+    echo
+    echo "## upload_file's zip unpacking and the other sessions ($(date -u +%F))"
+    echo '```'
+    MODE=$MODE python3 bench/bench_unzip.py
     echo '```'
 fi
 true

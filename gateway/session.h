@@ -45,9 +45,11 @@ struct gw_term_client {
     /* The terminal lets go of this client (taken: another connection took it over; else the
      * session ended). The terminal must not be touched afterwards. */
     void (*gone)(gw_term_client_t *c, bool taken);
-    /* The terminal refuses this client (code, message): it asked, while the terminal was being
-     * taken back (session_term_reattaching), for offset since, which the executor's answer shows
-     * was never made. The terminal must not be touched afterwards; it waits for another. */
+    /* The terminal refuses this client (code, message), let in while the terminal was being
+     * taken back (session_term_reattaching), once the executor's answer shows what it asked
+     * for is not there: offset since was never made (the terminal waits for another client),
+     * or the executor no longer has the terminal (not_found: it is gone). The terminal must not
+     * be touched afterwards. */
     void (*refused)(gw_term_client_t *c, const char *code, const char *message);
     uint64_t since; /* the offset the client asked for */
 };
@@ -55,6 +57,11 @@ struct gw_term_client {
  * far past what the client consumed, and the executor must still hold all of that for the
  * gateway that takes the terminal over. */
 #define GW_TERM_RING (1024 * 1024)
+/* What a client asking for a terminal the session no longer has is told (code not_found). */
+#define GW_TERM_NOT_FOUND                                                                          \
+    "no such terminal in this session (it ended, or nobody took it back within the gateway's "     \
+    "--term-grace)"
+
 /* Terminals a session may hold at once (connected or waiting for their client): each is a
  * shell in the sandbox and up to GW_TERM_RING of the gateway's memory. */
 #define GW_TERM_MAX 32

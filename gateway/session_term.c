@@ -290,6 +290,14 @@ session_term_exited(gw_session_t *s, uint32_t ch, json_object *res)
     if (err && t->reattach) {
         GW_LOG("session %s: terminal %s could not be taken back: %s", s->id, t->id,
                json_get_str(err, "message", "?"));
+        gw_term_client_t *cl = t->client;
+        if (cl && cl->refused) { /* let in blind meanwhile: told as at any other time */
+            t->client = NULL;
+            const char *code = json_get_str(err, "code", "not_found");
+            cl->refused(cl, code,
+                        strcmp(code, "not_found") ? json_get_str(err, "message", code)
+                                                  : GW_TERM_NOT_FOUND);
+        }
         if (!t->client) { /* nobody waits for it: gone, as one whose grace ran out */
             t->ch = 0;
             session_term_close(t);

@@ -96,9 +96,7 @@ ws_terminal_setup(struct lws *wsi, pss_t *p, gw_session_t *s)
     if (tid) {
         t = session_term_find(s, tid);
         if (!t)
-            return ws_refuse(wsi, p, "not_found",
-                             "no such terminal in this session (it ended, or nobody took it back "
-                             "within the gateway's --term-grace)");
+            return ws_refuse(wsi, p, "not_found", GW_TERM_NOT_FOUND);
         const term_ring_t *r = session_term_ring(t);
         const char *sn = lws_get_urlarg_by_name(wsi, "since=", v, sizeof v);
         char *end = NULL;

@@ -138,5 +138,46 @@ class TermWindowTest(Base):
         w.drop()
 
 
+class TermGoneInWindowTest(Base):
+    """A terminal whose --term-grace ran out while no gateway was there, asked for inside the
+    restarted gateway's re-attach window: not_found once the executor answers, as at any other
+    time."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.st = ApiStack(pool=1, gateways=1, extra=["--term-grace", "2"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.st.stop()
+
+    def test_a_terminal_the_executor_hung_up_is_not_found_after_the_hello(self):
+        sid = self.st.api_create_session(self.st.token())
+        t = Term(self.st, sid)
+        tid = t.hello["term"]
+        t.type("echo hi-$((3+4))\n")
+        t.read(lambda t: b"hi-7" in t.data)
+        self.st.gw.send_signal(signal.SIGKILL)
+        self.st.gw.wait(10)
+        t.drop()
+        time.sleep(4)  # --term-grace 2: the executor hangs the orphaned shell up
+        sb = json.loads(self.st.redis("HGET", f"sp:session:{{{sid}}}", "sandbox"))
+        exe = executor_pid(sb["pid"])
+        self.assertTrue(exe, "no executor process found")
+        os.kill(exe, signal.SIGSTOP)
+        try:
+            self.st.start_gateway()
+            u = Term(self.st, sid, term=tid, since=t.offset)
+            self.assertEqual((u.hello.get("type"), u.hello.get("term")), ("terminal", tid), u.hello)
+        finally:
+            os.kill(exe, signal.SIGCONT)
+        u.read(lambda u: any(m.get("type") == "error" for m in u.texts))
+        err = [m for m in u.texts if m.get("type") == "error"][0]
+        self.assertEqual(err["error"]["code"], "not_found", err)
+        self.assertIn("--term-grace", err["error"]["message"])
+        self.assertEqual(u.data, b"")
+        self.assertEqual(json.loads(self.st.redis("HGET", f"sp:session:{{{sid}}}", "terms"))["open"], [])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -307,8 +307,8 @@ typedef struct {
     gw_session_t *s;
 } claim_ctx_t;
 
-static void
-start_failed(gw_session_t *s, int code, const char *msg)
+void
+session_start_failed(gw_session_t *s, int code, const char *msg)
 {
     /* kept in the record: who asked for the session may have had its answer already (a
      * control request with "early", docs/protocol.md) and reads why from there */
@@ -335,7 +335,7 @@ on_fresh(void *ud, const sandbox_t *sb, int code, const char *msg)
         return;
     }
     if (!sb)
-        start_failed(s, code, msg);
+        session_start_failed(s, code, msg);
     else
         attach_sandbox(s, sb);
 }
@@ -370,7 +370,7 @@ on_claimed(void *ud, const sandbox_t *sb)
     char *again = xstrdup(s->id);
     if (pool_start_sandbox(s->profile, s->params, on_fresh, again, &err) < 0) {
         free(again);
-        start_failed(s, err.code, err.msg);
+        session_start_failed(s, err.code, err.msg);
     }
 }
 

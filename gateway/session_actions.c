@@ -336,6 +336,15 @@ on_link_down(void *ud, const char *why)
         s->reattach_action = NULL;
     }
     session_terms_gone(s);
+    if (s->status == SESSION_STARTING) {
+        /* restored (a takeover, a restart) before it was ever READY, and its executor never
+         * answered: a start that failed, for who asked for it (the API follows the record) */
+        char msg[300];
+        snprintf(msg, sizeof msg, "the session did not start: its executor never answered (%s)",
+                 why);
+        session_start_failed(s, ERR_UNAVAILABLE, msg);
+        return;
+    }
     session_set_status(s, SESSION_DISCONNECTED, why);
 }
 

@@ -191,4 +191,8 @@ void session_on_stored(gw_session_t *s, uint64_t seq);
 void session_flush_output(gw_session_t *s, bool final);
 void session_arm_flush(gw_session_t *s);
 
+/* A start that failed: ERROR with msg in the record's "error" (who asked may read it there),
+ * the ready callback told, the session deleted with its sandbox. session.c. */
+void session_start_failed(gw_session_t *s, int code, const char *msg);
+
 #endif

@@ -193,6 +193,27 @@ class CreateTakeoverTest(unittest.TestCase):
         self.assertIn(rec["error"], msg)
         self.assertFalse(proc_alive(sandbox["pid"]), "the sandbox still runs")
 
+    def test_2b_taken_over_then_the_executor_dies_before_its_hello_the_caller_is_told(self):
+        th, result, held, sid, victim = self.start_held_create()
+        sandbox = json.loads(self.record(sid)["sandbox"])
+        self.kill(victim)
+        deadline = time.monotonic() + 60
+        while self.record(sid).get("gateway") == victim:
+            self.assertLess(time.monotonic(), deadline, "the session was not taken over")
+            time.sleep(0.02)
+        os.kill(held, signal.SIGKILL)  # the new owner is connected and waits for its HELLO
+        th.join(120)
+        self.assertFalse(th.is_alive(), "the create never answered")
+        status, body = result["answer"]
+        self.assertEqual(status, 503, body)
+        msg = body["error"]["message"]
+        self.assertIn(sid, msg, body)
+        rec = self.record(sid)
+        self.assertIn(rec["status"], ("ERROR", "STOPPED"), rec)
+        self.assertTrue(rec.get("error"), rec)
+        self.assertIn(rec["error"], msg)
+        self.assertFalse(proc_alive(sandbox["pid"]), "the sandbox still runs")
+
     def test_3_a_record_cut_off_before_its_sandbox_becomes_error(self):
         """A dead gateway of this host (its pid gone) left a session STARTING with no sandbox: the
         peer that claims it marks it ERROR with the reason instead of leaving it starting."""

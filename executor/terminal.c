@@ -120,7 +120,10 @@ term_pump(terminal_t *t)
 
 /* Reads the PTY into the ring: with a client, only once all kept output went out and within
  * its credit (a client that stops reading pauses the shell); orphaned, freely, the oldest
- * bytes giving way past TERMINAL_KEEP (the client is told of the gap when it is back). */
+ * bytes giving way past TERMINAL_KEEP (the client is told of the gap when it is back).
+ * A PTY read returns at most what the line discipline holds (4095 bytes) however much the
+ * shell wrote; reading again until EAGAIN or READ_CHUNK makes one DATA frame (one write here,
+ * one wake-up and one WebSocket message in the gateway) of what were up to 16. */
 static void
 term_read(terminal_t *t)
 {
@@ -132,12 +135,21 @@ term_read(terminal_t *t)
         if ((int64_t)want > credit)
             want = (size_t)credit;
     }
-    char *dst = ring_reserve(&t->out, &want);
-    ssize_t n = read(t->master, dst, want);
-    if (n > 0)
-        ring_commit(&t->out, (size_t)n);
-    else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-        t->eio = true;
+    while (want) {
+        size_t k = want;
+        char *dst = ring_reserve(&t->out, &k);
+        ssize_t n = read(t->master, dst, k);
+        if (n > 0) {
+            ring_commit(&t->out, (size_t)n);
+            want -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0 || errno != EAGAIN)
+            t->eio = true;
+        return;
+    }
 }
 
 static void

@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "env.h"
 #include "executor.h"
+#include "frame.h"
 #include "json_util.h"
 #include "pty.h"
 #include "ring.h"
@@ -22,6 +23,9 @@
 
 #define READ_CHUNK 65536
 #define GRACE_MAX  86400
+/* Input credit goes back in steps: a CREDIT frame per keystroke cost a write here and a wake-up
+ * in the gateway on every echo. The gateway keeps at least 3/4 of its window. */
+#define GRANT_STEP (FRAME_DEFAULT_WINDOW / 4)
 
 typedef struct terminal terminal_t;
 struct terminal {
@@ -32,6 +36,7 @@ struct terminal {
     int master;
     watch_t w;
     buf_t typein;
+    size_t ungranted;  /* input received on ch and not granted back yet */
     ring_t out;        /* the last TERMINAL_KEEP bytes of output, by offset */
     uint64_t sent;     /* output offset sent on ch */
     ltimer_t orphan;   /* hangs an orphaned terminal up once its grace is over */
@@ -195,14 +200,33 @@ terminal_on_child_exit(pid_t pid, int status)
         }
 }
 
+/* Input goes to the PTY at once when nothing waits before it (a keystroke costs no EPOLLOUT
+ * round), the rest when the PTY takes it. Credit goes back on receipt as before (keystrokes are
+ * tiny; the tty's own buffer is the bound), in GRANT_STEP pieces. */
 static void
 on_client_data(channel_t *ch, const uint8_t *p, size_t n)
 {
     terminal_t *t = ch->owner;
     if (!t)
         return;
+    t->ungranted += n;
+    if (t->ungranted >= GRANT_STEP) {
+        chan_grant(ch, t->ungranted);
+        t->ungranted = 0;
+    }
+    if (!t->typein.len && t->master >= 0) {
+        ssize_t w;
+        do
+            w = write(t->master, p, n);
+        while (w < 0 && errno == EINTR);
+        if (w > 0) {
+            p += w;
+            n -= (size_t)w;
+        } else if (w < 0 && errno != EAGAIN) {
+            n = 0; /* the PTY is gone: the input goes with it, as in on_term_io */
+        }
+    }
     buf_append(&t->typein, p, n);
-    chan_grant(ch, n); /* keystrokes are tiny; the tty's own buffer is the bound */
     term_update(t);
 }
 
@@ -323,6 +347,7 @@ terminal_op_attach(channel_t *ch, json_object *req)
     uint64_t from = (uint64_t)off < t->out.start ? t->out.start : (uint64_t)off;
     t->ch = ch;
     t->sent = from;
+    t->ungranted = 0; /* a new channel: its full window */
     ch->ops = &term_ops;
     ch->owner = t;
     json_object *ev = json_object_new_object();

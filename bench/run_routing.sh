@@ -10,7 +10,9 @@
 #     runs;
 #   - websocketd (Debian's) serving `cat` as the peer of the session's terminal: keystroke echo
 #     (BENCH_ECHO_ROUNDS, 2000) and streaming throughput of the same generated text
-#     (BENCH_PEER_MB, 256 MiB) through a PTY and the gateway, next to websocketd's pipe.
+#     (BENCH_PEER_MB, 256 MiB) through a PTY and the gateway, next to websocketd's pipe and to
+#     websocketd serving the same command on a PTY of its own (script(1): the same kernel line
+#     discipline and \n → \r\n, the ceiling a terminal shares with any PTY server).
 ROUNDS=${BENCH_API_ROUNDS:-2000}
 echo
 echo "### several gateways behind one nginx (issue 21)"
@@ -40,11 +42,14 @@ PEER_MB=${BENCH_PEER_MB:-256}
 GEN="yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz | head -c $((PEER_MB << 20))"
 WSD_ECHO=$(free_port)
 WSD_STREAM=$(free_port)
+WSD_PTY=$(free_port)
 websocketd --port "$WSD_ECHO" --address 127.0.0.1 --loglevel error cat >/dev/null 2>&1 &
 pids+=($!)
 websocketd --port "$WSD_STREAM" --address 127.0.0.1 --loglevel error --binary sh -c "$GEN" >/dev/null 2>&1 &
 pids+=($!)
-for p in "$WSD_ECHO" "$WSD_STREAM"; do
+websocketd --port "$WSD_PTY" --address 127.0.0.1 --loglevel error --binary script -qfec "$GEN" /dev/null >/dev/null 2>&1 &
+pids+=($!)
+for p in "$WSD_ECHO" "$WSD_STREAM" "$WSD_PTY"; do
     for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break; sleep 0.05; done
 done
 ER=${BENCH_ECHO_ROUNDS:-2000}
@@ -58,9 +63,12 @@ echo "websocketd cat:           ${e_wsd#keystroke echo * }"
 s_ours=$("$B/bench/bench_ws" drain 127.0.0.1 "$HTTP_PORT" "$TERM_PATH" "stty -echo; $GEN; exit
 ")
 s_wsd=$("$B/bench/bench_ws" drain 127.0.0.1 "$WSD_STREAM" /)
+s_wsd_pty=$("$B/bench/bench_ws" drain 127.0.0.1 "$WSD_PTY" /)
 echo "streaming $PEER_MB MiB, terminal through nginx (PTY, \\n → \\r\\n): $s_ours"
 echo "streaming $PEER_MB MiB, websocketd (pipe):                     $s_wsd"
+echo "streaming $PEER_MB MiB, websocketd + script (PTY, \\n → \\r\\n):  $s_wsd_pty"
 mbs() { sed -n 's/.*= \([0-9.]*\) MB\/s.*/\1/p'; }
-echo "  → $(ratio "$(mbs <<<"$s_ours")" "$(mbs <<<"$s_wsd")")x websocketd's throughput;" \
+echo "  → $(ratio "$(mbs <<<"$s_ours")" "$(mbs <<<"$s_wsd")")x websocketd's throughput (pipe)," \
+    "$(ratio "$(mbs <<<"$s_ours")" "$(mbs <<<"$s_wsd_pty")")x websocketd's on a PTY;" \
     "keystroke echo p50 $(ratio "$(p50 <<<"$e_ours")" "$(p50 <<<"$e_wsd")")x websocketd's"
 echo '```'

@@ -139,13 +139,13 @@ class TerminalReattachTest(unittest.TestCase):
         t2.ws.close()
 
     def test_pasted_input_arrives_whole_across_credit_steps(self):
-        # Input credit goes back to the gateway in 64 KiB steps, not per keystroke: pastes
-        # past a step, one after the other, reach the program whole.
+        # Input credit goes back to the gateway in 16 KiB steps, not per keystroke: pastes
+        # past many steps, one after the other, reach the program whole.
         import hashlib
         import random
         sid = self.st.create_session()
         t = Term(self.st, sid)
-        size = 180000  # past a credit step; with a step's worth pending, within the window
+        size = 180000  # many credit steps; with a step's worth pending, within the window
         t.type(f"stty raw -echo; echo READY-$((2+3)); for i in 1 2; do head -c {size} | "
                "sha256sum | sed s/^/SUM=/; done; stty sane\r")
         t.read(lambda x: b"READY-5" in x.data)

@@ -173,12 +173,17 @@ session_term_input(gw_term_t *t, const void *p, size_t n)
     exec_client_t *c = client_of(t);
     if (!c)
         return;
-    /* Keystrokes are small; beyond the executor's credit they wait in the link's queue. */
+    /* Keystrokes are small; the executor grants credit back as input arrives, so only a paste
+     * past its window (256 KiB in flight) finds none: what does not fit is dropped, said. */
     const uint8_t *b = p;
     while (n) {
         ssize_t k = exec_client_send_data(c, t->ch, b, n);
-        if (k <= 0)
+        if (k <= 0) {
+            GW_LOG("session %s: terminal %s: %zu bytes of input dropped (past the executor's "
+                   "input window)",
+                   t->s->id, t->id, n);
             break;
+        }
         b += k;
         n -= (size_t)k;
     }

@@ -7,12 +7,12 @@ opened with auto_credit=False.
 import json
 import os
 import shutil
-import signal
 import socket
 import struct
 import subprocess
 import tempfile
 import time
+import unittest
 
 HDR = struct.Struct(">IBBHI")
 HELLO, OPEN, DATA, JSON, CREDIT, EOF, CLOSE, ERROR, PING, PONG = range(1, 11)
@@ -219,16 +219,38 @@ class Executor:
         return Client(self.sock)
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        from stack import sanitizer_reports, terminate  # stack imports this module
+        terminate(self.proc, 5)
         self.log.close()
-        from stack import sanitizer_reports  # stack imports this module
         reports = sanitizer_reports(self.tmp)
         shutil.rmtree(self.tmp, ignore_errors=True)
         if reports:
             raise AssertionError("sanitizer report in the executor's log:\n" + "\n".join(reports))
+
+
+class ExecutorTest(unittest.TestCase):
+    """A test class with one real executor for all its tests (cls.ex, started with
+    executor_args as Executor's keyword arguments, stopped after the last test). connection
+    "test" gives each test a new connection as self.c; "class" gives the class one as cls.c."""
+    executor_args = {}
+    connection = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ex = Executor(**cls.executor_args)
+        if cls.connection == "class":
+            cls.c = cls.ex.connect()
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.connection == "class":
+            cls.c.close()
+        cls.ex.stop()
+
+    def setUp(self):
+        if self.connection == "test":
+            self.c = self.ex.connect()
+
+    def tearDown(self):
+        if self.connection == "test":
+            self.c.close()

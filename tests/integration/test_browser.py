@@ -6,7 +6,7 @@ import os
 import re
 import unittest
 
-from spexec import Executor
+from spexec import ExecutorTest
 
 SITE = {
     "index.html": "<html><head><title>Home</title></head><body><h1>Hello sandbox</h1>"
@@ -25,23 +25,20 @@ EXTRAS = {"url", "trigger_by_action", "screenshot", "screenshot_path", "set_of_m
 PORT = 8931
 
 
-class BrowserTest(unittest.TestCase):
+class BrowserTest(ExecutorTest):
+    executor_args = {"bwrap": True}
+    connection = "class"
+
     @classmethod
     def setUpClass(cls):
-        cls.ex = Executor(bwrap=True)
+        super().setUpClass()
         site = os.path.join(cls.ex.workspace, "site")
         os.makedirs(site)
         for name, html in SITE.items():
             with open(os.path.join(site, name), "w") as f:
                 f.write(html)
-        cls.c = cls.ex.connect()
         cls.c.run(f"cd /workspace/site && (python3 -m http.server {PORT} --bind 127.0.0.1 >/dev/null 2>&1 &) && cd /workspace")
         cls.c.run(f"for i in $(seq 100); do python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {PORT}))' 2>/dev/null && break; sleep 0.1; done")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
-        cls.ex.stop()
 
     def act(self, action, **args):
         return self.c.action({"action": action, "args": args}, 120)

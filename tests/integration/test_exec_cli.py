@@ -3,20 +3,12 @@ import os
 import subprocess
 import unittest
 
-from spexec import Executor, ROOT, MODE
+from spexec import MODE, ROOT, ExecutorTest
 
 CLI = os.path.join(ROOT, "build", MODE, "sandpipe-exec")
 
 
-class ExecCliTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.ex = Executor()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.ex.stop()
-
+class ExecCliTest(ExecutorTest):
     def cli(self, *args, stdin=None):
         return subprocess.run([CLI, "-s", self.ex.sock, *args], input=stdin, capture_output=True, timeout=60)
 

@@ -3,26 +3,16 @@ import os
 import time
 import unittest
 
-from spexec import Executor
+from spexec import ExecutorTest
 
 
-class BashTest(unittest.TestCase):
-    bwrap = False
-
-    @classmethod
-    def setUpClass(cls):
-        cls.ex = Executor(bwrap=cls.bwrap, extra_args=["--no-change-timeout", "2"])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.ex.stop()
+class BashTest(ExecutorTest):
+    executor_args = {"extra_args": ["--no-change-timeout", "2"]}
+    connection = "test"
 
     def setUp(self):
-        self.c = self.ex.connect()
+        super().setUp()
         self.session = self.id().rsplit(".", 1)[-1][:60]
-
-    def tearDown(self):
-        self.c.close()
 
     def run_cmd(self, command, **kw):
         return self.c.run(command, session=self.session, **kw)
@@ -238,7 +228,7 @@ class BashTest(unittest.TestCase):
 class BashUnderBwrapTest(BashTest):
     """The same behaviours with the executor inside a bubblewrap sandbox (user, pid, net, ipc,
     uts namespaces; uid 1000; workspace at /workspace)."""
-    bwrap = True
+    executor_args = dict(BashTest.executor_args, bwrap=True)
 
     def test_sandbox_identity(self):
         _, obs = self.run_cmd("id -u; hostname; ls /root 2>&1 | head -1")

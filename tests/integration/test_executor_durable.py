@@ -5,7 +5,7 @@ import struct
 import time
 import unittest
 
-from spexec import CLOSE, CREDIT, DATA, JSON, Executor, encode
+from spexec import CLOSE, CREDIT, DATA, JSON, ExecutorTest, encode
 
 LINES = 200000  # `seq 1 200000` is 1,288,895 bytes: several windows
 
@@ -14,15 +14,7 @@ def expected(n):
     return b"".join(b"%d\n" % i for i in range(1, n + 1))
 
 
-class DurableTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.ex = Executor()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.ex.stop()
-
+class DurableTest(ExecutorTest):
     def open_action(self, c, aid, command, timeout=60):
         return c.open({"op": "action", "id": aid, "session": "s-" + aid,
                        "action": {"action": "run", "timeout": timeout,

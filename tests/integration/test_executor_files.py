@@ -4,24 +4,16 @@ import os
 import time
 import unittest
 
-from spexec import Executor
+from spexec import ExecutorTest
 
 
-class FilesTest(unittest.TestCase):
+class FilesTest(ExecutorTest):
+    connection = "test"
+
     @classmethod
     def setUpClass(cls):
-        cls.ex = Executor()
+        super().setUpClass()
         cls.ws = os.path.realpath(cls.ex.workspace)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.ex.stop()
-
-    def setUp(self):
-        self.c = self.ex.connect()
-
-    def tearDown(self):
-        self.c.close()
 
     def test_upload_download_large_binary_identical(self):
         data = os.urandom(20 * 1024 * 1024 + 123)

@@ -4,23 +4,11 @@ import struct
 import time
 import unittest
 
-from spexec import CLOSE, DATA, JSON, Executor
+from spexec import CLOSE, DATA, Executor, ExecutorTest
 
 
-class ProcTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.ex = Executor()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.ex.stop()
-
-    def setUp(self):
-        self.c = self.ex.connect()
-
-    def tearDown(self):
-        self.c.close()
+class ProcTest(ExecutorTest):
+    connection = "test"
 
     def test_spawn_separate_streams_and_exit_code(self):
         ch = self.c.open({"op": "proc.spawn", "argv": ["sh", "-c", "echo out; echo err >&2; exit 7"]})

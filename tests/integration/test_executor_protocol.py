@@ -6,23 +6,11 @@ import struct
 import time
 import unittest
 
-from spexec import CLOSE, CREDIT, DATA, ERROR, HDR, OPEN, PING, PONG, Client, Executor, encode
+from spexec import CLOSE, CREDIT, DATA, ERROR, OPEN, PING, PONG, ExecutorTest, encode
 
 
-class ProtocolTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.ex = Executor()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.ex.stop()
-
-    def setUp(self):
-        self.c = self.ex.connect()
-
-    def tearDown(self):
-        self.c.close()
+class ProtocolTest(ExecutorTest):
+    connection = "test"
 
     def alive(self):
         c = self.ex.connect()

@@ -9,7 +9,7 @@ import re
 import time
 import unittest
 
-from spexec import CLOSE, DATA, JSON, Executor
+from spexec import CLOSE, DATA, JSON, ExecutorTest
 
 KEEP = 1024 * 1024
 
@@ -39,15 +39,7 @@ def wait_file(path, timeout=60):
         time.sleep(0.02)
 
 
-class TerminalKeepTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.ex = Executor()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.ex.stop()
-
+class TerminalKeepTest(ExecutorTest):
     def open(self, c, tid, argv=("bash", "--norc", "-i"), grace=60):
         ch = c.open({"op": "terminal", "cols": 80, "rows": 24, "argv": list(argv), "id": tid,
                      "grace": grace})

@@ -4,7 +4,7 @@ import json
 import os
 import unittest
 
-from spexec import DATA, CLOSE, Executor
+from spexec import DATA, Executor, ExecutorTest
 
 EXTRA = "\n[Jupyter current working directory: {cwd}]\n[Jupyter Python interpreter: /usr/bin/python3]"
 
@@ -13,16 +13,8 @@ def cell(code, **args):
     return {"action": "run_ipython", "args": dict(code=code, **args)}
 
 
-class IPythonTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.ex = Executor()
-        cls.c = cls.ex.connect()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.c.close()
-        cls.ex.stop()
+class IPythonTest(ExecutorTest):
+    connection = "class"
 
     def run_cell(self, code, timeout=None, **args):
         a = cell(code, **args)

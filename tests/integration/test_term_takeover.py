@@ -16,7 +16,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from apistack import ApiStack  # noqa: E402
-from wsclient import BINARY, CLOSE, TEXT, WS, HandshakeError  # noqa: E402
+from wsclient import BINARY, TEXT, WS, HandshakeError, Terminal, terminal_path  # noqa: E402
 
 LINES = 3000
 
@@ -25,57 +25,27 @@ def numbers(data, tag=b"line"):
     return [int(n) for n in re.findall(tag + rb"-(\d+)\r?\n", data)]
 
 
-class Term:
-    """A terminal connection through nginx: its hello, the bytes so far, acks as it reads."""
+class Term(Terminal):
+    """A terminal connection through nginx; acks every 16 KiB; a close fails the test."""
 
     def __init__(self, st, sid, term=None, since=None, timeout=60):
-        q = "cols=100&rows=30&ack=1"
-        if term:
-            q += f"&term={term}" + (f"&since={since}" if since is not None else "")
-        path = f"/ws/sessions/{sid}/terminal?{q}&token={st.token()}"
+        path = terminal_path(sid, term, since) + f"&token={st.token()}"
         # through the one origin: while the route still names a dead gateway nginx answers
         # 502/503; a client tries again (bounded), as the web IDE does
         deadline = time.monotonic() + timeout
         while True:
             try:
-                self.ws = WS("127.0.0.1", st.http_port, path)
-                self.hello = self.ws.recv_json(timeout=30)
+                super().__init__(WS("127.0.0.1", st.http_port, path), 16384)
                 break
             except (HandshakeError, OSError, ConnectionError) as e:
                 if time.monotonic() > deadline:
                     raise AssertionError(f"no terminal through nginx: {e}") from e
                 time.sleep(0.1)
-        self.offset = self.hello.get("offset", 0)
-        self.data = b""
-        self.texts = []
-        self.acked = self.offset
 
     def read(self, until, timeout=60):
-        deadline = time.monotonic() + timeout
-        while not until(self):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out; texts {self.texts}, last bytes {self.data[-300:]!r}")
-            op, d = self.ws.recv(timeout=30)
-            if op == BINARY:
-                self.data += d
-                self.offset += len(d)
-                if self.offset - self.acked >= 16384:
-                    self.ws.send_json({"ack": self.offset})
-                    self.acked = self.offset
-            elif op == TEXT:
-                m = json.loads(d)
-                self.texts.append(m)
-                if m.get("type") == "truncated":
-                    self.offset = m["lost_to"]
-            elif op == CLOSE:
-                raise AssertionError(f"closed: {d!r}; texts {self.texts}")
+        if not super().read(until, timeout):
+            raise AssertionError(f"closed: {self.closed!r}; texts {self.texts}")
         return True
-
-    def type(self, text):
-        self.ws.send_binary(text.encode())
-
-    def drop(self):
-        self.ws.sock.close()
 
 
 def sandbox_of(st, sid):

@@ -3,60 +3,21 @@ back by terminal id from the output offset the client has, every byte once and i
 the ring no longer holds is reported, never skipped silently; several terminals keep their ids
 and shells (at most 32 a session); a normal close, the grace running out or the session ending
 hang the terminal up."""
-import json
 import re
 import time
 import unittest
 
 from stack import Stack
-from wsclient import BINARY, CLOSE, TEXT, HandshakeError
+from wsclient import CLOSE, Terminal, terminal_path
 
 LINES = 200000  # about 2.3 MB of output: more than the gateway's 1 MiB ring
 
 
-class Term:
-    """One connection to a terminal: its hello, the bytes so far, acks as it reads."""
+class Term(Terminal):
+    """One connection to a terminal, straight to the gateway; acks every 64 KiB."""
 
     def __init__(self, st, sid, term=None, since=None, ack=True):
-        q = "cols=100&rows=30" + ("&ack=1" if ack else "")
-        if term:
-            q += f"&term={term}" + (f"&since={since}" if since is not None else "")
-        self.ws = st.ws(f"/ws/sessions/{sid}/terminal?{q}")
-        self.ack = ack
-        self.hello = self.ws.recv_json(timeout=30)
-        self.offset = self.hello.get("offset", 0)
-        self.data = b""
-        self.texts = []
-        self.acked = self.offset
-
-    def read(self, until, timeout=60):
-        """Reads until until(self) is true; acks every 64 KiB. Returns False on a close."""
-        deadline = time.monotonic() + timeout
-        while not until(self):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out; last bytes {self.data[-200:]!r}")
-            op, d = self.ws.recv(timeout=30)
-            if op == BINARY:
-                self.data += d
-                self.offset += len(d)
-                if self.ack and self.offset - self.acked >= 65536:
-                    self.ws.send_json({"ack": self.offset})
-                    self.acked = self.offset
-            elif op == TEXT:
-                m = json.loads(d)
-                self.texts.append(m)
-                if m.get("type") == "truncated":  # the bytes go on from where the ring starts
-                    self.offset = m["lost_to"]
-            elif op == CLOSE:
-                return False
-        return True
-
-    def type(self, text):
-        self.ws.send_binary(text.encode())
-
-    def drop(self):
-        """The connection goes away without a close frame, as a network failure ends it."""
-        self.ws.sock.close()
+        super().__init__(st.ws(terminal_path(sid, term, since, ack)), 65536 if ack else None)
 
 
 def numbers(data):

@@ -125,6 +125,60 @@ class WS:
         self.sock.close()
 
 
+def terminal_path(sid, term=None, since=None, ack=True):
+    """The path of a session's terminal WebSocket (docs/api.md, "Terminals"): a new one, or
+    terminal term taken back from output offset since."""
+    q = "cols=100&rows=30" + ("&ack=1" if ack else "")
+    if term:
+        q += f"&term={term}" + (f"&since={since}" if since is not None else "")
+    return f"/ws/sessions/{sid}/terminal?{q}"
+
+
+class Terminal:
+    """A client of one terminal WebSocket: its hello, the bytes so far (data), the output
+    offset they end at, the JSON messages (texts); acknowledges every ack_every bytes read
+    (None: never, for a connection opened without ack=1)."""
+
+    def __init__(self, ws, ack_every=65536):
+        self.ws = ws
+        self.ack_every = ack_every
+        self.hello = ws.recv_json(timeout=30)
+        self.offset = self.hello.get("offset", 0)
+        self.data = b""
+        self.texts = []
+        self.acked = self.offset
+
+    def read(self, until, timeout=60):
+        """Reads until until(self) is true; returns False on a close."""
+        deadline = time.monotonic() + timeout
+        while not until(self):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out; texts {self.texts}, last bytes {self.data[-300:]!r}")
+            op, d = self.ws.recv(timeout=30)
+            if op == BINARY:
+                self.data += d
+                self.offset += len(d)
+                if self.ack_every and self.offset - self.acked >= self.ack_every:
+                    self.ws.send_json({"ack": self.offset})
+                    self.acked = self.offset
+            elif op == TEXT:
+                m = json.loads(d)
+                self.texts.append(m)
+                if m.get("type") == "truncated":  # the bytes go on from where the ring starts
+                    self.offset = m["lost_to"]
+            elif op == CLOSE:
+                self.closed = d
+                return False
+        return True
+
+    def type(self, text):
+        self.ws.send_binary(text.encode())
+
+    def drop(self):
+        """The connection goes away without a close frame, as a network failure ends it."""
+        self.ws.sock.close()
+
+
 def _mask(payload, m):
     n = len(payload)
     full = (m * (n // 4 + 1))[:n]

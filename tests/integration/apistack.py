@@ -4,12 +4,11 @@ origin, as `make run` starts it. HTTP helpers use the standard library only."""
 import http.client
 import json
 import os
-import signal
 import subprocess
 import time
 
 from spexec import ROOT
-from stack import BUILD, Stack, free_port
+from stack import BUILD, Stack, free_port, terminate
 
 
 class ApiStack(Stack):
@@ -166,13 +165,31 @@ class ApiStack(Stack):
 
     def stop(self):
         for p in (self.nginx, self.api, *self.more_gws):
-            if p and p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait(5)
+            terminate(p)
         if getattr(self, "api_log", None):
             self.api_log.close()
         super().stop()
+
+
+class ModuleStack:
+    """One ApiStack shared by all the classes of a test module, started by the module's
+    setUpModule and stopped by its tearDownModule:
+        STACK = ModuleStack(pool=2)
+        setUpModule, tearDownModule = STACK.start, STACK.stop
+    Everything else is the running stack's (STACK.token(), STACK.request(), ...)."""
+
+    def __init__(self, **kw):
+        self._kw, self._stack = kw, None
+
+    def start(self):
+        self._stack = ApiStack(**self._kw)
+
+    def stop(self):
+        stack, self._stack = self._stack, None
+        if stack:
+            stack.stop()
+
+    def __getattr__(self, name):
+        if self._stack is None:
+            raise AttributeError(f"{name}: the module's stack is not running")
+        return getattr(self._stack, name)

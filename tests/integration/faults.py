@@ -11,50 +11,8 @@ import time
 
 from apistack import ApiStack
 from resp import Redis
-from stack import unmount_under
+from stack import cmdline, executor_pid, proc_tree, terminate, unmount_under
 from wsclient import WS, HandshakeError
-
-
-def proc_children():
-    """{ppid: [pid, ...]} of every process on the host, from /proc."""
-    children = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(d))
-    return children
-
-
-def proc_tree(pid):
-    """pid and all its descendants (pids alive now)."""
-    children, out, todo = proc_children(), [], [pid]
-    while todo and len(out) < 10000:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
-
-
-def cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().split(b"\0")
-    except OSError:
-        return []
-
-
-def executor_pid(sandbox_pid):
-    """The host pid of the executor running under a sandbox's top (bwrap) process, or None."""
-    for p in proc_tree(sandbox_pid):
-        argv = cmdline(p)
-        if argv and argv[0].endswith(b"sandpipe-executor"):
-            return p
-    return None
 
 
 def pid_alive(pid):
@@ -286,13 +244,7 @@ class FaultStack(ApiStack):
             return
         procs = [getattr(self, a, None) for a in ("nginx", "api", "gw")]
         for p in [*procs, *self.extra_gateways]:
-            if p and p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait(5)
+            terminate(p)
         for _ in range(3):  # sandboxes outlive the gateway by design; init ignores SIGTERM
             pids = self.our_pids()
             if not pids:

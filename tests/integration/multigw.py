@@ -10,7 +10,7 @@ import subprocess
 import threading
 import time
 
-from stack import Stack, BUILD, free_port
+from stack import BUILD, Stack, free_port, terminate
 from wsclient import WS
 
 
@@ -106,11 +106,7 @@ class MultiStack(Stack):
                         os.kill(gw, signal.SIGTERM)
                     except (OSError, ValueError, IndexError):
                         pass
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+                terminate(p)
         super().stop()
 
 

@@ -8,7 +8,7 @@ import signal
 import subprocess
 
 from spexec import ROOT
-from stack import BUILD
+from stack import BUILD, proc_tree
 
 IMAGE_TOOL = os.path.join(ROOT, "images", "sandpipe-image")
 DOCKER_IMAGE = "sandpipe/runtime:default"
@@ -62,23 +62,6 @@ def container_of(st, sid):
     return "sandpipe-" + sb["id"], sb
 
 
-def descendants(pid):
-    children = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    children.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(d))
-            except OSError:
-                pass
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        todo.extend(children.get(p, []))
-    return found
-
-
 class Bwrap:
     """A bwrap sandbox whose root is the default image's rootfs."""
     name = "bwrap"
@@ -93,7 +76,7 @@ class Bwrap:
         """SIGKILL to every process of the sandbox, from the host (the top one first: the
         pid namespace's init; its death takes the rest)."""
         sb = sandbox_record(st, sid)
-        for pid in descendants(sb["pid"]):
+        for pid in proc_tree(sb["pid"]):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:

@@ -41,6 +41,18 @@ def sanitizer_reports(root):
     return found
 
 
+def terminate(p, grace=10):
+    """Ends a process we started: SIGTERM, up to grace seconds to go, then SIGKILL; reaped."""
+    if p is None or p.poll() is not None:
+        return
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(grace)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -51,6 +63,49 @@ def free_port():
 
 CGROUP_BASES = ["/sys/fs/cgroup/" + c for c in ("memory", "pids", "cpu", "cpuacct", "freezer",
                                                "cpu,cpuacct")] + ["/sys/fs/cgroup"]
+
+
+def proc_children():
+    """{ppid: [pid, ...]} of every process on the host, from /proc."""
+    children = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(d))
+    return children
+
+
+def proc_tree(pid):
+    """pid and all its descendants (pids alive now)."""
+    children, out, todo = proc_children(), [], [pid]
+    while todo and len(out) < 10000:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def cmdline(pid):
+    """A process's argv (bytes), [] once it is gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return []
+
+
+def executor_pid(sandbox_pid):
+    """The host pid of the executor running under a sandbox's top (bwrap) process, or None."""
+    for p in proc_tree(sandbox_pid):
+        argv = cmdline(p)
+        if argv and argv[0].endswith(b"sandpipe-executor"):
+            return p
+    return None
 
 
 def sandbox_processes(state_dir):
@@ -221,12 +276,7 @@ class Stack:
         self.gw.wait(10)
 
     def stop(self):
-        if self.gw and self.gw.poll() is None:
-            self.gw.send_signal(signal.SIGTERM)
-            try:
-                self.gw.wait(10)
-            except subprocess.TimeoutExpired:
-                self.gw.kill()
+        terminate(self.gw)
         kill_sandboxes(self.state_dir)
         if self.provider == "docker":
             remove_containers(self.state_dir)
@@ -283,12 +333,17 @@ def unmount_under(path):
 
 def run_action(ws, command, ident="a", timeout=30, **args):
     """Sends a run action on a session socket; returns (seq, output text, observation)."""
-    action = {"action": "run", "args": {"command": command, **args}}
+    return act(ws, {"action": "run", "args": {"command": command, **args}}, ident, timeout)
+
+
+def act(ws, action, ident="x", timeout=30):
+    """Sends any action on a session socket; returns (seq, output text, observation). An error
+    message raises RuntimeError with the message."""
     ws.send_json({"type": "action", "id": ident, "action": action})
     seq, out = None, []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        m = ws.recv_json(timeout)
+        m = ws.recv_json(max(0.1, deadline - time.monotonic()))
         if m.get("type") == "ack" and m.get("id") == ident:
             seq = m["seq"]
         elif m.get("type") == "output" and m.get("action") == seq:
@@ -297,4 +352,4 @@ def run_action(ws, command, ident="a", timeout=30, **args):
             return seq, "".join(out), m["observation"]
         elif m.get("type") == "error":
             raise RuntimeError(m)
-    raise TimeoutError("no observation")
+    raise TimeoutError(f"no observation for {action!r}")

@@ -9,7 +9,7 @@ import threading
 import time
 import unittest
 
-from stack import Stack, run_action
+from stack import Stack, executor_pid, run_action
 from wsclient import BINARY, CLOSE, TEXT, WS, HandshakeError
 
 
@@ -294,30 +294,6 @@ class GatewayTest(unittest.TestCase):
             self.assertEqual(seen, ["action", "output", "observation"])
         for c in conns:
             c.sock.close()
-
-
-def executor_pid(sandbox_pid):
-    """The host pid of the executor running under a sandbox's top process."""
-    children = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(d))
-            except OSError:
-                pass
-    todo = [sandbox_pid]
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/cmdline", "rb") as f:
-                if f.read().split(b"\0")[0].endswith(b"sandpipe-executor"):
-                    return p
-        except OSError:
-            pass
-        todo.extend(children.get(p, []))
-    raise RuntimeError("executor process not found")
 
 
 class GatewayRestartTest(unittest.TestCase):

@@ -11,7 +11,7 @@ import sys
 import time
 import unittest
 
-from stack import Stack, kill_sandboxes, run_action
+from stack import Stack, act, kill_sandboxes, run_action
 from wsclient import BINARY, CLOSE, TEXT
 
 # 1000 client sockets in this process, and the gateway (a child, started below) inherits the
@@ -20,24 +20,6 @@ _soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 _want = 4096 if _hard == resource.RLIM_INFINITY else min(4096, _hard)
 if _soft != resource.RLIM_INFINITY and _soft < _want:
     resource.setrlimit(resource.RLIMIT_NOFILE, (_want, _hard))
-
-
-def act(ws, action, ident="x", timeout=30):
-    """Sends any action on a session socket; returns (seq, output text, observation)."""
-    ws.send_json({"type": "action", "id": ident, "action": action})
-    seq, out = None, []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        m = ws.recv_json(max(0.1, deadline - time.monotonic()))
-        if m.get("type") == "ack" and m.get("id") == ident:
-            seq = m["seq"]
-        elif m.get("type") == "output" and m.get("action") == seq:
-            out.append(m.get("data", ""))
-        elif m.get("type") == "observation" and m.get("action") == seq:
-            return seq, "".join(out), m["observation"]
-        elif m.get("type") == "error":
-            raise RuntimeError(m)
-    raise TimeoutError(f"no observation for {action!r}")
 
 
 def run(ws, command, timeout=30, action_timeout=None, ident="x"):

@@ -8,38 +8,11 @@ import signal
 import time
 import unittest
 
-from apistack import ApiStack
+from apistack import ApiStack, ModuleStack
+from stack import proc_tree
 
-STACK = None
-
-
-def setUpModule():
-    global STACK
-    STACK = ApiStack(pool=1)
-
-
-def tearDownModule():
-    if STACK:
-        STACK.stop()
-
-
-def descendants(pid):
-    """pid and every process below it (host pids), from /proc."""
-    children = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(d))
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
+STACK = ModuleStack(pool=1)
+setUpModule, tearDownModule = STACK.start, STACK.stop
 
 
 def vsize(pid):
@@ -139,7 +112,7 @@ class RuntimeServer(unittest.TestCase):
         # RSS, and at least the executor's own as the host sees it
         self.assertGreater(mem["vms"], mem["rss"])
         sb = json.loads(self.s.redis("HGET", f"sp:session:{{{self.sid}}}", "sandbox"))
-        self.assertGreaterEqual(mem["vms"], max(vsize(p) for p in descendants(sb["pid"])))
+        self.assertGreaterEqual(mem["vms"], max(vsize(p) for p in proc_tree(sb["pid"])))
         with open("/proc/meminfo") as f:
             total = next(int(line.split()[1]) * 1024 for line in f if line.startswith("MemTotal:"))
         self.assertAlmostEqual(mem["percent"], 100.0 * mem["rss"] / total, places=4)

@@ -7,7 +7,7 @@ import signal
 import time
 import unittest
 
-from stack import Stack, run_action
+from stack import Stack, executor_pid, proc_tree, run_action
 
 EXEC_LINK_DEAD_MS = 6000  # gateway/exec_link.h: heartbeats missing this long = link down
 
@@ -16,42 +16,9 @@ def sandbox_of(st, sid):
     return json.loads(st.redis("HGET", f"sp:session:{{{sid}}}", "sandbox"))
 
 
-def children_map():
-    children = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(d))
-            except OSError:
-                pass
-    return children
-
-
-def sandbox_tree(top):
-    """Host pids of a sandbox's processes: its top process (bwrap) and every descendant."""
-    children, pids, todo = children_map(), [], [top]
-    while todo:
-        p = todo.pop()
-        pids.append(p)
-        todo.extend(children.get(p, []))
-    return pids
-
-
 def cmdline(pid):
     with open(f"/proc/{pid}/cmdline", "rb") as f:
         return f.read().replace(b"\0", b" ").decode(errors="replace")
-
-
-def executor_pid(top):
-    for p in sandbox_tree(top):
-        try:
-            if cmdline(p).split(" ")[0].endswith("sandpipe-executor"):
-                return p
-        except OSError:
-            pass
-    raise RuntimeError("executor process not found")
 
 
 # Run inside a sandbox: each call with harmless arguments, printing "name errno-name" ("0" when
@@ -97,21 +64,11 @@ class SandboxSecurityTest(unittest.TestCase):
     def act(self, ws, command, timeout=60):
         """Sends a run action; returns ("observation", output text, observation) or ("error",
         message, None) - a disconnected runtime answers either way."""
-        ws.send_json({"type": "action", "id": "x",
-                      "action": {"action": "run", "args": {"command": command}}})
-        seq, out = None, []
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            m = ws.recv_json(timeout)
-            if m.get("type") == "ack" and m.get("id") == "x":
-                seq = m["seq"]
-            elif m.get("type") == "output" and m.get("action") == seq:
-                out.append(m.get("data", ""))
-            elif m.get("type") == "observation" and m.get("action") == seq:
-                return "observation", "".join(out), m["observation"]
-            elif m.get("type") == "error":
-                return "error", json.dumps(m), None
-        raise TimeoutError("no answer to the action")
+        try:
+            _, out, obs = run_action(ws, command, "x", timeout)
+        except RuntimeError as e:
+            return "error", json.dumps(e.args[0]), None
+        return "observation", out, obs
 
     def wait_status(self, ws, want, timeout):
         deadline = time.monotonic() + timeout
@@ -192,7 +149,7 @@ class SandboxSecurityTest(unittest.TestCase):
         self.assertNotEqual(sba["uid"], sbb["uid"])
         for sb in (sba, sbb):
             self.assertGreaterEqual(sb["uid"], 1000000)  # far from root and from login users
-            pids = sandbox_tree(sb["pid"])
+            pids = proc_tree(sb["pid"])
             self.assertGreaterEqual(len(pids), 3)
             for pid in pids:
                 try:
@@ -260,7 +217,7 @@ class SandboxSecurityTest(unittest.TestCase):
         self.assertNotIn(state, out)
         self.assertNotIn(sb["id"], out)
         # The same processes seen from the host: bwrap and the executor name no host path.
-        for pid in sandbox_tree(sb["pid"]):
+        for pid in proc_tree(sb["pid"]):
             try:
                 self.assertNotIn(state, cmdline(pid))
             except OSError:

@@ -13,21 +13,12 @@ import threading
 import time
 import unittest
 
-from apistack import ApiStack
+from apistack import ApiStack, ModuleStack
 from spexec import ROOT
 from wsclient import WS
 
-STACK = None
-
-
-def setUpModule():
-    global STACK
-    STACK = ApiStack(pool=2)
-
-
-def tearDownModule():
-    if STACK:
-        STACK.stop()
+STACK = ModuleStack(pool=2)
+setUpModule, tearDownModule = STACK.start, STACK.stop
 
 
 def b64(b):

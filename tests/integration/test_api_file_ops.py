@@ -5,19 +5,10 @@ HTTP, bad requests, and who may do it (a viewer may not; another user's session 
 import unittest
 import urllib.parse
 
-from apistack import ApiStack
+from apistack import ModuleStack
 
-STACK = None
-
-
-def setUpModule():
-    global STACK
-    STACK = ApiStack(pool=2)
-
-
-def tearDownModule():
-    if STACK:
-        STACK.stop()
+STACK = ModuleStack(pool=2)
+setUpModule, tearDownModule = STACK.start, STACK.stop
 
 
 def q(path):

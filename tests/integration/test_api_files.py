@@ -13,21 +13,12 @@ import time
 import unittest
 import urllib.parse
 
-from apistack import ApiStack
+from apistack import ModuleStack
 
-STACK = None
 LIMIT = 120 << 20  # sandpipe-api --max-upload for this module: above the 100 MB test file
 BIG = 100 * 1000 * 1000
-
-
-def setUpModule():
-    global STACK
-    STACK = ApiStack(pool=2, api_extra=["--max-upload", str(LIMIT)], extra=["--max-upload", str(LIMIT)])
-
-
-def tearDownModule():
-    if STACK:
-        STACK.stop()
+STACK = ModuleStack(pool=2, api_extra=["--max-upload", str(LIMIT)], extra=["--max-upload", str(LIMIT)])
+setUpModule, tearDownModule = STACK.start, STACK.stop
 
 
 def random_chunks(total, seed, chunk=1 << 20):

@@ -4,20 +4,11 @@ action server (/runtime/{id}/). The submitter sets it; a client cannot claim ano
 putting "via" in what it sends."""
 import unittest
 
-from apistack import ApiStack
+from apistack import ModuleStack
 from stack import run_action
 
-STACK = None
-
-
-def setUpModule():
-    global STACK
-    STACK = ApiStack(pool=2)
-
-
-def tearDownModule():
-    if STACK:
-        STACK.stop()
+STACK = ModuleStack(pool=2)
+setUpModule, tearDownModule = STACK.start, STACK.stop
 
 
 class EventVia(unittest.TestCase):

@@ -17,20 +17,11 @@ import unittest
 import zipfile
 
 
-from apistack import ApiStack
+from apistack import ModuleStack
 from stack import BUILD
 
-STACK = None
-
-
-def setUpModule():
-    global STACK
-    STACK = ApiStack(pool=2)
-
-
-def tearDownModule():
-    if STACK:
-        STACK.stop()
+STACK = ModuleStack(pool=2)
+setUpModule, tearDownModule = STACK.start, STACK.stop
 
 
 def form(field, filename, data):

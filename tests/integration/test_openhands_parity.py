@@ -19,20 +19,11 @@ import unittest
 import uuid
 from urllib.parse import urlparse
 
-from apistack import ApiStack
+from apistack import ModuleStack
 from stack import BUILD
 
-STACK = None
-
-
-def setUpModule():
-    global STACK
-    STACK = ApiStack(pool=2)
-
-
-def tearDownModule():
-    if STACK:
-        STACK.stop()
+STACK = ModuleStack(pool=2)
+setUpModule, tearDownModule = STACK.start, STACK.stop
 
 
 def client_action(action, timeout=120.0, **args):

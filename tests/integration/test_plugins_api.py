@@ -4,23 +4,14 @@ and a viewer refused."""
 import json
 import unittest
 
-from apistack import ApiStack
+from apistack import ModuleStack
 from test_openhands_runtime import client_action
 
 JUPYTER_MISSING = "JupyterRequirement not found. Unable to run IPython action."
 BROWSER_MISSING = "Browser functionality is not supported or disabled."
 
-STACK = None
-
-
-def setUpModule():
-    global STACK
-    STACK = ApiStack(pool=1)
-
-
-def tearDownModule():
-    if STACK:
-        STACK.stop()
+STACK = ModuleStack(pool=1)
+setUpModule, tearDownModule = STACK.start, STACK.stop
 
 
 class IPythonThroughApis(unittest.TestCase):

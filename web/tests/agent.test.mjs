@@ -4,21 +4,15 @@
 // seq with no line lost or repeated; a viewer has no submit box.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, signedIn, shot, createSession, viewerToken, rest, USER, BASE, dropConnections } from './harness.mjs';
+import { launch, signedIn, shot, createSession, viewerToken, rest, USER, BASE, dropConnections, sessionPage, cleanUp } from './harness.mjs';
 
 let browser, page, id;
 before(async () => {
   browser = await launch();
   id = await createSession(USER);
-  page = await signedIn(browser, USER);
-  await page.goto(page.url().replace(/#.*/, '') + '#/s/' + id);
-  await page.locator('[data-tab=agent]').click();
-  await page.locator('[data-panel=agent] .conn[data-up=true]').waitFor();
+  page = await sessionPage(browser, id, { tab: 'agent' });
 });
-after(async () => {
-  await browser?.close();
-  if (id) await rest('DELETE', `/api/v1/sessions/${id}`, { token: USER });
-});
+after(() => cleanUp(browser, id));
 
 const entries = () => page.locator('[data-panel=agent] article.entry');
 const last = () => entries().last();

@@ -3,17 +3,14 @@
 // sessions with CPU and memory, the warm pool, the gateways and metrics charts that move.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, shot, createSession, viewerToken, rest, BASE, USER, ADMIN, signedIn, dropConnections } from './harness.mjs';
+import { launch, shot, createSession, viewerToken, rest, BASE, USER, ADMIN, signedIn, dropConnections, cleanUp } from './harness.mjs';
 
 let browser, id;
 before(async () => {
   browser = await launch();
   id = await createSession(USER);
 });
-after(async () => {
-  await browser?.close();
-  if (id) await rest('DELETE', `/api/v1/sessions/${id}`, { token: USER });
-});
+after(() => cleanUp(browser, id));
 
 const watchText = (page) => page.locator('.watch-term .xterm-rows').innerText();
 

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { launch, signedIn, shot, createSession, viewerToken, rest, USER, typeIn, waitScreen } from './harness.mjs';
+import { launch, signedIn, shot, createSession, viewerToken, rest, USER, typeIn, waitScreen, sessionPage, cleanUp } from './harness.mjs';
 
 let browser, page, id;
 const node = (path) => page.locator(`.tree [data-path="${path}"]`);
@@ -14,14 +14,9 @@ before(async () => {
   browser = await launch();
   id = await createSession(USER);
   await rest('PUT', `/api/v1/sessions/${id}/files/content?path=src/hello.py`, { token: USER, body: 'def hello():\n    return "hi"\n' });
-  page = await signedIn(browser, USER);
-  await page.goto(page.url().replace(/#.*/, '') + '#/s/' + id);
-  await page.locator('[data-terminal="1"] .xterm-rows').waitFor();
+  page = await sessionPage(browser, id);
 });
-after(async () => {
-  await browser?.close();
-  if (id) await rest('DELETE', `/api/v1/sessions/${id}`, { token: USER });
-});
+after(() => cleanUp(browser, id));
 
 test('the tree shows the workspace and follows a command run in the terminal', async () => {
   await waitScreen(page, /[$#][\s\u00a0]*$/m);

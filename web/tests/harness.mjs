@@ -61,6 +61,26 @@ export async function viewerToken(session, sub = 'watcher') {
   return r.body.token;
 }
 
+/** A page signed in as token on session id's view, once its tab has loaded: 'terminal' (the
+ * first terminal's screen) or 'agent' (the agent view, connected). */
+export async function sessionPage(browser, id, { tab = 'terminal', token = USER } = {}) {
+  const page = await signedIn(browser, token);
+  await page.goto(page.url().replace(/#.*/, '') + '#/s/' + id);
+  if (tab === 'agent') {
+    await page.locator('[data-tab=agent]').click();
+    await page.locator('[data-panel=agent] .conn[data-up=true]').waitFor();
+  } else {
+    await page.locator('[data-terminal="1"] .xterm-rows').waitFor();
+  }
+  return page;
+}
+
+/** What a test file's after() does: the browser closed, the session it made deleted. */
+export async function cleanUp(browser, id, token = USER) {
+  await browser?.close();
+  if (id) await rest('DELETE', `/api/v1/sessions/${id}`, { token });
+}
+
 /** The text on the screen of terminal tab n (xterm's rendered rows), lines joined by \n. */
 export async function screen(page, n = 1) {
   return page.locator(`[data-terminal="${n}"] .xterm-rows`).innerText();

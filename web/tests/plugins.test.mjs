@@ -3,21 +3,15 @@
 // Actions come through REST, as an agent's would.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, signedIn, shot, createSession, rest, USER } from './harness.mjs';
+import { launch, shot, createSession, rest, USER, sessionPage, cleanUp } from './harness.mjs';
 
 let browser, page, id;
 before(async () => {
   browser = await launch();
   id = await createSession(USER);
-  page = await signedIn(browser, USER);
-  await page.goto(page.url().replace(/#.*/, '') + '#/s/' + id);
-  await page.locator('[data-tab=agent]').click();
-  await page.locator('[data-panel=agent] .conn[data-up=true]').waitFor();
+  page = await sessionPage(browser, id, { tab: 'agent' });
 });
-after(async () => {
-  await browser?.close();
-  if (id) await rest('DELETE', `/api/v1/sessions/${id}`, { token: USER });
-});
+after(() => cleanUp(browser, id));
 
 const entries = () => page.locator('[data-panel=agent] article.entry');
 const act = (action) => rest('POST', `/api/v1/sessions/${id}/actions?wait=true`, { token: USER, body: action });

@@ -4,20 +4,15 @@
 // reload that takes the terminal back, and a 50 MB flood that leaves the page answering clicks.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, signedIn, shot, createSession, rest, USER, typeIn, waitScreen, screen, dropConnections } from './harness.mjs';
+import { launch, shot, createSession, USER, typeIn, waitScreen, screen, dropConnections, sessionPage, cleanUp } from './harness.mjs';
 
 let browser, page, id;
 before(async () => {
   browser = await launch();
   id = await createSession(USER);
-  page = await signedIn(browser, USER, { path: '/', viewport: { width: 1280, height: 800 } });
-  await page.goto(page.url().replace(/#.*/, '') + '#/s/' + id);
-  await page.locator('[data-terminal="1"] .xterm-rows').waitFor();
+  page = await sessionPage(browser, id);
 });
-after(async () => {
-  await browser?.close();
-  if (id) await rest('DELETE', `/api/v1/sessions/${id}`, { token: USER });
-});
+after(() => cleanUp(browser, id));
 
 const termSize = (n = 1) => page.evaluate((k) => {
   const t = window.__sandpipe.terminals.get(k).term;

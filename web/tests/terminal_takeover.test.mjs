@@ -5,20 +5,15 @@
 // gap, typing works.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, signedIn, shot, createSession, rest, USER, ADMIN, typeIn, waitScreen } from './harness.mjs';
+import { launch, shot, createSession, rest, USER, ADMIN, typeIn, waitScreen, sessionPage, cleanUp } from './harness.mjs';
 
 let browser, page, id;
 before(async () => {
   browser = await launch();
   id = await createSession(USER);
-  page = await signedIn(browser, USER, { path: '/', viewport: { width: 1280, height: 800 } });
-  await page.goto(page.url().replace(/#.*/, '') + '#/s/' + id);
-  await page.locator('[data-terminal="1"] .xterm-rows').waitFor();
+  page = await sessionPage(browser, id);
 });
-after(async () => {
-  await browser?.close();
-  if (id) await rest('DELETE', `/api/v1/sessions/${id}`, { token: USER });
-});
+after(() => cleanUp(browser, id));
 
 const owner = async () => (await rest('GET', `/api/v1/sessions/${id}`, { token: ADMIN })).body.gateway;
 

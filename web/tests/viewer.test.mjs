@@ -2,7 +2,7 @@
 // create form, no pause/resume/delete, no terminal; the server refuses it all the same.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, signedIn, shot, createSession, viewerToken, rest, USER } from './harness.mjs';
+import { launch, signedIn, shot, createSession, viewerToken, rest, USER, cleanUp } from './harness.mjs';
 
 let browser, id, viewer;
 before(async () => {
@@ -10,10 +10,7 @@ before(async () => {
   id = await createSession(USER);
   viewer = await viewerToken(id);
 });
-after(async () => {
-  await browser?.close();
-  if (id) await rest('DELETE', `/api/v1/sessions/${id}`, { token: USER });
-});
+after(() => cleanUp(browser, id));
 
 test('a viewer lands on its session with no write controls', async () => {
   const page = await signedIn(browser, viewer);

@@ -240,21 +240,30 @@ on_reply(redisAsyncContext *c, void *r, void *privdata)
     free(call);
 }
 
-int
-redis_client_cmdv(redis_client_cb cb, void *ud, int argc, const char **argv, const size_t *lens)
+/* A call for cb, or NULL once cb has had its NULL reply (Redis is not connected). */
+static call_t *
+call_begin(redis_client_cb cb, void *ud)
 {
     if (!connected || !ac) {
         if (cb)
             cb(NULL, ud);
-        return -1;
+        return NULL;
     }
     call_t *call = xmalloc(sizeof *call);
     call->cb = cb;
     call->ud = ud;
-    if (redisAsyncCommandArgv(ac, on_reply, call, argc, argv, lens) != REDIS_OK) {
+    return call;
+}
+
+/* rc is hiredis's answer to queueing the call's command: pending until on_reply, or (not
+ * queued) freed after its callback has had a NULL reply. */
+static int
+call_queued(call_t *call, int rc)
+{
+    if (rc != REDIS_OK) {
+        if (call->cb)
+            call->cb(NULL, call->ud);
         free(call);
-        if (cb)
-            cb(NULL, ud);
         return -1;
     }
     pending++;
@@ -262,28 +271,25 @@ redis_client_cmdv(redis_client_cb cb, void *ud, int argc, const char **argv, con
 }
 
 int
+redis_client_cmdv(redis_client_cb cb, void *ud, int argc, const char **argv, const size_t *lens)
+{
+    call_t *call = call_begin(cb, ud);
+    if (!call)
+        return -1;
+    return call_queued(call, redisAsyncCommandArgv(ac, on_reply, call, argc, argv, lens));
+}
+
+int
 redis_client_cmd(redis_client_cb cb, void *ud, const char *fmt, ...)
 {
-    if (!connected || !ac) {
-        if (cb)
-            cb(NULL, ud);
+    call_t *call = call_begin(cb, ud);
+    if (!call)
         return -1;
-    }
-    call_t *call = xmalloc(sizeof *call);
-    call->cb = cb;
-    call->ud = ud;
     va_list ap;
     va_start(ap, fmt);
     int rc = redisvAsyncCommand(ac, on_reply, call, fmt, ap);
     va_end(ap);
-    if (rc != REDIS_OK) {
-        free(call);
-        if (cb)
-            cb(NULL, ud);
-        return -1;
-    }
-    pending++;
-    return 0;
+    return call_queued(call, rc);
 }
 
 redisContext *

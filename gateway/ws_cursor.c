@@ -22,21 +22,6 @@ ws_cursor_wake(gw_sub_t *sub)
         ws_want_write(c->wsi);
 }
 
-void
-ws_queue_text(struct lws *wsi, pss_t *p, const char *text, size_t len)
-{
-    reply_t *r = xcalloc(1, sizeof *r);
-    r->text = xstrndup(text, len);
-    r->len = len;
-    if (p->replies_tail)
-        p->replies_tail->next = r;
-    else
-        p->replies = r;
-    p->replies_tail = r;
-    p->nreplies++;
-    lws_callback_on_writable(wsi);
-}
-
 /* The session is going away (its log too). Stopped: hand the client the events it has not seen
  * yet (the final STOPPED status among them), then say the session ended and close. Not stopped
  * (this gateway shuts down, or a peer took the session over): its unconfirmed events are not

@@ -59,6 +59,21 @@ ws_conn_ref_del(uint64_t id)
 }
 
 void
+ws_queue_text(struct lws *wsi, pss_t *p, const char *text, size_t len)
+{
+    reply_t *r = xcalloc(1, sizeof *r);
+    r->text = xstrndup(text, len);
+    r->len = len;
+    if (p->replies_tail)
+        p->replies_tail->next = r;
+    else
+        p->replies = r;
+    p->replies_tail = r;
+    p->nreplies++;
+    lws_callback_on_writable(wsi);
+}
+
+void
 ws_queue_reply(struct lws *wsi, pss_t *p, json_object *msg)
 {
     if (p->nreplies >= WS_REPLIES_MAX) {
@@ -67,19 +82,10 @@ ws_queue_reply(struct lws *wsi, pss_t *p, json_object *msg)
         ws_close_after_replies(wsi, p, WS_CLOSE_POLICY, "too many unread replies");
         return;
     }
-    reply_t *r = xcalloc(1, sizeof *r);
     size_t len;
     const char *t = json_text(msg, &len);
-    r->text = xstrndup(t, len);
-    r->len = len;
+    ws_queue_text(wsi, p, t, len);
     json_object_put(msg);
-    if (p->replies_tail)
-        p->replies_tail->next = r;
-    else
-        p->replies = r;
-    p->replies_tail = r;
-    p->nreplies++;
-    lws_callback_on_writable(wsi);
 }
 
 void

@@ -135,8 +135,7 @@ get_latency(const char *host, int port, const char *path, const char *headers, c
 typedef struct {
     const char *host, *sid, *key;
     int port;
-    double *lat; /* latencies of this thread's requests */
-    size_t n_lat, cap_lat;
+    sample_t lat; /* latencies of this thread's requests */
     long ok, not_ok, status_429;
 } driver_t;
 
@@ -170,11 +169,7 @@ drive(void *arg)
             if (httpc_open(&c, d->host, d->port) < 0)
                 die("cannot reconnect");
         }
-        if (d->n_lat == d->cap_lat) {
-            d->cap_lat = d->cap_lat ? 2 * d->cap_lat : 1024;
-            d->lat = realloc(d->lat, d->cap_lat * sizeof *d->lat);
-        }
-        d->lat[d->n_lat++] = now_us() - t0;
+        sample_add(&d->lat, now_us() - t0);
     }
     httpc_close(&c);
     return NULL;
@@ -194,25 +189,20 @@ throughput(const char *host, int port, const char *key, long total, int nsess, c
     pthread_barrier_wait(&start_line);
     double t0 = now_us();
     long ok = 0, bad = 0, n429 = 0;
-    size_t nl = 0;
     for (int i = 0; i < nsess; i++) {
         pthread_join(th[i], NULL);
         ok += ds[i].ok, bad += ds[i].not_ok, n429 += ds[i].status_429;
-        nl += ds[i].n_lat;
     }
     double secs = (now_us() - t0) / 1e6;
-    double *all = malloc((nl ? nl : 1) * sizeof *all);
-    size_t k = 0;
-    for (int i = 0; i < nsess; i++) {
-        memcpy(all + k, ds[i].lat, ds[i].n_lat * sizeof *all);
-        k += ds[i].n_lat;
-        free(ds[i].lat);
-    }
-    qsort(all, nl, sizeof *all, cmp_double);
+    sample_t all = {0};
+    for (int i = 0; i < nsess; i++)
+        sample_take(&all, &ds[i].lat);
+    sample_sort(&all);
     printf("REST execute_action throughput: %d sessions, %ld actions in %.2f s = %.0f actions/s "
            "answered 200 (%ld other: %ld of them 429); latency under load p50=%.0fus p99=%.0fus\n",
-           nsess, ok + bad, secs, (double)ok / secs, bad, n429, pct(all, nl, 50), pct(all, nl, 99));
-    free(all);
+           nsess, ok + bad, secs, (double)ok / secs, bad, n429, pct(all.v, all.n, 50),
+           pct(all.v, all.n, 99));
+    free(all.v);
     free(ds);
     free(th);
     return bad ? 1 : 0;

@@ -9,25 +9,10 @@
 #include <string.h>
 #include <uv.h>
 
-#include "clock.h"
 #include "event_log.h"
 #include "gw.h"
 #include "json_util.h"
 #include "redis_client.h"
-
-gw_t g_gw;
-
-double
-gw_now(void)
-{
-    return clock_mono();
-}
-
-double
-gw_wall(void)
-{
-    return clock_wall();
-}
 
 static event_log_t *log_;
 static uint64_t total, sent;

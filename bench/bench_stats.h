@@ -1,9 +1,13 @@
-/* bench_stats.h — what the benchmark clients share: a monotonic clock in microseconds and
- * percentiles of a sorted sample. Header-only (static inline). */
+/* bench_stats.h — what the benchmark clients share: a monotonic clock in microseconds,
+ * percentiles of a sorted sample, and a sample that grows as a thread measures. Header-only
+ * (static inline). */
 #ifndef SP_BENCH_STATS_H
 #define SP_BENCH_STATS_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "clock.h"
@@ -27,6 +31,42 @@ static inline double
 pct(const double *v, size_t n, int p)
 {
     return n ? v[n * (size_t)p / 100 < n ? n * (size_t)p / 100 : n - 1] : 0;
+}
+
+/* A sample that grows as it is measured: one per thread, so no locking. */
+typedef struct {
+    double *v;
+    size_t n, cap;
+} sample_t;
+
+static inline void
+sample_add(sample_t *s, double x)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 1024;
+        s->v = realloc(s->v, s->cap * sizeof *s->v);
+        if (!s->v) {
+            fprintf(stderr, "out of memory\n");
+            abort();
+        }
+    }
+    s->v[s->n++] = x;
+}
+
+/* Moves part's values to the end of all (part is left empty). */
+static inline void
+sample_take(sample_t *all, sample_t *part)
+{
+    for (size_t i = 0; i < part->n; i++)
+        sample_add(all, part->v[i]);
+    free(part->v);
+    *part = (sample_t){0};
+}
+
+static inline void
+sample_sort(sample_t *s)
+{
+    qsort(s->v, s->n, sizeof *s->v, cmp_double);
 }
 
 #endif

@@ -259,8 +259,7 @@ typedef struct {
     const char *host;
     int port;
     char path[2048];
-    double *lat;
-    size_t n_lat, cap_lat;
+    sample_t lat;
 } driver_t;
 
 static atomic_long remaining;
@@ -280,11 +279,7 @@ drive(void *arg)
         double t0 = now_us();
         ws_send(&w, ECHO_HI);
         wait_observation(&w, NULL);
-        if (d->n_lat == d->cap_lat) {
-            d->cap_lat = d->cap_lat ? 2 * d->cap_lat : 1024;
-            d->lat = realloc(d->lat, d->cap_lat * sizeof *d->lat);
-        }
-        d->lat[d->n_lat++] = now_us() - t0;
+        sample_add(&d->lat, now_us() - t0);
     }
     close(w.fd);
     free(w.buf);
@@ -308,24 +303,17 @@ throughput(const char *host, int port, char *sids, const char *tok, long total)
         pthread_create(&th[i], NULL, drive, &ds[i]);
     pthread_barrier_wait(&start_line);
     double t0 = now_us();
-    size_t nl = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         pthread_join(th[i], NULL);
-        nl += ds[i].n_lat;
-    }
     double secs = (now_us() - t0) / 1e6;
-    double *all = malloc((nl ? nl : 1) * sizeof *all);
-    size_t k = 0;
-    for (int i = 0; i < n; i++) {
-        memcpy(all + k, ds[i].lat, ds[i].n_lat * sizeof *all);
-        k += ds[i].n_lat;
-        free(ds[i].lat);
-    }
-    qsort(all, nl, sizeof *all, cmp_double);
+    sample_t all = {0};
+    for (int i = 0; i < n; i++)
+        sample_take(&all, &ds[i].lat);
+    sample_sort(&all);
     printf("gateway WebSocket throughput: %d sessions, %zu actions in %.2f s = %.0f actions/s; "
            "latency under load p50=%.0fus p99=%.0fus\n",
-           n, nl, secs, (double)nl / secs, pct(all, nl, 50), pct(all, nl, 99));
-    free(all);
+           n, all.n, secs, (double)all.n / secs, pct(all.v, all.n, 50), pct(all.v, all.n, 99));
+    free(all.v);
     return 0;
 }
 
@@ -352,6 +340,20 @@ ws_recv_or_end(ws_t *w, size_t *len, int *opcode)
     return ws_recv(w, len);
 }
 
+/* Waits us microseconds, then throws away whatever arrived (read or buffered): the next echo
+ * is measured on a quiet socket. */
+static void
+discard_after(ws_t *w, useconds_t us)
+{
+    usleep(us);
+    fcntl(w->fd, F_SETFL, O_NONBLOCK);
+    char junk[65536];
+    while (read(w->fd, junk, sizeof junk) > 0)
+        ;
+    fcntl(w->fd, F_SETFL, 0);
+    w->have = w->consumed = 0;
+}
+
 /* echo: keystroke round trips on PATH (after the first output, e.g. a prompt, settled). */
 static int
 echo_mode(const char *host, int port, const char *path, int n, bool binary)
@@ -366,13 +368,7 @@ echo_mode(const char *host, int port, const char *path, int n, bool binary)
     int op;
     if (binary) { /* a terminal: its prompt comes first */
         ws_recv_or_end(&w, &len, &op);
-        usleep(300000);
-        fcntl(w.fd, F_SETFL, O_NONBLOCK);
-        char junk[65536];
-        while (read(w.fd, junk, sizeof junk) > 0)
-            ;
-        fcntl(w.fd, F_SETFL, 0);
-        w.have = w.consumed = 0;
+        discard_after(&w, 300000);
     }
     for (int i = -20; i < n; i++) {
         double t0 = now_us();
@@ -390,13 +386,7 @@ echo_mode(const char *host, int port, const char *path, int n, bool binary)
             v[i] = now_us() - t0;
         if (binary && i % 64 == 63) { /* a fresh line now and then: readline stays simple */
             ws_send_op(&w, "\x15", 2);
-            usleep(20000);
-            fcntl(w.fd, F_SETFL, O_NONBLOCK);
-            char junk[65536];
-            while (read(w.fd, junk, sizeof junk) > 0)
-                ;
-            fcntl(w.fd, F_SETFL, 0);
-            w.have = w.consumed = 0;
+            discard_after(&w, 20000);
         }
     }
     qsort(v, (size_t)n, sizeof *v, cmp_double);

@@ -29,6 +29,15 @@ api_session_live(api_req_t *r, json_object *s, char *gw, size_t cap, api_err_t *
     return 0;
 }
 
+int
+api_session_gateway_for_write(api_req_t *r, const char *sid, char *gw, size_t cap, api_err_t *e)
+{
+    json_object *s = api_session_for_write(r, sid, e);
+    int live = s ? api_session_live(r, s, gw, cap, e) : -1;
+    json_object_put(s);
+    return live;
+}
+
 /* Scans one XREAD reply for the observation of seq; updates last. */
 static json_object *
 scan(redisReply *x, uint64_t seq, char *last, size_t cap, bool *ended)
@@ -187,14 +196,11 @@ api_actions_submit(api_req_t *r, char **params)
     }
     api_err_t e;
     char gw[128];
-    json_object *s = api_session_for_write(r, sid, &e);
-    if (!s || api_session_live(r, s, gw, sizeof gw, &e) < 0) {
-        json_object_put(s);
+    if (api_session_gateway_for_write(r, sid, gw, sizeof gw, &e) < 0) {
         json_object_put(body);
         api_fail(r, &e);
         return;
     }
-    json_object_put(s);
     if (!wait) {
         json_object *res = action_submit(r, gw, sid, action, &e);
         json_object_put(body);
@@ -240,14 +246,11 @@ api_signal_send(api_req_t *r, char **params)
     }
     api_err_t e;
     char gw[128];
-    json_object *s = api_session_for_write(r, params[0], &e);
-    if (!s || api_session_live(r, s, gw, sizeof gw, &e) < 0) {
-        json_object_put(s);
+    if (api_session_gateway_for_write(r, params[0], gw, sizeof gw, &e) < 0) {
         json_object_put(body);
         api_fail(r, &e);
         return;
     }
-    json_object_put(s);
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "signal");
     json_set_str(req, "session", params[0]);

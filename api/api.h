@@ -116,6 +116,10 @@ json_object *api_session_for_write(api_req_t *r, const char *sid, api_err_t *e);
 /* Checks that session s (borrowed) can take work now: 0, or -code with e: ERR_SESSION_ENDED
  * (stopped), ERR_GATEWAY_DOWN, ERR_UNAVAILABLE. Copies the gateway id into gw. actions.c. */
 int api_session_live(api_req_t *r, json_object *s, char *gw, size_t cap, api_err_t *e);
+/* api_session_for_write, then api_session_live: the gateway of a session r may change and that
+ * can take work now (0), or -code with e. actions.c. */
+int api_session_gateway_for_write(api_req_t *r, const char *sid, char *gw, size_t cap,
+                                  api_err_t *e);
 
 /* An OpenHands action to run and wait for (api_action_run). */
 typedef struct {

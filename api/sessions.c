@@ -309,10 +309,7 @@ pause_op(api_req_t *r, const char *sid, const char *op)
 {
     api_err_t e;
     char gw[128];
-    json_object *s = api_session_for_write(r, sid, &e);
-    int live = s ? api_session_live(r, s, gw, sizeof gw, &e) : -1;
-    json_object_put(s);
-    if (live < 0) {
+    if (api_session_gateway_for_write(r, sid, gw, sizeof gw, &e) < 0) {
         api_fail(r, &e);
         return;
     }

@@ -144,6 +144,18 @@ environment(json_object *v, json_object *names)
         return -1;                                                                                 \
     } while (0)
 
+/* The --oh-memory/--oh-cpu/--oh-pids limits that are configured, scaled by factor, into o. */
+static void
+set_limits(json_object *o, long long factor)
+{
+    if (g_api.oh.memory > 0)
+        json_set_int(o, "memory", g_api.oh.memory * factor);
+    if (g_api.oh.cpu > 0)
+        json_set_int(o, "cpu", g_api.oh.cpu * factor);
+    if (g_api.oh.pids > 0)
+        json_set_int(o, "pids", g_api.oh.pids * factor);
+}
+
 static int
 start_parse(api_req_t *r, json_object *b, start_req_t *q)
 {
@@ -229,12 +241,7 @@ start_parse(api_req_t *r, json_object *b, start_req_t *q)
     json_set_str(applied, "idle_action", "pause");
     /* limits not configured here are the gateway's defaults, scaled there by the factor */
     json_set_int(applied, "resource_factor", q->factor);
-    if (g_api.oh.memory > 0)
-        json_set_int(applied, "memory", g_api.oh.memory * q->factor);
-    if (g_api.oh.cpu > 0)
-        json_set_int(applied, "cpu", g_api.oh.cpu * q->factor);
-    if (g_api.oh.pids > 0)
-        json_set_int(applied, "pids", g_api.oh.pids * q->factor);
+    set_limits(applied, q->factor);
     json_set(q->record, "sandpipe", applied);
     return 0;
 }
@@ -262,12 +269,7 @@ create_params(const start_req_t *q, const char *rid, const char *key, const char
     json_set(p, "env", env);
     /* 0: the gateway's own default limits, scaled by the gateway; a runtime with those and
      * resource_factor 1 comes from the warm pool */
-    if (g_api.oh.memory > 0)
-        json_set_int(p, "memory", g_api.oh.memory * q->factor);
-    if (g_api.oh.cpu > 0)
-        json_set_int(p, "cpu", g_api.oh.cpu * q->factor);
-    if (g_api.oh.pids > 0)
-        json_set_int(p, "pids", g_api.oh.pids * q->factor);
+    set_limits(p, q->factor);
     if (q->factor != 1)
         json_set_int(p, "resource_factor", q->factor);
     json_set_int(p, "idle_timeout", g_api.oh.idle_timeout);

@@ -1,6 +1,7 @@
-/* io.c — fd helpers. */
+/* io.c — fd and directory helpers. */
 #include "io.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <sys/types.h>
@@ -26,4 +27,17 @@ io_write_all(int fd, const void *p, size_t n)
         n -= (size_t)w;
     }
     return 0;
+}
+
+void
+io_remove_flat_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.')
+            unlinkat(dirfd(d), e->d_name, 0);
+    if (d)
+        closedir(d);
+    rmdir(path);
 }

@@ -1,7 +1,6 @@
 /* ipython.c — the IPython plugin (ipython.h): the helper process, the cell in progress, output
  * delivery within the channel's credit, and the observation. */
 #include <errno.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include "buf.h"
 #include "env.h"
 #include "executor.h"
+#include "io.h"
 #include "ipython.h"
 #include "ipython_obs.h"
 #include "json_util.h"
@@ -299,12 +299,5 @@ ipython_shutdown(void)
     plugin_proc_stop(&ipy.proc);
     char kdir[PATH_MAX];
     snprintf(kdir, sizeof kdir, "%s/jupyter", g_exec.rundir);
-    DIR *d = opendir(kdir);
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        if (e->d_name[0] != '.')
-            unlinkat(dirfd(d), e->d_name, 0);
-    if (d)
-        closedir(d);
-    rmdir(kdir);
+    io_remove_flat_dir(kdir);
 }

@@ -1,6 +1,5 @@
 /* main.c — sandpipe-executor: parse options, set up the sandbox-side state, listen, run the
  * loop. Runs as the sandbox user; as PID 1 it also reaps orphans. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -24,6 +23,7 @@
 #include "env.h"
 #include "executor.h"
 #include "file_actions.h"
+#include "io.h"
 #include "ipython.h"
 #include "xalloc.h"
 
@@ -218,20 +218,6 @@ on_signal(int signo, void *data)
     }
 }
 
-/* Removes our private command files (flat directory). */
-static void
-remove_rundir(void)
-{
-    DIR *d = opendir(g_exec.rundir);
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        if (e->d_name[0] != '.')
-            unlinkat(dirfd(d), e->d_name, 0);
-    if (d)
-        closedir(d);
-    rmdir(g_exec.rundir);
-}
-
 static void
 drop_privileges(const char *spec)
 {
@@ -351,6 +337,6 @@ main(int argc, char **argv)
     browser_shutdown();
     if (strncmp(lst.listen, "unix:", 5) == 0)
         unlink(lst.listen + 5);
-    remove_rundir();
+    io_remove_flat_dir(g_exec.rundir); /* our private command files */
     return 0;
 }

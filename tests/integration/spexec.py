@@ -67,6 +67,30 @@ class Channel:
             elif f.type == ERROR:
                 events.append({"protocol_error": f.json()})
 
+    def read(self, until=None, timeout=30, strict=True):
+        """Reads DATA until until(bytes so far) is true, a CLOSE, or the timeout; returns (bytes,
+        JSON events, CLOSE dict or None). strict: running out of time fails the test; else
+        what came so far is returned."""
+        out, events = bytearray(), []
+        deadline = time.monotonic() + timeout
+        while until is None or not until(bytes(out)):
+            left = deadline - time.monotonic()
+            try:
+                if left <= 0:
+                    raise TimeoutError(f"timed out; last bytes {bytes(out[-200:])!r}")
+                f = self.next(timeout=max(0.1, left))
+            except TimeoutError as e:
+                if strict:
+                    raise AssertionError(str(e)) from e
+                break
+            if f.type == DATA:
+                out.extend(f.payload)
+            elif f.type == JSON:
+                events.append(f.json())
+            elif f.type == CLOSE:
+                return bytes(out), events, f.json()
+        return bytes(out), events, None
+
     def send(self, data):
         for i in range(0, len(data), 65536):
             chunk = data[i:i + 65536]

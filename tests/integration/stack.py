@@ -115,24 +115,21 @@ def sandbox_processes(state_dir):
     its top process (the outer bwrap, or the local provider's executor), and every other
     process of the sandbox descends from that one."""
     root = os.path.realpath(state_dir) + "/"
-    parent, tops, ids = {}, set(), set()
+    tops, ids = set(), set()
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
-            with open(f"/proc/{d}/stat") as f:
-                parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
             cwd = os.readlink(f"/proc/{d}/cwd")
         except OSError:
             continue
         if cwd.startswith(root):
             tops.add(int(d))
             ids.add(cwd[len(root):].split("/")[0])
-    pids, todo = set(tops), list(tops)
+    children, pids, todo = proc_children(), set(tops), list(tops)
     while todo:
-        p = todo.pop()
-        for child, pp in parent.items():
-            if pp == p and child not in pids:
+        for child in children.get(todo.pop(), []):
+            if child not in pids:
                 pids.add(child)
                 todo.append(child)
     return pids, ids

@@ -23,22 +23,8 @@ class DurableTest(ExecutorTest):
 
     def read(self, ch, until_bytes=None, timeout=30):
         """Reads frames without granting credit; returns (bytes, events, close or None)."""
-        out, events = bytearray(), []
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if until_bytes is not None and len(out) >= until_bytes:
-                return bytes(out), events, None
-            try:
-                f = ch.next(timeout=max(0.1, deadline - time.monotonic()))
-            except TimeoutError:
-                break
-            if f.type == DATA:
-                out.extend(f.payload)
-            elif f.type == JSON:
-                events.append(f.json())
-            elif f.type == CLOSE:
-                return bytes(out), events, f.json()
-        return bytes(out), events, None
+        until = None if until_bytes is None else (lambda b: len(b) >= until_bytes)
+        return ch.read(until, timeout, strict=False)
 
     def ack(self, c, ch, n):
         c.sock.sendall(encode(CREDIT, ch.id, struct.pack(">I", n)))

@@ -9,26 +9,9 @@ import re
 import time
 import unittest
 
-from spexec import CLOSE, DATA, JSON, ExecutorTest
+from spexec import CLOSE, JSON, ExecutorTest
 
 KEEP = 1024 * 1024
-
-
-def read_until(ch, pred, timeout=30):
-    """DATA bytes until pred(bytes); returns (bytes, json events, close dict or None)."""
-    out, events = bytearray(), []
-    deadline = time.monotonic() + timeout
-    while not pred(bytes(out)):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out; last bytes {bytes(out[-200:])!r}")
-        f = ch.next(timeout=max(0.1, deadline - time.monotonic()))
-        if f.type == DATA:
-            out.extend(f.payload)
-        elif f.type == JSON:
-            events.append(f.json())
-        elif f.type == CLOSE:
-            return bytes(out), events, f.json()
-    return bytes(out), events, None
 
 
 def wait_file(path, timeout=60):
@@ -55,7 +38,7 @@ class TerminalKeepTest(ExecutorTest):
         c = self.ex.connect()
         ch = self.open(c, "k1")
         ch.send(b"cd /tmp; X=kept-$((6*7)); echo go-$((1+2))\r")
-        out, _, _ = read_until(ch, lambda b: b"go-3\r\n" in b)
+        out, _, _ = ch.read(lambda b: b"go-3\r\n" in b)
         c.close()  # as a gateway killed with -9
         c2 = self.ex.connect()
         ch2, ev, _ = self.attach(c2, "k1", len(out))
@@ -63,18 +46,18 @@ class TerminalKeepTest(ExecutorTest):
         self.assertEqual(ev["offset"], len(out))
         self.assertGreaterEqual(ev["end"], len(out))
         ch2.send(b'echo "$X:$(pwd)"\r')
-        more, _, _ = read_until(ch2, lambda b: b"kept-42:/tmp\r\n" in b)
+        more, _, _ = ch2.read(lambda b: b"kept-42:/tmp\r\n" in b)
         # from offset 0 the kept bytes come again, the same ones
         c3 = self.ex.connect()
         ch3, ev, _ = self.attach(c3, "k1", 0)
         self.assertEqual(ev["offset"], 0)
-        again, _, _ = read_until(ch3, lambda b: len(b) >= len(out) + len(more))
+        again, _, _ = ch3.read(lambda b: len(b) >= len(out) + len(more))
         self.assertEqual(again[:len(out) + len(more)], out + more)
         # the connection that held it lost it
-        _, _, closed = read_until(ch2, lambda b: False, timeout=10)
+        _, _, closed = ch2.read(lambda b: False, timeout=10)
         self.assertEqual(closed["error"]["code"], "busy", closed)
         ch3.send(b"exit 4\r")
-        _, _, closed = read_until(ch3, lambda b: False)
+        _, _, closed = ch3.read(lambda b: False)
         self.assertEqual(closed["exit_code"], 4)
         c2.close()
         c3.close()
@@ -89,7 +72,7 @@ class TerminalKeepTest(ExecutorTest):
         # exited while orphaned, or exits now: either way its output, then its exit code
         ch, ev, _ = self.attach(c2, "k2", 0)
         self.assertEqual(ev["event"], "attached", ev)
-        out, _, closed = read_until(ch, lambda b: False)
+        out, _, closed = ch.read(lambda b: False)
         self.assertIn(b"bye-25", out)
         self.assertEqual(closed["exit_code"], 3)
         _, ev, typ = self.attach(c2, "k2", 0)  # delivered: gone
@@ -108,7 +91,7 @@ class TerminalKeepTest(ExecutorTest):
         ch, ev, _ = self.attach(c2, "k3", 0)
         self.assertGreater(ev["offset"], 0)  # the start moved: what was before it is gone
         self.assertEqual(ev["end"] - ev["offset"], KEEP)
-        out, _, _ = read_until(ch, lambda b: len(b) >= KEEP)
+        out, _, _ = ch.read(lambda b: len(b) >= KEEP)
         self.assertEqual(len(out), KEEP)
         nums = [int(n) for n in re.findall(rb"(\d+)\r\n", out)]
         self.assertEqual(nums[-1], 300000)
@@ -124,14 +107,14 @@ class TerminalKeepTest(ExecutorTest):
         c = self.ex.connect()
         ch = self.open(c, "k4", grace=1)
         ch.send(b"echo up\r")
-        read_until(ch, lambda b: b"up\r\n" in b)
+        ch.read(lambda b: b"up\r\n" in b)
         _, ev, typ = self.attach(c, "k4", 10 ** 9)
         self.assertEqual((typ, ev["error"]["code"]), (CLOSE, "bad_request"), ev)
         dup = c.open({"op": "terminal", "cols": 80, "rows": 24, "id": "k4"})
-        _, _, closed = read_until(dup, lambda b: False)
+        _, _, closed = dup.read(lambda b: False)
         self.assertEqual(closed["error"]["code"], "bad_request")
         bad = c.open({"op": "terminal", "cols": 80, "rows": 24, "id": "no spaces"})
-        _, _, closed = read_until(bad, lambda b: False)
+        _, _, closed = bad.read(lambda b: False)
         self.assertEqual(closed["error"]["code"], "bad_request")
         c.close()
         time.sleep(2.5)  # grace 1 s: hung up

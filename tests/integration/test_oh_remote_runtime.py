@@ -33,12 +33,17 @@ def api_log_problems(stack):
         return [line for line in f if "exited" in line or "Sanitizer" in line or "runtime error" in line]
 
 
+def stop_checked(stack):
+    """Stops the stack; then fails if sandpipe-api logged a dead worker or a sanitizer report."""
+    problems = api_log_problems(stack)
+    stack.stop()
+    if problems:
+        raise AssertionError("sandpipe-api: " + "".join(problems))
+
+
 def tearDownModule():
     if STACK:
-        problems = api_log_problems(STACK)
-        STACK.stop()
-        if problems:
-            raise AssertionError("sandpipe-api: " + "".join(problems))
+        stop_checked(STACK)
 
 
 def v0_command(plugins=("agent_skills", "jupyter"), browser=False):
@@ -705,10 +710,7 @@ class OHCapacity(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        problems = api_log_problems(cls.s)
-        cls.s.stop()
-        if problems:
-            raise AssertionError("sandpipe-api: " + "".join(problems))
+        stop_checked(cls.s)
 
     def api(self, method, path, body, key):
         return self.s.request(method, API + path, body, headers={"X-API-Key": key})[:2]
@@ -755,10 +757,7 @@ class OHIdlePause(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        problems = api_log_problems(cls.s)
-        cls.s.stop()
-        if problems:
-            raise AssertionError("sandpipe-api: " + "".join(problems))
+        stop_checked(cls.s)
 
     def test_idle_runtime_is_paused_then_resumed_with_its_state(self):
         key = self.s.token(sub="idle", role="user")

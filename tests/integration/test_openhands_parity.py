@@ -21,20 +21,10 @@ from urllib.parse import urlparse
 
 from apistack import ModuleStack
 from stack import BUILD
+from test_openhands_runtime import client_action
 
 STACK = ModuleStack(pool=2)
 setUpModule, tearDownModule = STACK.start, STACK.stop
-
-
-def client_action(action, timeout=120.0, **args):
-    """An action serialised as the upstream client does (event_to_dict + timeout)."""
-    base = {"thought": "", "security_risk": -1}  # asdict(): the action class's fields only
-    if action in ("run", "run_ipython"):
-        base["confirmation_state"] = "confirmed"
-    if action == "run":
-        base.update({"is_input": False, "blocking": False, "is_static": False, "cwd": None, "hidden": False})
-    base.update(args)
-    return {"action": {"action": action, "args": base, "timeout": timeout, "message": f"{action} action"}}
 
 
 # OpenHands 0.62's ACTION_TYPE_TO_CLASS keys, in its order (openhands/events/serialization/action.py),

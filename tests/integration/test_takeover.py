@@ -29,6 +29,21 @@ def start_loop(f, ident="loop"):
     return ev["seq"]
 
 
+def echo_on(ms, gw, sid, word):
+    """Runs `echo word` in session sid through gateway gw; the content of the observations
+    seen until one shows word (bounded)."""
+    c = ms.ws_to(gw, f"/ws/sessions/{sid}")
+    c.send_json({"type": "action", "id": "a", "action": {"action": "run", "args": {"command": f"echo {word}"}}})
+    got = ""
+    deadline = time.monotonic() + 60
+    while word not in got and time.monotonic() < deadline:
+        m = c.recv_json(60)
+        if m.get("type") == "observation":
+            got = m["observation"].get("content", "")
+    c.close()
+    return got
+
+
 def last_seq(ms, sid):
     top = ms.redis("XREVRANGE", f"sp:session:{{{sid}}}:events", "+", "-", "COUNT", "1")
     m = re.match(r"0-(\d+)", top)
@@ -133,16 +148,7 @@ class TakeoverTest(unittest.TestCase):
         for pid in pool_ids:
             self.assertIn(pid, taken)
         # the session works on its new owner
-        c = ms.ws_to(ms.index(new), f"/ws/sessions/{sid}")
-        c.send_json({"type": "action", "id": "a", "action": {"action": "run", "args": {"command": "echo still-here"}}})
-        got = ""
-        deadline = time.monotonic() + 60
-        while "still-here" not in got and time.monotonic() < deadline:
-            m = c.recv_json(60)
-            if m.get("type") == "observation":
-                got = m["observation"].get("content", "")
-        c.close()
-        self.assertIn("still-here", got)
+        self.assertIn("still-here", echo_on(ms, ms.index(new), sid, "still-here"))
         self.assertEqual(ms.owner(sid), new)
 
 
@@ -219,16 +225,7 @@ class LastGatewayOfHostTest(unittest.TestCase):
         # the host's gateway is back: it re-attaches the sandbox, which still runs
         ms.start(0)
         self.assertTrue(wait_until(lambda: ms.redis("HGET", f"sp:session:{{{sid}}}", "status") == "READY", 60))
-        c = ms.ws_to(0, f"/ws/sessions/{sid}")
-        c.send_json({"type": "action", "id": "a", "action": {"action": "run", "args": {"command": "echo back"}}})
-        got = ""
-        deadline = time.monotonic() + 60
-        while "back" not in got and time.monotonic() < deadline:
-            m = c.recv_json(60)
-            if m.get("type") == "observation":
-                got = m["observation"].get("content", "")
-        c.close()
-        self.assertIn("back", got)
+        self.assertIn("back", echo_on(ms, 0, sid, "back"))
 
 
 class CutOffGatewayTest(unittest.TestCase):

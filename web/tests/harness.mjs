@@ -101,6 +101,34 @@ export async function waitScreen(page, re, n = 1, timeout = 20000) {
   return screen(page, n);
 }
 
+/** Terminal n's whole buffer (scrollback included): its terminal id and its lines. */
+export async function terminalBuffer(page, n = 1) {
+  const { id, lines } = await page.evaluate((k) => {
+    const t = window.__sandpipe.terminals.get(k), b = t.term.buffer.active, out = [];
+    for (let i = 0; i < b.length; i++) out.push(b.getLine(i).translateToString(true));
+    return { id: t.termId, lines: out };
+  }, n);
+  return { id, lines };
+}
+
+/** Clicks the theme toggle as a person would (the mouse pressed and released on it, nothing
+ * waited for) n times, each until the page repainted; returns the times taken in ms with their
+ * median and worst. */
+export async function themeClicks(page, n = 5) {
+  const took = [];
+  for (let i = 0; i < n; i++) {
+    const was = await page.evaluate(() => document.documentElement.dataset.theme);
+    const box = await page.getByRole('button', { name: 'toggle theme' }).boundingBox();
+    const start = Date.now();
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    await page.waitForFunction((w) => document.documentElement.dataset.theme !== w, was, { timeout: 5000, polling: 'raf' });
+    took.push(Date.now() - start);
+  }
+  // The median click: one click can wait behind whatever else the (shared, loaded) machine runs.
+  const median = [...took].sort((a, b) => a - b)[Math.floor(n / 2)], worst = Math.max(...took);
+  return { took, median, worst };
+}
+
 /** Types into terminal n as a person would (focus, then key presses). */
 export async function typeIn(page, text, n = 1) {
   await page.locator(`[data-terminal="${n}"] .xterm`).click();

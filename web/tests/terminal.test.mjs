@@ -4,7 +4,7 @@
 // reload that takes the terminal back, and a 50 MB flood that leaves the page answering clicks.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, shot, createSession, USER, typeIn, waitScreen, screen, dropConnections, sessionPage, cleanUp } from './harness.mjs';
+import { launch, shot, createSession, USER, typeIn, waitScreen, screen, dropConnections, sessionPage, cleanUp, terminalBuffer, themeClicks } from './harness.mjs';
 
 let browser, page, id;
 before(async () => {
@@ -84,11 +84,7 @@ test('dropped connections are taken back: output flowing through them arrives on
   await page.evaluate(() => window.__sandpipe.terminals.get(1).drop()); // and closed from the page
   await waitScreen(page, /^ROWS-42\s*$/m, 1, 60000);
   await shot(page, 'terminal-reconnected');
-  const { id: after, lines } = await page.evaluate(() => {
-    const t = window.__sandpipe.terminals.get(1), b = t.term.buffer.active, out = [];
-    for (let i = 0; i < b.length; i++) out.push(b.getLine(i).translateToString(true));
-    return { id: t.termId, lines: out };
-  });
+  const { id: after, lines } = await terminalBuffer(page);
   assert.equal(after, termId, 'the same terminal (and shell) was taken back');
   const rows = lines.map((l) => l.trim()).filter((l) => /^row-\d+-\d+$/.test(l));
   const want = [];
@@ -118,18 +114,7 @@ test('50 MB of output: the tab keeps answering clicks within 1 s, and all of it 
   await typeIn(page, 'clear; yes sandpipe-flood-line | head -c 50000000; echo; echo FLOOD-DONE\n');
   await waitScreen(page, /sandpipe-flood-line/);
   const t0 = await page.evaluate(() => window.__sandpipe.terminals.get(1).bytesIn);
-  const took = [];
-  for (let i = 0; i < 5; i++) {
-    const was = await page.evaluate(() => document.documentElement.dataset.theme);
-    // A person's click: the mouse pressed and released on the button, nothing waited for.
-    const box = await page.getByRole('button', { name: 'toggle theme' }).boundingBox();
-    const start = Date.now();
-    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
-    await page.waitForFunction((w) => document.documentElement.dataset.theme !== w, was, { timeout: 5000, polling: 'raf' });
-    took.push(Date.now() - start);
-  }
-  // The median click: one click can wait behind whatever else the (shared, loaded) machine runs.
-  const median = [...took].sort((a, b) => a - b)[2], worst = Math.max(...took);
+  const { took, median, worst } = await themeClicks(page);
   console.log(`click-to-repaint during the flood: median ${median} ms, worst ${worst} ms`);
   assert.ok(median < 1000, `clicks took ${took.join(', ')} ms`);
   await shot(page, 'terminal-flood');

@@ -5,7 +5,7 @@
 // gap, typing works.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, shot, createSession, rest, USER, ADMIN, typeIn, waitScreen, sessionPage, cleanUp } from './harness.mjs';
+import { launch, shot, createSession, rest, USER, ADMIN, typeIn, waitScreen, sessionPage, cleanUp, terminalBuffer } from './harness.mjs';
 
 let browser, page, id;
 before(async () => {
@@ -33,11 +33,7 @@ test('the gateway killed mid-output: the page takes the same shell back from its
   await shot(page, 'terminal-after-takeover');
   const now = await owner();
   assert.notEqual(now, victim, 'the session was taken over');
-  const { id: after, lines } = await page.evaluate(() => {
-    const t = window.__sandpipe.terminals.get(1), b = t.term.buffer.active, out = [];
-    for (let i = 0; i < b.length; i++) out.push(b.getLine(i).translateToString(true));
-    return { id: t.termId, lines: out };
-  });
+  const { id: after, lines } = await terminalBuffer(page);
   assert.equal(after, termId, 'the same terminal was taken back');
   const rows = lines.map((l) => l.trim()).filter((l) => /^row-\d+-\d+$/.test(l));
   const want = [];

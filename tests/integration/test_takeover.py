@@ -67,6 +67,24 @@ def check_seqs(test, events):
     test.assertFalse([e for e in events if e.get("type") == "truncated"])
 
 
+def interrupt_and_check(test, ms, gw, sid, f, act):
+    """Interrupts the loop (action act) through gateway gw; follower f saw every line once, in
+    order, with gapless seqs, the same output as the stream holds, whose seqs have no gap
+    either. Returns the stream's events."""
+    f.until = act
+    c = ms.ws_to(gw, f"/ws/sessions/{sid}")
+    c.send_json({"type": "signal", "id": "stop", "signal": "INT"})
+    test.assertTrue(f.done.wait(120), "no observation after the interrupt")
+    c.close()
+    f.stop()
+    check_lines(test, output_text(f.events, act))
+    check_seqs(test, f.events)
+    evs = stream_events(ms, sid)
+    test.assertEqual(output_text(f.events, act), output_text(evs, act))
+    test.assertEqual([e["seq"] for e in evs], list(range(1, len(evs) + 1)))
+    return evs
+
+
 class TakeoverTest(unittest.TestCase):
     def setUp(self):
         self.ms = MultiStack(n=3, pool=1)
@@ -185,17 +203,7 @@ class StalledGatewayTest(unittest.TestCase):
         self.assertTrue(wait_until(lambda: ms.redis("GET", "sp:gateway:gw-0") != beat, 30))
         self.assertEqual(ms.owner(sid), "gw-1")
         self.assertEqual(ms.redis("SCARD", "sp:gateway:gw-0:sessions"), "0")
-        f.until = act
-        c = ms.ws_to(1, f"/ws/sessions/{sid}")
-        c.send_json({"type": "signal", "id": "stop", "signal": "INT"})
-        self.assertTrue(f.done.wait(120), "no observation after the interrupt")
-        c.close()
-        f.stop()
-        check_lines(self, output_text(f.events, act))
-        check_seqs(self, f.events)
-        self.assertEqual(output_text(f.events, act), output_text(stream_events(ms, sid), act))
-        seqs = [e["seq"] for e in stream_events(ms, sid)]
-        self.assertEqual(seqs, list(range(1, len(seqs) + 1)))
+        interrupt_and_check(self, ms, 1, sid, f, act)
 
 
 class LastGatewayOfHostTest(unittest.TestCase):
@@ -259,17 +267,7 @@ class CutOffGatewayTest(unittest.TestCase):
         # still streaming after it came back
         top = len(stream_events(ms, sid))
         self.assertTrue(wait_until(lambda: len(stream_events(ms, sid)) > top + 3, 60))
-        f.until = act
-        c = ms.ws_to(0, f"/ws/sessions/{sid}")
-        c.send_json({"type": "signal", "id": "stop", "signal": "INT"})
-        self.assertTrue(f.done.wait(120), "no observation after the interrupt")
-        c.close()
-        f.stop()
-        check_lines(self, output_text(f.events, act))
-        check_seqs(self, f.events)
-        evs = stream_events(ms, sid)
-        self.assertEqual(output_text(f.events, act), output_text(evs, act))
-        self.assertEqual([e["seq"] for e in evs], list(range(1, len(evs) + 1)))
+        evs = interrupt_and_check(self, ms, 0, sid, f, act)
         statuses = [e["status"] for e in evs if e.get("type") == "status"]
         self.assertEqual(statuses[-2:], ["ERROR", "READY"])
 

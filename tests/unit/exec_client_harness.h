@@ -217,4 +217,16 @@ open_ch(exec_client_t *c, const char *op)
     return ch;
 }
 
+/* A recorder whose client had HELLO with window and opened one channel with op (its OPEN
+ * already drained): the start of most tests. Returns the channel. */
+static inline uint32_t
+rec_open(rec_t *r, uint32_t window, const char *op)
+{
+    rec_init(r);
+    feed_hello(r->c, window);
+    uint32_t ch = open_ch(r->c, op);
+    free(drain_out(r->c));
+    return ch;
+}
+
 #endif

@@ -7,10 +7,7 @@ test_send_data_stops_at_server_credit(void **state)
 {
     (void)state;
     rec_t r;
-    rec_init(&r);
-    feed_hello(r.c, 10);
-    uint32_t ch = open_ch(r.c, "spawn");
-    free(drain_out(r.c));
+    uint32_t ch = rec_open(&r, 10, "spawn");
     assert_int_equal(exec_client_credit_avail(r.c, ch), 10);
     assert_int_equal(exec_client_send_data(r.c, ch, "abcdefghijklmnopqrstuvwxy", 25), 10);
     assert_int_equal(exec_client_credit_avail(r.c, ch), 0);
@@ -39,10 +36,7 @@ test_send_data_splits_into_chunk_sized_frames(void **state)
 {
     (void)state;
     rec_t r;
-    rec_init(&r);
-    feed_hello(r.c, 4u << 20);
-    uint32_t ch = open_ch(r.c, "upload");
-    free(drain_out(r.c));
+    uint32_t ch = rec_open(&r, 4u << 20, "upload");
     size_t n = 2 * FRAME_DATA_CHUNK + 8192;
     char *p = calloc(1, n);
     assert_int_equal(exec_client_send_data(r.c, ch, p, n), n);
@@ -77,10 +71,7 @@ test_auto_grant_returns_delivered_bytes_coalesced(void **state)
 {
     (void)state;
     rec_t r;
-    rec_init(&r);
-    feed_hello(r.c, 100);
-    uint32_t ch = open_ch(r.c, "run");
-    free(drain_out(r.c));
+    uint32_t ch = rec_open(&r, 100, "run");
     buf_t s = BUF_INIT;
     put(&s, FRAME_DATA, 0, ch, "0123456789012345678901234567890", 30);
     feed_ok(r.c, s.data, s.len);
@@ -100,10 +91,7 @@ test_manual_grant_when_auto_grant_off(void **state)
 {
     (void)state;
     rec_t r;
-    rec_init(&r);
-    feed_hello(r.c, 100);
-    uint32_t ch = open_ch(r.c, "run");
-    free(drain_out(r.c));
+    uint32_t ch = rec_open(&r, 100, "run");
     buf_t s = BUF_INIT;
     put(&s, FRAME_DATA, 0, ch, "0123456789", 10);
     feed_ok(r.c, s.data, s.len); /* 10 ungranted under auto-grant */
@@ -132,10 +120,7 @@ test_on_data_can_stop_auto_grant_for_its_own_bytes(void **state)
 {
     (void)state;
     rec_t r;
-    rec_init(&r);
-    feed_hello(r.c, 10);
-    uint32_t ch = open_ch(r.c, "run");
-    free(drain_out(r.c));
+    uint32_t ch = rec_open(&r, 10, "run");
     r.stop_auto_grant_in_data = true;
     buf_t s = BUF_INIT;
     put(&s, FRAME_DATA, 0, ch, "0123456789", 10);

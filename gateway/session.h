@@ -51,6 +51,9 @@ struct gw_term_client {
      * or the executor no longer has the terminal (not_found: it is gone). The terminal must not
      * be touched afterwards. */
     void (*refused)(gw_term_client_t *c, const char *code, const char *message);
+    /* Stop (true) or go on (false) reading the client's input: what it typed waits for the
+     * executor's input credit (a paste past its window), nothing is dropped. */
+    void (*pause)(gw_term_client_t *c, bool paused);
     uint64_t since; /* the offset the client asked for */
 };
 /* At most the executor's TERMINAL_KEEP (executor/terminal.h): the credit lets the PTY run this
@@ -174,6 +177,8 @@ void session_term_attach(gw_term_t *t, gw_term_client_t *c, bool acking);
 /* c's connection ended without closing the terminal: it waits --term-grace for a client. */
 void session_term_detach(gw_term_t *t, gw_term_client_t *c);
 void session_term_input(gw_term_t *t, const void *p, size_t n);
+/* The executor took input on the terminal's channel ch back (credit): queued input goes on. */
+void session_term_writable(gw_session_t *s, uint32_t ch);
 void session_term_resize(gw_term_t *t, int cols, int rows);
 /* The client consumed output up to offset off: the executor may produce up to GW_TERM_RING
  * past it (the PTY is not read beyond that, so nothing the client may still ask for is lost). */

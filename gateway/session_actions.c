@@ -103,6 +103,8 @@ on_link_writable(void *ud, uint32_t ch, size_t avail)
     chan_kind_t *kind = c ? exec_client_get_chan_data(c, ch) : NULL;
     if (kind && *kind == CH_ONESHOT)
         session_oneshot_writable((oneshot_t *)kind);
+    else if (kind && *kind == CH_TERM)
+        session_term_writable(s, ch);
 }
 
 static void

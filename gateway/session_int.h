@@ -114,6 +114,9 @@ struct gw_term {
      * session_term_keep.c): until its "attached", input waits in typein (bounded). */
     bool reattach;
     buf_t typein;
+    /* Input past the executor's input window (a big paste): sent as its credit comes back,
+     * the client's connection not read meanwhile (gw_term_client_t.pause). */
+    buf_t inq;
     term_ring_t ring;
     uint64_t consumed; /* the client has consumed output up to here */
     uint64_t limit;    /* the executor may send up to this offset */

@@ -136,6 +136,14 @@ session_term_reattaching(const gw_term_t *t)
     return t->reattach;
 }
 
+/* Input queued (inq) pauses the client's reading; the last of it sent lets it read again. */
+static void
+pause_client(gw_term_t *t, bool paused)
+{
+    if (t->client && t->client->pause)
+        t->client->pause(t->client, paused);
+}
+
 void
 session_term_attach(gw_term_t *t, gw_term_client_t *c, bool acking)
 {
@@ -144,6 +152,8 @@ session_term_attach(gw_term_t *t, gw_term_client_t *c, bool acking)
     t->acking = acking;
     if (old && old != c)
         old->gone(old, true);
+    if (t->inq.len)
+        pause_client(t, true);
 }
 
 void
@@ -157,11 +167,41 @@ session_term_detach(gw_term_t *t, gw_term_client_t *c)
 
 /* Typed while the terminal is being taken back: sent once it is (a paste's worth at most). */
 #define TYPEIN_MAX (64 * 1024)
+/* Queued past the executor's window: the client is paused at once, so this holds at most what
+ * it sent before that took effect (a message, up to 1 MiB); the bound is a guard. */
+#define INQ_MAX (4 * 1024 * 1024)
+
+/* Sends queued input within the executor's credit. */
+static void
+send_queued(gw_term_t *t)
+{
+    exec_client_t *c = client_of(t);
+    if (!c || t->reattach || !t->inq.len)
+        return;
+    size_t sent = 0;
+    while (sent < t->inq.len) {
+        ssize_t k = exec_client_send_data(c, t->ch, t->inq.data + sent, t->inq.len - sent);
+        if (k < 0) {
+            GW_LOG("session %s: terminal %s: %zu bytes of input dropped (the channel failed)",
+                   t->s->id, t->id, t->inq.len - sent);
+            sent = t->inq.len;
+        }
+        if (k <= 0)
+            break;
+        sent += (size_t)k;
+    }
+    buf_consume(&t->inq, sent);
+    exec_link_flush(t->s->link);
+    if (!t->inq.len)
+        pause_client(t, false);
+}
 
 void
 session_term_input(gw_term_t *t, const void *p, size_t n)
 {
-    if (t->reattach && !t->ended) {
+    if (t->ended)
+        return;
+    if (t->reattach) {
         if (t->typein.len + n > TYPEIN_MAX) {
             GW_LOG("session %s: terminal %s: %zu bytes of input dropped while re-attaching",
                    t->s->id, t->id, n);
@@ -170,25 +210,32 @@ session_term_input(gw_term_t *t, const void *p, size_t n)
         buf_append(&t->typein, p, n);
         return;
     }
-    exec_client_t *c = client_of(t);
-    if (!c)
+    if (!client_of(t))
         return;
-    /* Keystrokes are small; the executor grants credit back as input arrives, so only a paste
-     * past its window (256 KiB in flight) finds none: what does not fit is dropped, said. */
-    const uint8_t *b = p;
-    while (n) {
-        ssize_t k = exec_client_send_data(c, t->ch, b, n);
-        if (k <= 0) {
-            GW_LOG("session %s: terminal %s: %zu bytes of input dropped (past the executor's "
-                   "input window)",
-                   t->s->id, t->id, n);
-            break;
-        }
-        b += k;
-        n -= (size_t)k;
+    if (t->inq.len + n > INQ_MAX) {
+        GW_LOG("session %s: terminal %s: %zu bytes of input dropped (%d bytes already wait for "
+               "the executor)",
+               t->s->id, t->id, n, INQ_MAX);
+        return;
     }
+    /* Keystrokes go at once (the executor grants credit back as input arrives); a paste past
+     * its window (256 KiB in flight) waits here for credit, in order, its client paused. */
+    bool was_empty = !t->inq.len;
+    buf_append(&t->inq, p, n);
     t->s->last_activity = gw_now();
-    exec_link_flush(t->s->link);
+    send_queued(t);
+    if (was_empty && t->inq.len)
+        pause_client(t, true);
+}
+
+void
+session_term_writable(gw_session_t *s, uint32_t ch)
+{
+    for (gw_term_t *t = s->terms; t; t = t->next)
+        if (t->ch == ch) {
+            send_queued(t);
+            return;
+        }
 }
 
 void
@@ -222,6 +269,7 @@ term_free(gw_term_t *t)
 {
     term_ring_free(&t->ring);
     buf_free(&t->typein);
+    buf_free(&t->inq);
     free(t);
 }
 
@@ -276,6 +324,12 @@ session_term_end(gw_term_t *t, int exit_code)
     t->ch = 0; /* the channel is closed (or went with the link) */
     t->reattach = false;
     buf_clear(&t->typein);
+    if (t->inq.len) {
+        GW_LOG("session %s: terminal %s ended with %zu bytes of input not taken", t->s->id, t->id,
+               t->inq.len);
+        buf_clear(&t->inq);
+        pause_client(t, false);
+    }
     t->ended = true;
     t->exit_code = exit_code;
     if (!t->client)

@@ -145,6 +145,7 @@ attached(gw_term_t *t, json_object *msg)
         session_term_input(t, in.data, in.len);
         buf_free(&in);
     }
+    session_term_writable(t->s, t->ch); /* what waited for credit when the link went */
     if (t->client)
         t->client->wake(t->client);
 }

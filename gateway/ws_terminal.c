@@ -27,6 +27,16 @@ term_wake(gw_term_client_t *tc)
         ws_want_write(p->cur->wsi);
 }
 
+/* Input waits for the executor's credit: lws stops reading this connection (TCP pushes back
+ * on the client) until it may go on. */
+static void
+term_pause(gw_term_client_t *tc, bool paused)
+{
+    pss_t *p = pss_of_term_client(tc);
+    if (p->cur && p->cur->wsi)
+        lws_rx_flow_control(p->cur->wsi, paused ? 0 : 1);
+}
+
 /* The terminal lets go of this connection: taken over by another one (refused from now on),
  * or its session ended (what was not sent yet still goes out, then the exit). */
 static void
@@ -36,6 +46,8 @@ term_gone(gw_term_client_t *tc, bool taken)
     gw_term_t *t = p->term;
     p->term = NULL;
     struct lws *wsi = p->cur ? p->cur->wsi : NULL;
+    if (wsi)
+        lws_rx_flow_control(wsi, 1); /* it may have been paused: its close must be read */
     if (!wsi || g_gw.stopping)
         return; /* a gateway stopping: the terminal goes on; the client comes back for it */
     if (taken) {
@@ -73,6 +85,7 @@ term_refused(gw_term_client_t *tc, const char *code, const char *message)
     struct lws *wsi = p->cur ? p->cur->wsi : NULL;
     if (!wsi)
         return;
+    lws_rx_flow_control(wsi, 1);
     ws_queue_reply(wsi, p, ws_error_msg(code, message, NULL));
     ws_close_after_replies(wsi, p, WS_CLOSE_POLICY, "refused");
 }
@@ -121,6 +134,7 @@ ws_terminal_setup(struct lws *wsi, pss_t *p, gw_session_t *s)
     p->term_client.wake = term_wake;
     p->term_client.gone = term_gone;
     p->term_client.refused = term_refused;
+    p->term_client.pause = term_pause;
     p->term_client.since = since;
     session_term_attach(t, &p->term_client, acking);
     const term_ring_t *r = session_term_ring(t);

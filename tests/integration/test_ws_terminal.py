@@ -122,6 +122,28 @@ class TerminalReattachTest(unittest.TestCase):
         self.assertEqual(got, sums)
         t.ws.close()
 
+    def test_pastes_past_the_input_window_wait_and_arrive_whole(self):
+        # Three 1 MB messages at once: 12x the executor's 256 KiB input window. The gateway
+        # holds what does not fit and stops reading the connection until the executor takes it.
+        import hashlib
+        import random
+        sid = self.st.create_session()
+        t = Term(self.st, sid)
+        size, n = 1000000, 3
+        t.type(f"stty raw -echo; echo READY-$((2+3)); head -c {size * n} | sha256sum | "
+               "sed s/^/SUM=/; stty sane\r")
+        t.read(lambda x: b"READY-5" in x.data)
+        rnd = random.Random(7)
+        pastes = [rnd.randbytes(size) for _ in range(n)]
+        for p in pastes:
+            t.ws.send_binary(p)
+        t.read(lambda x: re.search(rb"SUM=[0-9a-f]{64}", x.data), timeout=120)
+        got = re.search(rb"SUM=([0-9a-f]{64})", t.data).group(1)
+        self.assertEqual(got, hashlib.sha256(b"".join(pastes)).hexdigest().encode())
+        t.type("echo AFTER-$((3+4))\r")  # the connection reads again
+        t.read(lambda x: b"AFTER-7" in x.data)
+        t.ws.close()
+
     def test_several_terminals_keep_their_ids_and_shells(self):
         sid = self.st.create_session()
         terms = [Term(self.st, sid) for _ in range(3)]

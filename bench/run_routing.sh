@@ -3,7 +3,8 @@
 # with) once its sessions existed (all on the first, GW_PORT) and made session S2 there. Measures,
 # in the same run:
 #   - `echo hi` over a WebSocket to that session through nginx (routed by the lookup) next to the
-#     same straight to its gateway, and the same for a session of the first gateway;
+#     same straight to its gateway, and the same for a session of the first gateway (interleaved
+#     rounds, medians of their differences);
 #   - execute_action straight to the second gateway's HTTP side (no nginx), next to its WebSocket;
 #   - the route lookup alone (GET /_sp/route on a gateway, kept connection), next to the API's
 #     cheapest authenticated Redis read (GET /api/v1/sessions/{id} through nginx): where the lookup
@@ -18,19 +19,41 @@ echo
 echo "### several gateways behind one nginx (issue 21)"
 echo '```'
 p50() { sed -n 's/.*p50=\([0-9]*\)us.*/\1/p' | head -1; }
-via2=$("$B/bench/bench_ws" latency 127.0.0.1 "$HTTP_PORT" "$S2" "$USER_TOKEN" "$ROUNDS")
-dir2=$("$B/bench/bench_ws" latency 127.0.0.1 "$GW2_PORT" "$S2" "$USER_TOKEN" "$ROUNDS")
-via1=$("$B/bench/bench_ws" latency 127.0.0.1 "$HTTP_PORT" "$S0" "$USER_TOKEN" "$ROUNDS")
-dir1=$("$B/bench/bench_ws" latency 127.0.0.1 "$GW_PORT" "$S0" "$USER_TOKEN" "$ROUNDS")
+median() { tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# BENCH_ROUTE_ROUNDS (5) rounds of ROUNDS/5 echos each way, their order rotating, so that the
+# machine's drift between runs hits all four alike; the figures are the medians of the rounds'
+# p50 differences.
+RR=${BENCH_ROUTE_ROUNDS:-5}
+d2=() d1=() dd=()
+for round in $(seq "$RR"); do
+    declare -A at=()
+    runs=(via2 dir2 via1 dir1)
+    for k in $(seq 0 3); do
+        case ${runs[$(((k + round) % 4))]} in
+        via2) at[via2]=$("$B/bench/bench_ws" latency 127.0.0.1 "$HTTP_PORT" "$S2" "$USER_TOKEN" $((ROUNDS / RR))) ;;
+        dir2) at[dir2]=$("$B/bench/bench_ws" latency 127.0.0.1 "$GW2_PORT" "$S2" "$USER_TOKEN" $((ROUNDS / RR))) ;;
+        via1) at[via1]=$("$B/bench/bench_ws" latency 127.0.0.1 "$HTTP_PORT" "$S0" "$USER_TOKEN" $((ROUNDS / RR))) ;;
+        dir1) at[dir1]=$("$B/bench/bench_ws" latency 127.0.0.1 "$GW_PORT" "$S0" "$USER_TOKEN" $((ROUNDS / RR))) ;;
+        esac
+    done
+    d2+=($(($(p50 <<<"${at[via2]}") - $(p50 <<<"${at[dir2]}"))))
+    d1+=($(($(p50 <<<"${at[via1]}") - $(p50 <<<"${at[dir1]}"))))
+    dd+=($(($(p50 <<<"${at[via2]}") - $(p50 <<<"${at[via1]}"))))
+    via2=${at[via2]} dir2=${at[dir2]} via1=${at[via1]} dir1=${at[dir1]}
+    unset at
+done
+echo "last round of $RR ($((ROUNDS / RR)) echos each):"
 echo "session on the second gateway, through nginx: $via2"
 echo "session on the second gateway, straight to it: $dir2"
-echo "  → routed WebSocket +$(($(p50 <<<"$via2") - $(p50 <<<"$dir2"))) us at p50"
 echo "session on the first gateway, through nginx:  $via1"
 echo "session on the first gateway, straight to it: $dir1"
-echo "  → +$(($(p50 <<<"$via1") - $(p50 <<<"$dir1"))) us at p50"
+echo "  → routed WebSocket to the second gateway, p50 over straight to it: ${d2[*]} us; median $(median <<<"${d2[*]}") us"
+echo "  → the same for the first gateway: ${d1[*]} us; median $(median <<<"${d1[*]}") us"
+echo "  → through nginx, second gateway's session over the first's: ${dd[*]} us; median $(median <<<"${dd[*]}") us"
 rest2=$("$B/bench/bench_api" latency 127.0.0.1 "$GW2_PORT" "$S2" "$USER_TOKEN" "$ROUNDS")
 echo "execute_action straight to the second gateway (its HTTP side, no nginx): ${rest2#REST execute_action via nginx }"
-echo "  → the gateway's HTTP side +$(($(p50 <<<"$rest2") - $(p50 <<<"$dir2"))) us at p50 over its WebSocket"
+printf "  → the gateway's HTTP side %+d us at p50 over its WebSocket (the last round's)\n" \
+    $(($(p50 <<<"$rest2") - $(p50 <<<"$dir2")))
 "$B/bench/bench_api" lookup 127.0.0.1 "$GW_PORT" "/runtime/$S0/execute_action" "$USER_TOKEN" "$ROUNDS"
 "$B/bench/bench_api" getauth 127.0.0.1 "$HTTP_PORT" "/api/v1/sessions/$S0" "$USER_TOKEN" "$ROUNDS"
 echo '```'

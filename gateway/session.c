@@ -533,29 +533,6 @@ prune_listing(void)
 }
 
 void
-session_mark_executed(gw_session_t *s)
-{
-    s->last_execute = gw_wall();
-    s->last_execute_dirty = true;
-}
-
-double
-session_last_executed(const gw_session_t *s)
-{
-    return s->last_execute;
-}
-
-static void
-flush_last_execute(gw_session_t *s)
-{
-    if (!s->last_execute_dirty)
-        return;
-    s->last_execute_dirty = false;
-    redis_client_cmd(NULL, NULL, "HSET sp:session:{%s}:runtime last_execute %f", s->id,
-                     s->last_execute);
-}
-
-void
 sessions_tick(void)
 {
     prune_listing();
@@ -563,7 +540,7 @@ sessions_tick(void)
     for (gw_session_t *s = g_gw.sessions, *next; s; s = next) {
         next = s->next;
         event_log_resync(s->log); /* a no-op unless Redis refused a write */
-        flush_last_execute(s);
+        session_flush_last_execute(s);
         session_terms_tick(s, now);
         bool busy = s->act_ch || s->qhead || s->terms || s->oneshots;
         bool paused = s->status == SESSION_PAUSED;

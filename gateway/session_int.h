@@ -130,6 +130,9 @@ struct gw_term {
 extern chan_kind_t session_kind_action;
 extern const exec_link_cbs_t session_link_cbs;
 
+/* session_last_execute.c: writes the last execution time if it changed since (sessions_tick). */
+void session_flush_last_execute(gw_session_t *s);
+
 /* session.c */
 json_object *session_event_new(const char *type);
 void session_save_field(gw_session_t *s, const char *field, const char *value);

@@ -158,6 +158,12 @@ static void
 op_session_create(const ops_call_t *c)
 {
     const char *key = json_get_str(c->args, "create_key", "");
+    if (key[0] && c->reply->via->via != OPS_API) {
+        /* the API's own (it follows the key to the record): a client choosing one could point
+         * another's create at its own session */
+        ops_fail(c->reply, "bad_request", "\"create_key\" is the API's, not a client's");
+        return;
+    }
     if (key[0] && !session_create_key_ok(key)) {
         ops_fail(c->reply, "bad_request", "\"create_key\" must be 16 to 64 of [0-9a-f]");
         return;

@@ -284,13 +284,21 @@ on_pop(redisReply *r, void *ud)
 
 /* KEYS none; ARGV: the pool list, the session. The warm sandbox leaves the pool and enters the
  * session's record in one step: a gateway dying in between leaves it nowhere. */
+/* The sandbox leaves the pool and enters the record in one step; env_pending with it when the
+ * session has an env of its own (a warm sandbox has the default one until bash.env: a peer
+ * restoring the record must know it is not the session's yet). */
 static const char CLAIM_LUA[] =
     "local v = redis.call('LPOP', ARGV[1])\n"
-    "if v then redis.call('HSET', 'sp:session:{' .. ARGV[2] .. '}', 'sandbox', v) end\n"
+    "if v then\n"
+    "  local k = 'sp:session:{' .. ARGV[2] .. '}'\n"
+    "  redis.call('HSET', k, 'sandbox', v)\n"
+    "  if ARGV[3] == '1' then redis.call('HSET', k, 'env_pending', '1') end\n"
+    "end\n"
     "return v\n";
 
 void
-pool_claim(const char *profile, const char *session_id, pool_claim_cb cb, void *ud)
+pool_claim(const char *profile, const char *session_id, bool env_pending, pool_claim_cb cb,
+           void *ud)
 {
     if (strcmp(profile, POOL_PROFILE) != 0 || g_gw.cfg.pool_size <= 0) {
         cb(ud, NULL);
@@ -301,8 +309,8 @@ pool_claim(const char *profile, const char *session_id, pool_claim_cb cb, void *
     c->ud = ud;
     char key[160];
     pool_key(key, sizeof key, profile);
-    const char *argv[] = {"EVAL", CLAIM_LUA, "0", key, session_id};
-    redis_client_cmdv(on_pop, c, 5, argv, NULL); /* Redis gone: on_pop at once, empty */
+    const char *argv[] = {"EVAL", CLAIM_LUA, "0", key, session_id, env_pending ? "1" : "0"};
+    redis_client_cmdv(on_pop, c, 6, argv, NULL); /* Redis gone: on_pop at once, empty */
 }
 
 /* The ready list as pool_restore read it: ids only, at most RESTORED_MAX (a list longer

@@ -19,7 +19,8 @@ void pool_start(void);
 void pool_restore(void);
 /* Whether sandbox_id is warming here or was in the ready list at pool_restore. */
 bool pool_owns(const char *sandbox_id);
-void pool_claim(const char *profile, const char *session_id, pool_claim_cb cb, void *ud);
+void pool_claim(const char *profile, const char *session_id, bool env_pending, pool_claim_cb cb,
+                void *ud);
 /* A started sandbox (borrowed), or NULL with code and msg. */
 typedef void (*pool_made_cb)(void *ud, const sandbox_t *sb, int code, const char *msg);
 /* Starts a sandbox now for profile with params' limits/env/image (borrowed; may be NULL); cb

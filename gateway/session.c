@@ -418,10 +418,13 @@ on_recorded(redisReply *r, void *ud)
                   json_get(params, "pids") || json_get(params, "disk") ||
                   json_get(params, "network") || json_get_int(params, "resource_factor", 1) != 1 ||
                   strcmp(pool_image(params), g_gw.cfg.image) != 0;
+    json_object *env = json_get(params, "env");
+    bool own_env =
+        env && json_object_is_type(env, json_type_object) && json_object_object_length(env);
     if (custom)
         on_claimed(id, NULL);
     else
-        pool_claim(s->profile, s->id, on_claimed, id);
+        pool_claim(s->profile, s->id, own_env, on_claimed, id);
 }
 
 void

@@ -315,7 +315,7 @@ on_link_down(void *ud, const char *why)
     }
     session_terms_lost(s);
     session_fail_oneshots(s, "the runtime disconnected");
-    if (s->ready_cb) {
+    if (s->ready_cb && !s->resuming) { /* a create: it failed */
         session_ready_cb cb = s->ready_cb;
         s->ready_cb = NULL;
         session_terms_gone(s);
@@ -323,10 +323,15 @@ on_link_down(void *ud, const char *why)
         cb(s->ready_ud, NULL, ERR_BUSY, why);
         return;
     }
-    /* Retry while the sandbox lives; give up when it is gone. */
+    /* Retry while the sandbox lives (a resume's answer waits for it); give up when it is gone. */
     if (s->prov->alive(&s->sb) && s->reconnects++ < 3) {
         exec_link_connect(s->link, s->sb.socket_path, 3000);
         return;
+    }
+    if (s->ready_cb) { /* a resume whose executor never came back: why, and as any lost link */
+        session_ready_cb cb = s->ready_cb;
+        s->ready_cb = NULL;
+        cb(s->ready_ud, NULL, ERR_UNAVAILABLE, why);
     }
     if (s->reattach_seq) {
         char text[300];

@@ -84,6 +84,7 @@ struct gw_session {
     int idle_timeout, max_lifetime;
     session_ready_cb ready_cb;
     void *ready_ud;
+    bool resuming; /* ready_cb is a resume's (session_pause.c), not a create's */
     json_object *params;
     int reconnects;
     unsigned term_counter; /* terminal ids t1, t2, ... */

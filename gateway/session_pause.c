@@ -47,6 +47,7 @@ session_resume(gw_session_t *s, session_ready_cb cb, void *ud, err_t *err)
         session_set_status(s, SESSION_STARTED, "resumed");
         s->ready_cb = cb; /* answered READY, or why not, once the link is up or fails */
         s->ready_ud = ud;
+        s->resuming = true;
         exec_link_connect(s->link, s->sb.socket_path, 5000);
         return 1;
     }

@@ -171,15 +171,14 @@ session_term_detach(gw_term_t *t, gw_term_client_t *c)
  * it sent before that took effect (a message, up to 1 MiB); the bound is a guard. */
 #define INQ_MAX (4 * 1024 * 1024)
 
-/* Sends queued input within the executor's credit. */
+/* Sends queued input within the executor's credit; the client reads on once all of it went, or
+ * (paused false: it is not yet) stops reading while some waits. */
 static void
-send_queued(gw_term_t *t)
+send_queued(gw_term_t *t, bool paused)
 {
-    exec_client_t *c = client_of(t);
-    if (!c || t->reattach || !t->inq.len)
-        return;
+    exec_client_t *c = t->reattach ? NULL : client_of(t);
     size_t sent = 0;
-    while (sent < t->inq.len) {
+    while (c && sent < t->inq.len) {
         ssize_t k = exec_client_send_data(c, t->ch, t->inq.data + sent, t->inq.len - sent);
         if (k < 0) {
             GW_LOG("session %s: terminal %s: %zu bytes of input dropped (the channel failed)",
@@ -191,9 +190,10 @@ send_queued(gw_term_t *t)
         sent += (size_t)k;
     }
     buf_consume(&t->inq, sent);
-    exec_link_flush(t->s->link);
-    if (!t->inq.len)
-        pause_client(t, false);
+    if (paused != (t->inq.len > 0))
+        pause_client(t, !paused);
+    if (sent)
+        exec_link_flush(t->s->link); /* last: a failed write may end the session, t with it */
 }
 
 void
@@ -220,12 +220,10 @@ session_term_input(gw_term_t *t, const void *p, size_t n)
     }
     /* Keystrokes go at once (the executor grants credit back as input arrives); a paste past
      * its window (256 KiB in flight) waits here for credit, in order, its client paused. */
-    bool was_empty = !t->inq.len;
+    bool paused = t->inq.len > 0;
     buf_append(&t->inq, p, n);
     t->s->last_activity = gw_now();
-    send_queued(t);
-    if (was_empty && t->inq.len)
-        pause_client(t, true);
+    send_queued(t, paused);
 }
 
 void
@@ -233,7 +231,7 @@ session_term_writable(gw_session_t *s, uint32_t ch)
 {
     for (gw_term_t *t = s->terms; t; t = t->next)
         if (t->ch == ch) {
-            send_queued(t);
+            send_queued(t, true);
             return;
         }
 }

@@ -306,6 +306,17 @@ test_a_create_key_that_is_not_hex_is_refused(void **state)
         expect_fail("bad_request", "\"create_key\" must be 16 to 64 of [0-9a-f]");
         assert_false(session_create_key_ok(bad[i]));
     }
+    /* only the API names one: a WebSocket client's is refused, however well formed */
+    json_object_put(got.result);
+    memset(&got, 0, sizeof got);
+    json_object *args = json_object_new_object();
+    json_set_str(args, "create_key", "0123456789abcdef");
+    ops_reply_t to = {.via = &ws_like};
+    ops_call_t c = {.op = "session.create", .args = args, .who = alice, .reply = &to};
+    ops_dispatch(&c);
+    json_object_put(args);
+    assert_int_equal(got.answers, 1);
+    expect_fail("bad_request", "\"create_key\" is the API's, not a client's");
     assert_int_equal(sessions_count(), before);
     assert_true(session_create_key_ok("0123456789abcdef"));
 }

@@ -171,6 +171,21 @@ class ApiStack(Stack):
         super().stop()
 
 
+class ClassStack:
+    """A test class's own ApiStack, made from its STACK_KW before its tests and stopped after:
+        class T(ClassStack, unittest.TestCase):
+            STACK_KW = dict(pool=1, gateways=2)"""
+    STACK_KW = {}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.st = ApiStack(**cls.STACK_KW)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.st.stop()
+
+
 class ModuleStack:
     """One ApiStack shared by all the classes of a test module, started by the module's
     setUpModule and stopped by its tearDownModule:

@@ -23,7 +23,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from apistack import ApiStack  # noqa: E402
+from apistack import ApiStack, ClassStack  # noqa: E402
 from faults import executor_pid  # noqa: E402
 from stack import BUILD  # noqa: E402
 
@@ -250,17 +250,10 @@ class CreateTakeoverTest(unittest.TestCase):
             self.assertNotIn(sid, self.st.redis("SMEMBERS", f"sp:gateway:{g}:sessions").split())
 
 
-class WarmEnvTakeoverTest(unittest.TestCase):
+class WarmEnvTakeoverTest(ClassStack, unittest.TestCase):
     """A warm sandbox gets the session's env from its gateway once its executor answers; the env
     is not stored, so a gateway killed before that leaves a start no peer can finish: ERROR."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.st = ApiStack(pool=1, gateways=2)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.st.stop()
+    STACK_KW = dict(pool=1, gateways=2)
 
     def warm_executors(self):
         """The executors of every gateway's warm sandboxes (the pool lists), once each pool is

@@ -15,7 +15,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from apistack import ApiStack  # noqa: E402
+from apistack import ApiStack, ClassStack  # noqa: E402
 from wsclient import BINARY, TEXT, WS, HandshakeError, Terminal, terminal_path  # noqa: E402
 
 LINES = 3000
@@ -70,17 +70,10 @@ class Base(unittest.TestCase):
         return json.loads(self.st.redis("HGET", f"sp:session:{{{sid}}}", "terms") or "{}")
 
 
-class TermTakeoverTest(Base):
+class TermTakeoverTest(ClassStack, Base):
     """Two gateways of one host behind nginx: the owner is killed mid-stream, its peer takes the
     session and its terminal over."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.st = ApiStack(pool=1, gateways=2)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.st.stop()
+    STACK_KW = dict(pool=1, gateways=2)
 
     def kill_owner(self, sid):
         owner = self.st.redis("HGET", f"sp:session:{{{sid}}}", "gateway")
@@ -121,16 +114,9 @@ class TermTakeoverTest(Base):
         u.ws.close()
 
 
-class TermRestartTest(Base):
+class TermRestartTest(ClassStack, Base):
     """One gateway behind nginx, stopped and started again under its id: the restore path."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.st = ApiStack(pool=1, gateways=1)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.st.stop()
+    STACK_KW = dict(pool=1, gateways=1)
 
     def restart(self, sig):
         self.st.gw.send_signal(sig)

@@ -17,7 +17,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from apistack import ApiStack  # noqa: E402
+from apistack import ClassStack  # noqa: E402
 from faults import executor_pid  # noqa: E402
 from test_term_takeover import Term, Base  # noqa: E402
 from wsclient import BINARY, CLOSE, TEXT  # noqa: E402
@@ -25,14 +25,8 @@ from wsclient import BINARY, CLOSE, TEXT  # noqa: E402
 GWS = ("gw-test", "gw-test-2")
 
 
-class TermWindowTest(Base):
-    @classmethod
-    def setUpClass(cls):
-        cls.st = ApiStack(pool=1, gateways=2)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.st.stop()
+class TermWindowTest(ClassStack, Base):
+    STACK_KW = dict(pool=1, gateways=2)
 
     def tearDown(self):
         for g in GWS:
@@ -138,18 +132,11 @@ class TermWindowTest(Base):
         w.drop()
 
 
-class TermGoneInWindowTest(Base):
+class TermGoneInWindowTest(ClassStack, Base):
     """A terminal whose --term-grace ran out while no gateway was there, asked for inside the
     restarted gateway's re-attach window: not_found once the executor answers, as at any other
     time."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.st = ApiStack(pool=1, gateways=1, extra=["--term-grace", "2"])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.st.stop()
+    STACK_KW = dict(pool=1, gateways=1, extra=["--term-grace", "2"])
 
     def test_a_terminal_the_executor_hung_up_is_not_found_after_the_hello(self):
         sid = self.st.api_create_session(self.st.token())

@@ -213,9 +213,9 @@ session_term_input(gw_term_t *t, const void *p, size_t n)
     if (!client_of(t))
         return;
     if (t->inq.len + n > INQ_MAX) {
-        GW_LOG("session %s: terminal %s: %zu bytes of input dropped (%d bytes already wait for "
+        GW_LOG("session %s: terminal %s: %zu bytes of input dropped (%zu bytes already wait for "
                "the executor)",
-               t->s->id, t->id, n, INQ_MAX);
+               t->s->id, t->id, n, t->inq.len);
         return;
     }
     /* Keystrokes go at once (the executor grants credit back as input arrives); a paste past

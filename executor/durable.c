@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "safe_id.h"
+#include "executor.h"
 #include "json_util.h"
+#include "safe_id.h"
 #include "xalloc.h"
 
 static durable_t *records; /* newest first */
@@ -29,6 +30,7 @@ unlink_free(durable_t *d)
             *pp = d->next;
             break;
         }
+    loop_timer_stop(g_exec.loop, &d->wake);
     buf_free(&d->unacked);
     json_object_put(d->result);
     free(d);
@@ -144,10 +146,23 @@ durable_closed(durable_t *d, json_object *result)
     return true;
 }
 
+/* An orphan's op may be waiting for credit its lost client will never send: woken on the next
+ * turn of the loop (not from inside the connection's teardown), it reads on into the record, up
+ * to DURABLE_ORPHAN_MAX (durable_room), so the command is not blocked on its output meanwhile. */
+static void
+on_wake(ltimer_t *t)
+{
+    durable_t *d = t->data;
+    channel_t *ch = d->ch;
+    if (ch && !ch->conn && ch->ops && ch->ops->resume)
+        ch->ops->resume(ch);
+}
+
 void
 durable_orphaned(durable_t *d)
 {
     d->sent = 0;
+    loop_timer_start(g_exec.loop, &d->wake, 0, on_wake, d);
 }
 
 void
@@ -192,15 +207,20 @@ durable_op_attach(channel_t *ch, json_object *req)
     }
     if (d->ch && d->ch->conn) /* a client that still holds it (hung, or being replaced) */
         chan_orphan(d->ch, "taken over by another connection");
+    /* Bytes below the offset are stored: forgotten. The event describes the record after that,
+     * so its "acked" is where the kept bytes begin from now on, the base the client counts its
+     * credit from (it stores before it acknowledges: the offset is often past the old "acked",
+     * and credit counted from the old one would drop bytes never sent). */
+    bool lost = (uint64_t)offset < d->acked;
+    if (!lost)
+        drop_front(d, (size_t)((uint64_t)offset - d->acked));
     json_object *ev = describe(d);
     json_set_str(ev, "event", "attached");
-    if ((uint64_t)offset < d->acked) {
+    if (lost) {
         /* The client lost bytes it had acknowledged (its store went back in time): say which,
          * they cannot be sent again. */
         json_set_int(ev, "lost_from", offset);
         json_set_int(ev, "lost_to", (int64_t)d->acked);
-    } else {
-        drop_front(d, (size_t)((uint64_t)offset - d->acked));
     }
     if (d->ch) {
         ch = chan_adopt(ch, d->ch);

@@ -22,6 +22,7 @@
 #include "buf.h"
 #include "conn.h"
 #include "err.h"
+#include "loop.h"
 
 #define DURABLE_ID_MAX     64
 #define DURABLE_KEEP       64         /* finished, unreleased records kept (oldest dropped) */
@@ -37,6 +38,7 @@ struct durable {
     uint64_t acked;      /* output offset of unacked's first byte */
     bool finished;       /* the op closed the channel: result is set */
     json_object *result; /* the CLOSE result */
+    ltimer_t wake;       /* orphaned: the op reads on (it may have been out of credit) */
 };
 
 /* Makes ch durable under id (1..DURABLE_ID_MAX of [A-Za-z0-9_.:-]). Returns 0, or < 0 with err
@@ -55,7 +57,7 @@ int durable_acked(durable_t *d, size_t n);
 /* The op closes the channel with result (borrowed). Returns true if CLOSE may go now, false
  * if it must wait for kept bytes to go out first (the channel stays open without its op). */
 bool durable_closed(durable_t *d, json_object *result);
-void durable_orphaned(durable_t *d); /* its connection went away */
+void durable_orphaned(durable_t *d); /* its connection went away: the op reads on, kept here */
 void durable_forget(durable_t *d);   /* explicit client CLOSE */
 
 /* Ops: {"op":"action.attach","id":"…","offset":N} and {"op":"action.release","id":"…"}. */

@@ -50,6 +50,8 @@ on_link_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
 static void
 on_attached(gw_session_t *s, json_object *msg)
 {
+    /* Where the executor's kept bytes begin (the offset attached from, or past it when the
+     * store lost bytes): credit is counted from there. */
     s->act_granted = (uint64_t)json_get_int(msg, "acked", 0);
     json_object *lf = json_get(msg, "lost_from");
     if (lf) {

@@ -69,19 +69,29 @@ for m in ${SANDPIPE_TESTS:-}; do
 done
 [ -n "${SANDPIPE_TESTS:-}" ] && echo "only: $SANDPIPE_TESTS"
 [ -n "${SANDPIPE_TESTS_EXCLUDE:-}" ] && echo "left out of this pass: $SANDPIPE_TESTS_EXCLUDE"
+# The tests' own unclosed sockets and files are not what a reader of a failed run looks for.
+export PYTHONWARNINGS=${PYTHONWARNINGS:-ignore::ResourceWarning}
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
 timings=()
 for m in "${modules[@]}"; do
     ran=$((ran + 1))
     t0=$(date +%s)
-    if ! (cd tests/integration && python3 -m unittest -v "$m" 2>&1); then
-        failed+=("$m")
-    fi
+    (cd tests/integration && python3 -m unittest -v "$m" 2>&1) | tee "$logs/$m.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("$m")
     timings+=("$(printf '%5ds %s' $(($(date +%s) - t0)) "$m")")
 done
 if [ ${#timings[@]} -gt 0 ]; then
     step "integration modules by time"
     printf '%s\n' "${timings[@]}" | sort -rn
 fi
+# A failure's report again at the end, where a CI log's tail shows it: from unittest's first
+# FAIL/ERROR block to its summary line.
+for m in "${failed[@]}"; do
+    [ -s "$logs/$m.log" ] || continue
+    step "failures of $m"
+    sed -n '/^\(FAIL\|ERROR\): /,/^\(FAILED\|OK\)/p' "$logs/$m.log" | tail -200
+done
 
 echo
 if [ "$ran" -eq 0 ]; then

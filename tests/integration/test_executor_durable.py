@@ -65,6 +65,38 @@ class DurableTest(ExecutorTest):
         self.assertEqual(c2.call({"op": "action.release", "id": "t1"}), {"released": False})
         c2.close()
 
+    def test_attach_past_the_acknowledged_offset_loses_nothing(self):
+        """The gateway stores output before it acknowledges it (credit goes back in batches), so
+        it attaches from further than it acknowledged. The attached event's `acked` is where the
+        executor's kept bytes begin from then on: credit counted from it (as the gateway counts)
+        drops no byte that was never sent."""
+        c = self.ex.connect()
+        ch = self.open_action(c, "t6", "seq 1 %d" % LINES)
+        first, _, close = self.read(ch, until_bytes=100000)
+        self.assertIsNone(close)
+        self.ack(c, ch, 30000)
+        stored = first[:100000]  # stored more than it acknowledged
+        time.sleep(0.05)
+        c.close()
+        c2 = self.ex.connect()
+        deadline = time.monotonic() + 30  # the orphan ends: all its output kept, past one window
+        while time.monotonic() < deadline and any(
+                a["id"] == "t6" and a["running"] for a in c2.call({"op": "action.list"})["actions"]):
+            time.sleep(0.05)
+        ch2 = c2.open({"op": "action.attach", "id": "t6", "offset": len(stored)}, auto_credit=False)
+        ev = ch2.next().json()
+        self.assertEqual(ev["event"], "attached")
+        self.assertEqual(ev["acked"], len(stored))
+        # a window's worth arrives, then credit for all of it, counted from `acked`
+        window, _, close = self.read(ch2, until_bytes=256 * 1024)
+        self.assertIsNone(close)
+        self.ack(c2, ch2, len(stored) + len(window) - ev["acked"])
+        got, obs = self.stream_to_end(c2, ch2, stored + window)
+        self.assertEqual(got, expected(LINES))
+        self.assertEqual(obs["extras"]["metadata"]["exit_code"], 0)
+        c2.call({"op": "action.release", "id": "t6"})
+        c2.close()
+
     def test_action_that_ended_while_detached_keeps_exit_code_and_output(self):
         c = self.ex.connect()
         ch = self.open_action(c, "t2", "sleep 0.5; echo done; (exit 3)")

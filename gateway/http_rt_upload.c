@@ -197,6 +197,8 @@ on_close(void *ud, json_object *res)
         form_failure(u);
     else if (err)
         ul_fail(u, ERR_INTERNAL, "%s", json_get_str(err, "message", "the upload failed"));
+    else if (!u->eof_sent) /* a hostile or broken executor: nothing would move the upload on */
+        ul_fail(u, ERR_INTERNAL, "the executor ended the upload before its end");
     else if (u->phase == UNPACK)
         ul_next_entry(u);
     else

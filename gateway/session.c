@@ -501,9 +501,18 @@ void
 sessions_redis_ready(void)
 {
     for (gw_session_t *s = g_gw.sessions; s; s = s->next) {
-        /* what this gateway knows is the truth: writes lost with the connection go again */
-        session_save_field(s, "status", session_status_text(s->status));
-        session_save_field(s, "gateway", g_gw.cfg.id);
+        /* What this gateway knows is the truth: writes lost with the connection go again, the
+         * whole record (a session created while Redis was away has none yet), its set and
+         * listing entries, then the events. */
+        save_session(s);
+        if (s->env_pending_saved)
+            session_save_field(s, "env_pending", "1");
+        if (s->plugin_status)
+            session_save_field(
+                s, "plugin_status",
+                json_object_to_json_string_ext(s->plugin_status, JSON_C_TO_STRING_PLAIN));
+        if (s->term_counter) /* terminals were opened: which are still open */
+            session_terms_save(s);
         event_log_resync(s->log);
     }
 }

@@ -62,6 +62,15 @@ class Routing(unittest.TestCase):
         finally:
             c.close()
 
+    @staticmethod
+    def wait_output(ws, seq, text, timeout=30):
+        """Reads the session socket until the output of action seq holds text."""
+        deadline, out = time.monotonic() + timeout, ""
+        while text not in out:
+            m = ws.recv_json(max(0.1, deadline - time.monotonic()))
+            if m.get("type") == "output" and m.get("action") == seq:
+                out += m.get("data", "")
+
     def test_1_sessions_land_on_every_gateway(self):
         self.assertEqual(sorted(set(self.owner[s] for s in self.sessions)),
                          ["gw-test", "gw-test-2", "gw-test-3"])
@@ -107,11 +116,16 @@ class Routing(unittest.TestCase):
                             break
                     ws.close()
                     self.assertIn(b"term-42", seen)
-                    # a signal interrupts a running command, then the shell goes on
+                    # a signal interrupts a running command, then the shell goes on. Sent once
+                    # the command runs (its first output is in the history): a signal that
+                    # reaches the shell before it started the command does not stop it (api.md)
+                    ws = self.ws(f"/ws/sessions/{sid}", self.alice)
                     st, res, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/actions",
-                                                 {"action": "run", "args": {"command": "sleep 60"}},
+                                                 {"action": "run", "args": {"command": "echo sleeping; sleep 60"}},
                                                  token=self.alice)
                     self.assertEqual(st, 202, res)
+                    self.wait_output(ws, res["seq"], "sleeping")
+                    ws.close()
                     st, res, _ = self.st.request("POST", f"/api/v1/sessions/{sid}/signal", {"signal": "INT"},
                                                  token=self.alice)
                     self.assertEqual((st, res), (200, {}))
@@ -119,6 +133,7 @@ class Routing(unittest.TestCase):
                                                 {"action": "run", "args": {"command": "echo after"}},
                                                 token=self.alice, timeout=60)
                     self.assertEqual(st, 200, ev)
+                    self.assertEqual(ev["observation"]["content"], "after", ev)
         finally:
             self.api_signal(signal.SIGCONT)
 
@@ -268,7 +283,7 @@ class Routing(unittest.TestCase):
                 "action": "run", "args": {"command": "sha256sum big.bin | cut -c1-64", "blocking": True,
                                           "timeout": 300}}, token=self.alice, timeout=320)
             self.assertEqual(st, 200, ev)
-            self.assertEqual(ev["observation"]["content"].strip().splitlines()[-1], sent.hexdigest())
+            self.assertEqual(ev["observation"]["content"].strip(), sent.hexdigest(), ev)
             # a part of it, and the API's errors, from the gateway
             st, body, hdrs = self.st.request("GET", f"/api/v1/sessions/{sid}/files/download?path=big.bin"
                                              "&offset=5&length=7", token=self.alice, raw=True)
@@ -445,7 +460,7 @@ class Routing(unittest.TestCase):
                 "action": "run", "args": {"command": "sha256sum /workspace/bigdir/big.bin | cut -c1-64",
                                           "blocking": True, "timeout": 120}}, token=self.alice, timeout=150)
             self.assertEqual(st, 200, ev)
-            self.assertEqual(ev["observation"]["content"].strip().splitlines()[-1], want.hexdigest())
+            self.assertEqual(ev["observation"]["content"].strip(), want.hexdigest(), ev)
             # and back, as a zip streamed from the gateway
             c = http.client.HTTPConnection("127.0.0.1", self.st.http_port, timeout=300)
             c.request("GET", base + "/download_files?path=/workspace/bigdir", headers=hdr)

@@ -434,6 +434,10 @@ session_create(json_object *params, const char *owner, const char *create_key, s
     err_t err = {0};
     if (made && cap)
         made[0] = '\0';
+    if (!redis_client_connected()) { /* its record and events could not be stored: no answer */
+        cb(ud, NULL, ERR_UNAVAILABLE, "the event store (Redis) is unreachable; try again shortly");
+        return;
+    }
     json_object *image = json_get(params, "image");
     char rootfs[PATH_MAX];
     if (provider_env_check(json_get(params, "env"), &err) < 0 || /* before a sandbox is taken */

@@ -5,6 +5,7 @@ lists every round. FAULT_SEED=<n> replays the random kill points of a run."""
 import os
 import random
 import sys
+import time
 import unittest
 
 import fault_audit as fa
@@ -62,6 +63,25 @@ class RedisRestartTest(FaultCase):
     def test_redis_kill9_keeps_history_and_gateway_recovers(self):
         probe = self.st.create_session()
         self.check([fs.redis_restart(self.st, self.rng, 300, probe) for _ in range(2)])
+
+    def test_create_while_redis_is_down_is_refused_with_why(self):
+        self.st.kill_redis()
+        c = self.st.control()
+        r = self.st.call(c, "session.create", timeout=20)  # answered, not left waiting
+        c.close()
+        self.assertEqual(r.get("type"), "error", r)
+        self.assertIn("Redis", r["error"]["message"])
+        self.st.restart_redis()
+        self.assertTrue(self.st.wait_redis_ready())
+        deadline = time.monotonic() + 30  # the gateway reconnects, then creates again
+        while True:
+            try:
+                self.assertTrue(self.st.create_session())
+                break
+            except RuntimeError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     def test_redis_restart_still_loading_big_aof(self):
         probe = self.st.create_session()

@@ -65,18 +65,25 @@ CGROUP_BASES = ["/sys/fs/cgroup/" + c for c in ("memory", "pids", "cpu", "cpuacc
                                                "cpu,cpuacct")] + ["/sys/fs/cgroup"]
 
 
-def proc_children():
-    """{ppid: [pid, ...]} of every process on the host, from /proc."""
-    children = {}
+def proc_parents():
+    """{pid: ppid} of every process on the host, from /proc."""
+    parents = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
             with open(f"/proc/{d}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                parents[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        children.setdefault(ppid, []).append(int(d))
+    return parents
+
+
+def proc_children():
+    """{ppid: [pid, ...]} of every process on the host, from /proc."""
+    children = {}
+    for pid, ppid in proc_parents().items():
+        children.setdefault(ppid, []).append(pid)
     return children
 
 

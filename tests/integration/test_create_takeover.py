@@ -148,6 +148,21 @@ class CreateTakeoverTest(unittest.TestCase):
         p.send_signal(signal.SIGKILL)
         p.wait(10)
 
+    def told_why(self, th, result, sid, sandbox):
+        """The held create failed: it answered, naming the session and the error its record
+        keeps, and the sandbox is gone. Returns (HTTP status, record)."""
+        th.join(120)
+        self.assertFalse(th.is_alive(), "the create never answered")
+        status, body = result["answer"]
+        self.assertIn("error", body, (status, body))
+        msg = body["error"]["message"]
+        self.assertIn(sid, msg, (status, body))
+        rec = self.record(sid)
+        self.assertTrue(rec.get("error"), rec)
+        self.assertIn(rec["error"], msg)
+        self.assertFalse(proc_alive(sandbox["pid"]), "the sandbox still runs")
+        return status, rec
+
     def tearDown(self):
         for g in ("gw-test", "gw-test-2", "gw-test-3"):
             if self.proc_of(g).poll() is not None:
@@ -181,17 +196,9 @@ class CreateTakeoverTest(unittest.TestCase):
         sandbox = json.loads(self.record(sid)["sandbox"])
         self.kill(victim)
         os.kill(held, signal.SIGKILL)
-        th.join(120)
-        self.assertFalse(th.is_alive(), "the create never answered")
-        status, body = result["answer"]
-        self.assertGreaterEqual(status, 400, body)
-        msg = body["error"]["message"]
-        self.assertIn(sid, msg, body)
-        rec = self.record(sid)
+        status, rec = self.told_why(th, result, sid, sandbox)
+        self.assertGreaterEqual(status, 400)
         self.assertIn(rec["status"], ("ERROR", "ERROR_RUNTIME_DISCONNECTED", "STOPPED"), rec)
-        self.assertTrue(rec.get("error"), rec)
-        self.assertIn(rec["error"], msg)
-        self.assertFalse(proc_alive(sandbox["pid"]), "the sandbox still runs")
 
     def test_2b_taken_over_then_the_executor_dies_before_its_hello_the_caller_is_told(self):
         th, result, held, sid, victim = self.start_held_create()
@@ -202,17 +209,9 @@ class CreateTakeoverTest(unittest.TestCase):
             self.assertLess(time.monotonic(), deadline, "the session was not taken over")
             time.sleep(0.02)
         os.kill(held, signal.SIGKILL)  # the new owner is connected and waits for its HELLO
-        th.join(120)
-        self.assertFalse(th.is_alive(), "the create never answered")
-        status, body = result["answer"]
-        self.assertEqual(status, 503, body)
-        msg = body["error"]["message"]
-        self.assertIn(sid, msg, body)
-        rec = self.record(sid)
+        status, rec = self.told_why(th, result, sid, sandbox)
+        self.assertEqual(status, 503)
         self.assertIn(rec["status"], ("ERROR", "STOPPED"), rec)
-        self.assertTrue(rec.get("error"), rec)
-        self.assertIn(rec["error"], msg)
-        self.assertFalse(proc_alive(sandbox["pid"]), "the sandbox still runs")
 
     def test_3_a_record_cut_off_before_its_sandbox_becomes_error(self):
         """A dead gateway of this host (its pid gone) left a session STARTING with no sandbox: the

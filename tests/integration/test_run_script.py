@@ -13,7 +13,7 @@ import time
 import unittest
 
 from spexec import MODE, ROOT
-from stack import free_port, unmount_under
+from stack import free_port, proc_parents, unmount_under
 from wsclient import WS
 
 STOP_BOUND = 60  # seconds: generous, the point is that stopping ends
@@ -32,21 +32,17 @@ def proc_start_time(pid):
 def all_processes():
     """{pid: (ppid, cmdline, cwd)} of every process."""
     out = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
+    for pid, ppid in proc_parents().items():
         try:
-            with open(f"/proc/{d}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            with open(f"/proc/{d}/cmdline", "rb") as f:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, IndexError, ValueError):
+        except OSError:
             continue
         try:
-            cwd = os.readlink(f"/proc/{d}/cwd")
+            cwd = os.readlink(f"/proc/{pid}/cwd")
         except OSError:
             cwd = ""
-        out[int(d)] = (ppid, cmd, cwd)
+        out[pid] = (ppid, cmd, cwd)
     return out
 
 

@@ -39,6 +39,7 @@ include executor/module.mk
 include plugins/module.mk
 include gateway/module.mk
 include api/module.mk
+include netd/module.mk
 include tools/module.mk
 include cli/module.mk
 include images/module.mk

@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(build-essential pkg-config git clang libclang-rt-14-dev clang-format cppcheck
       libjson-c-dev libcmocka-dev libuv1-dev libwebsockets-dev libwebsockets-evlib-uv
-      libhiredis-dev libfcgi-dev libssl-dev zlib1g-dev libseccomp-dev
+      libhiredis-dev libfcgi-dev libssl-dev zlib1g-dev libseccomp-dev libmnl-dev libnftables-dev nftables iproute2
       bash procps bc python3 strace curl bubblewrap e2fsprogs mount redis-server nginx openssl
       debootstrap docker.io docker-compose libcurl4-openssl-dev # images; Docker provider
       nodejs npm chromium) # the web UI's build (npm) and its browser tests (chromium)

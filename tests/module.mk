@@ -21,12 +21,19 @@ $(BUILD)/tests/unit/test_api_%.o: ALL_CFLAGS += $(API_CFLAGS)
 $(BUILD)/tests/unit/test_api_%: $(BUILD)/tests/unit/test_api_%.o $(API_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(API_LIBS)
 
+# netd unit tests (tests/unit/test_netd_*.c) link netd's library.
+$(BUILD)/tests/unit/test_netd_%.o: ALL_CFLAGS += $(NETD_CFLAGS)
+$(BUILD)/tests/unit/test_netd_%: $(BUILD)/tests/unit/test_netd_%.o $(NETD_LIB) $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(NETD_LIBS)
+
 $(BUILD)/tests/unit/gw_test_%.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
 $(BUILD)/tests/unit/gw_test_%: $(BUILD)/tests/unit/gw_test_%.o $(GATEWAY_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(GATEWAY_LIBS)
 
-$(BUILD)/tests/fuzz/%_replay: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay_main.o $(EXECUTOR_LIB) $(API_LIB) $(JUPYTER_LIB) $(BROWSER_LIB) $(COMMON_LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lutil $(PKG_LIBS)
+$(BUILD)/tests/fuzz/%_replay: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay_main.o $(EXECUTOR_LIB) $(API_LIB) $(JUPYTER_LIB) $(BROWSER_LIB) $(NETD_LIB) $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lutil $(PKG_LIBS) $(NETD_LIBS)
+
+$(BUILD)/tests/fuzz/%.o: ALL_CFLAGS += -Inetd
 
 $(BUILD)/tests/fuzz/replay_main.o: tests/fuzz/replay_main.c
 	@mkdir -p $(dir $@)
@@ -37,9 +44,10 @@ $(BUILD)/tests/fuzz/replay_main.o: tests/fuzz/replay_main.c
 # inputs going to build/fuzz/corpus/<target> (copy the interesting ones into tests/fuzz/corpus).
 # `make fuzz-replay` runs every replay binary over tests/fuzz/corpus/<target>.
 FUZZ_TIME ?= 60
-FUZZ_CFLAGS := $(CFLAGS_BASE) -O1 -g -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_CFLAGS := $(CFLAGS_BASE) -Inetd -O1 -g -fsanitize=fuzzer-no-link,address,undefined
 FUZZ_LIBFUZZER_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_DEPS_OBJS := $(COMMON_SRCS:%.c=build/fuzz/obj/%.o) $(EXECUTOR_SRCS:%.c=build/fuzz/obj/%.o) \
+                  $(NETD_SRCS:%.c=build/fuzz/obj/%.o) \
                   build/fuzz/obj/plugins/jupyter/wire.o \
                   build/fuzz/obj/plugins/browser/action.o build/fuzz/obj/plugins/browser/axtree.o
 
@@ -53,7 +61,7 @@ build/fuzz/libfuzzdeps.a: $(FUZZ_DEPS_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(FUZZ_LIBFUZZER_BINS): build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o build/fuzz/libfuzzdeps.a
-	clang -fsanitize=fuzzer,address,undefined -o $@ $^ -lutil $(PKG_LIBS)
+	clang -fsanitize=fuzzer,address,undefined -o $@ $^ -lutil $(PKG_LIBS) $(NETD_LIBS)
 
 tests: $(UNIT_BINS) $(GW_UNIT_BINS) $(FUZZ_REPLAY_BINS)
 all: tests

@@ -1,0 +1,585 @@
+/* sandboxes.c — see sandboxes.h. */
+#include "sandboxes.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "json_util.h"
+#include "netd.h"
+#include "nft_rules.h"
+#include "safe_id.h"
+#include "veth.h"
+#include "xalloc.h"
+
+/* Never reachable unless the operator opens one (--allow-private); the host's own addresses
+ * and the sandboxes' pool are never reachable at all. */
+static const char *const private_ranges[] = {
+    "0.0.0.0/8",      "10.0.0.0/8",    "100.64.0.0/10", "127.0.0.0/8",
+    "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",  "192.168.0.0/16",
+    "198.18.0.0/15",  "224.0.0.0/4",   "240.0.0.0/4",
+};
+#define NPRIVATE (sizeof private_ranges / sizeof private_ranges[0])
+
+static net_cidr_t private_cidr[NPRIVATE];
+static netd_sb_t *head;
+static netd_sb_t **by_index;
+static int index_max;
+static struct in_addr *local;
+static int nlocal;
+
+/* Does c overlap any CIDR of l? */
+static bool
+overlaps(const net_cidr_t *c, const net_list_t *l)
+{
+    for (int i = 0; i < l->ncidr; i++) {
+        uint32_t m = c->mask & l->cidr[i].mask;
+        if ((c->addr & m) == (l->cidr[i].addr & m))
+            return true;
+    }
+    return false;
+}
+
+static bool hard_pushed;
+
+void
+sandboxes_push_hard(void)
+{
+    hard_pushed = true;
+    int cap = nlocal + (int)NPRIVATE + g_netd.deny.ncidr + 2, n = 0;
+    net_cidr_t *h = xcalloc((size_t)cap, sizeof *h);
+    for (int i = 0; i < nlocal; i++, n++) {
+        h[n].addr = ntohl(local[i].s_addr);
+        h[n].mask = 0xffffffffu;
+        h[n].bits = 32;
+    }
+    h[n++] = g_netd.pool;
+    for (size_t i = 0; i < NPRIVATE; i++)
+        if (!overlaps(&private_cidr[i], &g_netd.allow_private))
+            h[n++] = private_cidr[i];
+    for (int i = 0; i < g_netd.deny.ncidr; i++)
+        h[n++] = g_netd.deny.cidr[i];
+    err_t err = {0};
+    if (nft_rules_hard(h, n, &err) < 0)
+        fprintf(stderr, "netd: %s\n", err.msg);
+    free(h);
+}
+
+void
+sandboxes_refresh_local(void)
+{
+    struct ifaddrs *ifa = NULL;
+    if (getifaddrs(&ifa) < 0)
+        return;
+    int n = 0;
+    for (struct ifaddrs *i = ifa; i; i = i->ifa_next)
+        n += i->ifa_addr && i->ifa_addr->sa_family == AF_INET;
+    struct in_addr *now = xcalloc((size_t)n + 1, sizeof *now);
+    int k = 0;
+    for (struct ifaddrs *i = ifa; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && k < n)
+            now[k++] = ((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr;
+    freeifaddrs(ifa);
+    bool changed = k != nlocal || memcmp(now, local, (size_t)k * sizeof *now) != 0;
+    free(local);
+    local = now;
+    nlocal = k;
+    if (hard_pushed && changed)
+        sandboxes_push_hard();
+}
+
+static bool
+is_local(struct in_addr a)
+{
+    for (int i = 0; i < nlocal; i++)
+        if (local[i].s_addr == a.s_addr)
+            return true;
+    return false;
+}
+
+int
+sandboxes_init(err_t *err)
+{
+    for (size_t i = 0; i < NPRIVATE; i++)
+        net_cidr_parse(private_ranges[i], &private_cidr[i]);
+    if (g_netd.pool.bits > 28 || g_netd.pool.bits < 8)
+        return err_set(err, EINVAL, "--pool must be a /8 to /28");
+    uint64_t n = (1ull << (32 - g_netd.pool.bits)) / 4;
+    index_max = (int)(n > 65536 ? 65535 : n - 1);
+    by_index = xcalloc((size_t)index_max + 1, sizeof *by_index);
+    sandboxes_refresh_local();
+    return 0;
+}
+
+static struct in_addr
+index_addr(int index, int host_side)
+{
+    struct in_addr a = {.s_addr =
+                            htonl(g_netd.pool.addr + (uint32_t)index * 4 + (host_side ? 1 : 2))};
+    return a;
+}
+
+netd_sb_t *
+sandboxes_by_addr(struct in_addr a)
+{
+    uint32_t h = ntohl(a.s_addr);
+    if ((h & g_netd.pool.mask) != g_netd.pool.addr || (h & 3) != 2)
+        return NULL;
+    uint32_t index = (h - g_netd.pool.addr) / 4;
+    return index >= 1 && index <= (uint32_t)index_max ? by_index[index] : NULL;
+}
+
+netd_sb_t *
+sandboxes_find(const char *id)
+{
+    for (netd_sb_t *sb = head; sb; sb = sb->next)
+        if (strcmp(sb->id, id) == 0)
+            return sb;
+    return NULL;
+}
+
+netd_sb_t *
+sandboxes_first(void)
+{
+    return head;
+}
+
+static void
+state_path(const char *id, char *out, size_t n)
+{
+    snprintf(out, n, "%s/%s.json", g_netd.state_dir, id);
+}
+
+static void
+save(const netd_sb_t *sb)
+{
+    char path[4096], tmp[4200];
+    state_path(sb->id, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    json_object *o = json_object_new_object();
+    json_set_str(o, "id", sb->id);
+    json_set_str(o, "session", sb->session);
+    json_set_int(o, "index", sb->index);
+    json_set(o, "policy", json_object_get(sb->policy_json));
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) {
+        int e = json_write_line(fd, o);
+        if (fsync(fd) == 0 && close(fd) == 0 && e == 0)
+            rename(tmp, path);
+        else
+            unlink(tmp);
+    }
+    json_object_put(o);
+}
+
+static int
+set_policy(netd_sb_t *sb, json_object *policy, err_t *err)
+{
+    net_policy_t p;
+    int e = net_policy_parse(policy, NET_NONE, &p, err);
+    if (e < 0)
+        return e;
+    if (p.mode == NET_NONE) {
+        net_policy_free(&p);
+        return err_set(err, ERR_BAD_REQ, "a sandbox without network is not attached");
+    }
+    net_policy_free(&sb->policy);
+    sb->policy = p;
+    json_object_put(sb->policy_json);
+    sb->policy_json = net_policy_to_json(&p);
+    return 0;
+}
+
+static void
+sb_free(netd_sb_t *sb)
+{
+    net_policy_free(&sb->policy);
+    json_object_put(sb->policy_json);
+    free(sb->pins);
+    free(sb);
+}
+
+/* Links sb in (index taken, rules bound). */
+static int
+sb_link(netd_sb_t *sb, err_t *err)
+{
+    int e = nft_rules_bind(sb->ifname, sb->addr, err);
+    if (e < 0)
+        return e;
+    by_index[sb->index] = sb;
+    sb->next = head;
+    head = sb;
+    sb->tokens_out = sb->tokens_in = (double)g_netd.bandwidth;
+    return 0;
+}
+
+static int
+free_index(void)
+{
+    for (int i = 1; i <= index_max; i++)
+        if (!by_index[i])
+            return i;
+    return 0;
+}
+
+netd_sb_t *
+sandboxes_attach(const char *id, const char *session, json_object *policy, int netns_fd, err_t *err)
+{
+    if (!safe_id_valid(id, 48, "-_") || !safe_id_valid(session, 63, "-_")) {
+        err_set(err, ERR_BAD_REQ, "attach: a sandbox id and a session id are required");
+        return NULL;
+    }
+    netd_sb_t *sb = sandboxes_find(id);
+    if (sb) { /* attached already (a gateway's retry or takeover): the policy may change */
+        if (set_policy(sb, policy, err) < 0)
+            return NULL;
+        snprintf(sb->session, sizeof sb->session, "%s", session);
+        save(sb);
+        return sb;
+    }
+    int index = free_index();
+    if (index == 0) {
+        err_set(err, ERR_AT_CAPACITY, "the address pool is full (%d sandboxes)", index_max);
+        return NULL;
+    }
+    sb = xcalloc(1, sizeof *sb);
+    snprintf(sb->id, sizeof sb->id, "%s", id);
+    snprintf(sb->session, sizeof sb->session, "%s", session);
+    sb->index = index;
+    snprintf(sb->ifname, sizeof sb->ifname, "%s%d", g_netd.ifprefix, index);
+    sb->addr = index_addr(index, 0);
+    sb->host_addr = index_addr(index, 1);
+    if (set_policy(sb, policy, err) < 0) {
+        sb_free(sb);
+        return NULL;
+    }
+    veth_detach(sb->ifname, NULL); /* a leftover of an earlier life */
+    if (veth_attach(netns_fd, sb->ifname, sb->host_addr, sb->addr, 30, err) < 0) {
+        sb_free(sb);
+        return NULL;
+    }
+    if (sb_link(sb, err) < 0) {
+        veth_detach(sb->ifname, NULL);
+        sb_free(sb);
+        return NULL;
+    }
+    save(sb);
+    return sb;
+}
+
+static void
+unlink_sb(netd_sb_t *sb, bool remove_veth)
+{
+    for (netd_sb_t **pp = &head; *pp; pp = &(*pp)->next)
+        if (*pp == sb) {
+            *pp = sb->next;
+            break;
+        }
+    by_index[sb->index] = NULL;
+    nft_rules_unbind(sb->ifname, sb->addr);
+    if (remove_veth)
+        veth_detach(sb->ifname, NULL);
+    char path[4096];
+    state_path(sb->id, path, sizeof path);
+    unlink(path);
+    netd_sandbox_gone(sb);
+    sb_free(sb);
+}
+
+int
+sandboxes_detach(const char *id, err_t *err)
+{
+    netd_sb_t *sb = sandboxes_find(id);
+    if (!sb)
+        return err_set(err, ERR_NOT_FOUND, "sandbox %s is not attached", id);
+    unlink_sb(sb, true);
+    return 0;
+}
+
+void
+sandboxes_detach_all(void)
+{
+    while (head)
+        unlink_sb(head, true);
+}
+
+void
+sandboxes_sweep(void)
+{
+    double now = netd_now();
+    for (netd_sb_t *sb = head, *next; sb; sb = next) {
+        next = sb->next;
+        if (!veth_exists(sb->ifname)) {
+            fprintf(stderr, "netd: %s (session %s): its network namespace is gone\n", sb->id,
+                    sb->session);
+            unlink_sb(sb, false);
+            continue;
+        }
+        int k = 0;
+        for (int i = 0; i < sb->npins; i++)
+            if (sb->pins[i].until > now)
+                sb->pins[k++] = sb->pins[i];
+        sb->npins = k;
+    }
+}
+
+void
+sandboxes_restore(void)
+{
+    DIR *d = opendir(g_netd.state_dir);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        size_t n = strlen(de->d_name);
+        if (n < 6 || strcmp(de->d_name + n - 5, ".json") != 0)
+            continue;
+        char path[4096], buf[65536];
+        snprintf(path, sizeof path, "%s/%s", g_netd.state_dir, de->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf) : -1;
+        if (fd >= 0)
+            close(fd);
+        err_t err = {0};
+        json_object *o = len > 0 ? json_parse(buf, (size_t)len, &err) : NULL;
+        const char *id = json_get_str(o, "id", "");
+        int index = (int)json_get_int(o, "index", 0);
+        netd_sb_t *sb = NULL;
+        if (o && safe_id_valid(id, 48, "-_") && index >= 1 && index <= index_max &&
+            !by_index[index] && !sandboxes_find(id)) {
+            sb = xcalloc(1, sizeof *sb);
+            snprintf(sb->id, sizeof sb->id, "%s", id);
+            snprintf(sb->session, sizeof sb->session, "%s", json_get_str(o, "session", ""));
+            sb->index = index;
+            snprintf(sb->ifname, sizeof sb->ifname, "%s%d", g_netd.ifprefix, index);
+            sb->addr = index_addr(index, 0);
+            sb->host_addr = index_addr(index, 1);
+            if (set_policy(sb, json_get(o, "policy"), &err) < 0 || !veth_exists(sb->ifname) ||
+                sb_link(sb, &err) < 0) {
+                sb_free(sb);
+                sb = NULL;
+            }
+        }
+        if (sb)
+            fprintf(stderr, "netd: restored %s (session %s) on %s\n", sb->id, sb->session,
+                    sb->ifname);
+        else
+            unlink(path);
+        json_object_put(o);
+    }
+    if (d)
+        closedir(d);
+}
+
+void
+sandboxes_pin(netd_sb_t *sb, struct in_addr a, const char *name, uint32_t ttl)
+{
+    /* Programs keep addresses longer than the TTL says (connection pools, pip's, git's): a
+     * floor of ten minutes, a ceiling of a day. */
+    double until = netd_now() + (ttl < 600 ? 600 : ttl > 86400 ? 86400 : ttl);
+    for (int i = 0; i < sb->npins; i++)
+        if (sb->pins[i].addr.s_addr == a.s_addr && strcmp(sb->pins[i].name, name) == 0) {
+            if (sb->pins[i].until < until)
+                sb->pins[i].until = until;
+            return;
+        }
+    if (sb->npins == SB_PINS_MAX) { /* the oldest makes room: bounded, and said in the docs */
+        int oldest = 0;
+        for (int i = 1; i < sb->npins; i++)
+            if (sb->pins[i].until < sb->pins[oldest].until)
+                oldest = i;
+        sb->pins[oldest] = sb->pins[--sb->npins];
+    }
+    if (sb->npins % 64 == 0)
+        sb->pins = xrealloc(sb->pins, ((size_t)sb->npins + 64) * sizeof *sb->pins);
+    sb_pin_t *p = &sb->pins[sb->npins++];
+    p->addr = a;
+    p->until = until;
+    snprintf(p->name, sizeof p->name, "%s", name);
+}
+
+static const sb_pin_t *
+pinned(const netd_sb_t *sb, struct in_addr a)
+{
+    double now = netd_now();
+    for (int i = 0; i < sb->npins; i++)
+        if (sb->pins[i].addr.s_addr == a.s_addr && sb->pins[i].until > now)
+            return &sb->pins[i];
+    return NULL;
+}
+
+/* What no policy opens: the host, other sandboxes, and the private ranges (unless the operator
+ * opened one), the operator's deny-list. 0 and why, or 1. */
+static int
+hard_limits(struct in_addr a, char *why, size_t n)
+{
+    char c[32];
+    if (is_local(a) || (ntohl(a.s_addr) >> 24) == 127) {
+        snprintf(why, n, "the host itself");
+        return 0;
+    }
+    if (net_cidr_has(&g_netd.pool, a)) { /* each /30: .1 the host's end, .2 a sandbox */
+        snprintf(why, n, (ntohl(a.s_addr) & 3) == 1 ? "the host itself" : "another sandbox");
+        return 0;
+    }
+    const net_cidr_t *d = net_list_cidr(&g_netd.deny, a);
+    if (d) {
+        net_cidr_format(d, c, sizeof c);
+        snprintf(why, n, "the operator's deny-list (%s)", c);
+        return 0;
+    }
+    for (size_t i = 0; i < NPRIVATE; i++)
+        if (net_cidr_has(&private_cidr[i], a) && !net_list_cidr(&g_netd.allow_private, a)) {
+            snprintf(why, n, "a private or reserved range (%s)", private_ranges[i]);
+            return 0;
+        }
+    return 1;
+}
+
+int
+sandboxes_name_verdict(netd_sb_t *sb, const char *name, char *why, size_t n)
+{
+    const char *r = net_list_domain(&sb->policy.deny, name);
+    if (r) {
+        snprintf(why, n, "deny %s", r);
+        return 0;
+    }
+    if (sb->policy.mode == NET_EGRESS) {
+        snprintf(why, n, "egress");
+        return 1;
+    }
+    r = net_list_domain(&sb->policy.allow, name);
+    if (!r) {
+        snprintf(why, n, "not in the allow-list");
+        return 0;
+    }
+    snprintf(why, n, "allow %s", r);
+    return 1;
+}
+
+int
+sandboxes_verdict(netd_sb_t *sb, struct sockaddr_in dst, const char *name, char *why, size_t n)
+{
+    char c[32];
+    if (!hard_limits(dst.sin_addr, why, n))
+        return 0;
+    const net_cidr_t *d = net_list_cidr(&sb->policy.deny, dst.sin_addr);
+    if (d) {
+        net_cidr_format(d, c, sizeof c);
+        snprintf(why, n, "deny %s", c);
+        return 0;
+    }
+    bool names_denied = sb->policy.deny.ndomain > 0;
+    if (name && name[0] && net_list_domain(&sb->policy.deny, name)) {
+        snprintf(why, n, "deny %s", net_list_domain(&sb->policy.deny, name));
+        return 0;
+    }
+    if (sb->policy.mode == NET_EGRESS) {
+        if (!name && names_denied)
+            return -1; /* the name it carries may be a denied one */
+        snprintf(why, n, "egress");
+        return 1;
+    }
+    d = net_list_cidr(&sb->policy.allow, dst.sin_addr);
+    if (d) {
+        net_cidr_format(d, c, sizeof c);
+        snprintf(why, n, "allow %s", c);
+        return 1;
+    }
+    const sb_pin_t *pin = pinned(sb, dst.sin_addr);
+    if (!pin) {
+        snprintf(why, n, "not in the allow-list (no allowed name resolved to this address)");
+        return 0;
+    }
+    if (!name)
+        return -1;
+    if (!name[0]) { /* a protocol that names nothing: the resolver's answer decides */
+        snprintf(why, n, "resolved from %s", pin->name);
+        return 1;
+    }
+    const char *r = net_list_domain(&sb->policy.allow, name);
+    if (!r) {
+        snprintf(why, n, "%s is not in the allow-list", name);
+        return 0;
+    }
+    snprintf(why, n, "allow %s", r);
+    return 1;
+}
+
+void
+sandboxes_refused(netd_sb_t *sb, const char *proto, const char *dest, const char *name,
+                  const char *rule)
+{
+    if (strcmp(proto, "dns") == 0)
+        sb->dns_refused++;
+    else
+        sb->refused++;
+    sb_refusal_t *r = &sb->refusals[sb->refusal_seq % SB_REFUSALS_KEPT];
+    sb->refusal_seq++;
+    if (sb->nrefusals < SB_REFUSALS_KEPT)
+        sb->nrefusals++;
+    r->t = netd_wall();
+    snprintf(r->proto, sizeof r->proto, "%s", proto);
+    snprintf(r->dest, sizeof r->dest, "%s", dest ? dest : "");
+    snprintf(r->name, sizeof r->name, "%s", name ? name : "");
+    snprintf(r->rule, sizeof r->rule, "%s", rule);
+    fprintf(stderr, "netd: refused %s %s%s%s for %s (session %s): %s\n", proto, r->dest,
+            r->dest[0] && r->name[0] ? " " : "", r->name, sb->id, sb->session, rule);
+    json_object *ev = json_object_new_object();
+    json_set_str(ev, "ev", "refused");
+    json_set_str(ev, "id", sb->id);
+    json_set_str(ev, "session", sb->session);
+    json_set_int(ev, "seq", (int64_t)sb->refusal_seq);
+    json_set_str(ev, "proto", proto);
+    if (r->dest[0])
+        json_set_str(ev, "dest", r->dest);
+    if (r->name[0])
+        json_set_str(ev, "name", r->name);
+    json_set_str(ev, "rule", rule);
+    control_broadcast(ev);
+    json_object_put(ev);
+}
+
+json_object *
+sandboxes_info(const netd_sb_t *sb)
+{
+    char ip[INET_ADDRSTRLEN];
+    json_object *o = json_object_new_object();
+    json_set_str(o, "id", sb->id);
+    json_set_str(o, "session", sb->session);
+    inet_ntop(AF_INET, &sb->addr, ip, sizeof ip);
+    json_set_str(o, "address", ip);
+    json_set_str(o, "resolver", NET_RESOLVER_INSIDE);
+    json_set(o, "policy", json_object_get(sb->policy_json));
+    json_object *c = json_object_new_object();
+    json_set_int(c, "connections", (int64_t)sb->connections);
+    json_set_int(c, "open_connections", sb->open_conns);
+    json_set_int(c, "refused", (int64_t)sb->refused);
+    json_set_int(c, "dns_queries", (int64_t)sb->dns_queries);
+    json_set_int(c, "dns_refused", (int64_t)sb->dns_refused);
+    json_set_int(c, "bytes_out", (int64_t)sb->bytes_out);
+    json_set_int(c, "bytes_in", (int64_t)sb->bytes_in);
+    json_set(o, "counters", c);
+    json_object *a = json_object_new_array();
+    uint64_t first = sb->refusal_seq - (uint64_t)sb->nrefusals;
+    for (uint64_t s = first; s < sb->refusal_seq; s++) {
+        const sb_refusal_t *r = &sb->refusals[s % SB_REFUSALS_KEPT];
+        json_object *e = json_object_new_object();
+        json_set_int(e, "seq", (int64_t)s + 1);
+        json_object_object_add(e, "time", json_object_new_double(r->t));
+        json_set_str(e, "proto", r->proto);
+        if (r->dest[0])
+            json_set_str(e, "dest", r->dest);
+        if (r->name[0])
+            json_set_str(e, "name", r->name);
+        json_set_str(e, "rule", r->rule);
+        json_object_array_add(a, e);
+    }
+    json_set(o, "refusals", a);
+    json_set_int(o, "refusals_total", (int64_t)sb->refusal_seq);
+    return o;
+}

@@ -15,6 +15,7 @@
 #include "gateway_client.h"
 #include "http.h"
 #include "jwt.h"
+#include "redis_password.h"
 
 #define API_VERSION               "0.1.0"
 #define API_BODY_MAX_DEFAULT      (8u * 1024 * 1024) /* largest request body read (--max-body) */
@@ -23,7 +24,8 @@
 #define API_OH_START_WAIT_DEFAULT 5000 /* ms /start waits for READY (--oh-start-wait) */
 
 typedef struct {
-    const char *redis; /* "unix:/path" or "host:port" */
+    const char *redis;       /* "unix:/path" or "host:port" */
+    redis_auth_t redis_auth; /* --redis-user, --redis-password-file (none: no AUTH) */
     uint8_t secret[JWT_SECRET_MAX];
     size_t secret_len;
     size_t body_max;

@@ -8,6 +8,7 @@
 
 #include "err_http.h"
 #include "json_util.h"
+#include "redis.h"
 
 static int __attribute__((format(printf, 3, 0)))
 err_vset(api_err_t *e, int code, const char *fmt, va_list ap)
@@ -34,7 +35,7 @@ api_err_set(api_err_t *e, int code, const char *fmt, ...)
 int
 api_err_redis(api_err_t *e)
 {
-    return api_err_set(e, ERR_UNAVAILABLE, "Redis is not reachable");
+    return api_err_set(e, ERR_UNAVAILABLE, "%s", api_redis_unavailable_why());
 }
 
 int

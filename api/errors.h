@@ -27,7 +27,8 @@ typedef struct {
 
 /* Sets e (if not NULL) and returns -code, as err_set. */
 int api_err_set(api_err_t *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* e's message "Redis is not reachable" with code ERR_UNAVAILABLE; returns -ERR_UNAVAILABLE. */
+/* e's message "Redis is not reachable" (or that Redis refused the API's credentials:
+ * api_redis_unavailable_why) with code ERR_UNAVAILABLE; returns -ERR_UNAVAILABLE. */
 int api_err_redis(api_err_t *e);
 /* A gateway's error object {"code": name, "message"} (borrowed, may be NULL) as e: the code
  * whose name it is among those a gateway sends (ERR_INTERNAL for a name it never sends), the

@@ -2,6 +2,7 @@
  *
  *   sandpipe-api --socket unix:/run/sp/api.sock | --fcgi-fd N
  *                --redis unix:/path|host:port --secret-file PATH [--workers N]
+ *                [--redis-user NAME --redis-password-file PATH]
  *                [--max-body BYTES] [--max-upload BYTES] [--gateway-timeout S]
  *                [--oh-idle-timeout S] [--oh-max-runtimes N] [--oh-start-wait MS]
  *                [--oh-memory BYTES] [--oh-cpu MILLICORES] [--oh-pids N]
@@ -41,6 +42,7 @@ static void
 usage(void)
 {
     fprintf(stderr, "usage: sandpipe-api (--socket unix:PATH | --fcgi-fd N) --redis ADDR "
+                    "[--redis-user NAME --redis-password-file PATH] "
                     "--secret-file PATH [--workers N] [--max-body BYTES] [--max-upload BYTES] "
                     "[--gateway-timeout S] [--oh-idle-timeout S] [--oh-max-runtimes N] "
                     "[--oh-start-wait MS] [--oh-memory BYTES] [--oh-cpu MILLICORES] "
@@ -84,6 +86,9 @@ spawn(int fd)
     return pid;
 }
 
+/* Long options without a letter of their own. */
+enum { OPT_REDIS_USER = 256, OPT_REDIS_PASSWORD_FILE };
+
 int
 main(int argc, char **argv)
 {
@@ -102,6 +107,8 @@ main(int argc, char **argv)
         {"socket", required_argument, 0, 's'},
         {"fcgi-fd", required_argument, 0, 'f'},
         {"redis", required_argument, 0, 'r'},
+        {"redis-user", required_argument, 0, OPT_REDIS_USER},
+        {"redis-password-file", required_argument, 0, OPT_REDIS_PASSWORD_FILE},
         {"secret-file", required_argument, 0, 'k'},
         {"workers", required_argument, 0, 'w'},
         {"max-body", required_argument, 0, 'b'},
@@ -123,6 +130,8 @@ main(int argc, char **argv)
         case 's': sock = optarg; break;
         case 'f': fd = atoi(optarg); break;
         case 'r': g_api.redis = optarg; break;
+        case OPT_REDIS_USER: g_api.redis_auth.user = optarg; break;
+        case OPT_REDIS_PASSWORD_FILE: g_api.redis_auth.password_file = optarg; break;
         case 'k': secret_file = optarg; break;
         case 'w': nworkers = atoi(optarg); break;
         case 'b': g_api.body_max = (size_t)strtoull(optarg, NULL, 10); break;
@@ -147,6 +156,10 @@ main(int argc, char **argv)
     err_t err = {0};
     if (jwt_secret_load(secret_file, g_api.secret, sizeof g_api.secret, &g_api.secret_len, &err) <
         0) {
+        fprintf(stderr, "sandpipe-api: %s\n", err.msg);
+        return 1;
+    }
+    if (redis_auth_check(&g_api.redis_auth, &err) < 0) {
         fprintf(stderr, "sandpipe-api: %s\n", err.msg);
         return 1;
     }

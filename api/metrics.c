@@ -56,6 +56,14 @@ print_gateway_counters(buf_t *b, const redisReply *h)
                "sandpipe_transfer_bytes_total{direction=\"upload\"} %lld\n"
                "sandpipe_transfer_bytes_total{direction=\"download\"} %lld\n",
                metric_field(h, "upload_bytes"), metric_field(h, "download_bytes"));
+    buf_printf(b,
+               "# HELP sandpipe_network_refused_total Connections (tcp) and names (dns) the "
+               "sandboxes' network policies refused (each session's own: GET "
+               "/api/v1/sessions/{id}/network).\n"
+               "# TYPE sandpipe_network_refused_total counter\n"
+               "sandpipe_network_refused_total{proto=\"tcp\"} %lld\n"
+               "sandpipe_network_refused_total{proto=\"dns\"} %lld\n",
+               metric_field(h, "net_refused_tcp"), metric_field(h, "net_refused_dns"));
 }
 
 void

@@ -1,5 +1,6 @@
 /* redis.c — the API worker's Redis connection: one synchronous hiredis context per worker,
- * reconnected on demand, with fire-and-forget posts. See redis.h and redis/README.md. */
+ * reconnected on demand, authenticated first (--redis-user, --redis-password-file: the file is
+ * read at each connection), with fire-and-forget posts. See redis.h and redis/README.md. */
 #include "redis.h"
 
 #include <stdarg.h>
@@ -7,12 +8,56 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include "api.h"
+#include "clock.h"
 #include "json_util.h"
+#include "redis_auth.h"
 
 static redisContext *conn; /* one per worker process */
 static int posted;         /* commands sent without waiting: replies not read yet */
+
+/* A refused AUTH is not retried for AUTH_RETRY_S (requests meanwhile get the same 503 at once:
+ * no connection per request hammering Redis); the log says why when it changes and once every
+ * AUTH_LOG_S per worker. */
+#define AUTH_RETRY_S 2
+#define AUTH_LOG_S   60
+static char refused_why[ERR_MSG_MAX]; /* what clients are told while refused; "" when not */
+static double refused_until;          /* clock_mono() until which no connection is tried */
+static char logged_why[ERR_MSG_MAX];
+static double logged_at;
+
+/* Logs msg unless this worker said the same less than AUTH_LOG_S ago. */
+static void
+log_refusal(const char *msg, const char *hint)
+{
+    double now = clock_mono();
+    if (!strcmp(msg, logged_why) && now - logged_at < AUTH_LOG_S)
+        return;
+    fprintf(stderr, "sandpipe-api: worker %d: redis: %s (%s)\n", (int)getpid(), msg, hint);
+    snprintf(logged_why, sizeof logged_why, "%s", msg);
+    logged_at = now;
+}
+
+/* An error reply that refuses the credentials (NOAUTH: none given; NOPERM: the ACL is too
+ * narrow for a command) is logged with what to check. */
+static void
+check_reply(const redisReply *rep)
+{
+    if (!rep || rep->type != REDIS_REPLY_ERROR || !redis_auth_refusal(rep->str))
+        return;
+    log_refusal(rep->str, g_api.redis_auth.password_file
+                              ? "the user's rules in Redis' ACL (redis/users.acl)"
+                              : "this Redis wants a password: give --redis-user and "
+                                "--redis-password-file");
+}
+
+const char *
+api_redis_unavailable_why(void)
+{
+    return refused_why[0] ? refused_why : "Redis is not reachable";
+}
 
 void
 api_redis_set_timeout(redisContext *c, int ms)
@@ -56,6 +101,11 @@ api_redis_get(api_req_t *r, bool reply)
         drain(r);
     if (conn && conn->err)
         api_redis_drop(r);
+    if (!conn && refused_why[0] && clock_mono() < refused_until) {
+        if (reply)
+            api_failf(r, ERR_UNAVAILABLE, "%s", refused_why);
+        return NULL;
+    }
     if (!conn) {
         struct timeval tv = {1, 0};
         const char *a = g_api.redis;
@@ -74,11 +124,39 @@ api_redis_get(api_req_t *r, bool reply)
         }
         if (!conn || conn->err) {
             api_redis_drop(r);
+            refused_why[0] = '\0'; /* not reachable: that is why now */
             if (reply)
                 api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
             return NULL;
         }
         api_redis_set_timeout(conn, API_REDIS_TIMEOUT_MS);
+        err_t err = {0};
+        int rc = redis_auth_sync(conn, &g_api.redis_auth, &err);
+        if (rc < 0) {
+            api_redis_drop(r);
+            if (rc == -ERR_UNAVAILABLE) {
+                refused_why[0] = '\0';
+                if (reply)
+                    api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
+                return NULL;
+            }
+            /* Refused, or the password file does not load: the log names the user and the
+             * file; the client learns that much and no more. */
+            log_refusal(err.msg, "check --redis-user, --redis-password-file and Redis' ACL "
+                                 "(redis/users.acl)");
+            const char *said = strstr(err.msg, ": ");
+            if (rc == -ERR_AUTH)
+                snprintf(refused_why, sizeof refused_why,
+                         "Redis refused the API's credentials: %.200s", said ? said + 2 : err.msg);
+            else
+                snprintf(refused_why, sizeof refused_why,
+                         "the API cannot read its Redis password file (see its log)");
+            refused_until = clock_mono() + AUTH_RETRY_S;
+            if (reply)
+                api_failf(r, ERR_UNAVAILABLE, "%s", refused_why);
+            return NULL;
+        }
+        refused_why[0] = '\0';
     }
     r->rc = conn;
     return conn;
@@ -97,6 +175,7 @@ api_redis_cmd(api_req_t *r, int timeout_ms, int argc, const char **argv)
         api_redis_drop(r);
         return NULL;
     }
+    check_reply(rep);
     if (timeout_ms > 0)
         api_redis_set_timeout(c, API_REDIS_TIMEOUT_MS);
     return rep;
@@ -114,6 +193,7 @@ api_redis_cmdf(api_req_t *r, const char *fmt, ...)
     va_end(ap);
     if (!rep)
         api_redis_drop(r);
+    check_reply(rep);
     return rep;
 }
 

@@ -11,9 +11,13 @@
 
 #include "http.h"
 
-/* The worker's connection, (re)connected when needed and stored in r->rc. NULL when Redis is
- * unreachable; then, if reply is true, a 503 has been sent. */
+/* The worker's connection, (re)connected (and authenticated: g_api.redis_auth) when needed and
+ * stored in r->rc. NULL when Redis is unreachable or refused the credentials; then, if reply is
+ * true, a 503 saying which has been sent. */
 redisContext *api_redis_get(api_req_t *r, bool reply);
+/* Why the last api_redis_get failed, for a 503's message: "Redis is not reachable", or that
+ * Redis refused the API's credentials. */
+const char *api_redis_unavailable_why(void);
 /* Runs a command (argv form) with a read timeout of timeout_ms (0: the default 5 s). Returns
  * the reply (caller frees with freeReplyObject) or NULL: the connection is dropped, so the
  * next api_redis_get reconnects. */

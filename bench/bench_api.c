@@ -15,10 +15,11 @@
  *       nginx's auth_request asks it: p50/p90/p99.
  *   bench_api getauth    HOST PORT PATH TOKEN N
  *       GET PATH with a bearer token (the API's cheapest authenticated Redis read): p50/p90/p99.
- *   bench_api events     HOST PORT SESSION TOKEN LIMIT ROUNDS REDIS_SOCKET
+ *   bench_api events     HOST PORT SESSION TOKEN LIMIT ROUNDS REDIS_SOCKET [USER PASSWORD_FILE]
  *       GET /api/v1/sessions/SESSION/events?since=0&limit=LIMIT to the full response, next to
- *       XRANGE of the same LIMIT events straight from Redis (hiredis, reply parsed), and the
- *       same GET with Accept-Encoding: gzip; rounds interleaved, medians reported.
+ *       XRANGE of the same LIMIT events straight from Redis (hiredis, reply parsed; as USER when
+ *       given, e.g. the API's), and the same GET with Accept-Encoding: gzip; rounds
+ *       interleaved, medians reported.
  * KEY is the X-Session-API-Key (a token owning the sessions), TOKEN a bearer token. */
 #include <hiredis/hiredis.h>
 #include <pthread.h>
@@ -30,6 +31,7 @@
 
 #include "bench_stats.h"
 #include "httpc.h"
+#include "redis_auth.h"
 
 static const char ECHO_HI[] =
     "{\"action\":{\"action\":\"run\",\"args\":{\"command\":\"echo hi\"}}}";
@@ -219,11 +221,14 @@ median(double *v, int n)
 
 static int
 events(const char *host, int port, const char *sid, const char *token, long limit, int rounds,
-       const char *redis_sock)
+       const char *redis_sock, const redis_auth_t *auth)
 {
     redisContext *rc = redisConnectUnix(redis_sock);
     if (!rc || rc->err)
         die("cannot connect to Redis");
+    err_t err = {0};
+    if (redis_auth_sync(rc, auth, &err) < 0)
+        die(err.msg);
     httpc_t c;
     if (httpc_open(&c, host, port) < 0)
         die("cannot connect");
@@ -301,14 +306,17 @@ main(int argc, char **argv)
         return get_latency(argv[2], atoi(argv[3]), argv[4], hdr, "via nginx, authenticated",
                            atoi(argv[6]));
     }
-    if (argc >= 9 && !strcmp(argv[1], "events"))
+    if (argc >= 9 && !strcmp(argv[1], "events")) {
+        redis_auth_t auth = {argc >= 11 ? argv[9] : NULL, argc >= 11 ? argv[10] : NULL};
         return events(argv[2], atoi(argv[3]), argv[4], argv[5], atol(argv[6]), atoi(argv[7]),
-                      argv[8]);
+                      argv[8], &auth);
+    }
     fprintf(stderr, "usage: bench_api latency HOST PORT SESSION KEY N\n"
                     "       bench_api throughput HOST PORT KEY TOTAL SESSION...\n"
                     "       bench_api get HOST PORT PATH N\n"
                     "       bench_api lookup HOST PORT URI KEY N\n"
                     "       bench_api getauth HOST PORT PATH TOKEN N\n"
-                    "       bench_api events HOST PORT SESSION TOKEN LIMIT ROUNDS REDIS_SOCKET\n");
+                    "       bench_api events HOST PORT SESSION TOKEN LIMIT ROUNDS REDIS_SOCKET"
+                    " [USER PASSWORD_FILE]\n");
     return 2;
 }

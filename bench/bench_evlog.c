@@ -2,7 +2,8 @@
  * N small events (an output line each, ~120 bytes as stored) to a session stream through the
  * gateway's own event_log + hiredis-on-libuv path, holding back while the log is full (the
  * producers' own window: EVENT_LOG_UNCONFIRMED_MAX events or _BYTE bytes unconfirmed), and
- * reports events/s once Redis confirmed the last one.  usage: bench_evlog REDIS_ADDR [N] */
+ * reports events/s once Redis confirmed the last one.
+ * usage: bench_evlog REDIS_ADDR [N [REDIS_USER REDIS_PASSWORD_FILE]] (a gateway's credentials) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,12 +62,14 @@ int
 main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_evlog REDIS_ADDR [N]\n");
+        fprintf(stderr, "usage: bench_evlog REDIS_ADDR [N [REDIS_USER REDIS_PASSWORD_FILE]]\n");
         return 2;
     }
     total = argc > 2 ? strtoull(argv[2], NULL, 10) : 500000;
     g_gw.loop = uv_default_loop();
     snprintf(g_gw.cfg.id, sizeof g_gw.cfg.id, "bench");
+    redis_auth_t auth = {argc > 4 ? argv[3] : NULL, argc > 4 ? argv[4] : NULL};
+    redis_client_set_auth(&auth);
     redis_client_start(argv[1], on_ready);
     uv_run(g_gw.loop, UV_RUN_DEFAULT);
     return 0;

@@ -12,7 +12,6 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "integration"))
 from multigw import MultiStack  # noqa: E402
-from resp import Redis  # noqa: E402
 
 ROUNDS = int(os.environ.get("BENCH_TAKEOVER_ROUNDS", "10"))
 LOOP = "i=0; while true; do i=$((i+1)); echo L$i; sleep 0.01; done"
@@ -51,7 +50,7 @@ def start_loop(ms, sid):
 
 def takeovers(rounds):
     ms = MultiStack(n=3, pool=1)
-    r = Redis(ms.redis_sock)
+    r = ms.redis_conn()
     route, first_out = [], []
     try:
         sid = ms.create_on(0)
@@ -76,7 +75,7 @@ def takeovers(rounds):
 def restarts(rounds):
     """The peer: one gateway alone (nobody to take over), killed and started again at once."""
     ms = MultiStack(n=1, pool=1)
-    r = Redis(ms.redis_sock)
+    r = ms.redis_conn()
     out = []
     try:
         sid = ms.create_on(0)

@@ -22,8 +22,8 @@ bench: $(BUILD)/bench/bench_evlog
 # bench_api: the REST API through nginx (keep-alive HTTP client in httpc.c; hiredis for the
 # XRANGE peer; one thread per session for the throughput run).
 $(BUILD)/bench/bench_api.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
-$(BUILD)/bench/bench_api: $(BUILD)/bench/bench_api.o $(BUILD)/bench/httpc.o
-	$(CC) $(ALL_LDFLAGS) -pthread -o $@ $^ $(shell pkg-config --libs hiredis 2>/dev/null)
+$(BUILD)/bench/bench_api: $(BUILD)/bench/bench_api.o $(BUILD)/bench/httpc.o $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -pthread -o $@ $^ $(shell pkg-config --libs hiredis 2>/dev/null) $(PKG_LIBS)
 bench: $(BUILD)/bench/bench_api
 
 # bench_disk: a sandbox's own disk (gateway/sandbox/sandbox_disk.c, loopdev.c) made and removed.

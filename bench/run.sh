@@ -8,11 +8,12 @@
 #   in Chromium against its own stack, bench/bench_web.py; images: runtime images and the Docker
 #   provider, bench/bench_images.py; takeover: a gateway killed with SIGKILL among three,
 #   bench/bench_takeover.py; unzip: another session's round trips while upload_file unpacks a
-#   zip, bench/bench_unzip.py).
+#   zip, bench/bench_unzip.py; network: a sandbox's own network against the host's,
+#   bench/bench_network.py).
 set -euo pipefail
 MODE=${1:-release}
 B=build/$MODE
-SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images takeover unzip} "
+SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images takeover unzip network} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 work=$(mktemp -d /tmp/sp-bench.XXXXXX)
 chmod 711 "$work" # searchable: each sandbox runs as its own uid below it
@@ -97,13 +98,17 @@ fi
 
 # ---- gateway ----
 # Redis and one gateway with a warm pool of 2, used by the gateway and api sections.
+# the production config: AOF, fsync every second; the users of make run (redis/users.acl)
+"$B/sandpipe" redis-acl --generate --dir "$work" --template redis/users.acl --out "$work/users.acl"
 redis-server redis/redis.conf --port 0 --unixsocket "$work/redis.sock" --dir "$work" \
-    --daemonize no >/dev/null 2>&1 &  # the production config: AOF, fsync every second
+    --aclfile "$work/users.acl" --daemonize no >/dev/null 2>&1 &
+REDIS_PID=$!
 pids+=($!)
 for _ in $(seq 100); do [ -S "$work/redis.sock" ] && break; sleep 0.02; done
 python3 -c "import os; open('$work/secret','w').write(os.urandom(32).hex()+'\n')"; chmod 600 "$work/secret"
 GW_PORT=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
-"$B/sandpipe-gateway" --listen "127.0.0.1:$GW_PORT" --listen-unix "$work/gw.sock" --redis "unix:$work/redis.sock" --provider bwrap \
+"$B/sandpipe-gateway" --listen "127.0.0.1:$GW_PORT" --listen-unix "$work/gw.sock" --redis "unix:$work/redis.sock" \
+    --redis-user gateway --redis-password-file "$work/redis-gateway.password" --provider bwrap \
     --state-dir "$work/sandboxes" --secret-file "$work/secret" --pool 2 --id gw-bench >"$work/gw.log" 2>&1 &
 GW=$!
 pids+=($GW)
@@ -136,7 +141,7 @@ done
 "$B/bench/bench_ws" fanout 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" 100 'for i in $(seq 1 100); do echo line $i of a build log; sleep 0.005; done' | sed 's/^/paced output (a build log): /'
 python3 bench/bench_gateway.py "$GW_PORT" "$(cat "$work/secret")" "$work/redis.sock"
 "$B/bench/bench_disk" "$work" 20 || true # a sandbox's own disk (root and loop devices needed)
-"$B/bench/bench_evlog" "unix:$work/redis.sock" 500000 2>/dev/null
+"$B/bench/bench_evlog" "unix:$work/redis.sock" 500000 gateway "$work/redis-gateway.password" 2>/dev/null
 R0=$(awk '/VmRSS/{print $2}' /proc/$GW/status)
 N=${BENCH_IDLE_CLIENTS:-10000}
 (sleep 30) | "$B/bench/bench_ws" idle 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" "$N" &
@@ -170,5 +175,10 @@ if want unzip; then # one gateway of its own (tests/integration/apistack.py)
     echo '```'
     MODE=$MODE python3 bench/bench_unzip.py
     echo '```'
+fi
+if want network; then # its own stack with a sandpipe-netd, and its own test world (networld.py)
+    echo
+    echo "## A sandbox's network ($(date -u +%F))"
+    MODE=$MODE python3 bench/bench_network.py
 fi
 true

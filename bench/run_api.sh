@@ -1,5 +1,6 @@
 # bench/run_api.sh — the REST API section of `make bench`, sourced by bench/run.sh after the
-# gateway started (it uses $B, $work, $pids, $GW_PORT, the Redis socket and the secret there).
+# gateway started (it uses $B, $work, $pids, $GW_PORT, $REDIS_PID, the Redis socket, its users'
+# password files and the secret there).
 #
 # Starts sandpipe-api (BENCH_API_WORKERS FastCGI workers, default 16) and nginx rendered by
 # nginx/render.sh (keeping BENCH_API_KEEPALIVE FastCGI connections per nginx worker, default a
@@ -24,7 +25,7 @@ API_ACTIONS=${BENCH_API_ACTIONS:-20000}
 free_port() { python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"; }
 
 "$B/sandpipe-api" --socket "unix:$work/api.sock" --redis "unix:$work/redis.sock" \
-    --secret-file "$work/secret" --workers "$API_WORKERS" >"$work/api.log" 2>&1 &
+    --redis-user api --redis-password-file "$work/redis-api.password" --secret-file "$work/secret" --workers "$API_WORKERS" >"$work/api.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 200); do [ -S "$work/api.sock" ] && break; sleep 0.02; done
 start_nginx() { # prefix port unix|tcp [render.sh options]: nginx reaching the gateways over
@@ -73,7 +74,8 @@ EOF
 )
 read -r -a SID_LIST <<<"$SIDS"
 # The second gateway (bench/run_routing.sh's figures) and a session on it.
-"$B/sandpipe-gateway" --listen "127.0.0.1:$GW2_PORT" --listen-unix "$work/gw2.sock" --redis "unix:$work/redis.sock" --provider bwrap \
+"$B/sandpipe-gateway" --listen "127.0.0.1:$GW2_PORT" --listen-unix "$work/gw2.sock" --redis "unix:$work/redis.sock" \
+    --redis-user gateway --redis-password-file "$work/redis-gateway.password" --provider bwrap \
     --state-dir "$work/sandboxes" --secret-file "$work/secret" --pool 1 --id gw-bench-2 >"$work/gw2.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$GW2_PORT") 2>/dev/null && break; sleep 0.05; done
@@ -121,7 +123,6 @@ ticks_of() { # (a worker gone meanwhile, e.g. the cache loader, counts nothing)
 }
 all_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 workers_of() { pgrep -P "$(cat "$1/nginx.pid")" | tr '\n' ' '; }
-REDIS_PID=$(redis-cli -s "$work/redis.sock" INFO server | sed -n 's/^process_id:\([0-9]*\).*/\1/p')
 tp_run() { # ws|unix|tcp -> prints the run's line and its "CPU per action" line
     local a0 n0 g0 r0 out a1 n1 g1 r1 hz nw= perf=
     hz=$(getconf CLK_TCK)
@@ -167,11 +168,12 @@ echo "the same with nginx reaching the gateway over TCP: ${tcp_ratios[*]}; media
     sed 's/^/with the production rate limit (200 r\/s, burst 400, one client address): /' || true
 
 # The events benchmark reads the first 10,000 events of S0 (the runs above left ~3 per action).
-have=$(redis-cli -s "$work/redis.sock" XLEN "sp:session:{$S0}:events")
+have=$(REDISCLI_AUTH=$(cat "$work/redis-api.password") redis-cli -s "$work/redis.sock" --user api XLEN "sp:session:{$S0}:events")
 if [ "$have" -lt 10000 ]; then
     "$B/bench/bench_ws" latency 127.0.0.1 "$GW_PORT" "$S0" "$USER_TOKEN" $(((10000 - have) / 3 + 100)) >/dev/null
 fi
-"$B/bench/bench_api" events 127.0.0.1 "$HTTP_PORT" "$S0" "$USER_TOKEN" 10000 "${BENCH_API_EVENT_ROUNDS:-20}" "$work/redis.sock"
+"$B/bench/bench_api" events 127.0.0.1 "$HTTP_PORT" "$S0" "$USER_TOKEN" 10000 "${BENCH_API_EVENT_ROUNDS:-20}" "$work/redis.sock" \
+    api "$work/redis-api.password"
 echo '```'
 
 . bench/run_routing.sh

@@ -37,6 +37,7 @@ int cmd_attach(cli_t *cli, int argc, char **argv);
 int cmd_events(cli_t *cli, int argc, char **argv);
 int cmd_cp(cli_t *cli, int argc, char **argv);
 int cmd_image(cli_t *cli, int argc, char **argv);
+int cmd_redis_acl(cli_t *cli, int argc, char **argv);
 
 /* The client context, made on first use for the global url (TLS set up only for wss/https). */
 ws_ctx_t *cli_ws_ctx(cli_t *cli, err_t *err);

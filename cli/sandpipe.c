@@ -32,6 +32,9 @@ static const cli_command_t commands[] = {
      "image build [--base IMAGE|ROOTFS] [--tag NAME]... [--force] [--no-docker|--docker]"
      " [--build-essential] | image ls [--json] | image tag NAME NEW... | image rm NAME"
      "   (local: runtime images)"},
+    {"redis-acl", cmd_redis_acl,
+     "redis-acl [--dir DIR] [--template FILE]... [--generate] [--out FILE]"
+     "   (Redis' users: the ACL file, the password files)"},
 };
 
 static void

@@ -13,12 +13,12 @@
 
 #include "err.h"
 
-#define NET_RULES_MAX   256 /* entries in one list */
+#define NET_RULES_MAX 256 /* entries in one list */
 /* The resolver every sandbox's resolv.conf names. netd answers any DNS packet a sandbox sends,
  * whatever its address: this one only has to route through the sandbox's link. */
 #define NET_RESOLVER_INSIDE "169.254.53.53"
-#define NET_DOMAIN_MAX  253
-#define NET_WIDEST_NAME "egress"
+#define NET_DOMAIN_MAX      253
+#define NET_WIDEST_NAME     "egress"
 
 /* Ordered by how much they let out: a role allowed one mode may ask for the narrower ones. */
 typedef enum { NET_NONE = 0, NET_ALLOWLIST = 1, NET_EGRESS = 2 } net_mode_t;

@@ -32,6 +32,7 @@
 #include "http_upload.h"
 #include "json_util.h"
 #include "route.h"
+#include "session_network.h"
 
 typedef void (*http_fn)(http_req_t *h, const char *id);
 
@@ -56,6 +57,7 @@ static const struct {
     {"POST", "/api/v1/sessions/", "/actions", http_rest_actions, NULL},
     {"GET", "/api/v1/sessions/", "/files/download", http_files_download, NULL},
     {"POST", "/api/v1/sessions/", "/signal", http_signal, NULL},
+    {"GET", "/api/v1/sessions/", "/network", http_session_network, NULL},
     {"GET", "/api/v1/sessions/", "/files", http_files_list, NULL},
     {"GET", "/api/v1/sessions/", "/files/stat", http_files_stat, NULL},
     {"GET", "/api/v1/sessions/", "/files/content", http_files_read, NULL},

@@ -19,7 +19,9 @@
 #include "pool.h"
 #include "redis_client.h"
 #include "sandbox/sandbox_disk.h"
+#include "net_policy.h"
 #include "session.h"
+#include "session_network.h"
 #include "takeover.h"
 #include "ws_server.h"
 
@@ -41,40 +43,71 @@ static void
 usage(FILE *f)
 {
     fprintf(
-        f, "usage: sandpipe-gateway [options]\n"
-           "  --listen HOST:PORT       WebSocket and HTTP listen address (default 127.0.0.1:8081)\n"
-           "  --listen-unix PATH       also on this unix socket (mode 0666), for an nginx on\n"
-           "                           this host (render.sh --gateway ADDR=unix:PATH)\n"
-           "  --advertise HOST:PORT    where nginx reaches that listener (default: the --listen\n"
-           "                           address; this host's name when it listens on any address)\n"
-           "  --redis ADDR             unix:/path or host:port (default 127.0.0.1:6379)\n"
-           "  --id ID                  gateway id (default gw-<hostname>)\n"
-           "  --host-id ID             the machine whose sandboxes this gateway reaches: peers\n"
-           "                           with the same one take over each other's sessions\n"
-           "                           (default /etc/machine-id, else the hostname)\n"
-           "  --provider NAME          bwrap (default) or local\n"
-           "  --image NAME             sessions' default image (default host: the host's /usr;\n"
-           "                           sandpipe image ls lists the others)\n"
-           "  --images DIR             the image store (default " IMAGE_STORE_DEF ")\n"
-           "  --state-dir DIR          sandboxes' directories (default /var/lib/sandpipe)\n"
-           "  --executor PATH          sandpipe-executor binary (default: next to this binary)\n"
-           "  --secret-file FILE       JWT secret (hex); required\n"
-           "  --pool N                 warm sandboxes to keep ready (default 2)\n"
-           "  --idle-timeout SEC       reap sessions idle this long (default 1800, 0 = never)\n"
-           "  --max-lifetime SEC       stop sessions after this long (default 0 = never)\n"
-           "  --stream-cap N           events kept per session stream (default 100000)\n"
-           "  --stream-bytes BYTES     and about this many bytes (default 64 MiB; 0 = no limit)\n"
-           "  --retention SEC          keep a stopped session's keys this long (default 7 days)\n"
-           "  --term-grace SEC         a terminal whose connection dropped waits this long to be\n"
-           "                           taken back (default 60)\n"
-           "  --memory BYTES --cpu MILLICORES --pids N   default sandbox limits\n"
-           "  --disk BYTES             each sandbox's own disk for /workspace, /tmp, /var/tmp\n"
-           "                           (sparse; default 10 GiB; 0 = none: host disk, tmpfs)\n"
-           "  --disk-max BYTES         largest disk per session (default 16 x --disk)\n"
-           "  --max-upload BYTES       largest file upload over HTTP (default 1 GiB; as nginx's\n"
-           "                           --upload-max)\n"
-           "  --sandbox-uids BASE:COUNT|off  host uids for bwrap sandboxes, one each (default "
-           "1900000000:65536); off: the gateway's uid\n");
+        f,
+        "usage: sandpipe-gateway [options]\n"
+        "  --listen HOST:PORT       WebSocket and HTTP listen address (default 127.0.0.1:8081)\n"
+        "  --listen-unix PATH       also on this unix socket (mode 0666), for an nginx on\n"
+        "                           this host (render.sh --gateway ADDR=unix:PATH)\n"
+        "  --advertise HOST:PORT    where nginx reaches that listener (default: the --listen\n"
+        "                           address; this host's name when it listens on any address)\n"
+        "  --redis ADDR             unix:/path or host:port (default 127.0.0.1:6379)\n"
+        "  --redis-user NAME        the Redis ACL user to be (redis/users.acl: gateway)\n"
+        "  --redis-password-file FILE  its password, one line, mode 0600 (read again at each\n"
+        "                           reconnection); alone: the default user's password\n"
+        "  --id ID                  gateway id (default gw-<hostname>)\n"
+        "  --host-id ID             the machine whose sandboxes this gateway reaches: peers\n"
+        "                           with the same one take over each other's sessions\n"
+        "                           (default /etc/machine-id, else the hostname)\n"
+        "  --provider NAME          bwrap (default) or local\n"
+        "  --image NAME             sessions' default image (default host: the host's /usr;\n"
+        "                           sandpipe image ls lists the others)\n"
+        "  --images DIR             the image store (default " IMAGE_STORE_DEF ")\n"
+        "  --state-dir DIR          sandboxes' directories (default /var/lib/sandpipe)\n"
+        "  --executor PATH          sandpipe-executor binary (default: next to this binary)\n"
+        "  --secret-file FILE       JWT secret (hex); required\n"
+        "  --pool N                 warm sandboxes to keep ready (default 2)\n"
+        "  --idle-timeout SEC       reap sessions idle this long (default 1800, 0 = never)\n"
+        "  --max-lifetime SEC       stop sessions after this long (default 0 = never)\n"
+        "  --stream-cap N           events kept per session stream (default 100000)\n"
+        "  --stream-bytes BYTES     and about this many bytes (default 64 MiB; 0 = no limit)\n"
+        "  --retention SEC          keep a stopped session's keys this long (default 7 days)\n"
+        "  --term-grace SEC         a terminal whose connection dropped waits this long to be\n"
+        "                           taken back (default 60)\n"
+        "  --memory BYTES --cpu MILLICORES --pids N   default sandbox limits\n"
+        "  --disk BYTES             each sandbox's own disk for /workspace, /tmp, /var/tmp\n"
+        "                           (sparse; default 10 GiB; 0 = none: host disk, tmpfs)\n"
+        "  --disk-max BYTES         largest disk per session (default 16 x --disk)\n"
+        "  --max-upload BYTES       largest file upload over HTTP (default 1 GiB; as nginx's\n"
+        "                           --upload-max)\n"
+        "  --sandbox-uids BASE:COUNT|off  host uids for bwrap sandboxes, one each (default "
+        "1900000000:65536); off: the gateway's uid\n"
+        "  --netd PATH              sandpipe-netd's control socket: sandboxes may have a network\n"
+        "                           (without it every sandbox has loopback only)\n"
+        "  --network-default MODE   a session that does not ask: none (default), egress\n"
+        "  --network-roles admin=MODE,user=MODE  the widest mode each role may ask for (none,\n"
+        "                           allowlist, egress; default admin=egress,user=egress)\n");
+}
+
+/* --network-roles admin=MODE,user=MODE (either may be left out) */
+static int
+parse_network_roles(const char *arg, gw_config_t *cfg)
+{
+    char copy[128], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", arg);
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        int m = eq ? net_mode_parse(eq + 1) : -1;
+        if (m < 0)
+            return -1;
+        *eq = '\0';
+        if (strcmp(t, "admin") == 0)
+            cfg->network_max_admin = m;
+        else if (strcmp(t, "user") == 0)
+            cfg->network_max_user = m;
+        else
+            return -1;
+    }
+    return 0;
 }
 
 /* --sandbox-uids BASE:COUNT|off */
@@ -108,6 +141,7 @@ on_stop(uv_signal_t *h, int signo)
     uv_timer_stop(&tick);
     takeover_stop();
     sessions_shutdown();
+    session_network_stop();
     pool_stop();
     redis_client_stop();
     lws_context_destroy(g_gw.lws); /* begins: lws NULLs g_gw.lws (pcontext) once it is done */
@@ -220,37 +254,47 @@ on_redis_ready(void)
     takeover_start();
 }
 
+/* Long options without a letter of their own. */
+enum { OPT_REDIS_USER = 256, OPT_REDIS_PASSWORD_FILE };
+
 int
 main(int argc, char **argv)
 {
-    static const struct option opts[] = {{"listen", required_argument, 0, 'l'},
-                                         {"advertise", required_argument, 0, 'A'},
-                                         {"listen-unix", required_argument, 0, 'x'},
-                                         {"redis", required_argument, 0, 'r'},
-                                         {"id", required_argument, 0, 'i'},
-                                         {"host-id", required_argument, 0, 'H'},
-                                         {"provider", required_argument, 0, 'p'},
-                                         {"image", required_argument, 0, 'm'},
-                                         {"images", required_argument, 0, 'G'},
-                                         {"state-dir", required_argument, 0, 's'},
-                                         {"executor", required_argument, 0, 'e'},
-                                         {"secret-file", required_argument, 0, 'k'},
-                                         {"pool", required_argument, 0, 'P'},
-                                         {"idle-timeout", required_argument, 0, 'I'},
-                                         {"max-lifetime", required_argument, 0, 'L'},
-                                         {"stream-cap", required_argument, 0, 'c'},
-                                         {"stream-bytes", required_argument, 0, 'B'},
-                                         {"retention", required_argument, 0, 'R'},
-                                         {"term-grace", required_argument, 0, 'T'},
-                                         {"memory", required_argument, 0, 'M'},
-                                         {"cpu", required_argument, 0, 'C'},
-                                         {"pids", required_argument, 0, 'D'},
-                                         {"disk", required_argument, 0, 'S'},
-                                         {"disk-max", required_argument, 0, 'X'},
-                                         {"sandbox-uids", required_argument, 0, 'U'},
-                                         {"max-upload", required_argument, 0, 'u'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static redis_auth_t redis_auth;
+    static const struct option opts[] = {
+        {"listen", required_argument, 0, 'l'},
+        {"advertise", required_argument, 0, 'A'},
+        {"listen-unix", required_argument, 0, 'x'},
+        {"redis", required_argument, 0, 'r'},
+        {"redis-user", required_argument, 0, OPT_REDIS_USER},
+        {"redis-password-file", required_argument, 0, OPT_REDIS_PASSWORD_FILE},
+        {"id", required_argument, 0, 'i'},
+        {"host-id", required_argument, 0, 'H'},
+        {"provider", required_argument, 0, 'p'},
+        {"image", required_argument, 0, 'm'},
+        {"images", required_argument, 0, 'G'},
+        {"state-dir", required_argument, 0, 's'},
+        {"executor", required_argument, 0, 'e'},
+        {"secret-file", required_argument, 0, 'k'},
+        {"pool", required_argument, 0, 'P'},
+        {"idle-timeout", required_argument, 0, 'I'},
+        {"max-lifetime", required_argument, 0, 'L'},
+        {"stream-cap", required_argument, 0, 'c'},
+        {"stream-bytes", required_argument, 0, 'B'},
+        {"retention", required_argument, 0, 'R'},
+        {"term-grace", required_argument, 0, 'T'},
+        {"memory", required_argument, 0, 'M'},
+        {"cpu", required_argument, 0, 'C'},
+        {"pids", required_argument, 0, 'D'},
+        {"disk", required_argument, 0, 'S'},
+        {"disk-max", required_argument, 0, 'X'},
+        {"sandbox-uids", required_argument, 0, 'U'},
+        {"max-upload", required_argument, 0, 'u'},
+        {"netd", required_argument, 0, 'N'},
+        {"network-default", required_argument, 0, 'W'},
+        {"network-roles", required_argument, 0, 'O'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     gw_config_t *cfg = &g_gw.cfg;
     /* Streamed transfers move 256 KiB items (hiredis' reader, the chunk being handed to the
      * executor): keep blocks of that size in the heap, reused, rather than glibc's mmap for
@@ -275,6 +319,9 @@ main(int argc, char **argv)
     cfg->default_disk = 10LL << 30;
     cfg->max_disk = -1; /* 16 x --disk: what the largest resource_factor asks for */
     cfg->upload_max = 1ull << 30;
+    cfg->network_default = NET_NONE;
+    cfg->network_max_admin = NET_EGRESS;
+    cfg->network_max_user = NET_EGRESS;
     char host[64] = "local";
     gethostname(host, sizeof host - 1);
     snprintf(cfg->id, sizeof cfg->id, "gw-%.56s", host);
@@ -286,6 +333,8 @@ main(int argc, char **argv)
         case 'x': cfg->listen_unix = optarg; break;
         case 'A': snprintf(cfg->advertise, sizeof cfg->advertise, "%s", optarg); break;
         case 'r': cfg->redis = optarg; break;
+        case OPT_REDIS_USER: redis_auth.user = optarg; break;
+        case OPT_REDIS_PASSWORD_FILE: redis_auth.password_file = optarg; break;
         case 'i': snprintf(cfg->id, sizeof cfg->id, "%s", optarg); break;
         case 'H': snprintf(cfg->host_id, sizeof cfg->host_id, "%s", optarg); break;
         case 'p': cfg->provider = optarg; break;
@@ -310,6 +359,21 @@ main(int argc, char **argv)
         case 'U':
             if (parse_uid_range(optarg, cfg) < 0) {
                 fprintf(stderr, "sandpipe-gateway: --sandbox-uids takes BASE:COUNT or off\n");
+                return 2;
+            }
+            break;
+        case 'N': cfg->netd = optarg; break;
+        case 'W':
+            cfg->network_default = net_mode_parse(optarg);
+            if (cfg->network_default != NET_NONE && cfg->network_default != NET_EGRESS) {
+                fprintf(stderr, "sandpipe-gateway: --network-default is none or egress\n");
+                return 2;
+            }
+            break;
+        case 'O':
+            if (parse_network_roles(optarg, cfg) < 0) {
+                fprintf(stderr, "sandpipe-gateway: --network-roles takes admin=MODE,user=MODE "
+                                "(none, allowlist, egress)\n");
                 return 2;
             }
             break;
@@ -375,6 +439,10 @@ main(int argc, char **argv)
         fprintf(stderr, "sandpipe-gateway: %s\n", err.msg);
         return 1;
     }
+    if (redis_auth_check(&redis_auth, &err) < 0) {
+        fprintf(stderr, "sandpipe-gateway: %s\n", err.msg);
+        return 1;
+    }
     mkdir(cfg->state_dir, 0711); /* searchable by the sandboxes' uids, not listable */
     signal(SIGPIPE, SIG_IGN);
     /* One fd per client and per executor: take all the descriptors we are allowed. */
@@ -408,8 +476,10 @@ main(int argc, char **argv)
     }
     uv_timer_init(g_gw.loop, &listen_timer);
     uv_timer_start(&listen_timer, on_listen_timer, LISTEN_WAIT_MS, 0);
+    redis_client_set_auth(&redis_auth);
     redis_client_start(cfg->redis, on_redis_ready);
     http_server_init();
+    session_network_start();
     uv_signal_init(g_gw.loop, &sigint);
     uv_signal_init(g_gw.loop, &sigterm);
     uv_signal_start(&sigint, on_stop, SIGINT);

@@ -7,7 +7,8 @@
 #include "redis_client.h"
 
 static const double bounds[METRICS_ACTION_NBUCKETS] = METRICS_ACTION_BUCKETS;
-static uint64_t buckets[METRICS_ACTION_NBUCKETS + 1], sum_us, output, up, down;
+static uint64_t buckets[METRICS_ACTION_NBUCKETS + 1], sum_us, output, up, down, refused_tcp,
+    refused_dns;
 
 void
 metrics_action_done(double seconds)
@@ -23,6 +24,15 @@ void
 metrics_output(size_t bytes)
 {
     output += bytes;
+}
+
+void
+metrics_network_refused(bool dns)
+{
+    if (dns)
+        refused_dns++;
+    else
+        refused_tcp++;
 }
 
 void
@@ -59,4 +69,6 @@ metrics_flush(void)
     flush_one("output_bytes", &output);
     flush_one("upload_bytes", &up);
     flush_one("download_bytes", &down);
+    flush_one("net_refused_tcp", &refused_tcp);
+    flush_one("net_refused_dns", &refused_dns);
 }

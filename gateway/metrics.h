@@ -21,6 +21,9 @@
 void metrics_action_done(double seconds);
 void metrics_output(size_t bytes);
 void metrics_transfer(bool upload, size_t bytes);
+/* A connection (tcp) or a name (dns) netd refused a sandbox of this gateway: fields
+ * "net_refused_tcp", "net_refused_dns". */
+void metrics_network_refused(bool dns);
 /* Writes what was counted since the last flush to Redis (from the once-a-second tick). */
 void metrics_flush(void);
 

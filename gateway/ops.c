@@ -11,6 +11,7 @@
 #include "json_util.h"
 #include "pool.h"
 #include "redis_client.h"
+#include "session_network.h"
 #include "ws_server.h"
 #include "xalloc.h"
 
@@ -168,14 +169,24 @@ op_session_create(const ops_call_t *c)
         ops_fail(c->reply, "bad_request", "\"create_key\" must be 16 to 64 of [0-9a-f]");
         return;
     }
+    /* the network the caller may have, normalised into the params the record keeps */
+    json_object *params = c->params ? json_object_get(c->params) : json_object_new_object();
+    err_t err = {0};
+    if (session_network_policy(params, c->who.role, &err) < 0) {
+        json_object_put(params);
+        ops_fail(c->reply, err_name(err.code), err.msg);
+        return;
+    }
     if (!json_get_bool(c->args, "early", false)) {
-        session_create(c->params, c->who.sub, key, on_created, ops_reply_keep(c->reply), NULL, 0);
+        session_create(params, c->who.sub, key, on_created, ops_reply_keep(c->reply), NULL, 0);
+        json_object_put(params);
         return;
     }
     early_t *e = xcalloc(1, sizeof *e);
     e->to = ops_reply_keep(c->reply);
     e->refs = 2;
-    session_create(c->params, c->who.sub, key, on_early_done, e, e->id, sizeof e->id);
+    session_create(params, c->who.sub, key, on_early_done, e, e->id, sizeof e->id);
+    json_object_put(params);
     if (e->answered || !e->id[0] || !session_find(e->id))
         early_release(e); /* answered by the callback already */
     else

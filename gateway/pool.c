@@ -120,7 +120,6 @@ pool_start_sandbox(const char *profile, json_object *params, pool_made_cb cb, vo
         .cpu_millicores = json_get_int(params, "cpu", g_gw.cfg.default_cpu * f),
         .pids_max = json_get_int(params, "pids", g_gw.cfg.default_pids * f),
         .disk_bytes = disk,
-        .network = json_get_bool(params, "network", false),
         .state_dir = g_gw.cfg.state_dir,
         .executor_path = g_gw.cfg.executor_path,
         .uid_base = g_gw.cfg.sandbox_uid_base,

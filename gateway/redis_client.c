@@ -1,13 +1,18 @@
-/* redis_client.c — hiredis async on libuv (redis_uv.c) with reconnect. */
+/* redis_client.c — hiredis async on libuv (redis_uv.c) with reconnect. Every connection
+ * authenticates first when credentials are set (redis_client_set_auth): AUTH, then CLIENT
+ * SETNAME and PING; a refusal is logged and tried again every RDS_AUTH_RETRY_MS, the password
+ * file read anew each time (a rotated password is picked up). */
 #include "redis_client.h"
 
 #include <hiredis/async.h>
+#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gw.h"
+#include "redis_auth.h"
 #include "redis_uv.h"
 #include "xalloc.h"
 
@@ -27,6 +32,17 @@ static int loading_waits;
 #define RDS_WATCH_MS   1000
 #define RDS_RETRY_MS   200
 #define RDS_LOADING_MS 100
+/* Refused credentials are not fixed by hammering: try again this often, say so once a minute. */
+#define RDS_AUTH_RETRY_MS 5000
+#define RDS_AUTH_LOG_S    60
+
+static redis_auth_t auth;                    /* password_file NULL: no AUTH */
+static char auth_pw[REDIS_PASSWORD_MAX + 1]; /* read for the connection being made, then wiped */
+static int auth_pw_len = -1;
+static int retry_ms = RDS_RETRY_MS;
+static unsigned auth_refusals;    /* in a row */
+static double auth_logged;        /* gw_now() of the last refusal logged */
+static char auth_logged_why[160]; /* and what it said */
 
 typedef struct {
     redis_client_cb cb;
@@ -70,7 +86,45 @@ schedule_retry(void)
     if (g_gw.stopping || stopped) /* the timers are closing: never init them again */
         return;
     timers_init();
-    uv_timer_start(&retry_timer, on_retry, RDS_RETRY_MS, 0);
+    uv_timer_start(&retry_timer, on_retry, (uint64_t)retry_ms, 0);
+}
+
+/* Redis refused this connection's credentials (or there was no password to give): logged when
+ * what it says changes and once a minute, then the next try waits RDS_AUTH_RETRY_MS. The
+ * connection, if any, is dropped from a reply callback (hiredis frees it once that returns). */
+static void
+auth_failed(const char *why)
+{
+    auth_refusals++;
+    double now = gw_now();
+    if (strcmp(why, auth_logged_why) || now - auth_logged >= RDS_AUTH_LOG_S) {
+        const char *hint = auth.password_file
+                               ? "check --redis-user, --redis-password-file and Redis' ACL "
+                                 "(redis/users.acl)"
+                               : "this Redis wants a password: give --redis-user and "
+                                 "--redis-password-file";
+        GW_LOG("redis: %s (%s; %u refusal%s in a row, trying again every %d s)", why, hint,
+               auth_refusals, auth_refusals == 1 ? "" : "s", RDS_AUTH_RETRY_MS / 1000);
+        snprintf(auth_logged_why, sizeof auth_logged_why, "%s", why);
+        auth_logged = now;
+    }
+    retry_ms = RDS_AUTH_RETRY_MS;
+    if (ac)
+        redisAsyncDisconnect(ac); /* on_disconnect schedules the retry */
+    else
+        schedule_retry();
+}
+
+/* Authenticated (or nothing to authenticate): back to the normal retry pace. */
+static void
+auth_ok(void)
+{
+    if (auth_refusals)
+        GW_LOG("redis: authenticated as %s after %u refusal%s", auth.user ? auth.user : "default",
+               auth_refusals, auth_refusals == 1 ? "" : "s");
+    auth_refusals = 0;
+    auth_logged_why[0] = '\0';
+    retry_ms = RDS_RETRY_MS;
 }
 
 /* Every second: a PING on the shared connection; one unanswered for RDS_DEAD_MS drops it. */
@@ -108,6 +162,10 @@ on_ping(redisAsyncContext *c, void *r, void *privdata)
     ping_sent = 0;
     if (!reply || !first || connected)
         return;
+    if (reply->type == REDIS_REPLY_ERROR && redis_auth_refusal(reply->str)) {
+        auth_failed(reply->str); /* e.g. NOAUTH: no credentials given to a Redis that wants them */
+        return;
+    }
     if (reply->type == REDIS_REPLY_ERROR && !strncmp(reply->str, "LOADING", 7)) {
         if (loading_waits++ % 50 == 0)
             GW_LOG("redis: the server is loading its data; waiting");
@@ -116,9 +174,41 @@ on_ping(redisAsyncContext *c, void *r, void *privdata)
     }
     connected = true;
     loading_waits = 0;
-    GW_LOG("redis: connected to %s", addr_saved);
+    auth_ok();
+    GW_LOG("redis: connected to %s%s%s", addr_saved, auth.user ? " as " : "",
+           auth.user ? auth.user : "");
     if (ready_cb)
         ready_cb();
+}
+
+/* The connection is ours (authenticated, or no credentials set): name it, then PING. */
+static void
+session_begin(void)
+{
+    /* Named, so a peer that takes this gateway's sessions over can cut a stalled gateway off
+     * (takeover.c): its next write fails, and its reconnection checks ownership first. */
+    redisAsyncCommand(ac, NULL, NULL, "CLIENT SETNAME sp-gw:%s", g_gw.cfg.id);
+    /* ready only once it answers PING (not -LOADING) */
+    if (redisAsyncCommand(ac, on_ping, (void *)1, "PING") != REDIS_OK)
+        schedule_retry();
+}
+
+static void
+on_auth(redisAsyncContext *c, void *r, void *privdata)
+{
+    (void)c;
+    (void)privdata;
+    redisReply *reply = r;
+    if (!reply) /* the connection went first: on_disconnect retries */
+        return;
+    if (reply->type == REDIS_REPLY_ERROR) {
+        char why[200];
+        snprintf(why, sizeof why, "authentication as %s refused: %s",
+                 auth.user ? auth.user : "default", reply->str);
+        auth_failed(why);
+        return;
+    }
+    session_begin();
 }
 
 static void
@@ -127,16 +217,25 @@ on_connect(const redisAsyncContext *c, int status)
     if (status != REDIS_OK) {
         GW_LOG("redis: cannot connect to %s: %s", addr_saved, c->errstr);
         ac = NULL;
+        OPENSSL_cleanse(auth_pw, sizeof auth_pw);
+        auth_pw_len = -1;
         schedule_retry();
         return;
     }
     timers_init();
     uv_timer_start(&watch_timer, on_watch, RDS_WATCH_MS, RDS_WATCH_MS);
-    /* Named, so a peer that takes this gateway's sessions over can cut a stalled gateway off
-     * (takeover.c): its next write fails, and its reconnection checks ownership first. */
-    redisAsyncCommand(ac, NULL, NULL, "CLIENT SETNAME sp-gw:%s", g_gw.cfg.id);
-    /* ready only once it answers PING (not -LOADING) */
-    if (redisAsyncCommand(ac, on_ping, (void *)1, "PING") != REDIS_OK)
+    if (auth_pw_len < 0) {
+        session_begin();
+        return;
+    }
+    /* AUTH first: nothing else is sent before Redis has accepted it (on_auth). */
+    const char *argv[3];
+    size_t lens[3];
+    int argc = redis_auth_command(&auth, auth_pw, (size_t)auth_pw_len, argv, lens);
+    int rc = redisAsyncCommandArgv(ac, on_auth, NULL, argc, argv, lens);
+    OPENSSL_cleanse(auth_pw, sizeof auth_pw);
+    auth_pw_len = -1;
+    if (rc != REDIS_OK)
         schedule_retry();
 }
 
@@ -182,18 +281,37 @@ redis_client_async_open(const char *addr)
 static void
 connect_now(void)
 {
+    if (auth.password_file) {
+        /* Read now, before connecting: a file that does not load is a refusal with no
+         * connection to drop (hiredis' connect callback may not free its own context). */
+        err_t err = {0};
+        auth_pw_len = redis_password_load(auth.password_file, auth_pw, sizeof auth_pw, &err);
+        if (auth_pw_len < 0) {
+            auth_pw_len = -1;
+            auth_failed(err.msg);
+            return;
+        }
+    }
     ac = redis_client_async_open(addr_saved);
     if (!ac || ac->err) {
         GW_LOG("redis: %s", ac ? ac->errstr : "out of memory");
         if (ac)
             redisAsyncFree(ac);
         ac = NULL;
+        OPENSSL_cleanse(auth_pw, sizeof auth_pw);
+        auth_pw_len = -1;
         schedule_retry();
         return;
     }
     redis_uv_attach(ac, g_gw.loop);
     redisAsyncSetConnectCallback(ac, on_connect);
     redisAsyncSetDisconnectCallback(ac, on_disconnect);
+}
+
+void
+redis_client_set_auth(const redis_auth_t *a)
+{
+    auth = a ? *a : (redis_auth_t){0};
 }
 
 int
@@ -304,6 +422,12 @@ redis_client_sync_connect(const char *addr)
     if (!c || c->err) {
         if (c)
             redisFree(c);
+        return NULL;
+    }
+    err_t err = {0};
+    if (redis_auth_sync(c, &auth, &err) < 0) {
+        GW_LOG("redis: %s", err.msg);
+        redisFree(c);
         return NULL;
     }
     return c;

@@ -8,8 +8,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "redis_password.h"
+
 typedef void (*redis_client_cb)(redisReply *reply,
                                 void *ud); /* reply NULL: error or disconnected */
+
+/* The credentials of every connection this module makes, the blocking ones included (AUTH
+ * before anything else; redis_password.h). Before redis_client_start; a's strings are borrowed
+ * for the process's life. NULL, or no password_file: no AUTH. */
+void redis_client_set_auth(const redis_auth_t *a);
 
 /* addr: "unix:/path" or "host:port". on_ready runs after every (re)connection. */
 int redis_client_start(const char *addr, void (*on_ready)(void));
@@ -23,12 +30,13 @@ int redis_client_cmdv(redis_client_cb cb, void *ud, int argc, const char **argv,
                       const size_t *lens);
 
 /* A new asynchronous connection to addr, not attached to any loop (for a connection of one's
- * own, e.g. blocking reads). NULL or ->err set on failure. */
+ * own, e.g. blocking reads), not authenticated yet. NULL or ->err set on failure. */
 struct redisAsyncContext;
 struct redisAsyncContext *redis_client_async_open(const char *addr);
 
-/* A blocking connection for start-up work (re-attaching sessions) before the loop runs.
- * Caller frees with redisFree. NULL on failure. */
+/* A blocking connection for start-up work (re-attaching sessions) before the loop runs,
+ * authenticated as redis_client_set_auth says. Caller frees with redisFree. NULL on failure
+ * (a refused AUTH is logged). */
 redisContext *redis_client_sync_connect(const char *addr);
 
 #endif

@@ -15,6 +15,7 @@
 #include "json_util.h"
 #include "redis_client.h"
 #include "session_int.h"
+#include "session_network.h"
 #include "xalloc.h"
 
 chan_kind_t session_kind_action = CH_ACTION;
@@ -416,7 +417,7 @@ on_recorded(redisReply *r, void *ud)
     json_object *params = s->params;
     bool custom = json_get(params, "memory") || json_get(params, "cpu") ||
                   json_get(params, "pids") || json_get(params, "disk") ||
-                  json_get(params, "network") || json_get_int(params, "resource_factor", 1) != 1 ||
+                  json_get_int(params, "resource_factor", 1) != 1 ||
                   strcmp(pool_image(params), g_gw.cfg.image) != 0;
     json_object *env = json_get(params, "env");
     bool own_env =
@@ -479,6 +480,8 @@ session_delete(gw_session_t *s, const char *reason)
     s->deleting = true;
     session_set_status(s, SESSION_STOPPED, reason);
     err_t err = {0};
+    if (s->sb.id[0])
+        session_network_detach(s);
     if (s->prov && s->sb.id[0] && s->prov->destroy(&s->sb, true, &err) < 0)
         GW_LOG("session %s: destroy: %s", s->id, err.msg);
     char gkey[128], key[128];

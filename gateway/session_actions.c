@@ -11,6 +11,7 @@
 #include "metrics.h"
 #include "redis_client.h"
 #include "session_int.h"
+#include "session_network.h"
 #include "xalloc.h"
 
 /* ---- executor link callbacks ---- */
@@ -242,6 +243,18 @@ on_link_up(void *ud)
 {
     gw_session_t *s = ud;
     s->reconnects = 0;
+    /* Its network before anything runs in it (a pooled sandbox gets it now, at claim time). */
+    err_t nerr = {0};
+    if (session_network_attach(s, &nerr) < 0) {
+        if (s->status == SESSION_STARTING) {
+            char why[320];
+            snprintf(why, sizeof why, "the sandbox's network: %s", nerr.msg);
+            session_start_failed(s, nerr.code > ERR_BASE ? nerr.code : ERR_UNAVAILABLE, why);
+            return;
+        }
+        /* re-attached after a restart: netd keeps the link it made; say what failed */
+        GW_LOG("session %s: network: %s", s->id, nerr.msg);
+    }
     session_terms_reattach(s); /* the executor kept them: take them back first */
     /* First the session's plugins: the executor knows them before any action, and the session
      * is READY with their states known (session_link_ready follows the first answer). */

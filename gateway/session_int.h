@@ -89,6 +89,7 @@ struct gw_session {
     int reconnects;
     unsigned term_counter; /* terminal ids t1, t2, ... */
     bool deleting;
+    bool net_attached;        /* netd gave its sandbox a link (session_network.c) */
     bool idle_pause;          /* idle_action "pause": an idle session is frozen, not deleted */
     bool connect_on_resume;   /* restored while paused: the executor link waits for the thaw */
     bool env_applying;        /* bash.env of a warm sandbox in flight: actions wait */

@@ -48,7 +48,8 @@ static int
 name_read(const uint8_t *msg, size_t len, size_t *off, int follow_pointers,
           char text[DNS_NAME_MAX + 1])
 {
-    size_t at = *off, run_start = *off, end = 0, n = 0;
+    size_t at = *off, end = 0, n = 0;
+    size_t run_start = at; /* where the labels being read began: a pointer must go before it */
     int hops = 0;
     for (;;) {
         if (at >= len)

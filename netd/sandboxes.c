@@ -103,6 +103,35 @@ is_local(struct in_addr a)
     return false;
 }
 
+/* An address of the host's in the pool (but on a sandbox's host end, restored) would be
+ * shadowed by the sandboxes' routes: refused at start, with the interface that has it. */
+static int
+check_pool_free(err_t *err)
+{
+    struct ifaddrs *ifa = NULL;
+    if (getifaddrs(&ifa) < 0)
+        return 0;
+    int e = 0;
+    size_t plen = strlen(g_netd.ifprefix);
+    for (struct ifaddrs *i = ifa; i && e == 0; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+            strncmp(i->ifa_name, g_netd.ifprefix, plen) == 0)
+            continue;
+        struct in_addr a = ((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr;
+        if (net_cidr_has(&g_netd.pool, a)) {
+            char pool[32], ip[INET_ADDRSTRLEN];
+            net_cidr_format(&g_netd.pool, pool, sizeof pool);
+            inet_ntop(AF_INET, &a, ip, sizeof ip);
+            e = err_set(err, EADDRINUSE,
+                        "--pool %s holds %s, an address of %s: choose a range this host does not "
+                        "use",
+                        pool, ip, i->ifa_name);
+        }
+    }
+    freeifaddrs(ifa);
+    return e;
+}
+
 int
 sandboxes_init(err_t *err)
 {
@@ -114,7 +143,7 @@ sandboxes_init(err_t *err)
     index_max = (int)(n > 65536 ? 65535 : n - 1);
     by_index = xcalloc((size_t)index_max + 1, sizeof *by_index);
     sandboxes_refresh_local();
-    return 0;
+    return check_pool_free(err);
 }
 
 static struct in_addr

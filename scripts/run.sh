@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make run: install what is missing, build, start redis + the gateway (bubblewrap sandboxes,
 # a small warm pool) + sandpipe-api (FastCGI) + nginx on one loopback origin, print the URL and a
-# development token. Ctrl-C stops it all, sandboxes included (the secret and Redis' AOF stay in
-# ./run for the next start).
+# development token. Ctrl-C stops it all, sandboxes included (the secret, Redis' passwords and
+# its AOF stay in ./run for the next start). Redis listens on its unix socket only and wants a
+# password: the gateway and the API are its ACL users gateway and api (redis/users.acl).
 #
 # Stopping always finishes, also under `make run | tee log` (the same Ctrl-C kills tee, so the
 # pipe is closed): each daemon runs in its own session, so the terminal's Ctrl-C reaches only
@@ -12,11 +13,14 @@
 # Knobs (make run needs none; tests use them): SANDPIPE_GATEWAYS (how many gateways, default 1:
 # ports SANDPIPE_GATEWAY_PORT, +1, ...; ids gw-<host>-1, -2, ... when more than one; nginx sends
 # each session's traffic to its own), SANDPIPE_PORT, SANDPIPE_GATEWAY_PORT,
-# SANDPIPE_REDIS_PORT (0: unix socket only), SANDPIPE_PROVIDER, SANDPIPE_POOL, SANDPIPE_IMAGE
-# (sandboxes' image: "default", built once by `sandpipe image build` and cached; "host": the
-# host's /usr, no image, for machines where debootstrap is impossible), SANDPIPE_IMAGE_DIR,
+# SANDPIPE_REDIS_PORT (default 0: unix socket only; a port: TCP on loopback too, with the same
+# users), SANDPIPE_PROVIDER, SANDPIPE_POOL, SANDPIPE_IMAGE (sandboxes' image: "default", built
+# once by `sandpipe image build` and cached; "host": the host's /usr, no image, for machines
+# where debootstrap is impossible), SANDPIPE_IMAGE_DIR,
 # SANDPIPE_API_WORKERS, SANDPIPE_RUN_DIR (state, default ./run), SANDPIPE_BUILD_DIR (binaries,
-# default build/release), SANDPIPE_NO_SETUP=1 (do not install or build).
+# default build/release), SANDPIPE_NO_SETUP=1 (do not install or build), SANDPIPE_NETD=0 (no
+# sandpipe-netd: sandboxes get loopback only), SANDPIPE_NETWORK_DEFAULT (a session's network when
+# it asks nothing: none, the default, or egress).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${SANDPIPE_NO_SETUP:-}" ]; then
@@ -27,12 +31,17 @@ fi
 B=${SANDPIPE_BUILD_DIR:-build/release}
 RUN=$(realpath -m "${SANDPIPE_RUN_DIR:-run}")
 GW_PORT=${SANDPIPE_GATEWAY_PORT:-8081}
-REDIS_PORT=${SANDPIPE_REDIS_PORT:-6390}
+REDIS_PORT=${SANDPIPE_REDIS_PORT:-0}
 HTTP_PORT=${SANDPIPE_PORT:-8080}
 API_WORKERS=${SANDPIPE_API_WORKERS:-8}
 mkdir -p "$RUN/redis" "$RUN/sandboxes"
 [ -f "$RUN/secret" ] || "$B/sandpipe" token --secret-file "$RUN/secret" --generate
+# Redis' users: passwords made once ($RUN/redis-gateway.password, redis-api.password), the ACL
+# file rendered from redis/users.acl at every start (a password changed in its file is in force
+# from the next start).
+"$B/sandpipe" redis-acl --generate --dir "$RUN" --template redis/users.acl --out "$RUN/redis/users.acl"
 pids=() # redis, the gateways, api, nginx: each the leader of its own session and process group
+netd_pid= # sandpipe-netd, stopped after the sandboxes
 
 # Starts a daemon in a session of its own (setsid execs in place: $! is the daemon's pid, and
 # its process group, workers included, is that pid).
@@ -44,7 +53,12 @@ start() {
 }
 
 say() { printf '%s\n' "$*" >&2 || true; }
-rcli() { timeout 5 redis-cli -s "$RUN/redis.sock" "$@" 2>/dev/null; }
+# redis-cli as the gateway's user: what the stop below does (SCAN, SMEMBERS, HSET, DEL) is what a
+# gateway may do; nothing here needs more.
+rcli() {
+    REDISCLI_AUTH=$(cat "$RUN/redis-gateway.password") timeout 5 redis-cli -s "$RUN/redis.sock" \
+        --user gateway "$@" 2>/dev/null
+}
 
 # True while a process (not a zombie) of one of these process groups lives.
 groups_alive() {
@@ -150,6 +164,8 @@ stop() {
         if mountpoint -q "$d/disk"; then umount -l "$d/disk" 2>/dev/null; fi
         rm -rf "$d"
     done
+    # netd once the sandboxes are gone (their links go with them; it then removes its rules)
+    [ -n "$netd_pid" ] && stop_groups "$netd_pid"
     [ ${#pids[@]} -gt 0 ] && stop_groups "${pids[0]}"
     return 0
 }
@@ -169,8 +185,25 @@ fi
 IMAGE_DIR=${SANDPIPE_IMAGE_DIR:-/var/lib/sandpipe/images}
 
 start "$RUN/redis.log" redis-server redis/redis.conf --port "$REDIS_PORT" --dir "$RUN/redis" \
-    --unixsocket "$RUN/redis.sock" --unixsocketperm 700 --daemonize no
-for _ in $(seq 100); do redis-cli -s "$RUN/redis.sock" ping >/dev/null 2>&1 && break; sleep 0.05; done
+    --unixsocket "$RUN/redis.sock" --unixsocketperm 700 --aclfile "$RUN/redis/users.acl" --daemonize no
+for _ in $(seq 100); do [ "$(rcli ping)" = PONG ] && break; sleep 0.05; done
+
+# The sandboxes' network (docs/operations.md, "Network"): sandpipe-netd, root only. Without it
+# every sandbox has loopback only, and a session asking for more is told why.
+netd_args=()
+if [ "$(id -u)" -eq 0 ] && [ "${SANDPIPE_NETD:-1}" != 0 ]; then
+    setsid "$B/sandpipe-netd" --control "$RUN/netd.sock" --state-dir "$RUN/netd" \
+        >"$RUN/netd.log" 2>&1 </dev/null &
+    netd_pid=$!
+    for _ in $(seq 100); do [ -S "$RUN/netd.sock" ] && break; sleep 0.05; done
+    if [ -S "$RUN/netd.sock" ]; then
+        netd_args=(--netd "$RUN/netd.sock" --network-default "${SANDPIPE_NETWORK_DEFAULT:-none}")
+    else
+        say "sandpipe-netd did not start (sandboxes get no network): $(tail -3 "$RUN/netd.log")"
+    fi
+else
+    say "no network for sandboxes: sandpipe-netd needs root (SANDPIPE_NETD=0 also turns it off)"
+fi
 
 NGW=${SANDPIPE_GATEWAYS:-1}
 case "$NGW" in '' | *[!0-9]* | 0) say "SANDPIPE_GATEWAYS must be a number from 1"; exit 2 ;; esac
@@ -183,9 +216,10 @@ for i in $(seq "$NGW"); do
     case "$sock" in *[!A-Za-z0-9._/-]*) unix=() to=127.0.0.1:$port ;; esac
     [ ${#sock} -lt 100 ] || unix=() to=127.0.0.1:$port
     start "$log" "$B/sandpipe-gateway" --listen "127.0.0.1:$port" "${unix[@]}" "${id[@]}" \
-        --redis "unix:$RUN/redis.sock" --provider "${SANDPIPE_PROVIDER:-bwrap}" \
+        --redis "unix:$RUN/redis.sock" --redis-user gateway --redis-password-file "$RUN/redis-gateway.password" \
+        --provider "${SANDPIPE_PROVIDER:-bwrap}" \
         --state-dir "$RUN/sandboxes" --secret-file "$RUN/secret" --pool "${SANDPIPE_POOL:-2}" \
-        --image "$IMAGE" --images "$IMAGE_DIR"
+        --image "$IMAGE" --images "$IMAGE_DIR" "${netd_args[@]}"
     gw_args+=(--gateway "$to")
 done
 sleep 0.5
@@ -194,7 +228,8 @@ for i in $(seq "$NGW"); do
 done
 
 start "$RUN/api.log" "$B/sandpipe-api" --socket "unix:$RUN/api.sock" --redis "unix:$RUN/redis.sock" \
-    --secret-file "$RUN/secret" --workers "$API_WORKERS" --images "$IMAGE_DIR"
+    --redis-user api --redis-password-file "$RUN/redis-api.password" --secret-file "$RUN/secret" \
+    --workers "$API_WORKERS" --images "$IMAGE_DIR"
 # nginx keeps FastCGI connections open to the API, at most half of its workers over nginx's two
 # workers, so kept (idle) connections never hold them all (nginx/render.sh --api-keepalive).
 nginx/render.sh --prefix "$RUN/nginx" --api-socket "$RUN/api.sock" --port "$HTTP_PORT" \
@@ -213,6 +248,7 @@ sandpipe is running on http://127.0.0.1:$HTTP_PORT  (logs in $RUN/*.log, $RUN/ng
   WebSocket API: ws://127.0.0.1:$HTTP_PORT/ws/control
   OpenHands:     http://127.0.0.1:$HTTP_PORT/runtime/{session}/
   OpenHands remote runtime API (SANDBOX_REMOTE_RUNTIME_API_URL): http://127.0.0.1:$HTTP_PORT/openhands
+  Network:       ${netd_args:+sessions ask for it: {"network": true} (egress) or {"network": {"allow": ["pypi.org", "*.pythonhosted.org"]}}}${netd_args:-none for sandboxes (no sandpipe-netd)}
   token:         $TOKEN
 
   try:  scripts/ws-run.py $TOKEN 'uname -a; id; ls /workspace' --url ws://127.0.0.1:$HTTP_PORT

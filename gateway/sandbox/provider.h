@@ -33,8 +33,9 @@ typedef struct {
     int64_t pids_max;       /* 0 = no limit */
     int64_t disk_bytes;     /* the sandbox's own filesystem for /workspace, /tmp, /var/tmp
                              * (sandbox_disk.h); 0 = none: workspace on the host's disk */
-    bool network;           /* false (default): own empty network namespace, loopback only */
-    const char *state_dir;  /* host directory for this provider's sandboxes (workspaces, sockets) */
+    /* No network field: every sandbox starts with a network namespace of its own, loopback
+     * only; a session's network is a link netd adds later (gateway/session_network.c). */
+    const char *state_dir; /* host directory for this provider's sandboxes (workspaces, sockets) */
     const char *executor_path; /* host path of the sandpipe-executor binary */
     /* Host uids for bwrap sandboxes: each gets its own uid (= gid) from [uid_base, uid_base +
      * uid_count), claimed in <state_dir>/uids. uid_count 0: PROVIDER_UID_BASE/COUNT.
@@ -97,6 +98,8 @@ struct provider {
      * that no longer run, and running ones whose sandbox owned() says no session or pool entry
      * holds). owned is called later, from the loop. */
     void (*cleanup)(const char *gateway_id, bool (*owned)(const char *sandbox_id));
+    /* The sandbox's network namespace (an fd) for netd; NULL: provider_netns_open. */
+    int (*netns_open)(const sandbox_t *sb, err_t *err);
 };
 
 extern const provider_t provider_bwrap;
@@ -174,6 +177,11 @@ int provider_env_check(json_object *env, err_t *err);
 /* From /proc/<pid>/stat: state letter, parent and start time (each may be NULL); -ENOENT when
  * gone. The command name, which the sandbox chooses, is skipped by its last ')'. */
 int provider_proc_stat(pid_t pid, char *state, uint64_t *start, pid_t *ppid);
+
+/* The sandbox's network namespace (an fd, O_CLOEXEC) from its process inside (the child of its
+ * top process, checked to still be that child once opened), or < 0 with err set. For netd
+ * (gateway/session_network.c). */
+int provider_netns_open(const sandbox_t *sb, err_t *err);
 
 /* Without a cgroup: stops the sandbox's whole process tree (no more forks), collects it again,
  * then SIGKILLs it; a few rounds while its top process lives. */

@@ -1,14 +1,16 @@
 /* provider_bwrap.c — sandboxes as bubblewrap namespaces inside a cgroup.
  *
- * The sandbox: user, pid, ipc, uts, mount, cgroup (where supported) and, unless spec->network,
- * net namespaces; uid/gid 1000 and hostname "sandbox" inside; a fresh root with /usr read-only,
- * /bin, /lib, /lib64, /sbin as the host has them (symlinks or read-only binds), a curated /etc
- * (no shadow, no private keys) plus generated passwd/group/hosts/hostname, fresh /proc and /dev
- * (read-only, with a size-bounded /dev/shm) under a read-only root; the sandbox's own disk
- * (sandbox_disk.h: its workspace, tmp, var-tmp at /workspace, /tmp, /var/tmp) or, without one,
- * <dir>/workspace and size-bounded tmpfs; the executor ro-bound at
- * /opt/sandpipe/sandpipe-executor, started with --root / (its file operations reach any path the
- * sandbox user may: the sandbox, not the executor, keeps the host out).
+ * The sandbox: user, pid, ipc, uts, mount, cgroup (where supported) and net namespaces (always:
+ * a session with a network gets a link into its own namespace from netd, at claim time,
+ * gateway/session_network.c; its resolv.conf names netd's resolver from the start); uid/gid 1000
+ * and hostname "sandbox" inside; a fresh root with /usr read-only, /bin, /lib, /lib64, /sbin as the
+ * host has them (symlinks or read-only binds), a curated /etc (no shadow, no private keys) plus
+ * generated passwd/group/hosts/hostname, fresh /proc and /dev (read-only, with a size-bounded
+ * /dev/shm) under a read-only root; the sandbox's own disk (sandbox_disk.h: its workspace, tmp,
+ * var-tmp at /workspace, /tmp, /var/tmp) or, without one, <dir>/workspace and size-bounded tmpfs;
+ * the executor ro-bound at /opt/sandpipe/sandpipe-executor, started with --root / (its file
+ * operations reach any path the sandbox user may: the sandbox, not the executor, keeps the host
+ * out).
  *
  * Nothing the sandbox can read names a host path of ours: bwrap's options come from a memfd
  * (`bwrap --args 3`, so /proc/1/cmdline inside shows no state directory or sandbox id), the
@@ -36,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "net_policy.h"
 #include "provider.h"
 #include "sandbox_disk.h"
 #include "seccomp.h"
@@ -170,8 +173,13 @@ memfd_with(const char *name, const void *data, size_t len, err_t *err)
     return fd;
 }
 
+/* Every sandbox's resolv.conf: netd answers whatever address a sandbox's DNS goes to
+ * (netd/nft_rules.h); without a network it fails at once (no route). */
+static const char resolv_conf[] =
+    "nameserver " NET_RESOLVER_INSIDE "\noptions timeout:2 attempts:2\n";
+
 /* fds of the bwrap process (provider_spawn places pass[i] at 3 + i). */
-enum { FD_ARGS = 3, FD_LISTEN, FD_ETC, FD_SECCOMP = FD_ETC + 4, FD_COUNT };
+enum { FD_ARGS = 3, FD_LISTEN, FD_ETC, FD_SECCOMP = FD_ETC + 4, FD_RESOLV, FD_COUNT };
 
 /* bwrap >= 0.8 can cap user namespaces inside the sandbox at the kernel level too
  * (--disable-userns); asked once per bwrap path. */
@@ -216,7 +224,7 @@ tmpfs(argv_t *a, const char *size, const char *where)
 /* The host-/usr profile ("host"): /usr and the top directories as the host has them, a curated
  * /etc plus the generated files. */
 static void
-host_root(const sandbox_spec_t *spec, argv_t *a)
+host_root(argv_t *a)
 {
     char fd[16];
     args(a, "--ro-bind", "/usr", "/usr");
@@ -236,8 +244,9 @@ host_root(const sandbox_spec_t *spec, argv_t *a)
     }
     for (size_t i = 0; etc_files[i]; i++)
         args(a, "--ro-bind-try", etc_files[i], etc_files[i]);
-    if (spec->network)
-        args(a, "--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf");
+    snprintf(fd, sizeof fd, "%d", FD_RESOLV);
+    args(a, "--perms", "0644", NULL);
+    args(a, "--ro-bind-data", fd, "/etc/resolv.conf");
     for (size_t i = 0; i < sizeof etc_generated / sizeof etc_generated[0]; i++) {
         char dst[64];
         snprintf(fd, sizeof fd, "%d", FD_ETC + (int)i);
@@ -247,16 +256,21 @@ host_root(const sandbox_spec_t *spec, argv_t *a)
     }
 }
 
-/* An image's root filesystem, read-only, with its own /etc (passwd names uid 1000 openhands);
- * the host's resolv.conf where the sandbox has a network; sudo is images/sudo-shim (one uid in
- * the namespace: nothing to switch to). */
+/* An image's root filesystem, read-only, with its own /etc (passwd names uid 1000 openhands)
+ * but netd's resolver in resolv.conf (where the image has that file to mount over: a read-only
+ * root takes no new mount point); sudo is images/sudo-shim (one uid in the namespace: nothing
+ * to switch to). */
 static void
 image_root(const sandbox_spec_t *spec, argv_t *a)
 {
-    char p[PATH_MAX + 64];
+    char p[PATH_MAX + 64], fd[16];
+    struct stat st;
     args(a, "--ro-bind", spec->rootfs, "/");
-    if (spec->network)
-        args(a, "--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf");
+    snprintf(p, sizeof p, "%s/etc/resolv.conf", spec->rootfs);
+    if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+        snprintf(fd, sizeof fd, "%d", FD_RESOLV);
+        args(a, "--ro-bind-data", fd, "/etc/resolv.conf");
+    }
     snprintf(p, sizeof p, "%s" IMAGE_SUDO_SHIM, spec->rootfs);
     if (access(p, X_OK) == 0)
         args(a, "--ro-bind", p, "/usr/bin/sudo");
@@ -273,8 +287,7 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap
     arg(a, "--unshare-ipc");
     arg(a, "--unshare-uts");
     arg(a, "--unshare-cgroup-try");
-    if (!spec->network)
-        arg(a, "--unshare-net");
+    arg(a, "--unshare-net");
     arg(a, "--new-session");
     args(a, "--cap-drop", "ALL", NULL);
     char fd[16];
@@ -286,7 +299,7 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap
     if (spec->rootfs && spec->rootfs[0])
         image_root(spec, a);
     else
-        host_root(spec, a);
+        host_root(a);
     args(a, "--proc", "/proc", NULL);
     args(a, "--dev", "/dev", NULL);
     /* A tmpfs is memory charged to the sandbox: bounded, so filling one gives ENOSPC, never an
@@ -350,6 +363,8 @@ make_fds(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, int
                                                   strlen(etc_generated[i].text), err);
     if (e >= 0)
         e = fds[FD_SECCOMP - 3] = seccomp_filter_fd(err);
+    if (e >= 0)
+        e = fds[FD_RESOLV - 3] = memfd_with("resolv.conf", resolv_conf, strlen(resolv_conf), err);
     return e < 0 ? e : 0;
 }
 

@@ -3,14 +3,16 @@
  *
  * A container: the image's Docker form (`sandpipe/runtime:<tag>`, "default" is
  * `sandpipe/runtime:default`), named `sandpipe-<sandbox id>`, labelled sandpipe.sandbox and
- * sandpipe.gateway; network "none" unless spec->network; memory (no swap), CPU and pids limits;
- * every capability dropped, no-new-privileges, sandpipe's own seccomp profile (seccomp.h: the
- * bwrap sandboxes' rules, in Docker's JSON form, not Docker's default profile); a read-only root
- * with /workspace, /home/openhands (provider_home.c) and, on the sandbox's own disk where it has
- * one, /tmp and /var/tmp bound from <dir> (else size-bounded tmpfs); /etc/passwd and /etc/group
- * generated in <dir> and bound read-only. Its processes run as the sandbox's own host uid from
- * the range (provider_prepare), named `openhands` there: never root, on the host or inside, and
- * different for every sandbox, as with bwrap. sudo is images/sudo-shim (PATH finds
+ * sandpipe.gateway; Docker's network "none" always (never a Docker bridge: a session with a
+ * network gets a link into the container's namespace from netd, as a bwrap sandbox does,
+ * gateway/session_network.c) and a resolv.conf naming netd's resolver; memory (no swap), CPU and
+ * pids limits; every capability dropped, no-new-privileges, sandpipe's own seccomp profile
+ * (seccomp.h: the bwrap sandboxes' rules, in Docker's JSON form, not Docker's default profile); a
+ * read-only root with /workspace, /home/openhands (provider_home.c) and, on the sandbox's own disk
+ * where it has one, /tmp and /var/tmp bound from <dir> (else size-bounded tmpfs); /etc/passwd and
+ * /etc/group generated in <dir> and bound read-only. Its processes run as the sandbox's own host
+ * uid from the range (provider_prepare), named `openhands` there: never root, on the host or
+ * inside, and different for every sandbox, as with bwrap. sudo is images/sudo-shim (PATH finds
  * /opt/sandpipe/bin first: no-new-privileges leaves real sudo nothing to do).
  *
  * The executor socket: the provider makes the listening socket in <dir>/ctl (host-only, as for
@@ -39,6 +41,7 @@
 #include "docker_orphans.h"
 #include "gw.h"
 #include "json_util.h"
+#include "net_policy.h"
 #include "provider.h"
 #include "sandbox_disk.h"
 #include "seccomp.h"
@@ -231,9 +234,7 @@ container_config(const sandbox_spec_t *spec, const sandbox_t *sb, char **envp)
     json_set_str(labels, "sandpipe.dir", sb->dir);
     json_set_str(labels, "sandpipe.run", docker_life_id());
     json_set(c, "Labels", labels);
-    json_set_bool(c, "NetworkDisabled", !spec->network);
-
-    json_set_str(hc, "NetworkMode", spec->network ? "bridge" : "none");
+    json_set_str(hc, "NetworkMode", "none");
     if (spec->memory_bytes > 0) {
         json_set_int(hc, "Memory", spec->memory_bytes);
         json_set_int(hc, "MemorySwap", spec->memory_bytes); /* no swap */
@@ -263,6 +264,8 @@ container_config(const sandbox_spec_t *spec, const sandbox_t *sb, char **envp)
     bind_add(binds, p, HANDOFF_INSIDE, NULL);
     snprintf(p, sizeof p, "%s/passwd", sb->dir);
     bind_add(binds, p, "/etc/passwd", "ro");
+    snprintf(p, sizeof p, "%s/resolv.conf", sb->dir);
+    bind_add(binds, p, "/etc/resolv.conf", "ro");
     snprintf(p, sizeof p, "%s/group", sb->dir);
     bind_add(binds, p, "/etc/group", "ro");
     snprintf(opts, sizeof opts, "rw,nosuid,nodev,size=%lld,mode=1777", (long long)tmpfs);
@@ -362,6 +365,9 @@ docker_create_async(const sandbox_spec_t *spec, provider_done_fn done, void *ud,
     if ((e = provider_prepare_home(spec, sb, err)) < 0 ||
         (e = write_file(sb, "passwd", passwd, err)) < 0 ||
         (e = write_file(sb, "group", group, err)) < 0 ||
+        (e = write_file(sb, "resolv.conf",
+                        "nameserver " NET_RESOLVER_INSIDE "\noptions timeout:2 attempts:2\n",
+                        err)) < 0 ||
         (e = h->listen_fd = provider_listen(sb, err)) < 0 ||
         (e = h->handoff_fd =
              provider_listen_at(sb, HANDOFF_NAME, sb->uid, sb->gid, SOCK_NONBLOCK, 4, err)) < 0) {
@@ -488,6 +494,28 @@ docker_usage(const sandbox_t *sb)
     return o;
 }
 
+/* The container's network namespace, from its first process (Docker's State.Pid). */
+static int
+docker_netns_open(const sandbox_t *sb, err_t *err)
+{
+    char path[160], name[80], error[256];
+    container_name(sb, name, sizeof name);
+    snprintf(path, sizeof path, "/containers/%s/json", name);
+    json_object *o = NULL;
+    long st = docker_api_sync("GET", path, NULL, DOCKER_QUICK_MS, &o, error, sizeof error);
+    int64_t pid = st == 200 ? json_get_int(json_get(o, "State"), "Pid", 0) : 0;
+    json_object_put(o);
+    if (pid <= 0)
+        return err_set(err, ESRCH, "sandbox %s: its container is not running%s%s", sb->id,
+                       error[0] ? ": " : "", error);
+    snprintf(path, sizeof path, "/proc/%lld/ns/net", (long long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return err_set(err, errno, "sandbox %s: %s: %s (the gateway must see the host's processes)",
+                       sb->id, path, strerror(errno));
+    return fd;
+}
+
 const provider_t provider_docker = {
     .name = "docker",
     .create = docker_create,
@@ -498,4 +526,5 @@ const provider_t provider_docker = {
     .resume = docker_resume,
     .usage = docker_usage,
     .cleanup = docker_orphans_clean,
+    .netns_open = docker_netns_open,
 };

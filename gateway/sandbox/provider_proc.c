@@ -109,3 +109,34 @@ provider_kill_tree(const sandbox_t *sb)
         nanosleep(&ts, NULL);
     }
 }
+
+int
+provider_netns_open(const sandbox_t *sb, err_t *err)
+{
+    /* The top process (the outer bwrap) stays in the host's namespaces; its child, the
+     * sandbox's pid 1, is in the sandbox's own. */
+    char p[96], line[256];
+    snprintf(p, sizeof p, "/proc/%d/task/%d/children", (int)sb->pid, (int)sb->pid);
+    int fd = sb->pid > 0 ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+    ssize_t n = fd >= 0 ? read(fd, line, sizeof line - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    pid_t child = 0;
+    if (n > 0) {
+        line[n] = '\0';
+        child = (pid_t)strtol(line, NULL, 10);
+    }
+    if (child <= 0 || !provider_generic_alive(sb))
+        return err_set(err, ESRCH, "sandbox %s: no process inside it to find its network in",
+                       sb->id);
+    snprintf(p, sizeof p, "/proc/%d/ns/net", (int)child);
+    int ns = open(p, O_RDONLY | O_CLOEXEC);
+    pid_t parent = 0;
+    /* the child may have died and its pid been reused between the two reads: check after */
+    if (ns < 0 || provider_proc_stat(child, NULL, NULL, &parent) < 0 || parent != sb->pid) {
+        if (ns >= 0)
+            close(ns);
+        return err_set(err, ESRCH, "sandbox %s: its process inside went away", sb->id);
+    }
+    return ns;
+}

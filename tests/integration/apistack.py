@@ -81,7 +81,7 @@ class ApiStack(Stack):
         log = open(os.path.join(self.tmp, f"gateway-{i}.log"), "a")
         gw = subprocess.Popen(
             [os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{port}", "--listen-unix", sock,
-             "--redis", "unix:" + self.redis_sock, "--provider", self.provider,
+             *self.redis_args("gateway"), "--provider", self.provider,
              "--state-dir", self.state_dir, "--secret-file", self.secret_file,
              "--pool", str(self.pool), "--id", f"gw-test-{i}", *extra,
              *(["--image", os.environ["SANDPIPE_TEST_IMAGE"]] if os.environ.get("SANDPIPE_TEST_IMAGE") else []),
@@ -101,7 +101,7 @@ class ApiStack(Stack):
         self.api_log = open(os.path.join(self.tmp, "api.log"), "a")
         self.api = subprocess.Popen(
             [os.path.join(BUILD, "sandpipe-api"), "--socket", "unix:" + self.api_sock,
-             "--redis", "unix:" + self.redis_sock, "--secret-file", self.secret_file,
+             *self.redis_args("api"), "--secret-file", self.secret_file,
              "--workers", str(self.api_workers), *self.api_extra],
             stdout=self.api_log, stderr=subprocess.STDOUT)
         for _ in range(250):

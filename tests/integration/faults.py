@@ -10,7 +10,6 @@ import subprocess
 import time
 
 from apistack import ApiStack
-from resp import Redis
 from stack import cmdline, executor_pid, proc_tree, terminate, unmount_under
 from wsclient import WS, HandshakeError
 
@@ -95,8 +94,7 @@ class FaultStack(ApiStack):
         self.extra_redis.append(self.redis_proc)
 
     def redis_loading(self):
-        r = subprocess.run(["redis-cli", "-s", self.redis_sock, "PING"], capture_output=True, text=True,
-                           timeout=10)
+        r = self.redis_cli("PING", timeout=10)
         return "LOADING" in r.stdout + r.stderr
 
     def wait_redis_ready(self, timeout=60):
@@ -114,7 +112,7 @@ class FaultStack(ApiStack):
         """Writes `keys` filler keys (MSETs of `per`), so the AOF is big and a restarted Redis
         answers LOADING for a while (about 2 s per million keys here). Small MSETs: Redis
         answers clients only every 1024 commands while it loads an AOF. Keys sp:fill:*."""
-        r = Redis(self.redis_sock, timeout=120)
+        r = self.redis_conn(timeout=120)
         v = b"$%d\r\n%s\r\n" % (value_size, b"x" * value_size)
         try:
             for batch in range(0, keys, per * 1000):  # 1000 commands a write, then their replies
@@ -133,7 +131,7 @@ class FaultStack(ApiStack):
 
     def stored_events(self, sid):
         """The session's stream as Redis holds it: [(id seq, event dict or None)] in order."""
-        r = Redis(self.redis_sock, timeout=60)
+        r = self.redis_conn(timeout=60)
         try:
             rows = r("XRANGE", f"sp:session:{{{sid}}}:events", "-", "+")
         finally:
@@ -162,7 +160,7 @@ class FaultStack(ApiStack):
 
     def stored_last(self, sid):
         """The last event of the session's stream (a dict), or None."""
-        r = Redis(self.redis_sock, timeout=10)
+        r = self.redis_conn(timeout=10)
         try:
             rows = r("XREVRANGE", f"sp:session:{{{sid}}}:events", "+", "-", "COUNT", "1")
         finally:
@@ -174,7 +172,7 @@ class FaultStack(ApiStack):
 
     # ---- sessions and sandboxes ----
     def session_hash(self, sid):
-        r = Redis(self.redis_sock, timeout=30)
+        r = self.redis_conn(timeout=30)
         try:
             flat = r("HGETALL", f"sp:session:{{{sid}}}") or []
         finally:

@@ -39,7 +39,7 @@ class MultiStack(Stack):
         host = ["--host-id", self.hosts[i]] if self.hosts[i] else []
         self.gws[i] = subprocess.Popen(
             [*self.wraps[i], os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{self.ports[i]}",
-             "--redis", "unix:" + self.redis_sock, "--provider", self.provider,
+             *self.redis_args("gateway"), "--provider", self.provider,
              "--state-dir", self.state_dir, "--secret-file", self.secret_file,
              "--pool", str(self.pool), "--id", self.gid(i), *host,
              *(["--image", os.environ["SANDPIPE_TEST_IMAGE"]] if os.environ.get("SANDPIPE_TEST_IMAGE") else []),
@@ -190,9 +190,7 @@ def wait_until(pred, timeout, step=0.02):
 
 def stream_events(ms, sid, start="-"):
     """Every event of the session's stream (from Redis), parsed."""
-    out = subprocess.run(["redis-cli", "-s", ms.redis_sock, "--raw", "XRANGE",
-                          f"sp:session:{{{sid}}}:events", start, "+"],
-                         capture_output=True, text=True).stdout
+    out = ms.redis_cli("--raw", "XRANGE", f"sp:session:{{{sid}}}:events", start, "+").stdout
     evs = []
     for line in out.splitlines():
         if line.startswith("{"):

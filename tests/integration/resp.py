@@ -3,11 +3,18 @@ import socket
 
 
 class Redis:
-    def __init__(self, path, timeout=120):
+    def __init__(self, path, timeout=120, user=None, password=None):
+        """user, password: AUTH first (password alone: the default user)."""
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
         self.sock.connect(path)
         self.buf = b""
+        if password is not None:
+            try:
+                self(*(["AUTH", user] if user else ["AUTH"]), password)
+            except BaseException:
+                self.close()
+                raise
 
     def close(self):
         self.sock.close()

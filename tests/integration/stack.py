@@ -10,9 +10,15 @@ import tempfile
 import time
 
 from spexec import ROOT, MODE
+from resp import Redis
 from wsclient import WS, jwt
 
 BUILD = os.path.join(ROOT, "build", MODE)
+
+# The tests' own Redis user (tests/integration/redis-test-admin.acl): every right, for the test
+# helpers that read or change what the gateway and the API store. The programs themselves are
+# the users of redis/users.acl (gateway, api), as under make run.
+REDIS_ADMIN = "sp-test-admin"
 
 
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
@@ -182,7 +188,12 @@ def kill_sandboxes(state_dir):
 
 
 class Stack:
-    def __init__(self, provider=None, pool=2, extra=(), redis=True, wrap=(), gateway_id="gw-test"):
+    def __init__(self, provider=None, pool=2, extra=(), redis=True, wrap=(), gateway_id="gw-test",
+                 netd=None):
+        """netd: start a sandpipe-netd for this stack (a dict of its options, e.g.
+        {"resolver": "198.51.100.53"}, or {}), and give the gateway --netd: sessions may then
+        have a network. Its nftables table, interface prefix and address pool are this
+        stack's own."""
         self.gateway_id = gateway_id
         self.tmp = tempfile.mkdtemp(prefix="sp-stack-")
         os.chmod(self.tmp, 0o711)  # sandboxes run as their own uids: the state dir is below
@@ -193,6 +204,7 @@ class Stack:
         os.chmod(self.secret_file, 0o600)
         self.secret = open(self.secret_file).read().strip()
         self.redis_sock = os.path.join(self.tmp, "redis.sock")
+        self.redis_acl = self.make_redis_acl()
         self.state_dir = os.path.join(self.tmp, "sandboxes")
         self.redis_proc = None
         if redis:
@@ -203,12 +215,45 @@ class Stack:
         self.extra = list(extra)
         self.wrap = list(wrap)  # a command the gateway runs under (e.g. unshare), or nothing
         self.gw = None
+        self.netd = None
+        self.netd_opts = netd
+        if netd is not None:
+            self.start_netd()
+            self.extra += ["--netd", self.netd_sock]
         self.start_gateway()
+
+    def make_redis_acl(self):
+        """This stack's Redis users: redis/users.acl rendered as make run does (the default user
+        off; gateway and api with their own passwords) plus REDIS_ADMIN, passwords made once in
+        self.tmp (redis-USER.password). Returns the ACL file's path."""
+        acl = os.path.join(self.tmp, "users.acl")
+        subprocess.run([os.path.join(BUILD, "sandpipe"), "redis-acl", "--generate", "--dir", self.tmp,
+                        "--template", os.path.join(ROOT, "redis", "users.acl"),
+                        "--template", os.path.join(ROOT, "tests", "integration", "redis-test-admin.acl"),
+                        "--out", acl], check=True, capture_output=True)
+        return acl
+
+    def redis_password_file(self, user):
+        return os.path.join(self.tmp, f"redis-{user}.password")
+
+    def redis_password(self, user):
+        with open(self.redis_password_file(user)) as f:
+            return f.read().strip()
+
+    def redis_args(self, user):
+        """A daemon's options to reach this stack's Redis as user (gateway, api)."""
+        return ["--redis", "unix:" + self.redis_sock, "--redis-user", user,
+                "--redis-password-file", self.redis_password_file(user)]
+
+    def redis_conn(self, timeout=120):
+        """A resp.Redis connection authenticated as REDIS_ADMIN (caller closes)."""
+        return Redis(self.redis_sock, timeout, user=REDIS_ADMIN, password=self.redis_password(REDIS_ADMIN))
 
     def start_redis(self):
         self.redis_proc = subprocess.Popen(
             ["redis-server", os.path.join(ROOT, "redis", "redis.conf"), "--port", "0",
-             "--unixsocket", self.redis_sock, "--dir", self.tmp, "--daemonize", "no"],
+             "--unixsocket", self.redis_sock, "--dir", self.tmp, "--aclfile", self.redis_acl,
+             "--daemonize", "no"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(200):
             if os.path.exists(self.redis_sock):
@@ -216,16 +261,56 @@ class Stack:
             time.sleep(0.02)
         raise RuntimeError("redis did not start")
 
+    def redis_cli(self, *args, timeout=None):
+        """redis-cli on this stack's Redis as REDIS_ADMIN (the password in its environment)."""
+        return subprocess.run(["redis-cli", "-s", self.redis_sock, "--user", REDIS_ADMIN, *args],
+                              capture_output=True, text=True, timeout=timeout,
+                              env=dict(os.environ, REDISCLI_AUTH=self.redis_password(REDIS_ADMIN)))
+
     def redis(self, *args):
-        out = subprocess.run(["redis-cli", "-s", self.redis_sock, *args], capture_output=True, text=True)
-        return out.stdout.strip()
+        return self.redis_cli(*args).stdout.strip()
+
+    def start_netd(self):
+        """sandpipe-netd on a control socket of this stack's, with a table, an interface prefix
+        and a /16 of 10.0.0.0/8 of its own (nothing another stack or make run uses)."""
+        tag = os.urandom(3).hex()
+        self.netd_sock = os.path.join(self.tmp, "netd.sock")
+        self.netd_table = "sptest_" + tag
+        self.netd_prefix = "t" + tag[:5]
+        self.netd_pool = f"10.{100 + int(tag[:2], 16) % 100}.0.0/16"
+        opts = self.netd_opts or {}
+        args = [os.path.join(BUILD, "sandpipe-netd"), "--control", self.netd_sock,
+                "--state-dir", os.path.join(self.tmp, "netd"), "--table", self.netd_table,
+                "--ifprefix", self.netd_prefix, "--pool", self.netd_pool]
+        # No resolver given: one on loopback where nothing answers (no query leaves the machine)
+        resolvers = opts.get("resolver", ["127.0.0.1:9"])
+        for r in [resolvers] if isinstance(resolvers, str) else resolvers:
+            args += ["--resolver", r]
+        for k in ("max-conns", "bandwidth"):
+            if k in opts:
+                args += [f"--{k}", str(opts[k])]
+        for c in opts.get("deny", []):
+            args += ["--deny", c]
+        for c in opts.get("allow-private", []):
+            args += ["--allow-private", c]
+        self.netd_log = open(os.path.join(self.tmp, "netd.log"), "a")
+        self.netd = subprocess.Popen(args, stdout=self.netd_log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(self.netd_sock):
+            if self.netd.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("netd did not start: " + self.netd_text())
+            time.sleep(0.02)
+
+    def netd_text(self):
+        with open(os.path.join(self.tmp, "netd.log")) as f:
+            return f.read()
 
     def start_gateway(self, wait=True):
         self.log = open(os.path.join(self.tmp, "gateway.log"), "a")
         self.gw = subprocess.Popen(
             [*self.wrap, os.path.join(BUILD, "sandpipe-gateway"), "--listen", f"127.0.0.1:{self.port}",
              "--listen-unix", self.gw_sock,
-             "--redis", "unix:" + self.redis_sock, "--provider", self.provider,
+             *self.redis_args("gateway"), "--provider", self.provider,
              "--state-dir", self.state_dir, "--secret-file", self.secret_file,
              "--pool", str(self.pool), "--id", self.gateway_id,
              *(["--image", os.environ["SANDPIPE_TEST_IMAGE"]] if os.environ.get("SANDPIPE_TEST_IMAGE") else []),
@@ -282,6 +367,11 @@ class Stack:
     def stop(self):
         terminate(self.gw)
         kill_sandboxes(self.state_dir)
+        if self.netd:
+            terminate(self.netd)
+            self.netd_log.close()
+            # netd leaves its rules while a sandbox's link exists: the sandboxes are gone now
+            subprocess.run(["nft", "delete", "table", "inet", self.netd_table], capture_output=True)
         if self.provider == "docker":
             remove_containers(self.state_dir)
         # Sandboxes' own disks (loop-mounted images) are mounted on the host: unmount them, or

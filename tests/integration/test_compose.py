@@ -47,6 +47,9 @@ class ComposeTest(unittest.TestCase):
         d = tempfile.mkdtemp(prefix="sp-compose-")
         subprocess.run([os.path.join(BUILD, "sandpipe"), "token", "--secret-file", f"{d}/secret", "--generate"],
                        check=True)
+        # Redis' passwords (compose.yaml's redis renders its ACL from them; no port published)
+        subprocess.run([os.path.join(BUILD, "sandpipe"), "redis-acl", "--generate", "--dir", f"{d}/redis-auth",
+                        "--template", os.path.join(ROOT, "redis", "users.acl")], check=True)
         port = free_port()
         project = "sptest" + uuid.uuid4().hex[:8]
         env = dict(os.environ, SANDPIPE_COMPOSE_DIR=d, SANDPIPE_PORT=str(port), SANDPIPE_POOL="1")
@@ -77,12 +80,50 @@ class ComposeTest(unittest.TestCase):
             self.assertIn("/home/openhands", text)
             st, _ = request(port, "DELETE", f"/api/v1/sessions/{s['id']}", None, token)
             self.assertIn(st, (200, 204))
+            # a session with a network: netd's link into its container (never a Docker bridge),
+            # and neither Redis on the compose network nor the host's Docker bridge answers it
+            rid = compose(project, env, "ps", "-q", "redis").strip()
+            redis_ip = docker("inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}",
+                              rid).split()[0]
+            st, s = request(port, "POST", "/api/v1/sessions", {"network": True}, token)
+            self.assertEqual(st, 201, (s, compose(project, env, "logs", "--tail", "80")))
+            probe = ("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ' '; "
+                     f"for t in {redis_ip}/6379 172.17.0.1/{port}; do "
+                     "(exec 3<>/dev/tcp/$t) 2>/dev/null && echo \"$t OPEN\" || echo \"$t refused\"; done")
+            st, ev = request(port, "POST", f"/api/v1/sessions/{s['id']}/actions?wait=true",
+                             {"action": "run", "args": {"command": probe}}, token)
+            self.assertEqual(st, 200, ev)
+            out = ev["observation"]["content"]
+            self.assertIn("eth0 lo", out)
+            self.assertIn(f"{redis_ip}/6379 refused", out)
+            self.assertNotIn("OPEN", out)
+            st, net = request(port, "GET", f"/api/v1/sessions/{s['id']}/network", None, token)
+            self.assertEqual(st, 200, net)
+            self.assertTrue(net["attached"], net)
+            self.assertIn(f"{redis_ip}:6379", [r.get("dest") for r in net["refusals"]], net)
+            request(port, "DELETE", f"/api/v1/sessions/{s['id']}", None, token)
+            # Redis: no port on the host, and nothing for a client without a password (even on
+            # the compose network); the gateway and the API got in as their users
+            rid = compose(project, env, "ps", "-q", "redis").strip()
+            bound = json.loads(docker("inspect", "-f", "{{json .NetworkSettings.Ports}}", rid)) or {}
+            self.assertFalse(any(bound.values()), bound)
+            out = compose(project, env, "exec", "-T", "redis", "redis-cli", "-h", "redis", "KEYS", "*")
+            self.assertIn("NOAUTH", out)
+            with open(f"{d}/redis-auth/redis-gateway.password") as f:
+                auth = "REDISCLI_AUTH=" + f.read().strip()
+            clients = compose(project, env, "exec", "-T", "-e", auth, "redis", "redis-cli", "-h", "redis",
+                              "--user", "gateway", "CLIENT", "LIST")
+            self.assertIn("user=gateway", clients)
+            self.assertIn("user=api", clients)
         finally:
             compose(project, env, "down", "-t", "2")
             left = docker("ps", "-aq", "--filter", "label=sandpipe.gateway=gw-compose")
             if left:
                 docker("rm", "-f", *left.split())
             shutil.rmtree(d, ignore_errors=True)
+            # netd keeps its table while a sandbox's link lives; the containers are gone now
+            subprocess.run(["nft", "delete", "table", "inet", env.get("SANDPIPE_NETD_TABLE", "sandpipe_compose")],
+                           capture_output=True)
             shutil.rmtree("/var/lib/sandpipe/compose", ignore_errors=True)
 
 

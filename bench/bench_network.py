@@ -7,6 +7,8 @@ own), so nothing leaves the machine.
   host's namespace (plain routing), interleaved rounds, medians.
 - TCP connect latency to the world, 300 connects each, from a sandbox and from the host.
 - Warm claim and cold create to the first command, with a network and without.
+- Fair share: another session's `true` round trips while one sandbox floods the network (8
+  downloads of /big at once, in a loop), against the same with no flood.
 Bounded: a few rounds of each; everything it started is stopped (by pid) at the end."""
 import os
 import statistics
@@ -21,11 +23,15 @@ from stack import Stack, run_action  # noqa: E402
 ROUNDS = int(os.environ.get("BENCH_NET_ROUNDS", "5"))
 BIG = 100 << 20
 URL = "http://198.51.100.10/big"
+# A fresh connection and a small request, to the first byte of the answer: through netd, the
+# connect completes at netd (its proxy), so this is what an application waits for.
 CONNECT_PY = ("import socket, time\n"
               "t = []\n"
               "for i in range(300):\n"
               "    t0 = time.perf_counter()\n"
               "    s = socket.create_connection(('198.51.100.10', 80))\n"
+              "    s.sendall(b'GET /hello.txt HTTP/1.0\\r\\n\\r\\n')\n"
+              "    s.recv(1)\n"
               "    t.append(time.perf_counter() - t0)\n"
               "    s.close()\n"
               "t.sort()\n"
@@ -74,6 +80,38 @@ def main():
         c_host = [float(x) for x in out.split()]
         delete(sid, ws)
 
+        # fair share: B's round trips, quiet and while A floods
+        a, a_ws, _ = session({"network": "egress"})
+        b, b_ws, _ = session({})
+
+        def rtts(n=200):
+            out = []
+            for _ in range(n):
+                t0 = time.perf_counter()
+                run_action(b_ws, "true")
+                out.append((time.perf_counter() - t0) * 1e6)
+            out.sort()
+            return out[len(out) // 2], out[int(len(out) * 0.99)]
+
+        quiet = rtts()
+        flood = ("for r in 1 2 3 4 5 6; do for i in 1 2 3 4 5 6 7 8; do "
+                 f"curl -s -o /dev/null {URL} & done; wait; done")
+        a_ws.send_json({"type": "action", "id": "flood",
+                        "action": {"action": "run", "args": {"command": flood}, "timeout": 600}})
+        time.sleep(1.0)
+        flooded = rtts()
+        while True:  # the flood's own end (bounded: 48 downloads)
+            m = a_ws.recv_json(600)
+            if m.get("type") == "observation":
+                break
+        # the peer: the same flood from the host's namespace (no netd), the same round trips
+        host_flood = subprocess.Popen(["bash", "-c", flood], stdout=subprocess.DEVNULL)
+        time.sleep(1.0)
+        flooded_host = rtts()
+        host_flood.wait(600)
+        delete(a, a_ws)
+        delete(b, b_ws)
+
         warm = {False: [], True: []}
         cold = {False: [], True: []}
         for _ in range(ROUNDS):
@@ -91,8 +129,13 @@ def main():
         print(f"HTTP GET 100 MB from the test world: sandbox (netd proxy) {med(inside):.0f} MB/s, "
               f"host namespace {med(host):.0f} MB/s: {med(inside) / med(host):.2f}x "
               f"(medians of {ROUNDS} interleaved rounds)")
-        print(f"TCP connect to the world: sandbox p50 {c_in[0]:.0f} us, p99 {c_in[1]:.0f} us; "
+        print(f"new connection + small request to the first byte of the answer: sandbox p50 {c_in[0]:.0f} us, p99 {c_in[1]:.0f} us; "
               f"host p50 {c_host[0]:.0f} us, p99 {c_host[1]:.0f} us: {c_in[0] / c_host[0]:.2f}x")
+        print(f"another session's `true` round trip: quiet p50 {quiet[0]:.0f} us, p99 {quiet[1]:.0f} us; "
+              f"while one sandbox floods the network (8 parallel 100 MB downloads through netd) "
+              f"p50 {flooded[0]:.0f} us, p99 {flooded[1]:.0f} us: {flooded[0] / quiet[0]:.2f}x; "
+              f"while the same flood runs on the host (no netd) p50 {flooded_host[0]:.0f} us, "
+              f"p99 {flooded_host[1]:.0f} us: {flooded_host[0] / quiet[0]:.2f}x")
         print(f"warm claim to first command: with network {med(warm[True]):.1f} ms, without "
               f"{med(warm[False]):.1f} ms: +{med(warm[True]) - med(warm[False]):.1f} ms")
         print(f"cold create to first command: with network {med(cold[True]):.1f} ms, without "

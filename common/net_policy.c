@@ -213,6 +213,15 @@ net_policy_parse(json_object *v, net_mode_t def_mode, net_policy_t *p, err_t *er
     if (e == 0 && p->mode != NET_ALLOWLIST && (p->allow.ncidr || p->allow.ndomain))
         e = err_set(err, ERR_BAD_REQ, "network.allow is for the allowlist mode, not %s",
                     net_mode_name(p->mode));
+    size_t text = 0; /* what netd is sent (and keeps): one message of its control socket */
+    for (int i = 0; e == 0 && i < p->allow.ndomain; i++)
+        text += strlen(p->allow.domain[i]) + 3;
+    for (int i = 0; e == 0 && i < p->deny.ndomain; i++)
+        text += strlen(p->deny.domain[i]) + 3;
+    text += (size_t)(p->allow.ncidr + p->deny.ncidr) * 21;
+    if (e == 0 && text > NET_POLICY_TEXT_MAX)
+        e = err_set(err, ERR_BAD_REQ, "network: the lists take %zu bytes, more than %d", text,
+                    NET_POLICY_TEXT_MAX);
     if (e == 0 && p->mode == NET_ALLOWLIST && !p->allow.ncidr && !p->allow.ndomain)
         e = err_set(err, ERR_BAD_REQ, "network: the allowlist mode needs a non-empty allow list");
     if (e < 0)

@@ -18,7 +18,10 @@
  * whatever its address: this one only has to route through the sandbox's link. */
 #define NET_RESOLVER_INSIDE "169.254.53.53"
 #define NET_DOMAIN_MAX      253
-#define NET_WIDEST_NAME     "egress"
+#define NET_POLICY_TEXT_MAX                                                                        \
+    16384 /* the lists' text, all entries: bounded well below a control                            \
+           * message of netd (64 KiB) */
+#define NET_WIDEST_NAME "egress"
 
 /* Ordered by how much they let out: a role allowed one mode may ask for the narrower ones. */
 typedef enum { NET_NONE = 0, NET_ALLOWLIST = 1, NET_EGRESS = 2 } net_mode_t;

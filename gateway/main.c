@@ -58,7 +58,7 @@ usage(FILE *f)
         "  --host-id ID             the machine whose sandboxes this gateway reaches: peers\n"
         "                           with the same one take over each other's sessions\n"
         "                           (default /etc/machine-id, else the hostname)\n"
-        "  --provider NAME          bwrap (default) or local\n"
+        "  --provider NAME          bwrap (default), docker or local\n"
         "  --image NAME             sessions' default image (default host: the host's /usr;\n"
         "                           sandpipe image ls lists the others)\n"
         "  --images DIR             the image store (default " IMAGE_STORE_DEF ")\n"

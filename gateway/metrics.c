@@ -27,12 +27,12 @@ metrics_output(size_t bytes)
 }
 
 void
-metrics_network_refused(bool dns)
+metrics_network_refused(bool dns, uint64_t n)
 {
     if (dns)
-        refused_dns++;
+        refused_dns += n;
     else
-        refused_tcp++;
+        refused_tcp += n;
 }
 
 void

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Upper bounds (seconds) of the action latency buckets; the last bucket is +Inf. The API
  * prints them in this order, cumulatively. Fields in sp:metrics: "action_b<i>" (count in
@@ -23,7 +24,7 @@ void metrics_output(size_t bytes);
 void metrics_transfer(bool upload, size_t bytes);
 /* A connection (tcp) or a name (dns) netd refused a sandbox of this gateway: fields
  * "net_refused_tcp", "net_refused_dns". */
-void metrics_network_refused(bool dns);
+void metrics_network_refused(bool dns, uint64_t n);
 /* Writes what was counted since the last flush to Redis (from the once-a-second tick). */
 void metrics_flush(void);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <uv.h>
@@ -27,6 +28,11 @@ connect_netd(err_t *err)
         return err_set(err, ENAMETOOLONG, "--netd: path too long");
     snprintf(a.sun_path, sizeof a.sun_path, "%s", g_gw.cfg.netd);
     int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    /* bounds connect() too (a netd whose backlog is full) and sendmsg */
+    struct timeval tv = {.tv_sec = NETD_TIMEOUT_MS / 1000,
+                         .tv_usec = NETD_TIMEOUT_MS % 1000 * 1000};
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
         int e = err_set(err, ERR_UNAVAILABLE,
                         "the network service (sandpipe-netd) is not "
@@ -134,7 +140,6 @@ on_poll_closed(uv_handle_t *h)
     if (sub.fd >= 0)
         close(sub.fd);
     sub.fd = -1;
-    sub.polling = false;
     retry_later();
 }
 
@@ -152,6 +157,7 @@ on_readable(uv_poll_t *p, int status, int events)
         free(buf);
         GW_LOG("the network service closed its events; subscribing again");
         uv_poll_stop(p);
+        sub.polling = false; /* closing: netd_unsubscribe must not close it again */
         uv_close((uv_handle_t *)p, on_poll_closed);
         return;
     }

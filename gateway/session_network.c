@@ -117,17 +117,18 @@ on_event(json_object *ev)
         return;
     json_object *e = session_event_new("network");
     json_set_str(e, "verdict", "refused");
-    static const char *const fields[] = {"proto", "dest", "name", "rule", "dropped"};
+    static const char *const fields[] = {"proto", "dest", "name", "rule", "dropped", "unreported"};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (json_get(ev, fields[i]))
             json_set(e, fields[i], json_object_get(json_get(ev, fields[i])));
     json_set(e, "refusal", json_object_get(json_get(ev, "seq")));
     event_log_append(s->log, e);
     bool dns = !strcmp(json_get_str(ev, "proto", ""), "dns");
-    metrics_network_refused(dns);
-    /* the session's own count, in its record (session.get, the listing) */
-    redis_client_cmd(NULL, NULL, "HINCRBY sp:session:{%s} %s 1", s->id,
-                     dns ? "net_refused_dns" : "net_refused_tcp");
+    metrics_network_refused(dns, 1 + (uint64_t)json_get_int(ev, "unreported", 0));
+    /* the session's own count, in its record: netd's numbering of its sandbox's refusals, so
+     * exact also when some were not reported one by one */
+    redis_client_cmd(NULL, NULL, "HSET sp:session:{%s} net_refused %lld", s->id,
+                     (long long)json_get_int(ev, "seq", 0));
 }
 
 void

@@ -37,26 +37,40 @@ loop_init(void)
 int
 loop_add(loop_fd_t *h, uint32_t events)
 {
+    h->events = 0;
+    h->in_epoll = 0;
+    if (!events)
+        return 0;
     struct epoll_event ev = {.events = events, .data.ptr = h};
+    if (epoll_ctl(ep, EPOLL_CTL_ADD, h->fd, &ev) < 0)
+        return -errno;
     h->events = events;
-    return epoll_ctl(ep, EPOLL_CTL_ADD, h->fd, &ev) < 0 ? -errno : 0;
+    h->in_epoll = 1;
+    return 0;
 }
 
 void
 loop_set(loop_fd_t *h, uint32_t events)
 {
-    if (h->events == events)
+    if (h->in_epoll && h->events == events)
         return;
+    if (!events) {
+        loop_del(h);
+        return;
+    }
     struct epoll_event ev = {.events = events, .data.ptr = h};
+    epoll_ctl(ep, h->in_epoll ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, h->fd, &ev);
     h->events = events;
-    epoll_ctl(ep, EPOLL_CTL_MOD, h->fd, &ev);
+    h->in_epoll = 1;
 }
 
 void
 loop_del(loop_fd_t *h)
 {
-    epoll_ctl(ep, EPOLL_CTL_DEL, h->fd, NULL);
+    if (h->in_epoll)
+        epoll_ctl(ep, EPOLL_CTL_DEL, h->fd, NULL);
     h->events = 0;
+    h->in_epoll = 0;
 }
 
 void

@@ -8,15 +8,17 @@
 typedef struct loop_fd loop_fd_t;
 struct loop_fd {
     int fd;
-    uint32_t events; /* what is registered now (EPOLLIN, EPOLLOUT) */
+    uint32_t events; /* what is waited for now (EPOLLIN, EPOLLOUT) */
+    int in_epoll;    /* registered: a handle that waits for nothing is not (epoll would still
+                      * report its EPOLLHUP and EPOLLERR, over and over) */
     void (*cb)(loop_fd_t *h, uint32_t events);
     void *data;
 };
 
 int loop_init(void);
-/* Registers h->fd for events (may be 0: registered, nothing wanted). */
+/* Registers h->fd for events (0: known, not waited on until loop_set asks for something). */
 int loop_add(loop_fd_t *h, uint32_t events);
-/* Changes what h waits for; a no-op when unchanged. */
+/* Changes what h waits for; a no-op when unchanged. Nothing (0) takes h out of epoll. */
 void loop_set(loop_fd_t *h, uint32_t events);
 void loop_del(loop_fd_t *h);
 /* Frees p (with free()) once the current batch of events is handled: a handler may end a

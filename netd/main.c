@@ -196,11 +196,13 @@ main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (strlen(g_netd.ifprefix) < 1 || strlen(g_netd.ifprefix) > 8 ||
+    if (strlen(g_netd.ifprefix) < 1 || strlen(g_netd.ifprefix) > 8 || strlen(g_netd.table) < 1 ||
+        strlen(g_netd.table) > 32 ||
         strspn(g_netd.ifprefix, "abcdefghijklmnopqrstuvwxyz0123456789") !=
             strlen(g_netd.ifprefix) ||
         strspn(g_netd.table, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(g_netd.table)) {
-        fprintf(stderr, "sandpipe-netd: --ifprefix is 1 to 8 of [a-z0-9], --table [a-z0-9_]\n");
+        fprintf(stderr,
+                "sandpipe-netd: --ifprefix is 1 to 8 of [a-z0-9], --table 1 to 32 of [a-z0-9_]\n");
         return 2;
     }
     if (g_netd.log_group == 0) { /* one of its own per table: several netds on one host */
@@ -216,7 +218,10 @@ main(int argc, char **argv)
         return 1;
     }
     struct rlimit rl = {65536, 65536};
-    setrlimit(RLIMIT_NOFILE, &rl);
+    if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+        getrlimit(RLIMIT_NOFILE, &rl);
+    /* two fds a connection, and room kept for the resolver, control and netlink */
+    g_netd.max_total_conns = rl.rlim_cur > 2048 ? (int)(rl.rlim_cur - 1024) / 2 : 256;
     signal(SIGPIPE, SIG_IGN);
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);
@@ -244,6 +249,8 @@ main(int argc, char **argv)
     sandboxes_sweep();
     if (!sandboxes_first())
         nft_rules_teardown();
+    else
+        nft_rules_park();
     unlink(g_netd.control_path);
     fprintf(stderr, "sandpipe-netd: stopped\n");
     return 0;

@@ -28,6 +28,7 @@ typedef struct {
     net_list_t deny;          /* the operator's deny-list, on top of the built-in ranges */
     net_list_t allow_private; /* built-in denied ranges the operator opens */
     int max_conns;            /* open TCP connections per sandbox */
+    int max_total_conns;      /* and of all sandboxes (two fds each: from RLIMIT_NOFILE) */
     int64_t bandwidth;        /* bytes per second per sandbox, each way; 0 = unlimited */
     uint16_t proxy_port, dns_port;
     uint16_t closed_port; /* bound, never listening: a SYN redirected there is refused */

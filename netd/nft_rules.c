@@ -34,44 +34,59 @@ nft_rules_setup(err_t *err)
     const char *t = g_netd.table, *p = g_netd.ifprefix;
     unsigned dns = g_netd.dns_port, proxy = g_netd.proxy_port, closed = g_netd.closed_port;
     char cmd[4096];
-    snprintf(cmd, sizeof cmd,
-             "table inet %s\n"
-             "delete table inet %s\n"
-             "table inet %s {\n"
-             "  set bound { type ifname . ipv4_addr; }\n"
-             "  set hard { type ipv4_addr; flags interval; auto-merge; }\n"
-             /* before conntrack and NAT: what may enter at all */
-             "  chain guard {\n"
-             "    type filter hook prerouting priority -300; policy accept;\n"
-             "    iifname \"%s*\" meta nfproto ipv6 drop\n"
-             "    iifname \"%s*\" meta l4proto != { tcp, udp } drop\n"
-             "    iifname \"%s*\" iifname . ip saddr != @bound drop\n"
-             "  }\n"
-             "  chain divert {\n"
-             "    type nat hook prerouting priority dstnat; policy accept;\n"
-             "    iifname \"%s*\" udp dport 53 redirect to :%u\n"
-             "    iifname \"%s*\" tcp dport 53 redirect to :%u\n"
-             /* what no policy opens is refused at the handshake: a port nobody listens on */
-             "    iifname \"%s*\" ip daddr @hard meta l4proto tcp log group %u redirect to :%u\n"
-             "    iifname \"%s*\" meta l4proto tcp redirect to :%u\n"
-             "  }\n"
-             "  chain input {\n"
-             "    type filter hook input priority filter - 10; policy accept;\n"
-             "    iifname \"%s*\" ct status dnat udp dport %u accept\n"
-             "    iifname \"%s*\" ct status dnat tcp dport { %u, %u, %u } accept\n"
-             "    iifname \"%s*\" drop\n"
-             /* netd's ports are the sandboxes' only: nothing else reaches them directly */
-             "    meta l4proto { tcp, udp } th dport { %u, %u, %u } drop\n"
-             "  }\n"
-             "  chain forward {\n"
-             "    type filter hook forward priority filter - 10; policy accept;\n"
-             "    iifname \"%s*\" drop\n"
-             "    oifname \"%s*\" drop\n"
-             "  }\n"
-             "}\n",
-             t, t, t, p, p, p, p, dns, p, dns, p, (unsigned)g_netd.log_group, closed, p, proxy, p,
-             dns, p, dns, proxy, closed, p, dns, proxy, closed, p, p);
+    snprintf(
+        cmd, sizeof cmd,
+        "table inet %s\n"
+        "delete table inet %s\n"
+        "table inet %s {\n"
+        "  set bound { type ifname . ipv4_addr; }\n"
+        "  set hard { type ipv4_addr; flags interval; auto-merge; }\n"
+        /* before conntrack and NAT: what may enter at all */
+        "  chain guard {\n"
+        "    type filter hook prerouting priority -300; policy accept;\n"
+        "    iifname \"%s*\" meta nfproto ipv6 drop\n"
+        "    iifname \"%s*\" meta l4proto != { tcp, udp } drop\n"
+        "    iifname \"%s*\" iifname . ip saddr != @bound drop\n"
+        "  }\n"
+        "  chain divert {\n"
+        "    type nat hook prerouting priority dstnat; policy accept;\n"
+        "    iifname \"%s*\" udp dport 53 redirect to :%u\n"
+        "    iifname \"%s*\" tcp dport 53 redirect to :%u\n"
+        /* what no policy opens is refused at the handshake: a port nobody listens on */
+        /* (logged at most 1000 a second for the whole host: a flood is refused all the same) */
+        "    iifname \"%s*\" ip daddr @hard meta l4proto tcp limit rate 1000/second burst 200 "
+        "packets log group %u\n"
+        "    iifname \"%s*\" ip daddr @hard meta l4proto tcp redirect to :%u\n"
+        "    iifname \"%s*\" meta l4proto tcp redirect to :%u\n"
+        "  }\n"
+        "  chain input {\n"
+        "    type filter hook input priority filter - 10; policy accept;\n"
+        "    iifname \"%s*\" ct status dnat udp dport %u accept\n"
+        "    iifname \"%s*\" ct status dnat tcp dport { %u, %u, %u } accept\n"
+        "    iifname \"%s*\" drop\n"
+        /* netd's ports are the sandboxes' only: nothing else reaches them directly */
+        "    tcp dport { %u, %u, %u } ct state new drop\n"
+        "    udp dport %u drop\n"
+        "  }\n"
+        "  chain forward {\n"
+        "    type filter hook forward priority filter - 10; policy accept;\n"
+        "    iifname \"%s*\" drop\n"
+        "    oifname \"%s*\" drop\n"
+        "  }\n"
+        "}\n",
+        t, t, t, p, p, p, p, dns, p, dns, p, (unsigned)g_netd.log_group, p, closed, p, proxy, p,
+        dns, p, dns, proxy, closed, p, dns, proxy, closed, dns, p, p);
     return run(cmd, err);
+}
+
+void
+nft_rules_park(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "flush chain inet %s divert\nadd rule inet %s divert iifname \"%s*\" drop\n",
+             g_netd.table, g_netd.table, g_netd.ifprefix);
+    run(cmd, NULL);
 }
 
 void

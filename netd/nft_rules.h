@@ -16,6 +16,10 @@
 
 int nft_rules_setup(err_t *err);
 void nft_rules_teardown(void);
+/* netd stops while sandboxes keep their links: what they send is dropped instead of redirected
+ * to ports netd no longer holds (which any process could take). The next start makes the rules
+ * anew. */
+void nft_rules_park(void);
 /* Replaces the set of destinations refused at the handshake (hard: redirected to a port
  * nobody listens on, so the sandbox sees "connection refused"): the host's addresses, the
  * pool, the private ranges the operator did not open, the operator's deny-list. The proxy

@@ -35,13 +35,16 @@ typedef struct conn {
     double deadline;
     /* to_up: the sandbox's bytes for the destination (the first ones are sniffed there);
      * to_cl: the destination's for the sandbox. [off, len) waits to be written. */
-    unsigned char to_up[RELAY_BUF], to_cl[RELAY_BUF];
+    unsigned char *to_up, *to_cl; /* RELAY_BUF each, made when first needed (a refused
+                                   * connection costs none) */
     size_t up_off, up_len, cl_off, cl_len;
     bool cl_eof, up_eof, up_shut, cl_shut;
 } conn_t;
 
 static loop_fd_t listener;
 static conn_t *conns;
+static int nconns;         /* open, every sandbox's */
+static bool accept_paused; /* at the global cap, or out of fds: resumed by conn_close, tick */
 
 static void
 conn_unlink(conn_t *c)
@@ -59,6 +62,14 @@ static void
 conn_close(conn_t *c, bool reset)
 {
     conn_unlink(c);
+    nconns--;
+    if (accept_paused && nconns < g_netd.max_total_conns) {
+        accept_paused = false;
+        loop_set(&listener, EPOLLIN);
+    }
+    free(c->to_up);
+    free(c->to_cl);
+    c->to_up = c->to_cl = NULL;
     if (c->sb)
         c->sb->open_conns--;
     if (reset) {
@@ -224,6 +235,9 @@ static void on_up(loop_fd_t *h, uint32_t ev);
 static void
 connect_out(conn_t *c)
 {
+    if (!c->to_up)
+        c->to_up = xmalloc(RELAY_BUF);
+    c->to_cl = xmalloc(RELAY_BUF);
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         conn_close(c, true);
@@ -245,6 +259,22 @@ connect_out(conn_t *c)
     update_interest(c);
 }
 
+/* Does buf begin as a TLS handshake record or an HTTP/1 request line would? */
+static bool
+looks_named(const unsigned char *buf, size_t len)
+{
+    if (len >= 2 && buf[0] == 22 && buf[1] == 3)
+        return true;
+    static const char *const methods[] = {"GET ",     "POST ",  "PUT ",     "HEAD ", "DELETE ",
+                                          "OPTIONS ", "PATCH ", "CONNECT ", "TRACE "};
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+        size_t n = strlen(methods[i]);
+        if (len >= n ? memcmp(buf, methods[i], n) == 0 : memcmp(buf, methods[i], len) == 0)
+            return true;
+    }
+    return false;
+}
+
 /* Decides with what was read so far (final: nothing more will be waited for). */
 static void
 judge(conn_t *c, bool final)
@@ -254,6 +284,13 @@ judge(conn_t *c, bool final)
     sniff_kind_t k = sniff_name(c->to_up, c->up_len, name, sizeof name);
     if (k == SNIFF_MORE && !final && c->up_len < SNIFF_PEEK_MAX)
         return;
+    /* A name decides here. A start that is TLS or HTTP but whose name cannot be read (an
+     * absolute-form request, two Host lines, a head split past the wait) is refused: read as
+     * "names nothing" it would pass on the address alone. */
+    if ((k == SNIFF_OTHER || k == SNIFF_MORE) && looks_named(c->to_up, c->up_len)) {
+        refuse(c, NULL, "a TLS or HTTP start whose host name cannot be read");
+        return;
+    }
     named = k == SNIFF_TLS || k == SNIFF_HTTP ? name : "";
     int v = sandboxes_verdict(c->sb, c->dst, named, why, sizeof why);
     if (v <= 0) {
@@ -267,6 +304,10 @@ static void
 on_cl(loop_fd_t *h, uint32_t ev)
 {
     conn_t *c = h->data;
+    if (ev & EPOLLERR) { /* reset, or worse: nothing more will move on it */
+        conn_close(c, true);
+        return;
+    }
     if (c->state == C_RELAY) {
         relay(c, true, ev);
         return;
@@ -289,6 +330,10 @@ static void
 on_up(loop_fd_t *h, uint32_t ev)
 {
     conn_t *c = h->data;
+    if ((ev & EPOLLERR) && c->state == C_RELAY) {
+        conn_close(c, true);
+        return;
+    }
     if (c->state == C_RELAY) {
         relay(c, false, ev);
         return;
@@ -313,11 +358,21 @@ on_accept(loop_fd_t *h, uint32_t events)
 {
     (void)events;
     for (int i = 0; i < 64; i++) {
+        if (nconns >= g_netd.max_total_conns) { /* the host's cap: the backlog waits */
+            accept_paused = true;
+            loop_set(&listener, 0);
+            return;
+        }
         struct sockaddr_in peer;
         socklen_t pl = sizeof peer;
         int fd = accept4(h->fd, (struct sockaddr *)&peer, &pl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOMEM) { /* back at the tick */
+                accept_paused = true;
+                loop_set(&listener, 0);
+            }
             return;
+        }
         struct sockaddr_in dst;
         socklen_t dl = sizeof dst;
         netd_sb_t *sb = peer.sin_family == AF_INET ? sandboxes_by_addr(peer.sin_addr) : NULL;
@@ -335,6 +390,7 @@ on_accept(loop_fd_t *h, uint32_t events)
         c->cl.cb = on_cl;
         c->cl.data = c;
         c->up.fd = -1;
+        nconns++;
         c->next = conns;
         if (conns)
             conns->prev = c;
@@ -355,6 +411,7 @@ on_accept(loop_fd_t *h, uint32_t events)
         } else if (v == 1) {
             connect_out(c);
         } else { /* its first bytes decide */
+            c->to_up = xmalloc(RELAY_BUF);
             c->state = C_SNIFF;
             c->deadline = netd_now() + SNIFF_WAIT;
             update_interest(c);
@@ -388,6 +445,10 @@ void
 proxy_tick(void)
 {
     static double last;
+    if (accept_paused && nconns < g_netd.max_total_conns) {
+        accept_paused = false;
+        loop_set(&listener, EPOLLIN);
+    }
     double now = netd_now(), dt = last ? now - last : 0;
     last = now;
     if (g_netd.bandwidth > 0) /* refill: at most one second's worth waits */

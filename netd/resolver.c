@@ -32,10 +32,13 @@ typedef struct tcp_client {
     uint8_t in[TCP_QUERY_MAX + 2];
     size_t in_len;
     double idle_until;
+    int npending; /* its queries in flight */
 } tcp_client_t;
 
-typedef struct {
-    bool used;
+/* A query sent upstream: found by its id (by_id) and in the list of all of them. */
+typedef struct pending {
+    struct pending *next, *prev;
+    uint16_t id;
     netd_sb_t *sb;
     struct sockaddr_in client; /* UDP: where the answer goes */
     tcp_client_t *tcp;         /* TCP: the connection it goes to instead */
@@ -47,17 +50,27 @@ typedef struct {
 } pending_t;
 
 static loop_fd_t udp, tcp_listener, upstream;
-static pending_t *pending; /* by upstream id: 65536 slots */
+static pending_t *by_id[65536];
+static pending_t *pending; /* every one, newest first */
 static int npending;
 static tcp_client_t *tcp_clients;
 
 static void
 pending_end(pending_t *p)
 {
-    free(p->msg);
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        pending = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    by_id[p->id] = NULL;
     if (p->sb)
         p->sb->dns_inflight--;
-    memset(p, 0, sizeof *p);
+    if (p->tcp)
+        p->tcp->npending--;
+    free(p->msg);
+    free(p);
     npending--;
 }
 
@@ -123,10 +136,17 @@ query(netd_sb_t *sb, const struct sockaddr_in *client, tcp_client_t *tcp, const 
     do {
         if (getrandom(&id, sizeof id, 0) != sizeof id)
             id = (uint16_t)rand();
-    } while (pending[id].used);
-    pending_t *p = &pending[id];
-    p->used = true;
+    } while (by_id[id]);
+    pending_t *p = xcalloc(1, sizeof *p);
+    p->id = id;
+    by_id[id] = p;
+    p->next = pending;
+    if (pending)
+        pending->prev = p;
+    pending = p;
     npending++;
+    if (tcp)
+        tcp->npending++;
     p->sb = sb;
     sb->dns_inflight++;
     if (client)
@@ -172,8 +192,8 @@ on_upstream(loop_fd_t *h, uint32_t events)
         if (n < 12)
             continue;
         uint16_t id = (uint16_t)(buf[0] << 8 | buf[1]);
-        pending_t *p = &pending[id];
-        const struct sockaddr_in *r = p->used ? &g_netd.resolvers[p->resolver] : NULL;
+        pending_t *p = by_id[id];
+        const struct sockaddr_in *r = p ? &g_netd.resolvers[p->resolver] : NULL;
         if (!r || from.sin_addr.s_addr != r->sin_addr.s_addr || from.sin_port != r->sin_port)
             continue; /* not the answer we wait for (late, spoofed, another resolver's) */
         struct in_addr addrs[ANSWER_ADDRS_MAX];
@@ -201,9 +221,11 @@ tcp_close(tcp_client_t *c)
             *pp = c->next;
             break;
         }
-    for (int i = 0; i < 65536; i++)
-        if (pending[i].used && pending[i].tcp == c)
-            pending_end(&pending[i]);
+    for (pending_t *p = pending, *next; p && c->npending; p = next) {
+        next = p->next;
+        if (p->tcp == c)
+            pending_end(p);
+    }
     loop_del(&c->h);
     close(c->h.fd);
     c->h.fd = -1;
@@ -286,7 +308,6 @@ bind_port(int type, uint16_t port, err_t *err)
 int
 resolver_listen(err_t *err)
 {
-    pending = xcalloc(65536, sizeof *pending);
     int u = -1, t = -1;
     /* The same port number for UDP and TCP: with port 0 pick one where both are free. */
     for (int attempt = 0; attempt < 20 && t < 0; attempt++) {
@@ -326,25 +347,23 @@ void
 resolver_tick(void)
 {
     double now = netd_now();
-    if (npending)
-        for (int i = 0; i < 65536; i++) {
-            pending_t *p = &pending[i];
-            if (!p->used || p->deadline > now)
-                continue;
-            if (p->resolver + 1 < g_netd.nresolvers) {
-                p->resolver++;
-                send_upstream(p);
-                continue;
-            }
-            /* no resolver answered: say so rather than leave the sandbox waiting */
-            uint8_t q[DNS_MSG_MAX];
-            memcpy(q, p->msg, p->len);
-            dns_set_id(q, p->len, p->q.id);
-            if (p->sb)
-                reply_rcode(p->sb, p->tcp ? NULL : &p->client, p->tcp, q, &p->q,
-                            DNS_RCODE_SERVFAIL);
-            pending_end(p);
+    for (pending_t *p = pending, *next; p; p = next) {
+        next = p->next;
+        if (p->deadline > now)
+            continue;
+        if (p->resolver + 1 < g_netd.nresolvers) {
+            p->resolver++;
+            send_upstream(p);
+            continue;
         }
+        /* no resolver answered: say so rather than leave the sandbox waiting (the reply is
+         * built in place over the query's copy: its question is the sandbox's) */
+        dns_set_id(p->msg, p->len, p->q.id);
+        if (p->sb)
+            reply_rcode(p->sb, p->tcp ? NULL : &p->client, p->tcp, p->msg, &p->q,
+                        DNS_RCODE_SERVFAIL);
+        pending_end(p);
+    }
     for (tcp_client_t *c = tcp_clients, *next; c; c = next) {
         next = c->next;
         if (c->idle_until < now)
@@ -355,9 +374,11 @@ resolver_tick(void)
 void
 resolver_forget(netd_sb_t *sb)
 {
-    for (int i = 0; i < 65536; i++)
-        if (pending[i].used && pending[i].sb == sb)
-            pending_end(&pending[i]);
+    for (pending_t *p = pending, *next; p && sb->dns_inflight; p = next) {
+        next = p->next;
+        if (p->sb == sb)
+            pending_end(p);
+    }
     for (tcp_client_t *c = tcp_clients, *next; c; c = next) {
         next = c->next;
         if (c->sb == sb)

@@ -245,15 +245,24 @@ sb_link(netd_sb_t *sb, err_t *err)
     sb->next = head;
     head = sb;
     sb->tokens_out = sb->tokens_in = (double)g_netd.bandwidth;
+    sb->report_tokens = 2 * SB_REPORTS_PER_S;
+    sb->report_at = netd_now();
     return 0;
 }
 
+/* Round robin: the index (the address) of a sandbox just gone is the last to be given again,
+ * so nothing of it still queued in the kernel is taken for a newcomer's. */
 static int
 free_index(void)
 {
-    for (int i = 1; i <= index_max; i++)
-        if (!by_index[i])
+    static int next = 1;
+    for (int k = 0; k < index_max; k++) {
+        int i = 1 + (next - 1 + k) % index_max;
+        if (!by_index[i]) {
+            next = i % index_max + 1;
             return i;
+        }
+    }
     return 0;
 }
 
@@ -447,7 +456,8 @@ static int
 hard_limits(struct in_addr a, char *why, size_t n)
 {
     char c[32];
-    if (is_local(a) || (ntohl(a.s_addr) >> 24) == 127) {
+    uint32_t top = ntohl(a.s_addr) >> 24;
+    if (is_local(a) || top == 127 || top == 0) { /* 0.0.0.0 is the host's loopback too */
         snprintf(why, n, "the host itself");
         return 0;
     }
@@ -552,10 +562,22 @@ sandboxes_refused(netd_sb_t *sb, const char *proto, const char *dest, const char
     if (sb->nrefusals < SB_REFUSALS_KEPT)
         sb->nrefusals++;
     r->t = netd_wall();
+    double now = netd_now();
+    sb->report_tokens += (now - sb->report_at) * SB_REPORTS_PER_S;
+    if (sb->report_tokens > 2 * SB_REPORTS_PER_S)
+        sb->report_tokens = 2 * SB_REPORTS_PER_S;
+    sb->report_at = now;
+    bool report = sb->report_tokens >= 1;
+    if (report)
+        sb->report_tokens -= 1;
     snprintf(r->proto, sizeof r->proto, "%s", proto);
     snprintf(r->dest, sizeof r->dest, "%s", dest ? dest : "");
     snprintf(r->name, sizeof r->name, "%s", name ? name : "");
     snprintf(r->rule, sizeof r->rule, "%s", rule);
+    if (!report) { /* a flood of refusals: counted and kept, not each said */
+        sb->unreported++;
+        return;
+    }
     fprintf(stderr, "netd: refused %s %s%s%s for %s (session %s): %s\n", proto, r->dest,
             r->dest[0] && r->name[0] ? " " : "", r->name, sb->id, sb->session, rule);
     json_object *ev = json_object_new_object();
@@ -569,6 +591,9 @@ sandboxes_refused(netd_sb_t *sb, const char *proto, const char *dest, const char
     if (r->name[0])
         json_set_str(ev, "name", r->name);
     json_set_str(ev, "rule", rule);
+    if (sb->unreported)
+        json_set_int(ev, "unreported", (int64_t)sb->unreported);
+    sb->unreported = 0;
     control_broadcast(ev);
     json_object_put(ev);
 }

@@ -18,6 +18,9 @@
 
 #define SB_REFUSALS_KEPT 64
 #define SB_PINS_MAX      4096
+#define SB_REPORTS_PER_S                                                                           \
+    20 /* refusals logged and sent to the gateways a second, at most (the                          \
+        * rest are counted and kept in the log, and said as "unreported") */
 
 typedef struct {
     double t;       /* wall clock */
@@ -46,9 +49,11 @@ typedef struct netd_sb {
     int dns_inflight; /* queries sent upstream, not answered yet */
     uint64_t connections, refused, dns_queries, dns_refused, bytes_out, bytes_in;
     sb_refusal_t refusals[SB_REFUSALS_KEPT];
-    int nrefusals;                /* kept, at most SB_REFUSALS_KEPT */
-    uint64_t refusal_seq;         /* refusals ever */
-    double tokens_out, tokens_in; /* bandwidth buckets (g_netd.bandwidth) */
+    int nrefusals;                   /* kept, at most SB_REFUSALS_KEPT */
+    uint64_t refusal_seq;            /* refusals ever */
+    double tokens_out, tokens_in;    /* bandwidth buckets (g_netd.bandwidth) */
+    double report_tokens, report_at; /* refusals logged and reported: SB_REPORTS_PER_S */
+    uint64_t unreported;             /* refusals counted but not reported since the last one */
 } netd_sb_t;
 
 int sandboxes_init(err_t *err);

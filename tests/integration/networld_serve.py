@@ -244,6 +244,7 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 256  # socketserver's 5 drops SYNs of a burst (1 s retransmits)
 
     def __init__(self, addr, port, root, log, tls=None):
         self.root, self.log, self.tls = root, log, tls

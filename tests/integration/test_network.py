@@ -207,7 +207,7 @@ class BoundaryTest(NetworkTestBase):
                 self.assertEqual(dests[f"{victim_addr}:8000"], "another sandbox")
                 self.assertEqual(dests[f"{self.world.host_addr}:{self.listener.port}"], "the host itself")
                 self.assertGreaterEqual(self.network(sid)["counters"]["refused"], len(targets))
-                self.wait_for(lambda: int(self.st.redis("HGET", f"sp:session:{{{sid}}}", "net_refused_tcp") or 0)
+                self.wait_for(lambda: int(self.st.redis("HGET", f"sp:session:{{{sid}}}", "net_refused") or 0)
                               >= len(targets), "the session record's count")
                 # and in the session's stream, for whoever watches it
                 evs = self.wait_for(lambda: len(self.stream_events(sid, "network")) >= len(targets) and
@@ -257,6 +257,18 @@ class EgressTest(NetworkTestBase):
         self.assertGreaterEqual(info["counters"]["connections"], 3)
         self.assertGreater(info["counters"]["bytes_in"], 0)
         self.assertEqual(info["refusals"], [])
+
+    def test_a_flood_of_refusals_is_counted_whole_and_reported_in_part(self):
+        sid = self.session("egress")
+        self.sh(sid, "for i in $(seq 300); do (exec 3<>/dev/tcp/10.9.9.9/80) 2>/dev/null; done; true")
+        info = self.wait_for(lambda: (i := self.network(sid))["counters"]["refused"] >= 300 and i,
+                             "300 refusals counted")
+        self.assertEqual(info["counters"]["refused"], 300)
+        self.assertEqual(info["refusals_total"], 300)
+        self.assertEqual(len(info["refusals"]), 64)  # the log keeps the last 64
+        evs = self.stream_events(sid, "network")
+        self.assertLess(len(evs), 150)  # 20 a second are reported one by one, not all 300
+        self.assertTrue(any(e.get("unreported", 0) > 0 for e in evs), evs[-3:])
 
     def test_true_is_egress_and_false_is_none(self):
         self.assertEqual(self.network(self.session(True))["policy"], {"mode": "egress"})
@@ -336,6 +348,24 @@ class AllowlistTest(NetworkTestBase):
         self.assertIn(("198.51.100.20:443", "",
                        "not in the allow-list (no allowed name resolved to this address)"), rules)
         self.assertIn(("198.51.100.20:443", "evil.example", "evil.example is not in the allow-list"), rules)
+
+    def test_a_request_whose_host_cannot_be_read_is_refused(self):
+        sid = self.session({"allow": [FILES]})
+        self.assertEqual(self.curl(sid, f"http://{FILES}/hello.txt"), (self.hello, 0))  # pinned
+        # the absolute form names its host in the request line, which a server may route by:
+        # read as "names nothing" it would reach any host behind the allowed address
+        script = ("import socket\n"
+                  "s = socket.create_connection(('198.51.100.10', 80), timeout=5)\n"
+                  "s.sendall(b'GET http://evil.example/hello.txt HTTP/1.1\\r\\nHost: evil.example\\r\\n\\r\\n')\n"
+                  "try:\n"
+                  "    print(s.recv(100) or b'closed')\n"
+                  "except OSError as e:\n"
+                  "    print('reset', e.errno)\n")
+        self.sh(sid, f"cat > /tmp/abs.py <<'EOF'\n{script}EOF")
+        out, _ = self.sh(sid, "python3 /tmp/abs.py")
+        self.assertIn("reset", out)
+        self.assertIn(("198.51.100.10:80", "a TLS or HTTP start whose host name cannot be read"),
+                      [(r.get("dest"), r["rule"]) for r in self.refusals(sid)])
 
     def test_a_wildcard_and_a_malformed_policy(self):
         sid = self.session({"allow": ["*.world.example"]})

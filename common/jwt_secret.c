@@ -78,36 +78,10 @@ jwt_secret_load(const char *path, uint8_t *out, size_t cap, size_t *len, err_t *
     size_t n = 0;
     int r;
     *len = 0;
-    /* O_NONBLOCK: a FIFO planted at path must not hang start-up; it is refused below. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0)
-        return err_set(err, errno, "%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
-        r = err_set(err, errno, "%s: %s", path, strerror(errno));
+    r = io_read_private_file(path, S_IWGRP | S_IWOTH, "writable by group or others", "", text,
+                             sizeof text, &n, err);
+    if (r < 0)
         goto out;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        r = err_set(err, EINVAL, "%s: not a regular file", path);
-        goto out;
-    }
-    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        r = err_set(err, EACCES, "%s: writable by group or others (mode %03o)", path,
-                    (unsigned)(st.st_mode & 0777));
-        goto out;
-    }
-    while (n < sizeof text) {
-        ssize_t got = read(fd, text + n, sizeof text - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            r = err_set(err, errno, "%s: %s", path, strerror(errno));
-            goto out;
-        }
-        if (got == 0)
-            break;
-        n += (size_t)got;
-    }
     if (n > SECRET_FILE_MAX) {
         r = err_set(err, ERR_TOO_BIG, "%s: larger than %d bytes", path, SECRET_FILE_MAX);
         goto out;
@@ -119,7 +93,6 @@ jwt_secret_load(const char *path, uint8_t *out, size_t cap, size_t *len, err_t *
     }
 out:
     OPENSSL_cleanse(text, sizeof text);
-    close(fd);
     return r;
 }
 

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io.h"
+
 /* A password, "\r\n", and one byte more to tell a file that is too long. */
 #define PASSWORD_FILE_READ (REDIS_PASSWORD_MAX + 3)
 
@@ -47,36 +49,10 @@ redis_password_load(const char *path, char *out, size_t cap, err_t *err)
     if (cap <= REDIS_PASSWORD_MAX)
         return err_set(err, EINVAL, "password buffer too small");
     out[0] = '\0';
-    /* O_NONBLOCK: a FIFO planted at path must not hang us; it is refused below. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0)
-        return err_set(err, errno, "%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
-        r = err_set(err, errno, "%s: %s", path, strerror(errno));
+    r = io_read_private_file(path, S_IRWXG | S_IRWXO, "open to group or others", ": chmod 600 it",
+                             text, sizeof text, &n, err);
+    if (r < 0)
         goto out;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        r = err_set(err, EINVAL, "%s: not a regular file", path);
-        goto out;
-    }
-    if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-        r = err_set(err, EACCES, "%s: open to group or others (mode %04o): chmod 600 it", path,
-                    (unsigned)(st.st_mode & 07777));
-        goto out;
-    }
-    while (n < sizeof text) {
-        ssize_t got = read(fd, text + n, sizeof text - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            r = err_set(err, errno, "%s: %s", path, strerror(errno));
-            goto out;
-        }
-        if (got == 0)
-            break;
-        n += (size_t)got;
-    }
     if (n == sizeof text) {
         r = err_set(err, ERR_TOO_BIG, "%s: a password longer than %d bytes", path,
                     REDIS_PASSWORD_MAX);
@@ -89,7 +65,6 @@ redis_password_load(const char *path, char *out, size_t cap, err_t *err)
     }
 out:
     OPENSSL_cleanse(text, sizeof text);
-    close(fd);
     return r;
 }
 

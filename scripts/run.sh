@@ -20,7 +20,9 @@
 # SANDPIPE_API_WORKERS, SANDPIPE_RUN_DIR (state, default ./run), SANDPIPE_BUILD_DIR (binaries,
 # default build/release), SANDPIPE_NO_SETUP=1 (do not install or build), SANDPIPE_NETD=0 (no
 # sandpipe-netd: sandboxes get loopback only), SANDPIPE_NETWORK_DEFAULT (a session's network when
-# it asks nothing: none, the default, or egress).
+# it asks nothing: none, the default, or egress), SANDPIPE_NETD_TABLE, SANDPIPE_NETD_IFPREFIX,
+# SANDPIPE_NETD_POOL (netd's nftables table, interface prefix and address pool: sandpipe, spn,
+# 10.88.0.0/16; two runs on one host need their own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${SANDPIPE_NO_SETUP:-}" ]; then
@@ -193,7 +195,8 @@ for _ in $(seq 100); do [ "$(rcli ping)" = PONG ] && break; sleep 0.05; done
 netd_args=()
 if [ "$(id -u)" -eq 0 ] && [ "${SANDPIPE_NETD:-1}" != 0 ]; then
     setsid "$B/sandpipe-netd" --control "$RUN/netd.sock" --state-dir "$RUN/netd" \
-        >"$RUN/netd.log" 2>&1 </dev/null &
+        --table "${SANDPIPE_NETD_TABLE:-sandpipe}" --ifprefix "${SANDPIPE_NETD_IFPREFIX:-spn}" \
+        --pool "${SANDPIPE_NETD_POOL:-10.88.0.0/16}" >"$RUN/netd.log" 2>&1 </dev/null &
     netd_pid=$!
     for _ in $(seq 100); do [ -S "$RUN/netd.sock" ] && break; sleep 0.05; done
     if [ -S "$RUN/netd.sock" ]; then

@@ -107,6 +107,11 @@ class RunScriptStops(unittest.TestCase):
                         SANDPIPE_RUN_DIR=self.run_dir, SANDPIPE_PORT=str(self.http_port),
                         SANDPIPE_GATEWAY_PORT=str(self.gw_port), SANDPIPE_REDIS_PORT="0",
                         SANDPIPE_POOL="1", SANDPIPE_API_WORKERS="4")
+        # netd's table, interfaces and pool of this run's own (another run may share the host)
+        tag = os.urandom(3).hex()
+        self.netd_table = "sprun_" + tag
+        self.env.update(SANDPIPE_NETD_TABLE=self.netd_table, SANDPIPE_NETD_IFPREFIX="r" + tag[:5],
+                        SANDPIPE_NETD_POOL=f"10.{100 + int(tag[:2], 16) % 100}.0.0/16")
         self.proc = None
         self.procs = {}
 
@@ -126,6 +131,7 @@ class RunScriptStops(unittest.TestCase):
             except OSError:
                 pass
         unmount_under(self.tmp)  # sandboxes' own disks, when a failed test left them
+        subprocess.run(["nft", "delete", "table", "inet", self.netd_table], capture_output=True)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def wait_for_banner(self, read_output):
@@ -150,19 +156,22 @@ class RunScriptStops(unittest.TestCase):
                 break
             time.sleep(0.2)
         sessions = []
-        for _ in range(2):
-            c.send_json({"id": 2, "method": "session.create", "params": {}})
+        for params in ({"network": True}, {}):  # make run's netd gives the first its link
+            c.send_json({"id": 2, "method": "session.create", "params": params})
             r = c.recv_json(60)
             self.assertEqual(r.get("type"), "result", r)
             sessions.append(r["result"]["id"])
         s = WS("127.0.0.1", self.gw_port, f"/ws/sessions/{sessions[0]}?token={token}")
         s.send_json({"type": "action", "id": "bg", "action": {
-            "action": "run", "args": {"command": "nohup sleep 600 >/dev/null 2>&1 & echo started"}}})
-        deadline = time.monotonic() + 60
+            "action": "run", "args": {"command": "nohup sleep 600 >/dev/null 2>&1 & "
+                                                 "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ' '"}}})
+        deadline, obs = time.monotonic() + 60, None
         while time.monotonic() < deadline:
             m = s.recv_json(60)
             if m.get("type") == "observation":
+                obs = m["observation"]
                 break
+        self.assertEqual((obs or {}).get("content", "").split()[-2:], ["eth0", "lo"], obs)
         c.send_json({"id": 3, "method": "session.pause", "params": {"session": sessions[1]}})
         r = c.recv_json(30)
         self.paused = r.get("type") == "result"
@@ -172,8 +181,8 @@ class RunScriptStops(unittest.TestCase):
     def interrupt_and_expect_everything_gone(self):
         self.procs = started_by(self.proc.pid, self.run_dir)
         names = " ".join(cmd for _, cmd in self.procs.values())
-        for what in ("redis-server", "sandpipe-gateway", "sandpipe-api", "nginx", "bwrap",
-                     "sleep 600"):
+        for what in ("redis-server", "sandpipe-netd", "sandpipe-gateway", "sandpipe-api", "nginx",
+                     "bwrap", "sleep 600"):
             self.assertIn(what, names, "the run is not fully up: " + names)
         os.killpg(self.proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the group
         deadline = time.monotonic() + STOP_BOUND
@@ -185,6 +194,9 @@ class RunScriptStops(unittest.TestCase):
         self.proc.wait(STOP_BOUND)
         sbdir = os.path.join(self.run_dir, "sandboxes")
         self.assertEqual([d for d in os.listdir(sbdir) if d.startswith("sb-")], [])
+        # netd stopped after the sandboxes: their links went with them, and its rules with it
+        r = subprocess.run(["nft", "list", "table", "inet", self.netd_table], capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0, r.stdout)
 
     def test_ctrl_c_with_output_through_tee_stops_everything(self):
         log = os.path.join(self.tmp, "log")

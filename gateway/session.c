@@ -179,6 +179,8 @@ session_describe(const gw_session_t *s)
     json_set(o, "idle_seconds", json_object_new_double(gw_now() - s->last_activity));
     json_object *plugins = json_get(s->params, "plugins");
     json_set(o, "plugins", plugins ? json_object_get(plugins) : session_plugins_default());
+    json_object *net = json_get(s->params, "network");
+    json_set(o, "network", net ? json_object_get(net) : json_tokener_parse("{\"mode\":\"none\"}"));
     json_set(o, "plugin_status",
              s->plugin_status ? json_object_get(s->plugin_status) : json_object_new_object());
     if (s->sb.warning[0]) /* degraded isolation: no cgroup, no disk limit (provider.h) */
@@ -268,15 +270,19 @@ save_session(gw_session_t *s)
     snprintf(idle, sizeof idle, "%d", s->idle_timeout);
     snprintf(life, sizeof life, "%d", s->max_lifetime);
     json_object *sb = sandbox_to_json(&s->sb);
-    json_object *plugins = json_get(s->params, "plugins");
+    json_object *plugins = json_get(s->params, "plugins"), *net = json_get(s->params, "network");
     redis_client_cmd(NULL, NULL,
                      "HSET %s id %s owner %s gateway %s status %s profile %s created %s "
-                     "idle_timeout %s idle_action %s max_lifetime %s sandbox %s plugins %s",
+                     "idle_timeout %s idle_action %s max_lifetime %s sandbox %s plugins %s "
+                     "network %s",
                      key, s->id, s->owner, g_gw.cfg.id, session_status_text(s->status), s->profile,
                      created, idle, s->idle_pause ? "pause" : "stop", life,
                      json_object_to_json_string_ext(sb, JSON_C_TO_STRING_PLAIN),
                      plugins ? json_object_to_json_string_ext(plugins, JSON_C_TO_STRING_PLAIN)
-                             : "[\"agent_skills\",\"jupyter\",\"browser\"]");
+                             : "[\"agent_skills\",\"jupyter\",\"browser\"]",
+                     net ? json_object_to_json_string_ext(net, JSON_C_TO_STRING_PLAIN |
+                                                                   JSON_C_TO_STRING_NOSLASHESCAPE)
+                         : "{\"mode\":\"none\"}");
     json_object_put(sb);
     char gkey[128];
     snprintf(gkey, sizeof gkey, "sp:gateway:%s:sessions", g_gw.cfg.id);

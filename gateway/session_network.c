@@ -31,11 +31,14 @@ int
 session_network_policy(json_object *params, const char *role, err_t *err)
 {
     net_policy_t p;
-    int e = net_policy_parse(json_get(params, "network"), (net_mode_t)g_gw.cfg.network_default, &p,
-                             err);
+    int max = role_max(role);
+    /* asking nothing is the operator's default, as far as the caller's role reaches */
+    int def = g_gw.cfg.network_default < max ? g_gw.cfg.network_default : max;
+    if (def == NET_ALLOWLIST) /* a default is none or egress: never an empty allow-list */
+        def = NET_NONE;
+    int e = net_policy_parse(json_get(params, "network"), (net_mode_t)def, &p, err);
     if (e < 0)
         return e;
-    int max = role_max(role);
     if ((int)p.mode > max)
         e = err_set(err, ERR_FORBIDDEN,
                     "a %s may ask for network modes up to \"%s\" here, not \"%s\" (the "

@@ -9,6 +9,7 @@
 #include "gw.h"
 #include "json_util.h"
 #include "redis_client.h"
+#include "net_policy.h"
 #include "session_int.h"
 #include "takeover.h"
 #include "xalloc.h"
@@ -177,7 +178,7 @@ restore_one(redisContext *rc, const char *id, const char *from)
 {
     redisReply *h = redisCommand(rc, "HGETALL sp:session:{%s}", id);
     const char *owner = "", *profile = "default", *sbjson = NULL, *plugins = NULL,
-               *plugin_status = NULL, *terms = NULL;
+               *plugin_status = NULL, *terms = NULL, *network = NULL;
     session_status_t status = SESSION_NEW;
     int idle = g_gw.cfg.idle_timeout, life = g_gw.cfg.max_lifetime;
     bool idle_pause = false, env_pending = false;
@@ -206,6 +207,8 @@ restore_one(redisContext *rc, const char *id, const char *from)
             plugin_status = v;
         else if (!strcmp(f, "terms"))
             terms = v;
+        else if (!strcmp(f, "network"))
+            network = v;
         else if (!strcmp(f, "env_pending"))
             env_pending = !strcmp(v, "1");
     }
@@ -259,6 +262,18 @@ restore_one(redisContext *rc, const char *id, const char *from)
         json_object_object_add(s->params, "plugins", asked);
     else
         json_object_put(asked);
+    /* its network policy, read again as a client's would be (Redis is not trusted with it): a
+     * record without one, or with a malformed one, has none */
+    json_object *net = network ? json_tokener_parse(network) : NULL;
+    net_policy_t np;
+    err_t nerr = {0};
+    if (net && net_policy_parse(net, NET_NONE, &np, &nerr) == 0) {
+        json_object_object_add(s->params, "network", net_policy_to_json(&np));
+        net_policy_free(&np);
+    } else if (network) {
+        GW_LOG("restore: session %s: network policy %s: no network", id, nerr.msg);
+    }
+    json_object_put(net);
     /* as it was: the executor's first word is compared with it (no events again) */
     json_object *told = plugin_status ? json_tokener_parse(plugin_status) : NULL;
     if (told && json_object_is_type(told, json_type_object))

@@ -305,6 +305,11 @@ class EgressTest(NetworkTestBase):
         self.st.start_gateway()
         self.wait_for(lambda: self.rest(f"/api/v1/sessions/{sid}/network")[0] == 200, "the session back")
         self.assertEqual(self.curl(sid, f"http://{FILES}/hello.txt"), (self.hello, 0))
+        # the restarted gateway read the policy back from the record and took netd's link back
+        info = self.network(sid)
+        self.assertEqual((info["policy"], info["attached"]), ({"mode": "egress"}, True), info)
+        self.assertEqual(json.loads(self.st.redis("HGET", f"sp:session:{{{sid}}}", "network")),
+                         {"mode": "egress"})
         # refusals after the restart reach the stream through the new gateway
         self.sh(sid, "(exec 3<>/dev/tcp/10.1.2.3/80) 2>/dev/null; true")
         self.wait_for(lambda: any(e.get("dest") == "10.1.2.3:80" for e in self.stream_events(sid, "network")),

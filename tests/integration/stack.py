@@ -277,7 +277,13 @@ class Stack:
         self.netd_sock = os.path.join(self.tmp, "netd.sock")
         self.netd_table = "sptest_" + tag
         self.netd_prefix = "t" + tag[:5]
-        self.netd_pool = f"10.{100 + int(tag[:2], 16) % 100}.0.0/16"
+        # a /16 of 10.100-199 that no address of this host is in (netd refuses one that is)
+        used = set(re.findall(r"inet 10\.(\d+)\.", subprocess.run(
+            ["ip", "-4", "-o", "addr"], capture_output=True, text=True).stdout))
+        second = 100 + int(tag[:2], 16) % 100
+        while str(second) in used:
+            second = 100 + (second - 99) % 100
+        self.netd_pool = f"10.{second}.0.0/16"
         opts = self.netd_opts or {}
         args = [os.path.join(BUILD, "sandpipe-netd"), "--control", self.netd_sock,
                 "--state-dir", os.path.join(self.tmp, "netd"), "--table", self.netd_table,

@@ -17,6 +17,7 @@
 #include "proxy.h"
 #include "resolver.h"
 #include "sandboxes.h"
+#include "verdict.h"
 #include "veth.h"
 
 netd_cfg_t g_netd;
@@ -121,7 +122,7 @@ tick(void)
     resolver_tick();
     if (netd_now() - last_sweep >= 1.0) {
         last_sweep = netd_now();
-        sandboxes_refresh_local();
+        verdict_refresh_local();
         sandboxes_sweep();
     }
 }
@@ -229,12 +230,13 @@ main(int argc, char **argv)
     mkdir(g_netd.state_dir, 0700);
     err_t err = {0};
     if (loop_init() < 0 || veth_init(&err) < 0 || sandboxes_init(&err) < 0 ||
-        proxy_listen(&err) < 0 || resolver_listen(&err) < 0 || closed_port(&err) < 0 ||
-        nflog_listen(&err) < 0 || nft_rules_setup(&err) < 0 || control_listen(&err) < 0) {
+        verdict_init(&err) < 0 || proxy_listen(&err) < 0 || resolver_listen(&err) < 0 ||
+        closed_port(&err) < 0 || nflog_listen(&err) < 0 || nft_rules_setup(&err) < 0 ||
+        control_listen(&err) < 0) {
         fprintf(stderr, "sandpipe-netd: %s\n", err.msg[0] ? err.msg : strerror(errno));
         return 1;
     }
-    sandboxes_push_hard();
+    verdict_push_hard();
     sandboxes_restore();
     char pool[32];
     net_cidr_format(&g_netd.pool, pool, sizeof pool);

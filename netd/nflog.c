@@ -14,6 +14,7 @@
 #include "loop.h"
 #include "netd.h"
 #include "sandboxes.h"
+#include "verdict.h"
 
 #define NL_BUF 65536
 
@@ -85,7 +86,7 @@ on_packet(const struct nlmsghdr *nlh, void *data)
         return MNL_CB_OK;
     struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = port, .sin_addr.s_addr = ip.daddr};
     char why[160], dest[32], a[INET_ADDRSTRLEN];
-    if (sandboxes_verdict(sb, dst, "", why, sizeof why) != 0)
+    if (verdict_tcp(sb, dst, "", why, sizeof why) != 0)
         snprintf(why, sizeof why, "refused at the handshake"); /* the rules were ahead of us */
     inet_ntop(AF_INET, &dst.sin_addr, a, sizeof a);
     snprintf(dest, sizeof dest, "%s:%u", a, ntohs(port));

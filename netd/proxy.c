@@ -16,6 +16,7 @@
 #include "loop.h"
 #include "netd.h"
 #include "sandboxes.h"
+#include "verdict.h"
 #include "sniff.h"
 #include "xalloc.h"
 
@@ -292,7 +293,7 @@ judge(conn_t *c, bool final)
         return;
     }
     named = k == SNIFF_TLS || k == SNIFF_HTTP ? name : "";
-    int v = sandboxes_verdict(c->sb, c->dst, named, why, sizeof why);
+    int v = verdict_tcp(c->sb, c->dst, named, why, sizeof why);
     if (v <= 0) {
         refuse(c, named, why);
         return;
@@ -405,7 +406,7 @@ on_accept(loop_fd_t *h, uint32_t events)
             refuse(c, NULL, why);
             continue;
         }
-        int v = sandboxes_verdict(sb, dst, NULL, why, sizeof why);
+        int v = verdict_tcp(sb, dst, NULL, why, sizeof why);
         if (v == 0) {
             refuse(c, NULL, why);
         } else if (v == 1) {

@@ -15,6 +15,7 @@
 #include "loop.h"
 #include "netd.h"
 #include "sandboxes.h"
+#include "verdict.h"
 #include "xalloc.h"
 
 #define PENDING_MAX      8192
@@ -117,7 +118,7 @@ query(netd_sb_t *sb, const struct sockaddr_in *client, tcp_client_t *tcp, const 
         return; /* not a query we can even answer: dropped */
     sb->dns_queries++;
     char why[160];
-    if (q.qclass != DNS_CLASS_IN || sandboxes_name_verdict(sb, q.name, why, sizeof why) == 0) {
+    if (q.qclass != DNS_CLASS_IN || verdict_name(sb, q.name, why, sizeof why) == 0) {
         if (q.qclass != DNS_CLASS_IN)
             snprintf(why, sizeof why, "not an Internet-class query");
         sandboxes_refused(sb, "dns", NULL, q.name, why);

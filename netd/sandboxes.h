@@ -1,6 +1,6 @@
 /* sandboxes.h — the sandboxes netd serves: each one's address (a /30 of the pool, found back
  * from a packet's source address in O(1)), policy, the addresses its resolver answers allowed
- * (pins), its counters and its last refusals; and the verdict on a destination.
+ * (pins), its counters and its last refusals (what each may reach: verdict.h).
  *
  * Each attached sandbox is a file <state_dir>/<id>.json (id, session, index, policy), so a
  * restarted netd takes back the sandboxes whose veth still exists. Refusals are also sent to
@@ -76,25 +76,11 @@ void sandboxes_detach_all(void);
 /* Remembers that name, which the policy allows, resolved to a for sb (for ttl seconds). */
 void sandboxes_pin(netd_sb_t *sb, struct in_addr a, const char *name, uint32_t ttl);
 
-/* The verdict on a TCP connection to dst (name: what the connection's first bytes named, ""
- * if nothing, NULL if not read yet). 1 allow, 0 refuse, -1 undecided (only for name NULL:
- * reading the first bytes would decide). why gets the rule either way. */
-int sandboxes_verdict(netd_sb_t *sb, struct sockaddr_in dst, const char *name, char *why, size_t n);
-/* The verdict on a DNS name: 1 allow, 0 refuse (why says the rule). */
-int sandboxes_name_verdict(netd_sb_t *sb, const char *name, char *why, size_t n);
-
 /* Counts and logs a refusal, tells the subscribed gateways. */
 void sandboxes_refused(netd_sb_t *sb, const char *proto, const char *dest, const char *name,
                        const char *rule);
 
 /* {"id", "session", "address", "interface", "policy", "counters": {...}, "refusals": [...]} */
 json_object *sandboxes_info(const netd_sb_t *sb);
-
-/* Refreshes the host's own addresses (what no sandbox may reach); when they changed, and
- * once sandboxes_push_hard was called, the handshake-level refusals follow. */
-void sandboxes_refresh_local(void);
-/* Gives nftables the destinations refused at the handshake (nft_rules_hard): the host's
- * addresses, the pool, the private ranges not opened, the operator's deny-list. */
-void sandboxes_push_hard(void);
 
 #endif

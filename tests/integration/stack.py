@@ -187,6 +187,19 @@ def kill_sandboxes(state_dir):
                     time.sleep(0.05)
 
 
+def netd_names(table_prefix, if_letter):
+    """A sandpipe-netd's own nftables table, interface prefix and address pool: a random tag, and
+    a /16 of 10.100-199 that no address of this host is in (netd refuses one that is; another
+    stack's pool included), so several netds share a host."""
+    tag = os.urandom(3).hex()
+    used = set(re.findall(r"inet 10\.(\d+)\.", subprocess.run(
+        ["ip", "-4", "-o", "addr"], capture_output=True, text=True).stdout))
+    second = 100 + int(tag[:2], 16) % 100
+    while str(second) in used:
+        second = 100 + (second - 99) % 100
+    return table_prefix + tag, if_letter + tag[:5], f"10.{second}.0.0/16"
+
+
 class Stack:
     def __init__(self, provider=None, pool=2, extra=(), redis=True, wrap=(), gateway_id="gw-test",
                  netd=None):
@@ -273,17 +286,8 @@ class Stack:
     def start_netd(self):
         """sandpipe-netd on a control socket of this stack's, with a table, an interface prefix
         and a /16 of 10.0.0.0/8 of its own (nothing another stack or make run uses)."""
-        tag = os.urandom(3).hex()
         self.netd_sock = os.path.join(self.tmp, "netd.sock")
-        self.netd_table = "sptest_" + tag
-        self.netd_prefix = "t" + tag[:5]
-        # a /16 of 10.100-199 that no address of this host is in (netd refuses one that is)
-        used = set(re.findall(r"inet 10\.(\d+)\.", subprocess.run(
-            ["ip", "-4", "-o", "addr"], capture_output=True, text=True).stdout))
-        second = 100 + int(tag[:2], 16) % 100
-        while str(second) in used:
-            second = 100 + (second - 99) % 100
-        self.netd_pool = f"10.{second}.0.0/16"
+        self.netd_table, self.netd_prefix, self.netd_pool = netd_names("sptest_", "t")
         opts = self.netd_opts or {}
         args = [os.path.join(BUILD, "sandpipe-netd"), "--control", self.netd_sock,
                 "--state-dir", os.path.join(self.tmp, "netd"), "--table", self.netd_table,

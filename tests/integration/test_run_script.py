@@ -13,7 +13,7 @@ import time
 import unittest
 
 from spexec import MODE, ROOT
-from stack import free_port, proc_parents, unmount_under
+from stack import free_port, netd_names, proc_parents, unmount_under
 from wsclient import WS
 
 STOP_BOUND = 60  # seconds: generous, the point is that stopping ends
@@ -108,10 +108,9 @@ class RunScriptStops(unittest.TestCase):
                         SANDPIPE_GATEWAY_PORT=str(self.gw_port), SANDPIPE_REDIS_PORT="0",
                         SANDPIPE_POOL="1", SANDPIPE_API_WORKERS="4")
         # netd's table, interfaces and pool of this run's own (another run may share the host)
-        tag = os.urandom(3).hex()
-        self.netd_table = "sprun_" + tag
-        self.env.update(SANDPIPE_NETD_TABLE=self.netd_table, SANDPIPE_NETD_IFPREFIX="r" + tag[:5],
-                        SANDPIPE_NETD_POOL=f"10.{100 + int(tag[:2], 16) % 100}.0.0/16")
+        self.netd_table, ifprefix, pool = netd_names("sprun_", "r")
+        self.env.update(SANDPIPE_NETD_TABLE=self.netd_table, SANDPIPE_NETD_IFPREFIX=ifprefix,
+                        SANDPIPE_NETD_POOL=pool)
         self.proc = None
         self.procs = {}
 

@@ -12,6 +12,7 @@
 #include "json_util.h"
 #include "redis_client.h"
 #include "sandbox/sandbox_disk.h"
+#include "sandbox/sandbox_host.h"
 #include "xalloc.h"
 
 #define POOL_PROFILE "default"
@@ -80,13 +81,30 @@ log_warning(const sandbox_t *sb)
     }
 }
 
+/* A sandbox just made: its host record first (sandbox_host.h), nobody's yet; without one no
+ * restart could find it again, so it is not used. */
+static void
+made(pool_made_cb cb, void *ud, const sandbox_t *sb, const char *error)
+{
+    err_t err = {0};
+    if (sb && sandbox_host_save(sb, "", &err) < 0) {
+        const provider_t *p = provider_find(sb->provider);
+        err_t ignored = {0};
+        if (p)
+            p->destroy(sb, true, &ignored);
+        sb = NULL;
+        error = err.msg;
+    }
+    if (sb)
+        log_warning(sb);
+    cb(ud, sb, sb ? 0 : EIO, error ? error : "the sandbox did not start");
+}
+
 static void
 on_made(void *ud, const sandbox_t *sb, const char *error)
 {
     made_t *m = ud;
-    if (sb)
-        log_warning(sb);
-    m->cb(m->ud, sb, sb ? 0 : EIO, error ? error : "the sandbox did not start");
+    made(m->cb, m->ud, sb, error);
     free(m);
 }
 
@@ -141,8 +159,7 @@ pool_start_sandbox(const char *profile, json_object *params, pool_made_cb cb, vo
     sandbox_t sb;
     if ((e = p->create(&spec, &sb, err)) < 0)
         return e;
-    log_warning(&sb);
-    cb(ud, &sb, 0, NULL);
+    made(cb, ud, &sb, NULL);
     return 0;
 }
 
@@ -261,8 +278,8 @@ on_pop(redisReply *r, void *ud)
     if (r && r->type == REDIS_REPLY_STRING) {
         json_object *o = json_tokener_parse(r->str);
         const provider_t *p;
-        got = o && sandbox_from_json(o, &sb, &err) == 0 && (p = provider_find(sb.provider)) &&
-              p->alive(&sb);
+        got = o && sandbox_from_record(o, g_gw.cfg.state_dir, NULL, &sb, &err) == 0 &&
+              (p = provider_find(sb.provider)) && p->alive(&sb);
         json_object_put(o);
     }
     claims++;
@@ -334,7 +351,7 @@ pool_restore(void)
         json_object *o = json_tokener_parse(r->element[i]->str ? r->element[i]->str : "");
         sandbox_t sb;
         err_t err = {0};
-        if (o && sandbox_from_json(o, &sb, &err) == 0)
+        if (o && sandbox_from_record(o, g_gw.cfg.state_dir, NULL, &sb, &err) == 0)
             snprintf(restored[nrestored++], sizeof restored[0], "%s", sb.id);
         json_object_put(o);
     }
@@ -367,7 +384,8 @@ pool_adopt(const char *record)
     sandbox_t sb;
     err_t err = {0};
     const provider_t *p = NULL;
-    if (!o || sandbox_from_json(o, &sb, &err) < 0 || !(p = provider_find(sb.provider))) {
+    if (!o || sandbox_from_record(o, g_gw.cfg.state_dir, NULL, &sb, &err) < 0 ||
+        !(p = provider_find(sb.provider))) {
         GW_LOG("pool: a peer's warm sandbox record is unusable: %s", err.msg);
     } else if (strcmp(sb.image, g_gw.cfg.image) == 0 && p->alive(&sb)) {
         char key[160];

@@ -14,6 +14,7 @@
 #include "pool.h"
 #include "json_util.h"
 #include "redis_client.h"
+#include "sandbox/sandbox_host.h"
 #include "session_int.h"
 #include "session_network.h"
 #include "xalloc.h"
@@ -298,6 +299,16 @@ save_session(gw_session_t *s)
 static void
 attach_sandbox(gw_session_t *s, const sandbox_t *sb)
 {
+    /* the host's record says whose it is now: a restart re-attaches it to this session only */
+    err_t err = {0};
+    if (sandbox_host_save(sb, s->id, &err) < 0) {
+        const provider_t *p = provider_find(sb->provider);
+        err_t ignored = {0};
+        if (p)
+            p->destroy(sb, true, &ignored);
+        session_start_failed(s, err.code, err.msg);
+        return;
+    }
     s->sb = *sb;
     s->prov = provider_find(sb->provider);
     if (!s->prov)

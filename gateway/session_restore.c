@@ -10,6 +10,7 @@
 #include "json_util.h"
 #include "redis_client.h"
 #include "net_policy.h"
+#include "sandbox/sandbox_host.h"
 #include "session_int.h"
 #include "takeover.h"
 #include "xalloc.h"
@@ -222,16 +223,19 @@ restore_one(redisContext *rc, const char *id, const char *from)
     sandbox_t sb;
     err_t err = {0};
     json_object *sbo = sbjson ? json_tokener_parse(sbjson) : NULL;
-    bool has_sb = sbo && sandbox_from_json(sbo, &sb, &err) == 0;
+    /* The record names the sandbox; what it is on this host comes from our state directory */
+    bool has_sb = sbo && sandbox_from_record(sbo, g_gw.cfg.state_dir, id, &sb, &err) == 0;
     json_object_put(sbo);
     /* never READY yet (RUNTIME_STARTED also follows a resume: only a warm sandbox's env
      * makes it a start) */
     bool starting = status == SESSION_STARTING;
     char who[96], why[300] = "";
     snprintf(who, sizeof who, from ? "its gateway %.64s died" : "its gateway restarted", from);
-    if (starting && !has_sb && h && h->type == REDIS_REPLY_ARRAY && h->elements > 0)
+    if (starting && !has_sb && h && h->type == REDIS_REPLY_ARRAY && h->elements > 0 && !sbjson)
         snprintf(why, sizeof why, "the session did not start: %s before its sandbox was started",
                  who);
+    else if (sbjson && !has_sb && status != SESSION_STOPPED)
+        snprintf(why, sizeof why, "its sandbox cannot be re-attached: %.200s", err.msg);
     else if ((starting || status == SESSION_STARTED) && has_sb && env_pending) /* not stored */
         snprintf(why, sizeof why,
                  "the session did not start: %s before the session's env was set in its sandbox",

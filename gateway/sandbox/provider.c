@@ -41,86 +41,6 @@ provider_find(const char *name)
     return NULL;
 }
 
-/* ---- JSON ---- */
-
-json_object *
-sandbox_to_json(const sandbox_t *sb)
-{
-    json_object *o = json_object_new_object();
-    json_set_str(o, "id", sb->id);
-    json_set_str(o, "provider", sb->provider);
-    json_set_str(o, "image", sb->image[0] ? sb->image : IMAGE_HOST);
-    json_set_int(o, "pid", sb->pid);
-    json_set_int(o, "start_time", (int64_t)sb->start_time);
-    json_set_str(o, "dir", sb->dir);
-    json_set_str(o, "socket_path", sb->socket_path);
-    json_set_str(o, "workspace", sb->workspace);
-    json_set_str(o, "cgroup", sb->cgroup);
-    json_set_int(o, "cgroup_version", sb->cgroup_version);
-    json_set_int(o, "disk_bytes", sb->disk_bytes);
-    if (sb->warning[0])
-        json_set_str(o, "warning", sb->warning);
-    json_set_int(o, "uid", sb->uid);
-    json_set_int(o, "gid", sb->gid);
-    return o;
-}
-
-static int
-copy_str(json_object *o, const char *key, char *dst, size_t n, bool required, err_t *err)
-{
-    json_object *v = json_get(o, key);
-    if (!v && !required)
-        return 0;
-    if (!v || !json_object_is_type(v, json_type_string))
-        return err_set(err, ERR_BAD_REQ, "sandbox: '%s' must be a string", key);
-    if ((size_t)json_object_get_string_len(v) >= n)
-        return err_set(err, ERR_BAD_REQ, "sandbox: '%s' is too long", key);
-    memcpy(dst, json_object_get_string(v), (size_t)json_object_get_string_len(v) + 1);
-    return 0;
-}
-
-int
-sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
-{
-    memset(sb, 0, sizeof *sb);
-    if (!o || !json_object_is_type(o, json_type_object))
-        return err_set(err, ERR_BAD_REQ, "sandbox: not a JSON object");
-    if (copy_str(o, "id", sb->id, sizeof sb->id, true, err) < 0 ||
-        copy_str(o, "provider", sb->provider, sizeof sb->provider, true, err) < 0 ||
-        copy_str(o, "image", sb->image, sizeof sb->image, false, err) < 0 ||
-        copy_str(o, "dir", sb->dir, sizeof sb->dir, false, err) < 0 ||
-        copy_str(o, "workspace", sb->workspace, sizeof sb->workspace, false, err) < 0 ||
-        copy_str(o, "cgroup", sb->cgroup, sizeof sb->cgroup, false, err) < 0 ||
-        copy_str(o, "warning", sb->warning, sizeof sb->warning, false, err) < 0)
-        return -ERR_BAD_REQ;
-    const char *ints[] = {"pid", "start_time", "cgroup_version", "disk_bytes", "uid", "gid"};
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-        json_object *v = json_get(o, ints[i]);
-        if (v && !json_object_is_type(v, json_type_int))
-            return err_set(err, ERR_BAD_REQ, "sandbox: '%s' must be an integer", ints[i]);
-    }
-    int64_t pid = json_get_int(o, "pid", 0), ver = json_get_int(o, "cgroup_version", 0);
-    int64_t st = json_get_int(o, "start_time", 0), disk = json_get_int(o, "disk_bytes", 0);
-    if (pid < 0 || pid > INT32_MAX || ver < 0 || ver > 2 || st < 0 || disk < 0)
-        return err_set(err, ERR_BAD_REQ,
-                       "sandbox: pid, start_time, cgroup_version or disk_bytes out of range");
-    sb->disk_bytes = disk;
-    /* A record without them is from before per-sandbox uids: the gateway's (root's). */
-    int64_t uid = json_get_int(o, "uid", 0), gid = json_get_int(o, "gid", 0);
-    if (uid < 0 || uid >= UINT32_MAX || gid < 0 || gid >= UINT32_MAX)
-        return err_set(err, ERR_BAD_REQ, "sandbox: uid or gid out of range");
-    sb->uid = (uid_t)uid;
-    sb->gid = (gid_t)gid;
-    sb->pid = (pid_t)pid;
-    sb->start_time = (uint64_t)st;
-    sb->cgroup_version = (int)ver;
-    /* Never the stored path: derived from dir, it is always the host-only one (a record from
-     * an older layout, whose socket sat in a directory the sandbox could write, then finds
-     * nothing there and its session is reported disconnected). */
-    sandbox_socket_path(sb);
-    return 0;
-}
-
 /* ---- layout ---- */
 
 bool
@@ -486,9 +406,11 @@ provider_generic_destroy(const sandbox_t *sb, bool purge, err_t *err)
         if (e >= 0)
             e = cgroup_remove(cg, err);
     }
-    if (provider_generic_alive(sb))
+    if (provider_top_alive(sb))
         provider_kill_tree(sb); /* no cgroup, or it failed: the process tree as /proc shows it */
-    if (e >= 0 && provider_generic_alive(sb))
+    if (!sb->cgroup_version && sb->uid != geteuid())
+        provider_kill_uid(sb->uid); /* and what its top process no longer leads: its uid's */
+    if (e >= 0 && provider_top_alive(sb))
         e = err_set(err, EBUSY, "sandbox %s: pid %d survived SIGKILL", sb->id, (int)sb->pid);
     free(cg);
     if (e < 0)

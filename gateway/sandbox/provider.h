@@ -7,9 +7,10 @@
  * never sees, and cannot write, any path the gateway connects to; the gateway (or a restarted
  * one) connects to <dir>/ctl/executor.sock and nothing else. Sandboxes are NOT children that die
  * with the gateway: they are started detached (own session, reparented to init) so a restarted
- * gateway re-attaches to them from what it stored in Redis (sandbox_t is plain data for that
- * reason: sandbox_to_json/from_json). Calls are synchronous and quick (fork/exec, cgroup writes);
- * readiness of the executor is found out by connecting to the socket, which is the caller's job. */
+ * gateway re-attaches to them from what it stored in its state directory (sandbox_t is plain
+ * data for that reason: sandbox_host.h; Redis only names the sandbox). Calls are synchronous and
+ * quick (fork/exec, cgroup writes); readiness of the executor is found out by connecting to the
+ * socket, which is the caller's job. */
 #ifndef SP_PROVIDER_H
 #define SP_PROVIDER_H
 
@@ -59,7 +60,7 @@ typedef struct {
                                      * pid is not mistaken for the sandbox; 0 = unknown */
     char dir[PATH_MAX];             /* host directory of the sandbox: <state_dir>/<id> */
     char socket_path[PATH_MAX];     /* <dir>/ctl/executor.sock, host-only; derived from dir by
-                                     * sandbox_from_json, never read from the record */
+                                     * sandbox_from_json, never read from a record */
     char workspace[PATH_MAX];       /* host path of the workspace directory */
     uid_t uid;                      /* host uid (= gid) the sandbox's processes run as, the owner of
                                      * its workspace; released with the directory (purge) */
@@ -84,7 +85,7 @@ struct provider {
     int (*create_async)(const sandbox_spec_t *spec, provider_done_fn done, void *ud, err_t *err);
     /* Kills every process of the sandbox and removes its cgroup and, if purge, its directory. */
     int (*destroy)(const sandbox_t *sb, bool purge, err_t *err);
-    /* 1 if the sandbox's top process still runs, 0 if not. */
+    /* 1 if the sandbox still runs (its executor answers), 0 if not. */
     int (*alive)(const sandbox_t *sb);
     /* Freezes / thaws every process (cgroup freezer); -ENOTSUP where impossible. */
     int (*pause)(const sandbox_t *sb, err_t *err);
@@ -108,10 +109,7 @@ extern const provider_t provider_docker;
 
 const provider_t *provider_find(const char *name);
 
-/* Plain-data round trip (for Redis), every field. to_json returns a new object;
- * from_json validates types and lengths and returns 0 or -ERR_BAD_REQ with err set. */
-json_object *sandbox_to_json(const sandbox_t *sb);
-int sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err);
+/* sandbox_t as JSON, and where the host keeps it: sandbox_host.h. */
 
 /* ---- shared by the provider implementations (provider.c, provider_env.c, provider_proc.c) ---- */
 
@@ -186,11 +184,20 @@ int provider_netns_open(const sandbox_t *sb, err_t *err);
 /* Without a cgroup: stops the sandbox's whole process tree (no more forks), collects it again,
  * then SIGKILLs it; a few rounds while its top process lives. */
 void provider_kill_tree(const sandbox_t *sb);
+/* SIGKILLs every process whose real uid is uid (a sandbox's own, never root's or the gateway's),
+ * a few rounds until none is left: what a sandbox without a cgroup left when its top process
+ * was killed first. */
+void provider_kill_uid(uid_t uid);
 
 /* The generic destroy / alive / pause / resume both providers use. destroy unmounts the
  * sandbox's disk (and with purge removes its image). */
 int provider_generic_destroy(const sandbox_t *sb, bool purge, err_t *err);
+/* alive: the sandbox's executor answers on its socket (connect succeeds), whatever became of
+ * its top process (an outer bwrap killed leaves the sandbox running). */
 int provider_generic_alive(const sandbox_t *sb);
+/* Whether the top process (sb->pid, still the same process by its start time) lives: for
+ * killing its tree where there is no cgroup. */
+int provider_top_alive(const sandbox_t *sb);
 int provider_generic_pause(const sandbox_t *sb, err_t *err);
 int provider_generic_resume(const sandbox_t *sb, err_t *err);
 json_object *provider_generic_usage(const sandbox_t *sb); /* the cgroup's and disk's readings */

@@ -1,11 +1,14 @@
 /* provider_proc.c — a sandbox's processes as /proc shows them: is its top process (still the
- * same process) alive, and, where it has no cgroup, its process tree to kill. */
+ * same process) alive, and, where it has no cgroup, its process tree to kill; and whether its
+ * executor answers, which is what "alive" means to the gateway. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,7 +48,7 @@ provider_proc_stat(pid_t pid, char *state, uint64_t *start, pid_t *ppid)
 }
 
 int
-provider_generic_alive(const sandbox_t *sb)
+provider_top_alive(const sandbox_t *sb)
 {
     char state = 0;
     uint64_t start = 0;
@@ -54,6 +57,30 @@ provider_generic_alive(const sandbox_t *sb)
     if (state == 'Z' || state == 'X')
         return 0;
     return sb->start_time == 0 || start == sb->start_time;
+}
+
+int
+provider_generic_alive(const sandbox_t *sb)
+{
+    /* Connecting to a unix socket that listens completes at once (a frozen executor's too: the
+     * kernel queues it); nothing listens once every process holding it, the executor, is gone.
+     * The connection is closed unused: the executor drops it as any that sends no HELLO. */
+    char dir[PATH_MAX + 16], addr[64];
+    snprintf(dir, sizeof dir, "%s/" PROVIDER_CTL_DIR, sb->dir);
+    int dfd = sb->dir[0] ? open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (dfd < 0)
+        return 0;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(addr, sizeof addr, "/proc/self/fd/%d/" PROVIDER_SOCKET_NAME, dfd);
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", addr);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int r = fd >= 0 ? connect(fd, (struct sockaddr *)&sa, sizeof sa) : -1;
+    /* EAGAIN: its backlog is full, someone listens */
+    int alive = r == 0 || (fd >= 0 && (errno == EAGAIN || errno == EINPROGRESS));
+    if (fd >= 0)
+        close(fd);
+    close(dfd);
+    return alive;
 }
 
 /* Pids of every descendant of root (and root), from one scan of /proc. Caller frees. */
@@ -95,7 +122,7 @@ proc_tree(pid_t root, pid_t **out)
 void
 provider_kill_tree(const sandbox_t *sb)
 {
-    for (int round = 0; round < 20 && provider_generic_alive(sb); round++) {
+    for (int round = 0; round < 20 && provider_top_alive(sb); round++) {
         pid_t *tree;
         size_t n = proc_tree(sb->pid, &tree);
         for (size_t i = 0; i < n; i++)
@@ -105,6 +132,46 @@ provider_kill_tree(const sandbox_t *sb)
         for (size_t i = 0; i < n; i++)
             kill(tree[i], SIGKILL);
         free(tree);
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The real uid of pid from /proc/<pid>/status ((uid_t)-1 if gone). */
+static uid_t
+proc_uid(pid_t pid)
+{
+    char p[64], buf[2048];
+    snprintf(p, sizeof p, "/proc/%d/status", (int)pid);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return (uid_t)-1;
+    buf[n] = '\0';
+    const char *u = strstr(buf, "\nUid:");
+    return u ? (uid_t)strtoul(u + 5, NULL, 10) : (uid_t)-1;
+}
+
+void
+provider_kill_uid(uid_t uid)
+{
+    if (uid == 0 || uid == geteuid() || uid == (uid_t)-1)
+        return;
+    for (int round = 0; round < 20; round++) {
+        size_t found = 0;
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+            pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+            if (pid > 0 && proc_uid(pid) == uid && kill(pid, SIGKILL) == 0)
+                found++;
+        }
+        if (d)
+            closedir(d);
+        if (!found)
+            return;
         struct timespec ts = {0, 10 * 1000000L};
         nanosleep(&ts, NULL);
     }
@@ -126,7 +193,7 @@ provider_netns_open(const sandbox_t *sb, err_t *err)
         line[n] = '\0';
         child = (pid_t)strtol(line, NULL, 10);
     }
-    if (child <= 0 || !provider_generic_alive(sb))
+    if (child <= 0 || !provider_top_alive(sb))
         return err_set(err, ESRCH, "sandbox %s: no process inside it to find its network in",
                        sb->id);
     snprintf(p, sizeof p, "/proc/%d/ns/net", (int)child);

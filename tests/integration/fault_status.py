@@ -2,6 +2,7 @@
 session's status must be the truth, the same everywhere: the last status event (what WebSocket
 clients see), the hash `sp:session:{id}`, REST GET /api/v1/sessions/{id} and /runtime/{id}/alive;
 READY exactly when actions run."""
+import json
 import os
 import signal
 import time
@@ -142,4 +143,82 @@ def status_after_restart(st, rng, restarts=2):
                 r.notes.append(f"after restart {n}: {len(added)} status events {added}")
     finally:
         st.delete_session(sid)
+    return r
+
+
+def _restart_and_settle(st, rng):
+    st.restart_gateway(rng.uniform(0, 0.3))
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not (ws_probe(st) and st.gateway_alive_key()):
+        time.sleep(0.1)
+
+
+def outer_bwrap_killed(st, rng):
+    """The sandbox's top process (the outer bwrap, the pid its record names) is killed, its
+    processes inside keep running; the gateway restarts: the session is READY and runs actions
+    (liveness is its executor answering, not that pid), one truth everywhere, and no status event
+    says otherwise."""
+    r = Round("outer-bwrap-killed")
+    token = st.token()
+    sid = st.create_session()
+    try:
+        before = len(st.stored_events(sid))
+        top = st.sandbox_pid(sid)
+        executor = st.sandbox_executor_pid(sid)
+        os.kill(top, signal.SIGKILL)
+        r.flags["killed"] = executor is not None and os.path.exists(f"/proc/{executor}")
+        _restart_and_settle(st, rng)
+        judge(r, st, sid, token)
+        added = [e["status"] for _, e in st.stored_events(sid)[before:] if e and e.get("type") == "status"]
+        if not r.flags["status"].endswith("action=ok") or added:
+            r.counts["lies"] += 1
+            r.notes.append(f"a live sandbox reported {added or r.flags['status']}")
+    finally:
+        st.delete_session(sid)
+    return r
+
+
+def hostile_sandbox_record(st, rng):
+    """Whoever writes Redis rewrites a session's sandbox record: its id to another session's
+    sandbox, or its dir, workspace, cgroup and pid to host paths and processes. After a gateway
+    restart the session runs in its own sandbox or not at all (never in the other's), deleting
+    it removes no host directory, and the other session is untouched."""
+    r = Round("hostile-record")
+    token = st.token()
+    a, b = st.create_session(), st.create_session()
+    victim = os.path.join(st.tmp, "victim-dir")
+    os.makedirs(victim, exist_ok=True)
+    with open(os.path.join(victim, "keep"), "w") as f:
+        f.write("keep")
+    try:
+        sb_a = json.loads(st.session_hash(a)["sandbox"])
+        sb_b = json.loads(st.session_hash(b)["sandbox"])
+        lie_a = dict(sb_a, dir=victim, workspace=victim, cgroup="../../..", pid=1, uid=0)
+        st.redis("HSET", f"sp:session:{{{a}}}", "sandbox", json.dumps(lie_a))
+        c = st.create_session()
+        sb_c = json.loads(st.session_hash(c)["sandbox"])
+        st.redis("HSET", f"sp:session:{{{c}}}", "sandbox", json.dumps(dict(sb_c, id=sb_b["id"], dir=sb_b["dir"])))
+        r.flags["rewritten"] = True
+        _restart_and_settle(st, rng)
+        if try_action(st, a) != "ok":
+            r.counts["lies"] += 1
+            r.notes.append("the session whose dir was rewritten lost its own sandbox")
+        hc = st.session_hash(c)
+        if hc.get("status") != "ERROR" or "another session" not in hc.get("error", ""):
+            r.counts["lies"] += 1
+            r.notes.append(f"the session pointed at another's sandbox: {hc.get('status')} {hc.get('error')}")
+        if try_action(st, b) != "ok":
+            r.counts["lies"] += 1
+            r.notes.append("the other session's sandbox was disturbed")
+        st.delete_session(a)
+        st.delete_session(c)
+        if not os.path.exists(os.path.join(victim, "keep")):
+            r.counts["lies"] += 1
+            r.notes.append("deleting the session removed a host directory its record named")
+        if not os.path.exists(os.path.join(st.state_dir, sb_b["id"])):
+            r.counts["lies"] += 1
+            r.notes.append("deleting a session removed another session's sandbox")
+    finally:
+        for s in (a, b):
+            st.delete_session(s)
     return r

@@ -98,6 +98,14 @@ class StatusAfterRestartTest(FaultCase):
     def test_sandbox_dead_while_gateway_down_status_true_once(self):
         self.check([fst.status_after_restart(self.st, self.rng)])
 
+    def test_outer_bwrap_killed_sandbox_still_ready_after_restart(self):
+        self.check([fst.outer_bwrap_killed(self.st, self.rng)], hit="killed")
+
+
+class HostileRecordTest(FaultCase):
+    def test_redis_record_cannot_move_a_session_to_another_sandbox_or_host_dir(self):
+        self.check([fst.hostile_sandbox_record(self.st, self.rng)], hit="rewritten")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -28,6 +28,7 @@
 #include "exec_client.h"
 #include "gateway/sandbox/cgroup.h"
 #include "gateway/sandbox/provider.h"
+#include "gateway/sandbox/sandbox_host.h"
 #include "json_util.h"
 #include "xalloc.h"
 
@@ -280,10 +281,91 @@ test_bwrap_sandbox_survives_its_creator(void **state)
     char *out = run_ok(sb, "echo orphan ok");
     assert_string_equal(out, "orphan ok\n");
     free(out);
-    /* A recorded start time that does not match means another process: not alive. */
+    /* A recorded start time that does not match means another process: its top process is
+     * not the sandbox's; alive is whether its executor answers (it does). */
     sandbox_t other = *sb;
     other.start_time++;
+    assert_int_equal(provider_top_alive(&other), 0);
+    assert_int_equal(provider_bwrap.alive(&other), 1);
+    snprintf(other.dir, sizeof other.dir, "%.200s/none", g_state);
     assert_int_equal(provider_bwrap.alive(&other), 0);
+}
+
+/* Killing the top process (the outer bwrap) leaves the sandbox running: it is still alive (its
+ * executor answers, a command runs) and destroy still ends every process of it. */
+static void
+test_bwrap_alive_by_its_executor_not_its_top_pid(void **state)
+{
+    (void)state;
+    need_bwrap();
+    char id[64];
+    sandbox_spec_t s = spec_for("toppid", id, sizeof id);
+    sandbox_t *sb = make(&provider_bwrap, &s);
+    sleep_ms(100);
+    char *out = run_ok(sb, "echo before");
+    free(out);
+    assert_int_equal(kill(sb->pid, SIGKILL), 0);
+    for (int i = 0; i < 100 && provider_top_alive(sb); i++)
+        sleep_ms(10);
+    assert_int_equal(provider_top_alive(sb), 0);
+    assert_int_equal(provider_bwrap.alive(sb), 1);
+    out = run_ok(sb, "echo after");
+    assert_string_equal(out, "after\n");
+    free(out);
+    err_t err = {0};
+    assert_int_equal(provider_bwrap.destroy(sb, false, &err), 0);
+    assert_int_equal(provider_bwrap.alive(sb), 0);
+}
+
+/* A record in Redis names a sandbox; what it is comes from the host's own file, for the session
+ * it was bound to. */
+static void
+test_sandbox_from_record_trusts_only_the_host(void **state)
+{
+    (void)state;
+    need_bwrap();
+    char id[64];
+    sandbox_spec_t s = spec_for("rec", id, sizeof id);
+    sandbox_t *sb = make(&provider_bwrap, &s);
+    err_t err = {0};
+    assert_int_equal(sandbox_host_save(sb, "", &err), 0);
+    /* A hostile record: another directory, pid, cgroup and uid. */
+    json_object *ref = sandbox_to_json(sb);
+    json_set_str(ref, "dir", "/etc");
+    json_set_str(ref, "workspace", "/root");
+    json_set_str(ref, "cgroup", "../../..");
+    json_set_int(ref, "pid", 1);
+    json_set_int(ref, "uid", 0);
+    sandbox_t got;
+    assert_int_equal(sandbox_from_record(ref, g_state, "s-1", &got, &err), 0);
+    assert_string_equal(got.dir, sb->dir);
+    assert_string_equal(got.workspace, sb->workspace);
+    assert_string_equal(got.cgroup, sb->cgroup);
+    assert_int_equal(got.pid, sb->pid);
+    assert_int_equal(got.uid, sb->uid);
+    /* now bound to s-1: another session, or the pool, is refused */
+    assert_int_equal(sandbox_from_record(ref, g_state, "s-2", &got, &err), -EACCES);
+    assert_int_equal(sandbox_from_record(ref, g_state, NULL, &got, &err), -EACCES);
+    assert_int_equal(sandbox_from_record(ref, g_state, "s-1", &got, &err), 0);
+    /* ids that are paths, and sandboxes this host does not have */
+    const char *bad[] = {"..", "../x", "a/b", "", "nosuch"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_set_str(ref, "id", bad[i]);
+        assert_true(sandbox_from_record(ref, g_state, "s-1", &got, &err) < 0);
+    }
+    /* a link in place of the ctl directory is not followed */
+    char p[PATH_MAX + 64], q[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%.200s/fake", g_state);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(q, sizeof q, "%.200s/fake/ctl", g_state);
+    snprintf(p, sizeof p, "%.300s/" PROVIDER_CTL_DIR, sb->dir);
+    assert_int_equal(symlink(p, q), 0);
+    json_set_str(ref, "id", "fake");
+    assert_int_equal(sandbox_from_record(ref, g_state, "s-1", &got, &err), -ENOENT);
+    unlink(q);
+    snprintf(p, sizeof p, "%.200s/fake", g_state);
+    rmdir(p);
+    json_object_put(ref);
 }
 
 static long
@@ -487,6 +569,10 @@ main(void)
         cmocka_unit_test_setup_teardown(test_bwrap_fork_bomb_is_contained_and_destroyed, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_bwrap_sandbox_survives_its_creator, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bwrap_alive_by_its_executor_not_its_top_pid, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_sandbox_from_record_trusts_only_the_host, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_bwrap_pause_freezes_resume_thaws, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bwrap_destroy_leaves_nothing_behind, setup, teardown),
         cmocka_unit_test_setup_teardown(

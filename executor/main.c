@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -317,6 +318,11 @@ main(int argc, char **argv)
     if (lst.tcp && (!lst.token || !*lst.token))
         die("%s", "tcp listening needs --token-file");
     drop_privileges(lst.user);
+    /* Not dumpable: the sandbox's processes run as our uid, and without this any of them could
+     * ptrace us or take our fds (pidfd_getfd: the gateway's link, the listening socket) and
+     * read /proc/<our pid>/{fd,environ,mem}. Its children are dumpable again once they exec. */
+    if (prctl(PR_SET_DUMPABLE, 0) < 0)
+        die("prctl(PR_SET_DUMPABLE): %s", strerror(errno));
     if (!env_get(g_exec.base_env, "HOME"))
         env_set(&g_exec.base_env, "HOME", g_exec.workspace);
     const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";

@@ -19,6 +19,7 @@
 #include "pool.h"
 #include "redis_client.h"
 #include "sandbox/sandbox_disk.h"
+#include "sandbox_log.h"
 #include "net_policy.h"
 #include "session.h"
 #include "session_network.h"
@@ -453,6 +454,7 @@ main(int argc, char **argv)
     }
 
     g_gw.loop = uv_default_loop();
+    provider_log_sink = sandbox_log_watch; /* sandboxes' output into our log, bounded */
     g_gw.started = gw_now();
     lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
     static void *foreign[1];

@@ -221,6 +221,15 @@ provider_listen(const sandbox_t *sb, err_t *err)
 
 /* ---- detached spawn ---- */
 
+static void
+log_sink_close(const char *sandbox_id, int fd)
+{
+    (void)sandbox_id;
+    close(fd);
+}
+
+void (*provider_log_sink)(const char *sandbox_id, int fd) = log_sink_close;
+
 enum {
     REC_PID = 1,
     REC_ERRNO_CGROUP,
@@ -303,7 +312,7 @@ provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[], ch
     cgroup_t *cg = xmalloc(sizeof *cg);
     cgroup_limits_t lim = {spec->memory_bytes, spec->cpu_millicores, spec->pids_max};
     int e = cgroup_create(cg, NULL, spec->id, &lim, err);
-    int fds[2] = {-1, -1}, log_fd = -1, null_fd = -1;
+    int fds[2] = {-1, -1}, log_fd = -1, log_read = -1, null_fd = -1;
     if (e < 0)
         goto out;
     if (cg->warning[0])
@@ -311,14 +320,24 @@ provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[], ch
     sb->cgroup_version = cg->version;
     snprintf(sb->cgroup, sizeof sb->cgroup, "%s", cg->version ? cg->rel : "");
 
-    char log_path[PATH_MAX + 16];
-    snprintf(log_path, sizeof log_path, "%s/executor.log", sb->dir);
-    log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
+    /* Its stdout and stderr: a pipe the gateway reads (provider_log_sink), never a host file:
+     * every process of the sandbox that inherits it (bwrap's pid 1 keeps it, dumpable) could
+     * otherwise write the host's disk past any quota, and /proc/<pid>/fd would name the file.
+     * The write end does not block: a reader that is gone or slow loses lines, never stalls
+     * the executor. */
+    int logp[2] = {-1, -1};
     null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (log_fd < 0 || null_fd < 0 || pipe2(fds, O_CLOEXEC) < 0) {
-        e = err_set(err, errno, "spawn: %s: %s", log_path, strerror(errno));
+    if (null_fd < 0 || pipe2(logp, O_CLOEXEC) < 0 || pipe2(fds, O_CLOEXEC) < 0 ||
+        fcntl(logp[1], F_SETFL, O_NONBLOCK) < 0 || fcntl(logp[0], F_SETFL, O_NONBLOCK) < 0) {
+        e = err_set(err, errno, "spawn: pipe: %s", strerror(errno));
+        if (logp[0] >= 0)
+            close(logp[0]);
+        if (logp[1] >= 0)
+            close(logp[1]);
         goto out;
     }
+    log_fd = logp[1];
+    log_read = logp[0];
     pid_t mid = fork();
     if (mid < 0) {
         e = err_set(err, errno, "fork: %s", strerror(errno));
@@ -363,6 +382,8 @@ provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[], ch
     }
     sb->pid = pid;
     provider_proc_stat(pid, NULL, &sb->start_time, NULL);
+    provider_log_sink(sb->id, log_read);
+    log_read = -1;
     e = 0;
 out:
     if (e < 0 && cg->version) {
@@ -376,6 +397,8 @@ out:
             close(fds[i]);
     if (log_fd >= 0)
         close(log_fd);
+    if (log_read >= 0)
+        close(log_read);
     if (null_fd >= 0)
         close(null_fd);
     free(cg);

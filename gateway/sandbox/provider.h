@@ -153,10 +153,15 @@ int provider_listen_at(const sandbox_t *sb, const char *name, uid_t uid, gid_t g
  * digits, '-' and '_'? */
 bool provider_safe_id(const char *id, size_t max);
 
+/* Where the read end of a sandbox's stdout/stderr pipe goes (O_NONBLOCK, O_CLOEXEC; the sink owns
+ * it). The gateway sets it to its log reader (gateway/sandbox_log.c); by default it is closed
+ * (the sandbox's output is then dropped: writes fail, never block). */
+extern void (*provider_log_sink)(const char *sandbox_id, int fd);
+
 /* Creates the sandbox's cgroup (degrading to none with sb->warning set), starts argv[0] with envp
  * fully detached (own session, reparented to init), inside that cgroup, as sb->uid:sb->gid
  * (no supplementary groups) when that is not the gateway's uid, with cwd, stdin from
- * /dev/null and stdout/stderr appended to <sb->dir>/executor.log. pass_fds[i] (npass of them, at
+ * /dev/null and stdout/stderr a non-blocking pipe whose read end goes to provider_log_sink. pass_fds[i] (npass of them, at
  * most PROVIDER_PASS_FDS_MAX; borrowed) becomes fd 3 + i of the new process; every other fd of
  * the gateway is closed on exec. Fills pid, start_time, cgroup. Returns once the exec succeeded
  * (0) or failed (< 0, err says which step). */

@@ -252,6 +252,13 @@ container_config(const sandbox_spec_t *spec, const sandbox_t *sb, char **envp)
     free(seccomp);
     json_set(hc, "SecurityOpt", sec);
     json_set_bool(hc, "ReadonlyRootfs", true);
+    /* Its output is the host's disk (Docker's log file): bounded, the oldest dropped. */
+    json_object *log = json_object_new_object(), *logcfg = json_object_new_object();
+    json_set_str(log, "Type", "json-file");
+    json_set_str(logcfg, "max-size", "1m");
+    json_set_str(logcfg, "max-file", "2");
+    json_set(log, "Config", logcfg);
+    json_set(hc, "LogConfig", log);
     int64_t quarter = spec->memory_bytes / 4;
     int64_t tmpfs = spec->memory_bytes <= 0 ? 1LL << 30 : quarter < (1 << 20) ? 1 << 20 : quarter;
     json_set_int(hc, "ShmSize", tmpfs);

@@ -223,6 +223,67 @@ class SandboxSecurityTest(unittest.TestCase):
             except OSError:
                 pass
 
+    def test_no_fd_of_its_executor_or_init_reaches_the_host(self):
+        """From inside: the executor's fds cannot be taken (pidfd_getfd) or read (/proc/N/fd),
+        no process's fd names a host path, and what a sandbox writes to any fd it can take (its
+        init's stdout) grows no host file: the gateway's log takes a bounded part of it."""
+        sid = self.st.create_session()
+        ws = self.session_ws(sid)
+        state = os.path.realpath(self.st.state_dir)
+        with open(os.path.join(sandbox_of(self.st, sid)["workspace"], "grab.py"), "w") as f:
+            f.write(PIDFD_PROBE)
+        exe = "$(pgrep -n -f ^/opt/sandpipe/sandpipe-executor)"
+        _, out, _ = run_action(ws, f"python3 /workspace/grab.py {exe} 1; python3 /workspace/grab.py 1 1 200",
+                               timeout=120)
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "getfd EPERM", out)  # the executor: not dumpable
+        self.assertTrue(lines[1].startswith("getfd ok pipe:["), out)  # bwrap's init: a pipe
+        self.assertTrue(lines[1].endswith("wrote 200 MiB") or "EPIPE" in lines[1] or "EAGAIN" in lines[1], out)
+        _, out, _ = run_action(ws, f"ls -l /proc/*/fd/ 2>&1; ls /proc/{exe}/fd 2>&1 | head -1")
+        self.assertNotIn(state, out)
+        self.assertIn("Permission denied", out.splitlines()[-1])
+        # Nothing under the state directory grew, and the gateway's log took at most its burst
+        # plus its rate for the time the writes took (sandbox_log.h), not 200 MiB.
+        total = 0
+        for root, _, files in os.walk(state):
+            for name in files:
+                try:
+                    total += os.lstat(os.path.join(root, name)).st_blocks * 512  # disks are sparse
+                except OSError:
+                    pass
+        self.assertLess(total, 64 << 20, "the state directory grew")
+        log = self.st.gateway_log()
+        self.assertLess(len(log), 4 << 20)
+        self.assertIn("bytes of its output dropped", log)
+
+
+# Run inside a sandbox: pidfd_getfd(pid, fd); prints "getfd ok <link>" or "getfd <errno>"; with
+# a third argument writes that many MiB through the fd taken (a non-blocking pipe may refuse).
+PIDFD_PROBE = r"""
+import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pid, fd = int(sys.argv[1]), int(sys.argv[2])
+pfd = os.pidfd_open(pid)
+got = libc.syscall(438, pfd, fd, 0)
+if got < 0:
+    print("getfd", errno.errorcode[ctypes.get_errno()])
+    sys.exit(0)
+line = "getfd ok " + os.readlink(f"/proc/self/fd/{got}")
+if len(sys.argv) > 3:
+    block, mib = b"x" * (1 << 20), int(sys.argv[3])
+    try:
+        for _ in range(mib):
+            n = 0
+            while n < len(block):
+                try:
+                    n += os.write(got, block[n:])
+                except BlockingIOError:
+                    pass
+        line += f" wrote {mib} MiB"
+    except OSError as e:
+        line += " " + errno.errorcode[e.errno]
+print(line)
+"""
 
 if __name__ == "__main__":
     unittest.main()

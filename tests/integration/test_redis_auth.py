@@ -354,6 +354,7 @@ class BrokenUnderACommand(unittest.TestCase):
             if s:
                 s.stop()
             relay.close()
+            os.rmdir(d)
 
 
 class WrongPassword(Base):

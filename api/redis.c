@@ -1,12 +1,22 @@
 /* redis.c — the API worker's Redis connection: one synchronous hiredis context per worker,
  * reconnected on demand, authenticated first (--redis-user, --redis-password-file: the file is
- * read at each connection), with fire-and-forget posts. See redis.h and redis/README.md. */
+ * read at each connection), with fire-and-forget posts. See redis.h and redis/README.md.
+ *
+ * A connection Redis closed (a restart, its idle timeout) is seen before it is used: a worker
+ * may sit for hours on a connection a restart ended, and its next request must not be the one
+ * that finds out. A connection that breaks under a command (closed or reset after the check)
+ * is made again and the command sent once more when running it twice cannot matter: a read,
+ * outside WATCH/MULTI (their state dies with the connection). Writes, counters and scripts are
+ * never sent twice: Redis may have run them. */
 #include "redis.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -17,6 +27,7 @@
 
 static redisContext *conn; /* one per worker process */
 static int posted;         /* commands sent without waiting: replies not read yet */
+static bool transaction;   /* a WATCH or MULTI is open on conn: nothing may be sent again */
 
 /* A refused AUTH is not retried for AUTH_RETRY_S (requests meanwhile get the same 503 at once:
  * no connection per request hammering Redis); the log says why when it changes and once every
@@ -73,6 +84,7 @@ api_redis_drop(api_req_t *r)
         redisFree(conn);
     conn = NULL;
     posted = 0;
+    transaction = false;
     if (r)
         r->rc = NULL;
 }
@@ -94,11 +106,30 @@ drain(api_req_t *r)
     return 0;
 }
 
+/* Whether Redis has closed c (end of file, a reset) or sent what no command asked for: one
+ * non-blocking peek, no round trip. Called with no reply pending (posted ones drained). */
+static bool
+peer_gone(const redisContext *c)
+{
+    char byte;
+    ssize_t n = recv(c->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0)
+        return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+    return true; /* 0: closed; > 0: bytes out of step with the commands */
+}
+
 redisContext *
 api_redis_get(api_req_t *r, bool reply)
 {
     if (conn && posted)
         drain(r);
+    if (conn && !conn->err && peer_gone(conn)) {
+        fprintf(stderr,
+                "sandpipe-api: worker %d: redis: the connection was closed (a restart?): "
+                "connecting again\n",
+                (int)getpid());
+        api_redis_drop(r);
+    }
     if (conn && conn->err)
         api_redis_drop(r);
     if (!conn && refused_why[0] && clock_mono() < refused_until) {
@@ -162,38 +193,94 @@ api_redis_get(api_req_t *r, bool reply)
     return conn;
 }
 
+/* Commands that only read: sent again on a new connection when the old one broke under them. */
+static const char READS[] = " GET HGET HGETALL HMGET HEXISTS HLEN EXISTS TYPE TTL PTTL LLEN LRANGE"
+                            " SCAN SCARD SMEMBERS SISMEMBER SRANDMEMBER ZCARD ZSCORE ZRANGE"
+                            " ZREVRANGE ZRANGEBYSCORE ZREVRANGEBYSCORE XLEN XRANGE XREVRANGE XREAD"
+                            " PING ";
+
+/* Whether the command named name (its first n bytes) only reads. */
+static bool
+is_read(const char *name, size_t n)
+{
+    char word[24];
+    if (n == 0 || n + 3 > sizeof word)
+        return false;
+    snprintf(word, sizeof word, " %.*s ", (int)n, name);
+    return strcasestr(READS, word) != NULL;
+}
+
+/* Keeps `transaction` true from a WATCH or MULTI to its EXEC, DISCARD or UNWATCH. */
+static void
+track_transaction(const char *name, size_t n)
+{
+    if ((n == 5 && !strncasecmp(name, "WATCH", 5)) || (n == 5 && !strncasecmp(name, "MULTI", 5)))
+        transaction = true;
+    else if ((n == 4 && !strncasecmp(name, "EXEC", 4)) ||
+             (n == 7 && !strncasecmp(name, "DISCARD", 7)) ||
+             (n == 7 && !strncasecmp(name, "UNWATCH", 7)))
+        transaction = false;
+}
+
+/* The connection broke (closed or reset), as opposed to a read timeout (errno: hiredis' last). */
+static bool
+broke(const redisContext *c, int errno_then)
+{
+    return c->err == REDIS_ERR_EOF ||
+           (c->err == REDIS_ERR_IO && errno_then != EAGAIN && errno_then != EWOULDBLOCK);
+}
+
+/* Sends cmd (len bytes, RESP; name: its first word, n bytes) and reads its reply. Returns the
+ * reply or NULL (the connection dropped). */
+static redisReply *
+run(api_req_t *r, int timeout_ms, const char *cmd, int len, const char *name, size_t n)
+{
+    for (int attempt = 0;; attempt++) {
+        redisContext *c = api_redis_get(r, false);
+        if (!c)
+            return NULL;
+        if (timeout_ms > 0)
+            api_redis_set_timeout(c, timeout_ms);
+        void *rep = NULL;
+        if (redisAppendFormattedCommand(c, cmd, (size_t)len) == REDIS_OK &&
+            redisGetReply(c, &rep) == REDIS_OK) {
+            track_transaction(name, n);
+            check_reply(rep);
+            if (timeout_ms > 0)
+                api_redis_set_timeout(c, API_REDIS_TIMEOUT_MS);
+            return rep;
+        }
+        bool again = attempt == 0 && !transaction && broke(c, errno) && is_read(name, n);
+        api_redis_drop(r);
+        if (!again)
+            return NULL;
+    }
+}
+
 redisReply *
 api_redis_cmd(api_req_t *r, int timeout_ms, int argc, const char **argv)
 {
-    redisContext *c = api_redis_get(r, false);
-    if (!c)
+    char *cmd = NULL;
+    int len = argc > 0 ? redisFormatCommandArgv(&cmd, argc, argv, NULL) : -1;
+    if (len < 0)
         return NULL;
-    if (timeout_ms > 0)
-        api_redis_set_timeout(c, timeout_ms);
-    redisReply *rep = redisCommandArgv(c, argc, argv, NULL);
-    if (!rep) {
-        api_redis_drop(r);
-        return NULL;
-    }
-    check_reply(rep);
-    if (timeout_ms > 0)
-        api_redis_set_timeout(c, API_REDIS_TIMEOUT_MS);
+    redisReply *rep = run(r, timeout_ms, cmd, len, argv[0], strlen(argv[0]));
+    redisFreeCommand(cmd);
     return rep;
 }
 
 redisReply *
 api_redis_cmdf(api_req_t *r, const char *fmt, ...)
 {
-    redisContext *c = api_redis_get(r, false);
-    if (!c)
-        return NULL;
+    char *cmd = NULL;
     va_list ap;
     va_start(ap, fmt);
-    redisReply *rep = redisvCommand(c, fmt, ap);
+    int len = redisvFormatCommand(&cmd, fmt, ap);
     va_end(ap);
-    if (!rep)
-        api_redis_drop(r);
-    check_reply(rep);
+    if (len < 0)
+        return NULL;
+    redisReply *rep = run(r, 0, cmd, len, fmt, strcspn(fmt, " "));
+    redisFreeCommand(cmd);
     return rep;
 }
 

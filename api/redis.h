@@ -12,15 +12,18 @@
 #include "http.h"
 
 /* The worker's connection, (re)connected (and authenticated: g_api.redis_auth) when needed and
- * stored in r->rc. NULL when Redis is unreachable or refused the credentials; then, if reply is
- * true, a 503 saying which has been sent. */
+ * stored in r->rc; one Redis has closed (a restart) is replaced before it is used. NULL when Redis
+ * is unreachable or refused the credentials; then, if reply is true, a 503 saying which has been
+ * sent. */
 redisContext *api_redis_get(api_req_t *r, bool reply);
 /* Why the last api_redis_get failed, for a 503's message: "Redis is not reachable", or that
  * Redis refused the API's credentials. */
 const char *api_redis_unavailable_why(void);
 /* Runs a command (argv form) with a read timeout of timeout_ms (0: the default 5 s). Returns
  * the reply (caller frees with freeReplyObject) or NULL: the connection is dropped, so the
- * next api_redis_get reconnects. */
+ * next api_redis_get reconnects. A read (GET, HGETALL, XRANGE, ...; not inside WATCH/MULTI)
+ * whose connection broke under it is sent once more on a new connection first; anything else
+ * is never sent twice. */
 redisReply *api_redis_cmd(api_req_t *r, int timeout_ms, int argc, const char **argv);
 /* printf-style variant (hiredis format; %s arguments are binary-safe with %b). */
 redisReply *api_redis_cmdf(api_req_t *r, const char *fmt, ...);

@@ -2,8 +2,10 @@
  *
  * The store (gateway --images, default /var/lib/sandpipe/images) holds names/<name> ("/" in a
  * name is "+"), symlinks to rootfs/<tag>/, each a read-only root filesystem marked by a
- * .sandpipe-image file. The name "host" is no image: the profile whose sandboxes borrow the
- * host's /usr (bwrap's fast path, for machines where debootstrap is impossible). */
+ * .sandpipe-image file, and owners/<name>: the token sub of the user who named it through the
+ * Runtime API (no file: the operator's; api/openhands/runtime_image_owner.c). The name "host"
+ * is no image: the profile whose sandboxes borrow the host's /usr (bwrap's fast path, for
+ * machines where debootstrap is impossible). */
 #ifndef SP_IMAGE_H
 #define SP_IMAGE_H
 
@@ -15,6 +17,7 @@
 #define IMAGE_HOST      "host" /* the host-/usr profile: no image */
 #define IMAGE_NAME_MAX  200
 #define IMAGE_STORE_DEF "/var/lib/sandpipe/images"
+#define IMAGE_REPO      "sandpipe/runtime" /* the builder's tags: IMAGE_REPO ":<tag>" */
 
 /* True for a syntactically valid name: 1..IMAGE_NAME_MAX of [A-Za-z0-9._:/@-], not starting
  * with '.' or '/', no "..". */

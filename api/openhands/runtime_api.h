@@ -55,6 +55,27 @@ int oh_image_map(const char *image, char *session_image, size_t cap, err_t *err)
 /* One of OpenHands' own published runtime / agent-server images (served with the default). */
 bool oh_own_image(const char *image);
 
+/* ---- runtime_build.c ---- */
+
+/* Runs images/sandpipe-image with argv (NULL-ended, after the program) on g_api.image_store,
+ * waits, and returns its exit status (-1: it could not run); its first stdout line in out, its
+ * last stderr line in errline (both may be ""). */
+int oh_image_tool(const char *const *argv, char *out, size_t cap, char *errline, size_t ecap);
+
+/* ---- runtime_image_owner.c: who may name what in the image store over /build ---- */
+
+/* Takes the store's names lock (an flock of <store>/owners, made if missing). Returns the fd
+ * for oh_names_unlock, or -code with err set. */
+int oh_names_lock(err_t *err);
+void oh_names_unlock(int fd);
+/* May r point each of names[0..n) at an image? 0, or -ERR_FORBIDDEN with why (the first name
+ * refused), -ERR_INTERNAL. building: a build runs now (a user's claim on a name it will make
+ * holds). Under the lock. */
+int oh_names_check(const api_req_t *r, const char *const *names, int n, bool building, err_t *err);
+/* Records names[0..n) as r's (a user), or the operator's (an admin). 0 or -code with err. Under
+ * the lock, before the names are set. */
+int oh_names_claim(const api_req_t *r, const char *const *names, int n, err_t *err);
+
 /* ---- runtime_api_store.c ---- */
 
 /* session_id: 1..OH_SID_MAX of [A-Za-z0-9._:@+-]; runtime id: "rt-" + OH_RID_HEX hex. */

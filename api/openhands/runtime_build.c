@@ -12,6 +12,9 @@
  *   the executor); /build_status says BUILDING until it ends, then SUCCESS or FAILURE with the
  *   builder's last error line;
  * - anything else: 404 (no registry is reachable, nothing is pulled), never a silent fallback.
+ * Names are shared by every user's sessions: a viewer names nothing, a user only what does not
+ * exist yet or what the same user named before, an admin anything (runtime_image_owner.c:
+ * checked, and claimed, before anything is named or built).
  * A rootfs directory is a base for `sandpipe image build --base DIR` on the host only: over the
  * API it would let a user turn any host directory into a sandbox's root.
  *
@@ -173,32 +176,45 @@ script_path(char *out, size_t cap)
     snprintf(out, cap, "%s/sandpipe-image", self);
 }
 
-/* Runs sandpipe-image with argv (NULL-ended, after the program), waits, and returns its exit
- * status; its first stdout line in out, its last stderr line in errline (both may be ""). */
-static int
-run_script(const char *const *argv, char *out, size_t cap, char *errline, size_t ecap)
+/* The builder works on the store this API reads (--images), whatever its environment says. */
+static void
+child_env(void)
+{
+    setenv("SANDPIPE_IMAGE_DIR", g_api.image_store, 1);
+}
+
+int
+oh_image_tool(const char *const *argv, char *out, size_t cap, char *errline, size_t ecap)
 {
     char script[PATH_MAX + 32];
     script_path(script, sizeof script);
+    size_t argc = 0;
+    while (argv[argc])
+        argc++;
+    const char **av = xcalloc(argc + 2, sizeof *av);
+    av[0] = script;
+    memcpy(av + 1, argv, argc * sizeof *av);
     int po[2], pe[2];
     out[0] = errline[0] = '\0';
-    if (pipe2(po, O_CLOEXEC) < 0)
+    if (pipe2(po, O_CLOEXEC) < 0) {
+        free(av);
         return -1;
+    }
     if (pipe2(pe, O_CLOEXEC) < 0) {
         close(po[0]);
         close(po[1]);
+        free(av);
         return -1;
     }
     pid_t pid = fork();
     if (pid == 0) {
         dup2(po[1], 1);
         dup2(pe[1], 2);
-        const char *av[8] = {script};
-        for (int i = 0; i < 6 && argv[i]; i++)
-            av[i + 1] = argv[i];
+        child_env();
         execv(script, (char **)av);
         _exit(127);
     }
+    free(av);
     close(po[1]);
     close(pe[1]);
     /* Small outputs (a line or two): stdout first, then stderr, without deadlock. */
@@ -301,15 +317,16 @@ any_build_running(void)
     return busy;
 }
 
-/* Starts `sandpipe-image build --base BASE --tag NAME...` detached (its own session, reparented
- * to init), writing <id>.pid, .log and, at its end, .status (its exit code). */
+/* Starts `sandpipe-image build --base BASE --tag NAME... [--owner OWNER]` detached (its own
+ * session, reparented to init), writing <id>.pid, .log and, at its end, .status (its exit
+ * code). owner: the user the names are for (NULL: the operator). */
 static int
-start_build(const char *id, const char *base, build_form_t *f)
+start_build(const char *id, const char *base, build_form_t *f, const char *owner)
 {
     char script[PATH_MAX + 32], prefix[PATH_MAX];
     script_path(script, sizeof script);
     state_path(id, "", prefix, sizeof prefix);
-    const char *av[8 + 2 * (1 + BUILD_TAGS_MAX)];
+    const char *av[10 + 2 * (1 + BUILD_TAGS_MAX)];
     int n = 0;
     av[n++] = "/bin/sh";
     av[n++] = "-c";
@@ -323,6 +340,10 @@ start_build(const char *id, const char *base, build_form_t *f)
     for (int i = 0; i <= f->ntags; i++) {
         av[n++] = "--tag";
         av[n++] = f->names[i];
+    }
+    if (owner) {
+        av[n++] = "--owner";
+        av[n++] = owner;
     }
     av[n] = NULL;
     pid_t pid = fork();
@@ -338,6 +359,7 @@ start_build(const char *id, const char *base, build_form_t *f)
         dup2(null, 2);
         for (int fd = 3; fd < 1024; fd++)
             close(fd);
+        child_env();
         execv(av[0], (char **)av);
         _exit(127);
     }
@@ -358,12 +380,58 @@ reply_build(api_req_t *r, const char *id, const char *target)
     api_reply_json(r, 202, o);
 }
 
+/* Points f's names at the store's image base (own: one of OpenHands' images, served with the
+ * default), for r: no build. Under the names lock. */
+static void
+name_store_image(api_req_t *r, build_form_t *f, const char *id, const char *base, bool own)
+{
+    const char *args[6 + BUILD_TAGS_MAX] = {"tag"};
+    int n = 1;
+    if (!api_is_admin(r)) {
+        args[n++] = "--owner";
+        args[n++] = r->claims.sub;
+    }
+    args[n++] = own ? OH_PROFILE : base;
+    for (int i = 0; i <= f->ntags; i++)
+        args[n++] = f->names[i];
+    args[n] = NULL;
+    char first[256], why[512], p[PATH_MAX];
+    if (oh_image_tool(args, first, sizeof first, why, sizeof why) != 0) {
+        api_failf(r, ERR_INTERNAL, "cannot name the image %s: %s", f->names[0], why);
+        return;
+    }
+    state_path(id, ".status", p, sizeof p); /* a build of the same name before */
+    unlink(p);
+    reply_build(r, id, f->names[0]);
+}
+
+/* Starts the build of f's names on the local Docker image base, for r. Under the names lock. */
+static void
+build_on_docker_image(api_req_t *r, build_form_t *f, const char *id, const char *base)
+{
+    static const char *const stale[] = {".status", ".log", ".pid"};
+    char p[PATH_MAX];
+    for (size_t i = 0; i < 3; i++) {
+        state_path(id, stale[i], p, sizeof p);
+        unlink(p);
+    }
+    int e = start_build(id, base, f, api_is_admin(r) ? NULL : r->claims.sub);
+    if (e < 0)
+        api_failf(r, ERR_INTERNAL, "cannot start the build: %s", strerror(-e));
+    else
+        reply_build(r, id, f->names[0]);
+}
+
 void
 api_oh_build(api_req_t *r, char **params)
 {
     (void)params;
     if (oh_auth(r) < 0)
         return;
+    if (!strcmp(r->claims.role, "viewer")) {
+        api_failf(r, ERR_FORBIDDEN, "viewer tokens cannot build or name images");
+        return;
+    }
     char dir[PATH_MAX], id[BUILD_ID_MAX], ctx[PATH_MAX + 32], why[512], base[256], kind[32];
     snprintf(dir, sizeof dir, "%s/builds", g_api.image_store);
     if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
@@ -392,7 +460,7 @@ api_oh_build(api_req_t *r, char **params)
         e = -1;
     }
     const char *cb_args[] = {"context-base", ctx, NULL};
-    if (e == 0 && run_script(cb_args, base, sizeof base, why, sizeof why) != 0)
+    if (e == 0 && oh_image_tool(cb_args, base, sizeof base, why, sizeof why) != 0)
         e = -1;
     unlink(ctx);
     if (e < 0) {
@@ -405,42 +473,31 @@ api_oh_build(api_req_t *r, char **params)
     const char *kind_args[] = {"base-kind", base, NULL};
     if (own)
         snprintf(kind, sizeof kind, "store");
-    else if (run_script(kind_args, kind, sizeof kind, why, sizeof why) != 0) {
+    else if (oh_image_tool(kind_args, kind, sizeof kind, why, sizeof why) != 0) {
         api_failf(r, ERR_NOT_FOUND, "cannot build %s: base image %s: %s", target, base,
                   why[0] ? why : "unknown");
         free(f);
         return;
     }
-    char p[PATH_MAX];
-    if (!strcmp(kind, "store")) { /* names of an image the store has: no build */
-        const char *tag_args[3 + BUILD_TAGS_MAX] = {"tag", own ? "default" : base};
-        for (int i = 0; i <= f->ntags; i++)
-            tag_args[2 + i] = f->names[i];
-        char first[256];
-        if (run_script(tag_args, first, sizeof first, why, sizeof why) != 0)
-            api_failf(r, ERR_INTERNAL, "cannot name the image %s: %s", target, why);
-        else {
-            state_path(id, ".status", p, sizeof p); /* a build of the same name before */
-            unlink(p);
-            reply_build(r, id, target);
-        }
-        free(f);
-        return;
-    }
-    if (any_build_running()) {
+    /* Who may name what (runtime_image_owner.c), decided and recorded under the names lock,
+     * which also makes "one build at a time" hold between workers. */
+    const char *names[1 + BUILD_TAGS_MAX];
+    for (int i = 0; i <= f->ntags; i++)
+        names[i] = f->names[i];
+    err_t err = {0};
+    int lock = oh_names_lock(&err);
+    bool store = !strcmp(kind, "store"), building = lock >= 0 && any_build_running();
+    if (lock < 0 || oh_names_check(r, names, f->ntags + 1, building, &err) < 0)
+        api_failf(r, err.code, "%s", err.msg);
+    else if (!store && building)
         api_failf(r, ERR_BUSY, "an image build is running; one at a time: try again later");
-        free(f);
-        return;
-    }
-    static const char *const stale[] = {".status", ".log", ".pid"};
-    for (size_t i = 0; i < 3; i++) {
-        state_path(id, stale[i], p, sizeof p);
-        unlink(p);
-    }
-    if ((e = start_build(id, base, f)) < 0)
-        api_failf(r, ERR_INTERNAL, "cannot start the build: %s", strerror(-e));
+    else if (oh_names_claim(r, names, f->ntags + 1, &err) < 0)
+        api_failf(r, err.code, "%s", err.msg);
+    else if (store) /* names of an image the store has: no build */
+        name_store_image(r, f, id, base, own);
     else
-        reply_build(r, id, target);
+        build_on_docker_image(r, f, id, base);
+    oh_names_unlock(lock);
     free(f);
 }
 

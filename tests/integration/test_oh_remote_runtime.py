@@ -110,12 +110,14 @@ def build_request(stack, key, dockerfile, target, tags=()):
 
 
 def unname(name):
-    """Removes a name of the store (and its Docker tag), not the image it names."""
+    """Removes a name of the store (its record of who named it, and its Docker tag), not the
+    image it names."""
     store = os.environ.get("SANDPIPE_IMAGE_DIR", "/var/lib/sandpipe/images")
-    try:
-        os.unlink(os.path.join(store, "names", name.replace("/", "+")))
-    except FileNotFoundError:
-        pass
+    for d in ("names", "owners"):
+        try:
+            os.unlink(os.path.join(store, d, name.replace("/", "+")))
+        except FileNotFoundError:
+            pass
     import subprocess
     subprocess.run(["docker", "rmi", name], capture_output=True, timeout=60)
 

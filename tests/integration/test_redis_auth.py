@@ -11,10 +11,12 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
-from apistack import ModuleStack
+from apistack import ApiStack, ModuleStack
+from redis_relay import RedisRelay
 from resp import Redis
 from stack import BUILD, REDIS_ADMIN, free_port, terminate
 from spexec import ROOT
@@ -248,6 +250,111 @@ class ThroughTheUsers(Base):
                                      headers={"X-API-Key": key}, timeout=120)
         self.assertEqual(st, 200, body)
         self.assertNotEqual(self.s.redis("HGET", f"sp:oh:session:{{{sid}}}", "stopped"), "")
+
+
+class RestartUnderTheApi(unittest.TestCase):
+    """Redis restarted under running API workers (issue 29): Redis closed every worker's
+    connection, and the first request each worker served afterwards, however long after, got
+    503 "Redis is not reachable" (it wrote its command on the dead connection). A worker now
+    sees the closed connection before it uses it and connects again, authenticating as the api
+    user from its password file: no request fails once Redis is back. Its own stack: four
+    workers, no warm pool (a create then holds its worker long enough that concurrent ones
+    reach every worker)."""
+    WORKERS = 4
+
+    def clients(self, s, user):
+        """The connections of Redis user `user` (CLIENT LIST, as the test's admin)."""
+        out = s.redis("CLIENT", "LIST")
+        return [line for line in out.splitlines() if f" user={user} " in f" {line} "]
+
+    def round(self, s, tok):
+        """Concurrent session creates (each holds a worker while its sandbox starts) then reads
+        of each, and the listing routes: every (route, status) seen."""
+        seen, lock = [], threading.Lock()
+
+        def note(route, st):
+            with lock:
+                seen.append((route, st))
+
+        def one():
+            st, b, _ = s.request("POST", "/api/v1/sessions", {}, token=tok, timeout=90)
+            note("create", st)
+            if st != 201:
+                return
+            for route in (f"/api/v1/sessions/{b['id']}", f"/api/v1/sessions/{b['id']}/events?since=0"):
+                note(route, s.request("GET", route, token=tok)[0])
+
+        threads = [threading.Thread(target=one) for _ in range(2 * self.WORKERS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        for route in ("/api/v1/sessions", "/api/v1/health", "/api/v1/pool"):
+            note(route, s.request("GET", route, token=tok)[0])
+        note("/openhands/list", s.request("GET", "/openhands/list", headers={"X-API-Key": tok})[0])
+        return seen
+
+    def test_no_request_fails_once_redis_is_back(self):
+        s = ApiStack(pool=0, workers=self.WORKERS)
+        try:
+            tok = s.token(sub="alice", role="user")
+            # Every worker holds a connection (as user api) before Redis goes.
+            for _ in range(5):
+                if len(self.clients(s, "api")) == self.WORKERS:
+                    break
+                self.round(s, tok)
+            self.assertEqual(len(self.clients(s, "api")), self.WORKERS, s.redis("CLIENT", "LIST"))
+            s.redis_proc.terminate()
+            s.redis_proc.wait(10)
+            s.start_redis()
+            self.assertTrue(wait_for(lambda: s.redis_cli("PING").stdout.strip() == "PONG", 30))
+            # The gateway is back too (it reconnects by itself): creates need it.
+            self.assertTrue(wait_for(lambda: self.clients(s, "gateway"), 30), s.redis("CLIENT", "LIST"))
+            self.assertEqual(self.clients(s, "api"), [])  # no request since: no worker reconnected
+            seen = []
+            for _ in range(5):  # until every worker has served a request on a new connection
+                seen += self.round(s, tok)
+                self.assertEqual([x for x in seen if x[1] >= 300], [], seen)
+                if len(self.clients(s, "api")) == self.WORKERS:
+                    break
+            self.assertEqual(len(self.clients(s, "api")), self.WORKERS, s.redis("CLIENT", "LIST"))
+        finally:
+            s.stop()
+
+
+class BrokenUnderACommand(unittest.TestCase):
+    """A connection that breaks under a command, after the worker's check and before the reply
+    (closed or reset in between): a read is sent once more on a new connection and its request
+    succeeds; a write, which Redis may have run, is never sent twice, nor a read inside a
+    WATCH (its watch died with the connection). One API worker, behind a relay that breaks the
+    connection at a chosen command (redis_relay.py) in front of the stack's real Redis."""
+
+    def test_a_read_is_sent_again_never_a_write(self):
+        d = tempfile.mkdtemp(prefix="sp-relay-")
+        relay = RedisRelay(os.path.join(d, "redis.sock"))
+        s = None
+        try:
+            s = ApiStack(pool=1, workers=1, api_extra=["--redis", "unix:" + relay.path])
+            relay.upstream = s.redis_sock
+            tok = s.token(sub="alice", role="user")
+            sid = s.api_create_session(tok)
+            relay.break_at("HGETALL")
+            st, b, _ = s.request("GET", f"/api/v1/sessions/{sid}", token=tok)
+            self.assertEqual((st, b.get("id")), (200, sid), b)
+            self.assertEqual(relay.sent_again(), 1)
+            # /openhands/start: WATCH, HGET, MULTI ... EXEC, then SET and ZADD
+            for name, after in (("HGET", "WATCH"), ("EXEC", None), ("ZADD", None)):
+                relay.break_at(name, after)
+                st, b, _ = s.request("POST", "/openhands/start", {"image": "default", "session_id": f"relay-{name}"},
+                                     headers={"X-API-Key": tok}, timeout=120)
+                self.assertEqual(relay.sent_again(), 0, (name, st, b))
+            st, b, _ = s.request("GET", "/api/v1/health")  # and the worker carries on
+            self.assertEqual(st, 200, b)
+        finally:
+            if s:
+                s.stop()
+            relay.close()
+            os.rmdir(d)
 
 
 class WrongPassword(Base):

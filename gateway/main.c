@@ -449,6 +449,7 @@ main(int argc, char **argv)
         fprintf(stderr, "sandpipe-gateway: %s\n", err.msg);
         return 1;
     }
+    route_key_derive(g_gw.secret, g_gw.secret_len, g_gw.route_key); /* nginx's (route_key.h) */
     if (redis_auth_check(&redis_auth, &err) < 0) {
         fprintf(stderr, "sandpipe-gateway: %s\n", err.msg);
         return 1;

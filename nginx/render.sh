@@ -164,7 +164,7 @@ render() {
 render "$HERE/sandpipe.conf.template" >"$PREFIX/nginx.conf"
 render "$HERE/fastcgi.conf.template" >"$PREFIX/fastcgi.conf"
 render "$HERE/web_headers.conf.template" >"$PREFIX/web_headers.conf"
-for f in ws_proxy http_proxy routed_errors; do render "$HERE/$f.conf.template" >"$PREFIX/$f.conf"; done
+for f in ws_proxy http_proxy routed_errors gateway_uri; do render "$HERE/$f.conf.template" >"$PREFIX/$f.conf"; done
 # the route key: readable by whoever starts nginx (its master reads the configuration) alone
 (umask 077 && rm -f "$PREFIX/route_lookup.conf" &&
     render "$HERE/route_lookup.conf.template" | sed "s|@ROUTE_KEY@|$ROUTE_KEY|g" >"$PREFIX/route_lookup.conf")

@@ -10,9 +10,10 @@
  *       GET PATH N times on one connection, any status below 500 (floors for the breakdown: a
  *       static file is nginx alone; an unknown /api/ route is nginx, a FastCGI worker and the
  *       one Redis command of its metrics): p50/p90/p99.
- *   bench_api lookup     HOST PORT URI KEY N
- *       a gateway's route lookup (GET /_sp/route, X-SP-URI: URI, X-Session-API-Key: KEY), as
- *       nginx's auth_request asks it: p50/p90/p99.
+ *   bench_api lookup     HOST PORT URI KEY ROUTE_KEY N
+ *       a gateway's route lookup (GET /_sp/route, X-SP-URI: URI, X-Session-API-Key: KEY,
+ *       X-SP-Route-Key: ROUTE_KEY, `sandpipe token --route-key`), as nginx's auth_request asks
+ *       it: p50/p90/p99.
  *   bench_api getauth    HOST PORT PATH TOKEN N
  *       GET PATH with a bearer token (the API's cheapest authenticated Redis read): p50/p90/p99.
  *   bench_api events     HOST PORT SESSION TOKEN LIMIT ROUNDS REDIS_SOCKET [USER PASSWORD_FILE]
@@ -296,10 +297,11 @@ main(int argc, char **argv)
     if (argc >= 6 && !strcmp(argv[1], "get"))
         return get_latency(argv[2], atoi(argv[3]), argv[4], "", "via nginx", atoi(argv[5]));
     char hdr[9000];
-    if (argc >= 7 && !strcmp(argv[1], "lookup")) {
-        snprintf(hdr, sizeof hdr, "X-SP-URI: %s\r\nX-Session-API-Key: %s\r\n", argv[4], argv[5]);
+    if (argc >= 8 && !strcmp(argv[1], "lookup")) {
+        snprintf(hdr, sizeof hdr, "X-SP-URI: %s\r\nX-Session-API-Key: %s\r\nX-SP-Route-Key: %s\r\n",
+                 argv[4], argv[5], argv[6]);
         return get_latency(argv[2], atoi(argv[3]), "/_sp/route", hdr,
-                           "(a gateway's route lookup, as nginx asks it)", atoi(argv[6]));
+                           "(a gateway's route lookup, as nginx asks it)", atoi(argv[7]));
     }
     if (argc >= 7 && !strcmp(argv[1], "getauth")) {
         snprintf(hdr, sizeof hdr, "Authorization: Bearer %s\r\n", argv[5]);
@@ -314,7 +316,7 @@ main(int argc, char **argv)
     fprintf(stderr, "usage: bench_api latency HOST PORT SESSION KEY N\n"
                     "       bench_api throughput HOST PORT KEY TOTAL SESSION...\n"
                     "       bench_api get HOST PORT PATH N\n"
-                    "       bench_api lookup HOST PORT URI KEY N\n"
+                    "       bench_api lookup HOST PORT URI KEY ROUTE_KEY N\n"
                     "       bench_api getauth HOST PORT PATH TOKEN N\n"
                     "       bench_api events HOST PORT SESSION TOKEN LIMIT ROUNDS REDIS_SOCKET"
                     " [USER PASSWORD_FILE]\n");

@@ -33,7 +33,8 @@ start_nginx() { # prefix port unix|tcp [render.sh options]: nginx reaching the g
     shift 3
     local gws=(--gateway "127.0.0.1:$GW_PORT=unix:$work/gw.sock" --gateway "127.0.0.1:$GW2_PORT=unix:$work/gw2.sock")
     [ "$link" = unix ] || gws=(--gateway "127.0.0.1:$GW_PORT" --gateway "127.0.0.1:$GW2_PORT")
-    nginx/render.sh --prefix "$prefix" --api-socket "$work/api.sock" --port "$port" "${gws[@]}" "$@" >/dev/null
+    nginx/render.sh --prefix "$prefix" --api-socket "$work/api.sock" --secret-file "$work/secret" \
+        --sandpipe "$B/sandpipe" --port "$port" "${gws[@]}" "$@" >/dev/null
     nginx -p "$prefix" -c "$prefix/nginx.conf" 2>"$prefix/stderr" &
     pids+=($!)
     for _ in $(seq 200); do

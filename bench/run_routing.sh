@@ -54,7 +54,8 @@ rest2=$("$B/bench/bench_api" latency 127.0.0.1 "$GW2_PORT" "$S2" "$USER_TOKEN" "
 echo "execute_action straight to the second gateway (its HTTP side, no nginx): ${rest2#REST execute_action via nginx }"
 printf "  → the gateway's HTTP side %+d us at p50 over its WebSocket (the last round's)\n" \
     $(($(p50 <<<"$rest2") - $(p50 <<<"$dir2")))
-"$B/bench/bench_api" lookup 127.0.0.1 "$GW_PORT" "/runtime/$S0/execute_action" "$USER_TOKEN" "$ROUNDS"
+"$B/bench/bench_api" lookup 127.0.0.1 "$GW_PORT" "/runtime/$S0/execute_action" "$USER_TOKEN" \
+    "$("$B/sandpipe" token --secret-file "$work/secret" --route-key)" "$ROUNDS"
 "$B/bench/bench_api" getauth 127.0.0.1 "$HTTP_PORT" "/api/v1/sessions/$S0" "$USER_TOKEN" "$ROUNDS"
 echo '```'
 

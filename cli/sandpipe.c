@@ -18,7 +18,8 @@ typedef struct {
 
 static const cli_command_t commands[] = {
     {"token", cmd_token,
-     "token [--secret-file F] [--sub S] [--role admin|user|viewer] [--session ID] [--ttl SEC]"},
+     "token [--secret-file F] [--sub S] [--role admin|user|viewer] [--session ID] [--ttl SEC]"
+     " | --generate | --route-key"},
     {"sessions", cmd_sessions,
      "sessions [ls [--json] [-q]] | create [--env K=V]... [--memory B] [--pids N]"
      " [--idle-timeout S] | get ID | rm ID..."},

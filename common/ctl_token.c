@@ -2,25 +2,17 @@
 #include "ctl_token.h"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "jwt.h"
 
-/* The derived key: 32 bytes. -1 when HMAC fails. */
+/* The derived key: 32 bytes. -1 when the secret is too short. */
 static int
 derive(const uint8_t *secret, size_t secret_len, uint8_t key[32])
 {
-    unsigned int n = 0;
-    if (!secret || secret_len < JWT_SECRET_MIN || secret_len > 0x7fffffff ||
-        !HMAC(EVP_sha256(), secret, (int)secret_len, (const unsigned char *)CTL_TOKEN_LABEL,
-              strlen(CTL_TOKEN_LABEL), key, &n) ||
-        n != 32)
-        return -1;
-    return 0;
+    return jwt_secret_derive(secret, secret_len, CTL_TOKEN_LABEL, key);
 }
 
 char *

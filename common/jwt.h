@@ -76,6 +76,12 @@ int jwt_verify(const uint8_t *secret, size_t secret_len, const char *token, int6
  * shorter than JWT_SECRET_MIN). On failure out holds nothing of the secret. */
 int jwt_secret_load(const char *path, uint8_t *out, size_t cap, size_t *len, err_t *err);
 
+/* A key for another use, derived from secret: HMAC-SHA256(secret, label), 32 bytes into key. The
+ * label keeps each use apart (ctl_token.h, route_key.h): a derived key signs no client token
+ * and tells nothing of the secret. 0, or -1 when the secret is shorter than JWT_SECRET_MIN (or
+ * HMAC fails). */
+int jwt_secret_derive(const uint8_t *secret, size_t secret_len, const char *label, uint8_t key[32]);
+
 /* Creates path holding JWT_SECRET_GEN_LEN bytes from RAND_bytes as 64 lower-case hex digits
  * and "\n", mode 0600. Atomic and never clobbering: the content is written and fsynced to a
  * temporary file in the same directory, which is then link()ed to path, so path either does

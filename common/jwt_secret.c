@@ -1,10 +1,12 @@
 /* jwt_secret.c — the HS256 secret on disk (see jwt.h): jwt_secret_load reads and checks a
  * secret file (regular, not group/other-writable, hex or raw bytes), jwt_secret_generate creates
- * one from RAND_bytes, atomically and without clobbering. Secrets are wiped from the stack
- * (OPENSSL_cleanse) once copied out. */
+ * one from RAND_bytes, atomically and without clobbering, jwt_secret_derive makes a key for
+ * another use of it. Secrets are wiped from the stack (OPENSSL_cleanse) once copied out. */
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -94,6 +96,18 @@ jwt_secret_load(const char *path, uint8_t *out, size_t cap, size_t *len, err_t *
 out:
     OPENSSL_cleanse(text, sizeof text);
     return r;
+}
+
+int
+jwt_secret_derive(const uint8_t *secret, size_t secret_len, const char *label, uint8_t key[32])
+{
+    unsigned int n = 0;
+    if (!secret || secret_len < JWT_SECRET_MIN || secret_len > 0x7fffffff ||
+        !HMAC(EVP_sha256(), secret, (int)secret_len, (const unsigned char *)label, strlen(label),
+              key, &n) ||
+        n != 32)
+        return -1;
+    return 0;
 }
 
 /* Best effort: makes the new directory entry durable. */

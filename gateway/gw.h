@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "route_key.h"
+
 #define GW_VERSION "0.1.0"
 
 struct lws_context;
@@ -55,6 +57,7 @@ typedef struct {
     struct lws_context *lws;
     uint8_t secret[64];
     size_t secret_len;
+    char route_key[ROUTE_KEY_HEX_LEN + 1]; /* what nginx's route lookups carry (route_key.h) */
     double started;
     gw_session_t *sessions; /* sessions this gateway owns (linked list) */
     bool stopping;

@@ -31,6 +31,7 @@ struct http_req {
     char uri_method[8]; /* X-SP-Method: its method */
     char authorization[JWT_BUF_LEN + 16];
     char api_key[JWT_BUF_LEN]; /* X-Session-API-Key */
+    char route_key[80];        /* X-SP-Route-Key: nginx's, on its route lookups (route_key.h) */
     char content_type[256];
     char *args[HTTP_ARGS_MAX]; /* query "name=value", decoded */
     int nargs;

@@ -16,6 +16,7 @@
 #include "http_server.h"
 #include "metrics.h"
 #include "jwt.h"
+#include "listen_addr.h"
 #include "pool.h"
 #include "redis_client.h"
 #include "sandbox/sandbox_disk.h"
@@ -46,7 +47,9 @@ usage(FILE *f)
     fprintf(
         f,
         "usage: sandpipe-gateway [options]\n"
-        "  --listen HOST:PORT       WebSocket and HTTP listen address (default 127.0.0.1:8081)\n"
+        "  --listen HOST:PORT       WebSocket and HTTP listen address, that one address alone\n"
+        "                           (default 127.0.0.1:8081; 0.0.0.0 every IPv4 address,\n"
+        "                           [::] every IPv6 one; a name: its first address)\n"
         "  --listen-unix PATH       also on this unix socket (mode 0666), for an nginx on\n"
         "                           this host (render.sh --gateway ADDR=unix:PATH)\n"
         "  --advertise HOST:PORT    where nginx reaches that listener (default: the --listen\n"
@@ -177,6 +180,7 @@ on_tick(uv_timer_t *t)
  * for a session about to be restored; without Redis, after LISTEN_WAIT_MS anyway, to answer. */
 #define LISTEN_WAIT_MS 5000
 static struct lws_context_creation_info listen_info;
+static listen_addr_t listen_addr;
 static uv_timer_t listen_timer;
 
 /* The same routes on a unix socket: nginx on this host skips loopback TCP (and its netfilter
@@ -187,7 +191,8 @@ listen_unix(const char *path)
 {
     struct lws_context_creation_info info = listen_info;
     info.vhost_name = "unix";
-    info.options |= LWS_SERVER_OPTION_UNIX_SOCK;
+    info.options &= ~listen_addr_lws_options(&listen_addr); /* IPv6 socket options: TCP's */
+    info.options |= LWS_SERVER_OPTION_UNIX_SOCK | LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND;
     info.iface = path;
     info.port = 0;
     if (!lws_create_vhost(g_gw.lws, &info) || chmod(path, 0666) < 0) {
@@ -206,12 +211,18 @@ start_listening(void)
     listening = true;
     uv_timer_stop(&listen_timer);
     if (!lws_create_vhost(g_gw.lws, &listen_info)) {
-        GW_LOG("cannot listen on ws://%s:%d", listen_info.iface, listen_info.port);
+        GW_LOG("cannot listen on %s port %d", listen_addr.addr, listen_addr.port);
         exit(1);
     }
-    GW_LOG("%s listening on ws://%s:%d (provider %s, pool %d, redis %s)", g_gw.cfg.id,
-           listen_info.iface, listen_info.port, g_gw.cfg.provider, g_gw.cfg.pool_size,
-           g_gw.cfg.redis);
+    /* what the socket really has, not what was asked: they must be the same */
+    char bound[96];
+    err_t err = {0};
+    if (listen_addr_verify(&listen_addr, bound, sizeof bound, &err) < 0) {
+        GW_LOG("%s", err.msg);
+        exit(1);
+    }
+    GW_LOG("%s listening on ws://%s (provider %s, pool %d, redis %s)", g_gw.cfg.id, bound,
+           g_gw.cfg.provider, g_gw.cfg.pool_size, g_gw.cfg.redis);
     if (g_gw.cfg.listen_unix)
         listen_unix(g_gw.cfg.listen_unix);
 }
@@ -383,6 +394,7 @@ main(int argc, char **argv)
         }
     }
     static char exe[PATH_MAX], listen_host[256];
+    err_t err = {0};
     if (!cfg->executor_path) {
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 32);
         if (n > 0) {
@@ -392,17 +404,16 @@ main(int argc, char **argv)
         }
         cfg->executor_path = exe;
     }
-    snprintf(listen_host, sizeof listen_host, "%s", listen);
-    char *colon = strrchr(listen_host, ':');
-    if (!colon) {
-        fprintf(stderr, "sandpipe-gateway: --listen needs HOST:PORT\n");
+    if (listen_addr_parse(listen, &listen_addr, &err) < 0) {
+        fprintf(stderr, "sandpipe-gateway: %s\n", err.msg);
         return 2;
     }
-    *colon = '\0';
+    snprintf(listen_host, sizeof listen_host, "%.*s", (int)(strrchr(listen, ':') - listen), listen);
     cfg->listen_host = listen_host;
-    cfg->listen_port = atoi(colon + 1);
+    cfg->listen_port = listen_addr.port;
     if (!cfg->advertise[0]) {
-        bool any = !*listen_host || !strcmp(listen_host, "0.0.0.0") || !strcmp(listen_host, "::");
+        /* as written (a name stays a name, [v6] keeps its brackets), or this host's name */
+        bool any = !strcmp(listen_addr.addr, "0.0.0.0") || !strcmp(listen_addr.addr, "::");
         snprintf(cfg->advertise, sizeof cfg->advertise, "%.120s:%d", any ? host : listen_host,
                  cfg->listen_port);
     }
@@ -434,12 +445,12 @@ main(int argc, char **argv)
         fprintf(stderr, "sandpipe-gateway: --secret-file is required (make run creates one)\n");
         return 2;
     }
-    err_t err = {0};
     if (jwt_secret_load(cfg->secret_file, g_gw.secret, sizeof g_gw.secret, &g_gw.secret_len, &err) <
         0) {
         fprintf(stderr, "sandpipe-gateway: %s\n", err.msg);
         return 1;
     }
+    route_key_derive(g_gw.secret, g_gw.secret_len, g_gw.route_key); /* nginx's (route_key.h) */
     if (redis_auth_check(&redis_auth, &err) < 0) {
         fprintf(stderr, "sandpipe-gateway: %s\n", err.msg);
         return 1;
@@ -463,8 +474,8 @@ main(int argc, char **argv)
     info->options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_DISABLE_OS_CA_CERTS |
                     LWS_SERVER_OPTION_EXPLICIT_VHOSTS; /* the listener: start_listening */
     info->foreign_loops = foreign;
-    info->port = cfg->listen_port;
-    info->iface = cfg->listen_host;
+    info->port = listen_addr.port;
+    info->iface = listen_addr.addr; /* the address, numeric: exactly what --listen named */
     info->protocols = ws_protocols();
     info->ka_time = 0;
     info->timeout_secs = 30;
@@ -476,6 +487,7 @@ main(int argc, char **argv)
         fprintf(stderr, "sandpipe-gateway: cannot start libwebsockets for %s\n", listen);
         return 1;
     }
+    info->options |= listen_addr_lws_options(&listen_addr); /* the listener's vhost alone */
     uv_timer_init(g_gw.loop, &listen_timer);
     uv_timer_start(&listen_timer, on_listen_timer, LISTEN_WAIT_MS, 0);
     redis_client_set_auth(&redis_auth);

@@ -365,6 +365,10 @@ on_route(void *ud, const route_t *r)
     free(l);
 }
 
+static const char NO_ROUTE_KEY[] =
+    "{\"error\":{\"code\":\"unauthorized\",\"message\":\"route lookups are nginx's and carry "
+    "its " ROUTE_KEY_HEADER " (nginx/render.sh --secret-file)\"}}";
+
 /* Whether uri is /api/v1/sessions/{id}/files… */
 static bool
 is_files(const char *uri, const char *id)
@@ -381,6 +385,12 @@ void
 route_http(http_req_t *h, const char *unused)
 {
     (void)unused;
+    if (!route_key_matches(g_gw.route_key, h->route_key)) {
+        /* nginx's question alone: anyone else learns nothing, not even whether the session
+         * exists or where its gateway is */
+        http_answer(h, 401, NULL, NO_ROUTE_KEY, sizeof NO_ROUTE_KEY - 1);
+        return;
+    }
     lookup_t *l = xcalloc(1, sizeof *l);
     l->req = h->id;
     route_uri_t u;

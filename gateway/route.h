@@ -31,7 +31,8 @@ typedef void (*route_cb)(void *ud, const route_t *r);
 void route_resolve(const char *id, route_cb cb, void *ud);
 
 /* GET /_sp/route: nginx asks where the request in X-SP-URI goes (its Authorization,
- * X-Session-API-Key headers along). 200 with X-SP-Gateway: the owner's address when its gateway
+ * X-Session-API-Key headers along). Only nginx: without its X-SP-Route-Key (route_key.h) 401
+ * and nothing more. 200 with X-SP-Gateway: the owner's address when its gateway
  * lives and, for a WebSocket, the token may use the session (an HTTP route's token is checked by
  * the owner: its answer then depends on the URI alone, which nginx caches); otherwise 404 with
  * X-SP-Status (what the request would get: 401, 403, 404, 503) and X-SP-Error (a REST error body),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Renders the nginx configuration for sandpipe into a prefix directory (pid, logs, temp paths
 # all under it, so nginx needs no system configuration), then prints how to start it.
-#   nginx/render.sh --prefix DIR --api-socket PATH [--port 8080] [--host 127.0.0.1 (listen address;
+#   nginx/render.sh --prefix DIR --api-socket PATH --secret-file FILE [--sandpipe PATH]
+#                   [--port 8080] [--host 127.0.0.1 (listen address;
 #                   compose.yaml: 0.0.0.0 in its container)] [--gateway 127.0.0.1:8081 (repeat it
 #                   for several gateways: each one's address as it advertises it, sandpipe-gateway
 #                   --advertise; ADDR=unix:PATH: a gateway on this host, reached over its
@@ -9,6 +10,11 @@
 #                   [--web-root DIR (default web/dist)] [--body-max 16m] [--upload-max 1g] [--rate 200]
 #                   [--burst 400] [--workers 2] [--api-keepalive 0]
 #                   [--tls [--tls-cert PEM --tls-key PEM]]
+# --secret-file: the gateways' JWT secret (their --secret-file). nginx's route lookups carry a key
+# derived from it (X-SP-Route-Key, `sandpipe token --route-key`: a gateway answers a lookup
+# without it 401), written into PREFIX/route_lookup.conf, mode 0600; the secret itself stays out
+# of nginx's configuration. --sandpipe: the program that derives it (default build/release/sandpipe
+# of this tree, else sandpipe on PATH).
 # --upload-max bounds streamed file uploads (match sandpipe-api --max-upload); --body-max every
 # other request body.
 # --api-keepalive N: FastCGI connections each nginx worker keeps open to sandpipe-api (0: one
@@ -21,13 +27,15 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
-PREFIX= API_SOCKET= HOST=127.0.0.1 PORT=8080 GATEWAYS=() WEB_ROOT= BODY_MAX=16m
+PREFIX= API_SOCKET= SECRET_FILE= SANDPIPE= HOST=127.0.0.1 PORT=8080 GATEWAYS=() WEB_ROOT= BODY_MAX=16m
 UPLOAD_MAX=1g
 RATE=200 BURST=400 WORKERS=2 API_KEEPALIVE=0 TLS=0 TLS_CERT= TLS_KEY=
 while [ $# -gt 0 ]; do
     case "$1" in
     --prefix) PREFIX=$2; shift ;;
     --api-socket) API_SOCKET=$2; shift ;;
+    --secret-file) SECRET_FILE=$2; shift ;;
+    --sandpipe) SANDPIPE=$2; shift ;;
     --port) PORT=$2; shift ;;
     --host) HOST=$2; shift ;;
     --gateway) GATEWAYS+=("$2"); shift ;;
@@ -50,7 +58,15 @@ if [ -z "$WEB_ROOT" ]; then
     WEB_ROOT=$ROOT/web/dist
     [ -f "$WEB_ROOT/index.html" ] || WEB_ROOT=$ROOT/web/fallback
 fi
-[ -n "$PREFIX" ] && [ -n "$API_SOCKET" ] || { echo "usage: render.sh --prefix DIR --api-socket PATH [...]" >&2; exit 2; }
+[ -n "$PREFIX" ] && [ -n "$API_SOCKET" ] && [ -n "$SECRET_FILE" ] ||
+    { echo "usage: render.sh --prefix DIR --api-socket PATH --secret-file FILE [...]" >&2; exit 2; }
+if [ -z "$SANDPIPE" ]; then
+    SANDPIPE=$ROOT/build/release/sandpipe
+    [ -x "$SANDPIPE" ] || SANDPIPE=sandpipe
+fi
+ROUTE_KEY=$("$SANDPIPE" token --secret-file "$SECRET_FILE" --route-key) ||
+    { echo "render.sh: no route key from $SECRET_FILE (with $SANDPIPE)" >&2; exit 2; }
+case "$ROUTE_KEY" in *[!0-9a-f]* | '') echo "render.sh: $SANDPIPE gave no route key" >&2; exit 2 ;; esac
 if [ -n "$TLS_CERT$TLS_KEY" ] && { [ -z "$TLS_CERT" ] || [ -z "$TLS_KEY" ] || [ "$TLS" != 1 ]; }; then
     echo "render.sh: --tls-cert and --tls-key go together, with --tls" >&2
     exit 2
@@ -148,7 +164,10 @@ render() {
 render "$HERE/sandpipe.conf.template" >"$PREFIX/nginx.conf"
 render "$HERE/fastcgi.conf.template" >"$PREFIX/fastcgi.conf"
 render "$HERE/web_headers.conf.template" >"$PREFIX/web_headers.conf"
-for f in ws_proxy http_proxy routed_errors route_lookup; do render "$HERE/$f.conf.template" >"$PREFIX/$f.conf"; done
+for f in ws_proxy http_proxy routed_errors gateway_uri; do render "$HERE/$f.conf.template" >"$PREFIX/$f.conf"; done
+# the route key: readable by whoever starts nginx (its master reads the configuration) alone
+(umask 077 && rm -f "$PREFIX/route_lookup.conf" &&
+    render "$HERE/route_lookup.conf.template" | sed "s|@ROUTE_KEY@|$ROUTE_KEY|g" >"$PREFIX/route_lookup.conf")
 gateways_conf >"$PREFIX/gateways.conf"
 if [ "$TLS" = 1 ]; then
     render "$HERE/sandpipe-tls.conf.template" >"$PREFIX/tls.conf"

@@ -235,7 +235,8 @@ start "$RUN/api.log" "$B/sandpipe-api" --socket "unix:$RUN/api.sock" --redis "un
     --workers "$API_WORKERS" --images "$IMAGE_DIR"
 # nginx keeps FastCGI connections open to the API, at most half of its workers over nginx's two
 # workers, so kept (idle) connections never hold them all (nginx/render.sh --api-keepalive).
-nginx/render.sh --prefix "$RUN/nginx" --api-socket "$RUN/api.sock" --port "$HTTP_PORT" \
+nginx/render.sh --prefix "$RUN/nginx" --api-socket "$RUN/api.sock" --secret-file "$RUN/secret" \
+    --sandpipe "$B/sandpipe" --port "$HTTP_PORT" \
     "${gw_args[@]}" --api-keepalive $((API_WORKERS / 4)) >/dev/null
 start "$RUN/nginx.log" nginx -p "$RUN/nginx" -c "$RUN/nginx/nginx.conf"
 sleep 0.5

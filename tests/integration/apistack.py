@@ -44,6 +44,8 @@ class ApiStack(Stack):
             self.start_api()
             subprocess.run([os.path.join(ROOT, "nginx", "render.sh"), "--prefix", self.nginx_prefix,
                             "--api-socket", self.api_sock, "--port", str(self.http_port),
+                            "--secret-file", self.secret_file,
+                            "--sandpipe", os.path.join(BUILD, "sandpipe"),
                             *[a for i, (p, sock) in enumerate(zip(self.gw_ports, self.gw_socks), 1)
                               for a in ("--gateway", f"127.0.0.1:{p}" if i in tcp_gateways
                                         else f"127.0.0.1:{p}=unix:{sock}")],

@@ -2,13 +2,28 @@
 gateway does not stop its sandboxes (they are detached so that a restarted one re-attaches
 them), so the harness destroys them by the state directory it made (leftovers.py) and checks
 that nothing of them is left: processes, loop devices, mounts, cgroups. Real bwrap sandboxes
-with their own disks, real Redis."""
+with their own disks, real Redis, the real bench/run.sh."""
 import os
 import shutil
+import subprocess
+import tempfile
 import unittest
 
 import leftovers
+from spexec import MODE, ROOT
 from stack import Stack, run_action, terminate
+
+
+def state_dirs_of(root):
+    """The state directories (<...>/sandboxes) the processes working under root are in, a
+    deleted one included: what a run that forgot its sandboxes left, to destroy it."""
+    procs, _ = leftovers.processes(root)
+    dirs = set()
+    for why in procs.values():
+        path = why.split(": cwd ", 1)[-1].split(": root ", 1)[-1].removesuffix(leftovers.DELETED)
+        if "/sandboxes/" in path:
+            dirs.add(path.split("/sandboxes/")[0] + "/sandboxes")
+    return dirs
 
 
 class ForgetfulStack(Stack):
@@ -84,6 +99,29 @@ class StackTeardownTest(unittest.TestCase):
         self.assertTrue(os.path.isdir(self.st.state_dir))  # kept, as evidence
         self.assertEqual(leftovers.destroy(self.st.state_dir), [])
         self.assertEqual(leftovers.left(self.st.state_dir, ids), [])
+
+
+class BenchCleanupTest(unittest.TestCase):
+    """bench/run.sh's common part (Redis, a gateway with a warm pool of 2, one session: no
+    section) in a temporary directory of ours; the run must end with nothing of it left."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="sp-benchtest-")
+        os.chmod(self.tmp, 0o711)  # sandboxes run as their own uids below it
+
+    def tearDown(self):
+        for d in state_dirs_of(self.tmp):  # what a run that forgot its sandboxes left
+            leftovers.destroy(d)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_bench_leaves_no_sandbox(self):
+        r = subprocess.run(["bench/run.sh", MODE], cwd=ROOT, capture_output=True, text=True,
+                           timeout=300, env=dict(os.environ, TMPDIR=self.tmp, BENCH_SECTIONS="none"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(leftovers.left(self.tmp), [], r.stderr)
+        # it had sandboxes to destroy (the pool's and the session's), and did
+        self.assertIn("destroying what its sandboxes left", r.stderr)
+        self.assertEqual(os.listdir(self.tmp), [])  # its work directory removed
 
 
 if __name__ == "__main__":

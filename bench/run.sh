@@ -15,19 +15,34 @@ MODE=${1:-release}
 B=build/$MODE
 SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images takeover unzip network} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
-work=$(mktemp -d /tmp/sp-bench.XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}/sp-bench.XXXXXX")
 chmod 711 "$work" # searchable: each sandbox runs as its own uid below it
 pids=()
-cleanup() { # keeps the script's exit status; nothing here may fail the run
+stop_started() { # the processes this script started, by pid: TERM, up to 10 s, then KILL
+    local p alive
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+    for _ in $(seq 100); do
+        alive=
+        for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+        [ -z "$alive" ] && return 0
+        sleep 0.1
+    done
+    for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+}
+# Sandboxes outlive their gateway by design (a restarted gateway re-attaches them): once the
+# gateways are gone, what the sandboxes of $work/sandboxes left (processes, their disks' mounts
+# and loop devices, cgroups) is destroyed, and the run fails naming anything of $work left.
+cleanup() { # keeps the script's exit status unless something was left on the host
     local rc=$?
     set +e
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    pkill -KILL -f "^[^ ]*bwrap .*$work/sandboxes" 2>/dev/null || true  # a sandbox's init ignores SIGTERM
-    sleep 0.3
-    for c in memory pids cpu cpuacct freezer; do rmdir /sys/fs/cgroup/$c/sandpipe/sb-*/ 2>/dev/null; done
-    rmdir /sys/fs/cgroup/sandpipe/sb-*/ 2>/dev/null
-    for m in "$work"/sandboxes/sb-*/disk; do mountpoint -q "$m" && umount -l "$m"; done  # their own disks
-    rm -rf "$work"
+    stop_started
+    if python3 tests/integration/leftovers.py destroy "$work/sandboxes" &&
+        python3 tests/integration/leftovers.py check "$work"; then
+        rm -rf "$work"
+    else
+        echo "bench: left on the host (above); $work kept" >&2
+        [ "$rc" -ne 0 ] || rc=1
+    fi
     exit "$rc"
 }
 trap cleanup EXIT

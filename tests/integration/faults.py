@@ -9,8 +9,9 @@ import signal
 import subprocess
 import time
 
+import leftovers
 from apistack import ApiStack
-from stack import cmdline, executor_pid, proc_tree, terminate, unmount_under
+from stack import executor_pid, proc_tree, terminate, unmount_under
 from wsclient import WS, HandshakeError
 
 
@@ -218,46 +219,14 @@ class FaultStack(ApiStack):
         raise TimeoutError(f"no event stream for {sid} within {timeout}s: {last}")
 
     # ---- cleanup, by pid ----
-    def our_pids(self):
-        """Processes of this stack's sandboxes: everything in their cgroups, and every process
-        whose command line names this stack's private directory (bwrap's arguments do)."""
-        pids, tag = set(), self.tmp.encode()
-        sbdir = os.path.join(self.tmp, "sandboxes")
-        ids = os.listdir(sbdir) if os.path.isdir(sbdir) else []
-        for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory"):
-            for sbid in ids:
-                try:
-                    with open(os.path.join(root, "sandpipe", sbid, "cgroup.procs")) as f:
-                        pids.update(int(x) for x in f.read().split())
-                except (OSError, ValueError):
-                    pass
-        for d in os.listdir("/proc"):
-            if d.isdigit() and any(tag in a for a in cmdline(int(d))):
-                pids.add(int(d))
-        pids.discard(os.getpid())
-        return sorted(pids)
-
     def stop(self):
         if self.tmp is None:
             return
         procs = [getattr(self, a, None) for a in ("nginx", "api", "gw")]
-        for p in [*procs, *self.extra_gateways]:
+        for p in [*procs, *getattr(self, "more_gws", []), *self.extra_gateways]:
             terminate(p)
-        for _ in range(3):  # sandboxes outlive the gateway by design; init ignores SIGTERM
-            pids = self.our_pids()
-            if not pids:
-                break
-            kill_pids(pids)
-            wait_gone(pids, 5)
-        sbdir = os.path.join(self.tmp, "sandboxes")
-        ids = os.listdir(sbdir) if os.path.isdir(sbdir) else []
-        for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/pids",
-                     "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/freezer"):
-            for sbid in ids:
-                try:
-                    os.rmdir(os.path.join(root, "sandpipe", sbid))
-                except OSError:
-                    pass
+        state_dir = os.path.join(self.tmp, "sandboxes")
+        leftovers.destroy(state_dir)  # sandboxes outlive the gateway by design
         for p in [getattr(self, "redis_proc", None), *self.extra_redis]:
             if p and p.poll() is None:
                 p.terminate()
@@ -269,9 +238,14 @@ class FaultStack(ApiStack):
         for f in (getattr(self, "log", None), getattr(self, "api_log", None)):
             if f:
                 f.close()
-        unmount_under(self.tmp)  # sandboxes' own disks, or rmtree would leave them mounted
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        unmount_under(self.tmp)  # whatever else is mounted below (rmtree would cross it)
+        left = leftovers.left(state_dir)
+        if not left:
+            shutil.rmtree(self.tmp, ignore_errors=True)
         self.tmp = None
+        if left:
+            raise AssertionError(f"left on the host by the sandboxes of {state_dir} (the "
+                                 "directory is kept):\n  " + "\n  ".join(left))
 
 
 class Follower:

@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 import time
 
+import leftovers
 from spexec import ROOT, MODE
 from resp import Redis
 from wsclient import WS, jwt
@@ -67,10 +68,6 @@ def free_port():
     return port
 
 
-CGROUP_BASES = ["/sys/fs/cgroup/" + c for c in ("memory", "pids", "cpu", "cpuacct", "freezer",
-                                               "cpu,cpuacct")] + ["/sys/fs/cgroup"]
-
-
 def proc_parents():
     """{pid: ppid} of every process on the host, from /proc."""
     parents = {}
@@ -122,69 +119,18 @@ def executor_pid(sandbox_pid):
 
 
 def sandbox_processes(state_dir):
-    """Host pids of the sandboxes under state_dir, and their ids. Nothing a sandbox can read
-    names its host directory (not even bwrap's command line), so they are found from the host
-    side: the provider starts each sandbox with <state_dir>/<id> as the working directory of
-    its top process (the outer bwrap, or the local provider's executor), and every other
-    process of the sandbox descends from that one."""
-    root = os.path.realpath(state_dir) + "/"
-    tops, ids = set(), set()
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            cwd = os.readlink(f"/proc/{d}/cwd")
-        except OSError:
-            continue
-        if cwd.startswith(root):
-            tops.add(int(d))
-            ids.add(cwd[len(root):].split("/")[0])
-    children, pids, todo = proc_children(), set(tops), list(tops)
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in pids:
-                pids.add(child)
-                todo.append(child)
-    return pids, ids
-
-
-def thaw_cgroups(ids):
-    for sid in ids:
-        for path, value in ((f"/sys/fs/cgroup/freezer/sandpipe/{sid}/freezer.state", "THAWED"),
-                            (f"/sys/fs/cgroup/sandpipe/{sid}/cgroup.freeze", "0")):
-            try:
-                with open(path, "w") as f:
-                    f.write(value)
-            except OSError:
-                pass
+    """Host pids of the sandboxes under state_dir, and their ids (leftovers.processes: found
+    from the host side, by the working directory the provider gives each sandbox's top process,
+    <state_dir>/<id>, their cgroups and their descendants; nothing a sandbox can read names its
+    host directory, not even bwrap's command line)."""
+    procs, ids = leftovers.processes(state_dir)
+    return set(procs), ids
 
 
 def kill_sandboxes(state_dir):
-    """SIGKILLs every process of the sandboxes under state_dir (thawed first: a frozen process
-    cannot die) and removes their cgroups. Sandboxes outlive the gateway by design, and their
-    pid-namespace init ignores SIGTERM from outside."""
-    ids = set(os.listdir(state_dir)) if os.path.isdir(state_dir) else set()
-    for _ in range(3):
-        pids, found = sandbox_processes(state_dir)
-        ids |= found
-        if not pids:
-            break
-        thaw_cgroups(ids)
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.1)
-    for sid in sorted(ids):
-        for base in CGROUP_BASES:
-            path = f"{base}/sandpipe/{sid}"
-            deadline = time.monotonic() + 2
-            while os.path.isdir(path) and time.monotonic() < deadline:
-                try:
-                    os.rmdir(path)
-                except OSError:
-                    time.sleep(0.05)
+    """Destroys what the sandboxes under state_dir left on the host (leftovers.destroy):
+    sandboxes outlive the gateway by design, and their pid-namespace init ignores SIGTERM."""
+    return leftovers.destroy(state_dir)
 
 
 def netd_names(table_prefix, if_letter):
@@ -374,27 +320,41 @@ class Stack:
         self.gw.send_signal(sig)
         self.gw.wait(10)
 
-    def stop(self):
-        terminate(self.gw)
+    def destroy_sandboxes(self):
+        """What the sandboxes of this stack left once its gateways are stopped: destroyed."""
+        if self.provider == "docker":
+            remove_containers(self.state_dir)  # first: a container may hold a disk's mount
         kill_sandboxes(self.state_dir)
+
+    def stop(self):
+        """Stops what the stack started, by pid, then destroys what its sandboxes left (they
+        outlive the gateway by design) and checks that nothing of them is left on the host: a
+        process, loop device, mount or cgroup left fails the test naming it (the stack's
+        directory is then kept, as evidence)."""
+        terminate(self.gw)
+        self.destroy_sandboxes()
         if self.netd:
             terminate(self.netd)
             self.netd_log.close()
             # netd leaves its rules while a sandbox's link exists: the sandboxes are gone now
             subprocess.run(["nft", "delete", "table", "inet", self.netd_table], capture_output=True)
-        if self.provider == "docker":
-            remove_containers(self.state_dir)
-        # Sandboxes' own disks (loop-mounted images) are mounted on the host: unmount them, or
-        # rmtree would leave their mounts and loop devices behind.
-        unmount_under(self.tmp)
+        unmount_under(self.tmp)  # whatever else is mounted below (rmtree would cross it)
         if self.redis_proc:
             self.redis_proc.terminate()
             self.redis_proc.wait(5)
         self.log.close()
+        left = leftovers.left(self.state_dir)
+        if self.provider == "docker":
+            left += [f"docker container {c}" for c in containers_under(self.state_dir)]
         reports = sanitizer_reports(self.tmp)
-        shutil.rmtree(self.tmp, ignore_errors=True)
-        if reports:
-            raise AssertionError("sanitizer report in the stack's logs:\n" + "\n".join(reports))
+        failures = ["sanitizer report in the stack's logs:\n" + "\n".join(reports)] if reports else []
+        if left:
+            failures.append(f"left on the host by the sandboxes of {self.state_dir} (the directory "
+                            "is kept):\n  " + "\n  ".join(left))
+        else:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        if failures:
+            raise AssertionError("\n".join(failures))
 
 
 def containers_under(state_dir):
@@ -417,17 +377,7 @@ def remove_containers(state_dir):
         subprocess.run(["docker", "rm", "-f", *ids], capture_output=True, timeout=120)
 
 
-def mounts_under(path):
-    """Mount points at or below path, from /proc/self/mountinfo, deepest first."""
-    path = os.path.realpath(path)
-    found = []
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            mp = line.split()[4]
-            mp = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), mp)
-            if mp == path or mp.startswith(path + "/"):
-                found.append(mp)
-    return sorted(found, key=len, reverse=True)
+mounts_under = leftovers.mounts
 
 
 def unmount_under(path):

@@ -2,7 +2,7 @@
 """`make soak`: the fault suite, long (issue 15). Runs the rounds of tests/integration's
 fault_scenarios/fault_status many times against the real stack (50 gateway kills mid-stream,
 20 Redis restarts, the last ones into a LOADING AOF, 10 executor kills, sandboxes dying while
-their gateway is down), then the other promises' probe tests once (hijack, quota, seccomp: test
+their gateway is down, outer bwraps killed, sandbox records rewritten in Redis), then the other promises' probe tests once (hijack, quota, seccomp: test
 files found by name), and prints the counts that must all be 0 (lost, dup, wrong-exit, ...)
 with recovery times (p50/max). Exits 1 if any count is not 0, a probe failed or is missing,
 or the time budget ran out before every round ran.
@@ -12,7 +12,7 @@ or the time budget ran out before every round ran.
   --max-minutes M     budget; rounds not run by then count as failures
   --logs DIR          gateway logs of rounds that went wrong (default build/<mode>/soak-logs)
   SOAK_PROBES         space-separated glob patterns of the probe test files
-                      (default "test_sandbox_security.py test_*quota*.py"; "" for none)
+                      (default: DEFAULT_PROBES below; "" for none)
 """
 import argparse
 import glob
@@ -34,8 +34,12 @@ import fault_scenarios as fs  # noqa: E402
 import fault_status as fst  # noqa: E402
 from faults import FaultStack  # noqa: E402
 
-# the hijack, unprivileged-uid and seccomp probes are in test_sandbox_security.py
-DEFAULT_PROBES = "test_sandbox_security.py test_*quota*.py"
+# the hijack, unprivileged-uid, seccomp and executor-fd probes are in test_sandbox_security.py;
+# the listener, route key and URI probes in test_gateway_listen.py and test_gateway_front.py;
+# the API's Redis restarts in test_redis_auth.py; image names in test_oh_build_owners.py;
+# what a stack leaves behind in test_leftovers.py
+DEFAULT_PROBES = ("test_sandbox_security.py test_*quota*.py test_gateway_listen.py "
+                  "test_gateway_front.py test_redis_auth.py test_oh_build_owners.py test_leftovers.py")
 LOADING_KEYS = 1000000  # about 2 s of LOADING after each restart
 
 
@@ -194,6 +198,8 @@ def main():
     group("redis-restart", args.redis_restarts, redis)
     group("executor-kill", args.exec_kills, lambda st, i: fst.executor_kill(st, rng))
     group("status-after-restart", args.status, lambda st, i: fst.status_after_restart(st, rng))
+    group("outer-bwrap-killed", args.status, lambda st, i: fst.outer_bwrap_killed(st, rng))
+    group("hostile-record", args.status, lambda st, i: fst.hostile_sandbox_record(st, rng))
 
     patterns = os.environ.get("SOAK_PROBES", DEFAULT_PROBES).split()
     print(f"\n== probes: {' '.join(patterns) or '(none)'}", flush=True)

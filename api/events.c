@@ -40,7 +40,7 @@ static bool
 type_is(const char *text, size_t len, const char *type)
 {
     err_t err = {0};
-    json_object *ev = json_parse(text, len, &err);
+    json_object *ev = json_parse_lossy(text, len, &err);
     bool yes = ev && !strcmp(json_get_str(ev, "type", ""), type);
     json_object_put(ev);
     return yes;

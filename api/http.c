@@ -232,7 +232,8 @@ api_body_object(api_req_t *r)
     err_t err = {0};
     json_object *o = json_parse(r->body, r->body_len, &err);
     if (!o) {
-        api_failf(r, ERR_BAD_REQ, "malformed JSON: %s", err.msg);
+        api_failf(r, ERR_BAD_REQ, "%s%s",
+                  err.code == EILSEQ ? "the body is " : "malformed JSON: ", err.msg);
         return NULL;
     }
     if (!json_object_is_type(o, json_type_object)) {

@@ -1,9 +1,13 @@
 /* json_util.c — json-c helpers. */
 #include "json_util.h"
 
-#include "io.h"
-
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "io.h"
+#include "utf8.h"
+#include "xalloc.h"
 
 #define JSON_MAX_DEPTH 64
 
@@ -16,6 +20,11 @@ json_parse(const char *p, size_t n, err_t *err)
     }
     if (memchr(p, '\0', n)) {
         err_set(err, ERR_PROTO, "JSON text contains a NUL byte");
+        return NULL;
+    }
+    size_t bad = utf8_invalid_at(p, n);
+    if (bad < n) {
+        err_set(err, EILSEQ, "not valid UTF-8 (byte %zu)", bad);
         return NULL;
     }
     json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
@@ -43,6 +52,16 @@ json_parse(const char *p, size_t n, err_t *err)
     }
     json_tokener_free(tok);
     return obj;
+}
+
+json_object *
+json_parse_lossy(const char *p, size_t n, err_t *err)
+{
+    char *fixed;
+    p = json_valid_text(p, &n, &fixed);
+    json_object *o = json_parse(p, n, err);
+    free(fixed);
+    return o;
 }
 
 json_object *
@@ -135,6 +154,17 @@ json_error_new(int code, const char *msg)
     json_object *o = json_object_new_object();
     json_set(o, "error", e);
     return o;
+}
+
+const char *
+json_valid_text(const char *t, size_t *len, char **fixed)
+{
+    *fixed = NULL;
+    if (utf8_valid(t, *len))
+        return t;
+    *fixed = xmalloc(UTF8_REPAIRED_MAX(*len) + 1);
+    *len = utf8_repair(t, *len, *fixed);
+    return *fixed;
 }
 
 const char *

@@ -10,9 +10,17 @@
 #include "buf.h"
 #include "err.h"
 
-/* Parses exactly one JSON value from p[0..n) (NUL bytes refused, nesting limited).
- * Returns a new object or NULL with err set. */
+/* Parses exactly one JSON value from p[0..n) (NUL bytes refused, nesting limited). The text
+ * must be UTF-8 (RFC 8259 section 8.1; strict: utf8.h), which json-c does not check (its
+ * JSON_TOKENER_VALIDATE_UTF8 takes overlongs and surrogates): otherwise err is EILSEQ,
+ * "not valid UTF-8 (byte N)", N the offset of the first bad byte. Returns a new object or NULL
+ * with err set. */
 json_object *json_parse(const char *p, size_t n, err_t *err);
+
+/* json_parse for a text whose strings may hold bytes that are not UTF-8 and must still be
+ * carried (an executor's replies, plugins' output, events read back from Redis): each such
+ * byte is read as U+FFFD (utf8_repair), so the value holds only valid UTF-8. */
+json_object *json_parse_lossy(const char *p, size_t n, err_t *err);
 
 /* Getters: the value when the key exists with a usable type, else def.
  * json_get_str returns a pointer borrowed from obj. */
@@ -36,6 +44,12 @@ json_object *json_error_new(int code, const char *msg);
  * control characters escaped, everything else copied as is (s must be valid UTF-8). Runs of
  * plain bytes are copied in one go: this is the hot path of streamed output. */
 void json_escape_append(buf_t *b, const char *s, size_t n);
+
+/* t[0..*len) itself when it is valid UTF-8; else a copy with each bad byte as U+FFFD
+ * (utf8_repair) in *fixed, which the caller frees (NULL when t was valid), *len its length. The
+ * last check of a text put together from anything (a name in an error message, an event read
+ * back from Redis) on its way out as JSON. */
+const char *json_valid_text(const char *t, size_t *len, char **fixed);
 
 /* Compact serialisation, borrowed from obj until it changes or is freed. */
 const char *json_text(json_object *obj, size_t *len);

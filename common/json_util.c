@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "io.h"
 #include "utf8.h"
 #include "xalloc.h"
@@ -143,6 +144,58 @@ void
 json_set_bool(json_object *obj, const char *key, bool v)
 {
     json_object_object_add(obj, key, json_object_new_boolean(v));
+}
+
+void
+json_set_name(json_object *obj, const char *key, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (!s || utf8_valid(s, n)) {
+        json_set_str(obj, key, s);
+        return;
+    }
+    char *text = xmalloc(UTF8_REPAIRED_MAX(n) + 1), *b64 = xmalloc(BASE64_ENCODED_LEN(n) + 1);
+    json_set_strn(obj, key, text, utf8_repair(s, n, text));
+    char k[128];
+    snprintf(k, sizeof k, "%s_b64", key);
+    json_set_strn(obj, k, b64, base64_encode(s, n, b64));
+    free(text);
+    free(b64);
+}
+
+int
+json_get_name(json_object *obj, const char *key, char *out, size_t cap, err_t *err)
+{
+    char k[128];
+    snprintf(k, sizeof k, "%s_b64", key);
+    json_object *b64 = json_get(obj, k), *v = b64 ? b64 : json_get(obj, key);
+    if (!v)
+        return -ERR_NOT_FOUND;
+    if (!json_object_is_type(v, json_type_string))
+        return err_set(err, ERR_BAD_REQ, "\"%s\" must be a string", b64 ? k : key);
+    const char *s = json_object_get_string(v);
+    size_t n = (size_t)json_object_get_string_len(v);
+    if (b64) {
+        char *raw = xmalloc(BASE64_DECODED_MAX(n));
+        size_t len = 0;
+        int rc = base64_decode(s, n, raw, &len);
+        if (rc == 0 && len < cap)
+            memcpy(out, raw, len);
+        free(raw);
+        if (rc < 0)
+            return err_set(err, ERR_BAD_REQ, "\"%s\" is not base64", k);
+        if (len >= cap)
+            return err_set(err, ERR_BAD_REQ, "\"%s\" is longer than %zu bytes", k, cap - 1);
+        n = len;
+    } else {
+        if (n >= cap)
+            return err_set(err, ERR_BAD_REQ, "\"%s\" is longer than %zu bytes", key, cap - 1);
+        memcpy(out, s, n);
+    }
+    out[n] = '\0';
+    if (strlen(out) != n)
+        return err_set(err, ERR_BAD_REQ, "\"%s\" contains a NUL byte", b64 ? k : key);
+    return (int)n;
 }
 
 json_object *

@@ -37,6 +37,18 @@ void json_set_strn(json_object *obj, const char *key, const char *s, size_t n);
 void json_set_int(json_object *obj, const char *key, int64_t v);
 void json_set_bool(json_object *obj, const char *key, bool v);
 
+/* A name chosen by a sandbox (a file name or path: any bytes but NUL) as JSON text: key is s
+ * made valid UTF-8 (utf8_repair: each bad byte U+FFFD), and when s is not UTF-8, key_b64 holds
+ * its exact bytes in base64 (docs/protocol.md, "Names that are not UTF-8"). s NULL: null. */
+void json_set_name(json_object *obj, const char *key, const char *s);
+
+/* The bytes of a name given as json_set_name writes it, into out[0..cap): key_b64 when
+ * present (base64 of at most cap-1 bytes without NUL; key beside it only shows the name), else
+ * the string key. Returns the length; -ERR_NOT_FOUND when neither is there (or is null);
+ * -ERR_BAD_REQ with err (may be NULL) when the one read is not a string, the base64 is
+ * malformed, or the name holds NUL or is longer. */
+int json_get_name(json_object *obj, const char *key, char *out, size_t cap, err_t *err);
+
 /* {"error": {"code": err_name(code), "message": msg}} */
 json_object *json_error_new(int code, const char *msg);
 

@@ -1,6 +1,8 @@
 /* test_json_util.c — common/json_util's UTF-8 rules: json_parse refuses a text that is not UTF-8
  * (strict: overlongs and surrogates too) and says where; json_parse_lossy reads such bytes as
- * U+FFFD; json_valid_text makes a text valid on its way out. */
+ * U+FFFD; a name that is not UTF-8 goes out as text plus its exact bytes (json_set_name) and
+ * comes back from either field (json_get_name); json_valid_text makes a text valid on its way
+ * out. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -59,6 +61,64 @@ test_lossy_parse_reads_bad_bytes_as_replacement_characters(void **state)
 }
 
 static void
+test_a_name_goes_as_text_with_its_exact_bytes_beside_it(void **state)
+{
+    (void)state;
+    json_object *o = json_object_new_object();
+    json_set_name(o, "name",
+                  "a\xFF"
+                  "b");
+    json_set_name(o, "path", "/workspace/\xC3\xA9");
+    json_set_name(o, "target", NULL);
+    assert_string_equal(json_get_str(o, "name", ""), "a\xEF\xBF\xBD"
+                                                     "b");
+    assert_string_equal(json_get_str(o, "name_b64", ""), "Yf9i");
+    assert_string_equal(json_get_str(o, "path", ""), "/workspace/\xC3\xA9");
+    assert_null(json_get(o, "path_b64")); /* only a name that is not UTF-8 has it */
+    assert_true(json_object_object_get_ex(o, "target", NULL));
+    assert_null(json_get(o, "target"));
+
+    char out[16];
+    err_t err = {0};
+    assert_int_equal(json_get_name(o, "name", out, sizeof out, &err), 3); /* the bytes win */
+    assert_memory_equal(out,
+                        "a\xFF"
+                        "b",
+                        4);
+    assert_int_equal(json_get_name(o, "path", out, sizeof out, &err), 13);
+    assert_string_equal(out, "/workspace/\xC3\xA9");
+    assert_int_equal(json_get_name(o, "target", out, sizeof out, &err), -ERR_NOT_FOUND);
+    assert_int_equal(json_get_name(o, "absent", out, sizeof out, &err), -ERR_NOT_FOUND);
+    json_object_put(o);
+}
+
+static void
+test_get_name_refuses_what_is_no_name(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json, *msg;
+    } cases[] = {
+        {"{\"p_b64\":\"%%%\"}", "\"p_b64\" is not base64"},
+        {"{\"p_b64\":\"YQBi\"}", "\"p_b64\" contains a NUL byte"}, /* a\0b */
+        {"{\"p\":\"a\\u0000b\"}", "\"p\" contains a NUL byte"},
+        {"{\"p\":7}", "\"p\" must be a string"},
+        {"{\"p_b64\":[]}", "\"p_b64\" must be a string"},
+        {"{\"p\":\"0123456789abcdef\"}", "\"p\" is longer than 15 bytes"},
+        {"{\"p_b64\":\"MDEyMzQ1Njc4OWFiY2RlZg==\"}", "\"p_b64\" is longer than 15 bytes"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        err_t err = {0};
+        json_object *o = json_parse(cases[i].json, strlen(cases[i].json), &err);
+        assert_non_null(o);
+        char out[16];
+        assert_int_equal(json_get_name(o, "p", out, sizeof out, &err), -ERR_BAD_REQ);
+        assert_string_equal(err.msg, cases[i].msg);
+        json_object_put(o);
+    }
+}
+
+static void
 test_valid_text_is_kept_and_the_rest_repaired(void **state)
 {
     (void)state;
@@ -83,6 +143,8 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_refuses_a_text_that_is_not_utf8_and_says_where),
         cmocka_unit_test(test_lossy_parse_reads_bad_bytes_as_replacement_characters),
+        cmocka_unit_test(test_a_name_goes_as_text_with_its_exact_bytes_beside_it),
+        cmocka_unit_test(test_get_name_refuses_what_is_no_name),
         cmocka_unit_test(test_valid_text_is_kept_and_the_rest_repaired),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

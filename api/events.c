@@ -114,7 +114,13 @@ api_events_list(api_req_t *r, char **params)
                     continue;
                 if (out.data[out.len - 1] != '[')
                     buf_append(&out, ",", 1);
-                buf_append(&out, v->str, v->len);
+                /* As stored, but in UTF-8 whatever Redis holds: an entry written by anyone
+                 * with its password must not make the whole answer undecodable. */
+                size_t len = v->len;
+                char *fixed;
+                const char *text = json_valid_text(v->str, &len, &fixed);
+                buf_append(&out, text, len);
+                free(fixed);
                 added++;
             }
             if (added >= limit && i + 1 < x->elements)

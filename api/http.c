@@ -291,7 +291,9 @@ void
 api_reply_json(api_req_t *r, int status, json_object *body)
 {
     size_t len = 0;
-    const char *t = json_text(body, &len);
+    char *fixed; /* a text from Redis or a gateway that was not UTF-8 */
+    const char *t = json_valid_text(json_text(body, &len), &len, &fixed);
     api_reply_raw(r, status, "application/json", t, len);
+    free(fixed);
     json_object_put(body);
 }

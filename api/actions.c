@@ -58,7 +58,7 @@ scan(redisReply *x, uint64_t seq, char *last, size_t cap, bool *ended)
             if (!obs && !stop)
                 continue;
             err_t err = {0};
-            json_object *ev = json_parse(t, len, &err);
+            json_object *ev = json_parse_lossy(t, len, &err);
             const char *type = json_get_str(ev, "type", "");
             if (!strcmp(type, "observation") && (uint64_t)json_get_int(ev, "action", 0) == seq)
                 return ev;

@@ -40,7 +40,7 @@ static bool
 type_is(const char *text, size_t len, const char *type)
 {
     err_t err = {0};
-    json_object *ev = json_parse(text, len, &err);
+    json_object *ev = json_parse_lossy(text, len, &err);
     bool yes = ev && !strcmp(json_get_str(ev, "type", ""), type);
     json_object_put(ev);
     return yes;
@@ -114,7 +114,13 @@ api_events_list(api_req_t *r, char **params)
                     continue;
                 if (out.data[out.len - 1] != '[')
                     buf_append(&out, ",", 1);
-                buf_append(&out, v->str, v->len);
+                /* As stored, but in UTF-8 whatever Redis holds: an entry written by anyone
+                 * with its password must not make the whole answer undecodable. */
+                size_t len = v->len;
+                char *fixed;
+                const char *text = json_valid_text(v->str, &len, &fixed);
+                buf_append(&out, text, len);
+                free(fixed);
                 added++;
             }
             if (added >= limit && i + 1 < x->elements)

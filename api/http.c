@@ -232,7 +232,8 @@ api_body_object(api_req_t *r)
     err_t err = {0};
     json_object *o = json_parse(r->body, r->body_len, &err);
     if (!o) {
-        api_failf(r, ERR_BAD_REQ, "malformed JSON: %s", err.msg);
+        api_failf(r, ERR_BAD_REQ, "%s%s",
+                  err.code == EILSEQ ? "the body is " : "malformed JSON: ", err.msg);
         return NULL;
     }
     if (!json_object_is_type(o, json_type_object)) {
@@ -290,7 +291,9 @@ void
 api_reply_json(api_req_t *r, int status, json_object *body)
 {
     size_t len = 0;
-    const char *t = json_text(body, &len);
+    char *fixed; /* a text from Redis or a gateway that was not UTF-8 */
+    const char *t = json_valid_text(json_text(body, &len), &len, &fixed);
     api_reply_raw(r, status, "application/json", t, len);
+    free(fixed);
     json_object_put(body);
 }

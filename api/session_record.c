@@ -34,7 +34,7 @@ api_session_from_hash(const redisReply *h)
     json_object *sbj = NULL;
     if (sb && sb->str) {
         err_t err = {0};
-        sbj = json_parse(sb->str, sb->len, &err);
+        sbj = json_parse_lossy(sb->str, sb->len, &err);
         provider = json_get_str(sbj, "provider", "");
     }
     json_set_str(o, "provider", provider);
@@ -51,7 +51,7 @@ api_session_from_hash(const redisReply *h)
     json_object *plugins = NULL;
     if (v && v->str) {
         err_t err = {0};
-        plugins = json_parse(v->str, v->len, &err);
+        plugins = json_parse_lossy(v->str, v->len, &err);
     }
     if (!plugins || !json_object_is_type(plugins, json_type_array)) {
         json_object_put(plugins);
@@ -62,7 +62,7 @@ api_session_from_hash(const redisReply *h)
     json_object *pst = NULL;
     if (v && v->str) {
         err_t err = {0};
-        pst = json_parse(v->str, v->len, &err);
+        pst = json_parse_lossy(v->str, v->len, &err);
     }
     if (!pst || !json_object_is_type(pst, json_type_object)) {
         json_object_put(pst);

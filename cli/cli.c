@@ -72,7 +72,7 @@ cli_control_call(cli_t *cli, const char *method, json_object *params, int timeou
             break;
         }
         err_t perr = {0};
-        json_object *msg = m.binary ? NULL : json_parse(m.data, m.len, &perr);
+        json_object *msg = m.binary ? NULL : json_parse_lossy(m.data, m.len, &perr);
         free(m.data);
         if (!msg || !json_object_is_type(msg, json_type_object)) {
             json_object_put(msg);

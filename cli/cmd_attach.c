@@ -196,7 +196,7 @@ attach_loop(attach_t *a, err_t *err)
                 return err_set(err, -rc, "cannot write to stdout: %s", strerror(-rc));
             continue;
         }
-        json_object *msg = json_parse(m.data, m.len, err);
+        json_object *msg = json_parse_lossy(m.data, m.len, err);
         free(m.data);
         if (!msg || !json_object_is_type(msg, json_type_object)) {
             json_object_put(msg);

@@ -93,7 +93,7 @@ static int
 report(const cli_t *cli, int status, const buf_t *body)
 {
     err_t perr = {0};
-    json_object *o = body->len ? json_parse(body->data, body->len, &perr) : NULL;
+    json_object *o = body->len ? json_parse_lossy(body->data, body->len, &perr) : NULL;
     json_object *e = json_get(o, "error");
     int rc;
     if (e)

@@ -49,7 +49,7 @@ events_print(events_t *e, bool follow)
             /* The server ends the stream when the session stops: a normal end when following. */
             return follow && err.code == ECONNRESET ? 0 : cli_fail("events: %s", err.msg);
         }
-        json_object *msg = m.binary ? NULL : json_parse(m.data, m.len, &err);
+        json_object *msg = m.binary ? NULL : json_parse_lossy(m.data, m.len, &err);
         if (!msg || !json_object_is_type(msg, json_type_object)) {
             json_object_put(msg);
             free(m.data);

@@ -142,7 +142,7 @@ run_wait(run_t *r)
                 status = cli_fail("run: %s", err.msg);
             break;
         }
-        json_object *msg = m.binary ? NULL : json_parse(m.data, m.len, &err);
+        json_object *msg = m.binary ? NULL : json_parse_lossy(m.data, m.len, &err);
         free(m.data);
         if (!msg || !json_object_is_type(msg, json_type_object)) {
             json_object_put(msg);
@@ -188,7 +188,7 @@ run_interrupt_leftover(run_t *r)
         err_t err = {0};
         if (ws_recv(r->ws, &m, 5000, &err) <= 0)
             return;
-        json_object *msg = m.binary ? NULL : json_parse(m.data, m.len, &err);
+        json_object *msg = m.binary ? NULL : json_parse_lossy(m.data, m.len, &err);
         free(m.data);
         bool done = msg && (cli_is_error(msg, &err) ||
                             !strcmp(json_get_str(msg, "type", ""), "observation"));

@@ -57,7 +57,7 @@ ctl_answer_decode(const char *body, size_t len, json_object **result, json_objec
 {
     *result = *error = NULL;
     err_t perr = {0};
-    json_object *m = json_parse(body, len, &perr);
+    json_object *m = json_parse_lossy(body, len, &perr); /* the gateway's words, carried */
     json_object *ok = json_get(m, "ok");
     if (!m || !json_object_is_type(m, json_type_object) || !ok ||
         !json_object_is_type(ok, json_type_boolean)) {

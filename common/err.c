@@ -56,6 +56,7 @@ err_name(int code)
     case ENOTDIR: return "not_directory";
     case ENOTEMPTY: return "not_empty";
     case EINVAL: return "invalid";
+    case EILSEQ: return "bad_request"; /* text that is not in its encoding (UTF-8) */
     case ENOSPC: return "no_space";
     case EFBIG: return "too_large";
     case ENOTSUP: return "unsupported";

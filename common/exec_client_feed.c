@@ -17,12 +17,14 @@ violation(exec_client_t *c, uint32_t ch, const char *what)
         c->cbs.on_violation(c->ud, ch, what);
 }
 
-/* Parses a JSON payload; NULL (with a violation reported) when it does not parse. */
+/* Parses a JSON payload; NULL (with a violation reported) when it does not parse. Bytes that
+ * are not UTF-8 (a hostile executor's, an older one's names) are read as U+FFFD: nothing
+ * this client hands on holds them. */
 static json_object *
 payload_json(exec_client_t *c, const frame_t *f)
 {
     err_t e;
-    json_object *obj = json_parse((const char *)f->payload, f->len, &e);
+    json_object *obj = json_parse_lossy((const char *)f->payload, f->len, &e);
     if (!obj) {
         char msg[ERR_MSG_MAX + 32];
         snprintf(msg, sizeof(msg), "%s payload: %s", frame_type_name(f->type), e.msg);

@@ -73,7 +73,7 @@ file_req_list(const file_req_query_t *q, err_t *err)
     if (!path)
         return NULL;
     json_object *op = new_op("file.list");
-    json_set_str(op, "path", path);
+    json_set_name(op, "path", path);
     json_set_bool(op, "hidden", file_req_bool(q, "hidden", true));
     return op;
 }
@@ -85,7 +85,7 @@ file_req_stat(const file_req_query_t *q, err_t *err)
     if (!path)
         return NULL;
     json_object *op = new_op("file.stat");
-    json_set_str(op, "path", path);
+    json_set_name(op, "path", path);
     return op;
 }
 
@@ -99,7 +99,7 @@ file_req_read(const file_req_query_t *q, err_t *err)
         file_req_int(q, "max_bytes", FILE_REQ_READ_MAX, 1, FILE_REQ_READ_MAX, &max, err) < 0)
         return NULL;
     json_object *op = new_op("file.read");
-    json_set_str(op, "path", path);
+    json_set_name(op, "path", path);
     json_set_int(op, "start_line", start);
     json_set_int(op, "end_line", end);
     json_set_int(op, "max_bytes", max);
@@ -113,7 +113,7 @@ file_req_remove(const file_req_query_t *q, err_t *err)
     if (!path)
         return NULL;
     json_object *op = new_op("file.remove");
-    json_set_str(op, "path", path);
+    json_set_name(op, "path", path);
     json_set_bool(op, "recursive", file_req_bool(q, "recursive", false));
     return op;
 }
@@ -127,21 +127,41 @@ file_req_download(const file_req_query_t *q, err_t *err)
         file_req_int(q, "length", -1, -1, INT64_MAX, &length, err) < 0)
         return NULL;
     json_object *op = new_op("file.download");
-    json_set_str(op, "path", path);
+    json_set_name(op, "path", path);
     json_set_int(op, "offset", offset);
     json_set_int(op, "length", length);
     return op;
 }
 
+/* A body field naming a path: name, or name_b64 for a name's exact bytes (json_get_name), of
+ * 1..FILE_REQ_PATH_MAX-1 bytes, into out. 0, or -1 with err. */
+static int
+body_path(json_object *body, const char *name, char out[FILE_REQ_PATH_MAX], err_t *err)
+{
+    err_t why = {0};
+    int n = json_get_name(body, name, out, FILE_REQ_PATH_MAX, &why);
+    if (n > 0)
+        return 0;
+    char b64[64];
+    snprintf(b64, sizeof b64, "%s_b64", name);
+    if (n < 0 && n != -ERR_NOT_FOUND && json_get(body, b64)) /* its own words about the bytes */
+        err_set(err, ERR_BAD_REQ, "%s", why.msg);
+    else
+        err_set(err, ERR_BAD_REQ, "%s must be a path (a non-empty string)", name);
+    return -1;
+}
+
 json_object *
 file_req_write(json_object *body, err_t *err)
 {
-    json_object *p = json_get(body, "path"), *c = json_get(body, "content");
-    if (!p || !json_object_is_type(p, json_type_string) || !c ||
-        !json_object_is_type(c, json_type_string)) {
+    json_object *c = json_get(body, "content");
+    char path[FILE_REQ_PATH_MAX];
+    if (!c || !json_object_is_type(c, json_type_string)) {
         err_set(err, ERR_BAD_REQ, "path and content must be strings");
         return NULL;
     }
+    if (body_path(body, "path", path, err) < 0)
+        return NULL;
     if (json_object_get_string_len(c) > (int)(FILE_REQ_WRITE_MAX * 4 / 3 + 4)) {
         err_set(err, ERR_TOO_BIG, "content over %u bytes: use PUT (streamed)",
                 (unsigned)FILE_REQ_WRITE_MAX);
@@ -150,21 +170,10 @@ file_req_write(json_object *body, err_t *err)
     /* the body's fields as they are ("encoding", "mode", "append"): file.write reads them */
     json_object *op = json_object_new_object();
     json_object_object_foreach(body, k, v) json_set(op, k, json_object_get(v));
+    json_object_object_del(op, "path_b64");
+    json_set_name(op, "path", path);
     json_set_str(op, "op", "file.write");
     return op;
-}
-
-/* A body field name as a string of 1..FILE_REQ_PATH_MAX-1 bytes, or NULL with err. */
-static const char *
-body_path(json_object *body, const char *name, err_t *err)
-{
-    json_object *v = json_get(body, name);
-    int n = v && json_object_is_type(v, json_type_string) ? json_object_get_string_len(v) : 0;
-    if (n <= 0 || n >= FILE_REQ_PATH_MAX) {
-        err_set(err, ERR_BAD_REQ, "%s must be a path (a non-empty string)", name);
-        return NULL;
-    }
-    return json_object_get_string(v);
 }
 
 /* A body boolean (def when absent), or -1 with err. */
@@ -184,8 +193,9 @@ body_bool(json_object *body, const char *name, bool def, err_t *err)
 json_object *
 file_req_mkdir(json_object *body, err_t *err)
 {
-    const char *path = body_path(body, "path", err);
-    int parents = path ? body_bool(body, "parents", true, err) : -1;
+    char path[FILE_REQ_PATH_MAX];
+    int parents =
+        body_path(body, "path", path, err) == 0 ? body_bool(body, "parents", true, err) : -1;
     if (parents < 0)
         return NULL;
     json_object *mode = json_get(body, "mode");
@@ -194,7 +204,7 @@ file_req_mkdir(json_object *body, err_t *err)
         return NULL;
     }
     json_object *op = new_op("file.mkdir");
-    json_set_str(op, "path", path);
+    json_set_name(op, "path", path);
     json_set_bool(op, "parents", parents);
     if (mode)
         json_set(op, "mode", json_object_get(mode));
@@ -204,14 +214,15 @@ file_req_mkdir(json_object *body, err_t *err)
 json_object *
 file_req_move(json_object *body, err_t *err)
 {
-    const char *from = body_path(body, "from", err);
-    const char *to = from ? body_path(body, "to", err) : NULL;
-    int overwrite = to ? body_bool(body, "overwrite", false, err) : -1;
+    char from[FILE_REQ_PATH_MAX], to[FILE_REQ_PATH_MAX];
+    int overwrite = body_path(body, "from", from, err) == 0 && body_path(body, "to", to, err) == 0
+                        ? body_bool(body, "overwrite", false, err)
+                        : -1;
     if (overwrite < 0)
         return NULL;
     json_object *op = new_op("file.move");
-    json_set_str(op, "from", from);
-    json_set_str(op, "to", to);
+    json_set_name(op, "from", from);
+    json_set_name(op, "to", to);
     json_set_bool(op, "overwrite", overwrite);
     return op;
 }
@@ -231,7 +242,7 @@ file_req_upload(const file_req_query_t *q, unsigned long long upload_max, bool *
     json_object *op;
     if (*append) {
         op = new_op("file.write");
-        json_set_str(op, "path", path);
+        json_set_name(op, "path", path);
         json_set_str(op, "encoding", "base64");
         json_set_bool(op, "append", true);
     } else {
@@ -240,7 +251,7 @@ file_req_upload(const file_req_query_t *q, unsigned long long upload_max, bool *
                          err) < 0)
             return NULL;
         op = new_op("file.upload");
-        json_set_str(op, "path", path);
+        json_set_name(op, "path", path);
         json_set_bool(op, "parents", file_req_bool(q, "parents", true));
         json_set_int(op, "max_bytes", max);
     }

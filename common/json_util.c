@@ -1,9 +1,14 @@
 /* json_util.c — json-c helpers. */
 #include "json_util.h"
 
-#include "io.h"
-
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "base64.h"
+#include "io.h"
+#include "utf8.h"
+#include "xalloc.h"
 
 #define JSON_MAX_DEPTH 64
 
@@ -16,6 +21,11 @@ json_parse(const char *p, size_t n, err_t *err)
     }
     if (memchr(p, '\0', n)) {
         err_set(err, ERR_PROTO, "JSON text contains a NUL byte");
+        return NULL;
+    }
+    size_t bad = utf8_invalid_at(p, n);
+    if (bad < n) {
+        err_set(err, EILSEQ, "not valid UTF-8 (byte %zu)", bad);
         return NULL;
     }
     json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
@@ -43,6 +53,16 @@ json_parse(const char *p, size_t n, err_t *err)
     }
     json_tokener_free(tok);
     return obj;
+}
+
+json_object *
+json_parse_lossy(const char *p, size_t n, err_t *err)
+{
+    char *fixed;
+    p = json_valid_text(p, &n, &fixed);
+    json_object *o = json_parse(p, n, err);
+    free(fixed);
+    return o;
 }
 
 json_object *
@@ -126,6 +146,58 @@ json_set_bool(json_object *obj, const char *key, bool v)
     json_object_object_add(obj, key, json_object_new_boolean(v));
 }
 
+void
+json_set_name(json_object *obj, const char *key, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (!s || utf8_valid(s, n)) {
+        json_set_str(obj, key, s);
+        return;
+    }
+    char *text = xmalloc(UTF8_REPAIRED_MAX(n) + 1), *b64 = xmalloc(BASE64_ENCODED_LEN(n) + 1);
+    json_set_strn(obj, key, text, utf8_repair(s, n, text));
+    char k[128];
+    snprintf(k, sizeof k, "%s_b64", key);
+    json_set_strn(obj, k, b64, base64_encode(s, n, b64));
+    free(text);
+    free(b64);
+}
+
+int
+json_get_name(json_object *obj, const char *key, char *out, size_t cap, err_t *err)
+{
+    char k[128];
+    snprintf(k, sizeof k, "%s_b64", key);
+    json_object *b64 = json_get(obj, k), *v = b64 ? b64 : json_get(obj, key);
+    if (!v)
+        return -ERR_NOT_FOUND;
+    if (!json_object_is_type(v, json_type_string))
+        return err_set(err, ERR_BAD_REQ, "\"%s\" must be a string", b64 ? k : key);
+    const char *s = json_object_get_string(v);
+    size_t n = (size_t)json_object_get_string_len(v);
+    if (b64) {
+        char *raw = xmalloc(BASE64_DECODED_MAX(n));
+        size_t len = 0;
+        int rc = base64_decode(s, n, raw, &len);
+        if (rc == 0 && len < cap)
+            memcpy(out, raw, len);
+        free(raw);
+        if (rc < 0)
+            return err_set(err, ERR_BAD_REQ, "\"%s\" is not base64", k);
+        if (len >= cap)
+            return err_set(err, ERR_BAD_REQ, "\"%s\" is longer than %zu bytes", k, cap - 1);
+        n = len;
+    } else {
+        if (n >= cap)
+            return err_set(err, ERR_BAD_REQ, "\"%s\" is longer than %zu bytes", key, cap - 1);
+        memcpy(out, s, n);
+    }
+    out[n] = '\0';
+    if (strlen(out) != n)
+        return err_set(err, ERR_BAD_REQ, "\"%s\" contains a NUL byte", b64 ? k : key);
+    return (int)n;
+}
+
 json_object *
 json_error_new(int code, const char *msg)
 {
@@ -135,6 +207,17 @@ json_error_new(int code, const char *msg)
     json_object *o = json_object_new_object();
     json_set(o, "error", e);
     return o;
+}
+
+const char *
+json_valid_text(const char *t, size_t *len, char **fixed)
+{
+    *fixed = NULL;
+    if (utf8_valid(t, *len))
+        return t;
+    *fixed = xmalloc(UTF8_REPAIRED_MAX(*len) + 1);
+    *len = utf8_repair(t, *len, *fixed);
+    return *fixed;
 }
 
 const char *

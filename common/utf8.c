@@ -5,6 +5,8 @@
  * lead() for that table. */
 #include "utf8.h"
 
+#include <string.h>
+
 /* For a lead byte c >= 0x80: the continuation bytes it owes and the range of the first one.
  * -1 for 80..C1 (a stray continuation byte, an overlong lead) and F5..FF. */
 static int
@@ -121,17 +123,50 @@ utf8_encode(uint32_t cp, uint8_t out[4])
     return 4;
 }
 
+size_t
+utf8_invalid_at(const void *p, size_t n)
+{
+    const uint8_t *s = p;
+    size_t i = 0;
+    while (i < n) {
+        uint64_t w;
+        if (n - i >= sizeof w && (memcpy(&w, s + i, sizeof w), !(w & 0x8080808080808080ull))) {
+            i += sizeof w;
+            continue;
+        }
+        size_t len = utf8_seq_len(s + i, n - i);
+        if (!len)
+            return i;
+        i += len;
+    }
+    return n;
+}
+
 bool
 utf8_valid(const void *p, size_t n)
 {
+    return utf8_invalid_at(p, n) == n;
+}
+
+size_t
+utf8_repair(const void *p, size_t n, void *out)
+{
     const uint8_t *s = p;
-    for (size_t i = 0; i < n;) {
-        size_t len = utf8_seq_len(s + i, n - i);
-        if (!len)
-            return false;
-        i += len;
+    uint8_t *o = out;
+    size_t w = 0;
+    size_t i = 0;
+    while (i < n) {
+        size_t run = utf8_invalid_at(s + i, n - i); /* valid bytes, copied in one go */
+        memcpy(o + w, s + i, run);
+        w += run;
+        i += run;
+        if (i < n) { /* a byte that begins no character */
+            memcpy(o + w, "\xEF\xBF\xBD", 3);
+            w += 3;
+            i++;
+        }
     }
-    return true;
+    return w;
 }
 
 size_t

@@ -27,6 +27,20 @@ bool utf8_complete(const utf8_state_t *st);
 /* True when p[0..n) is valid UTF-8 (the empty text is). NUL is a valid character. */
 bool utf8_valid(const void *p, size_t n);
 
+/* Offset of the first byte of p[0..n) that does not begin a valid character (a character the
+ * end cuts short included), or n when p[0..n) is valid UTF-8. Runs of ASCII go 8 bytes a step:
+ * this is the check of every text the gateway writes to a WebSocket. */
+size_t utf8_invalid_at(const void *p, size_t n);
+
+/* Room utf8_repair needs for n bytes: each may become U+FFFD's three. */
+#define UTF8_REPAIRED_MAX(n) ((n)*3)
+
+/* Copies p[0..n) to out (room for UTF8_REPAIRED_MAX(n) bytes), each byte that does not begin a
+ * valid character written as U+FFFD (one per byte, as the output path's observations show
+ * them); returns the length written. The copy is valid UTF-8, and equal to p when p is. Bytes
+ * replaced are all >= 0x80, so a JSON text keeps its structure: only its strings change. */
+size_t utf8_repair(const void *p, size_t n, void *out);
+
 /* Length (1..4) of the valid character that starts p[0..n), or 0 when none does: an invalid
  * byte there, or a character that n cuts short, or n == 0. */
 size_t utf8_seq_len(const void *p, size_t n);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "utf8.h"
 #include "xalloc.h"
 #include "zip_format.h"
 
@@ -113,13 +114,17 @@ name_ok(const char *name)
     return len > 0 && len <= NAME_LEN_MAX && name[0] != '/';
 }
 
+/* The UTF-8 flag (bit 11) says what a name that is not ASCII is. A name that is not UTF-8
+ * either (a sandbox's file name is any bytes) goes without it, byte for byte: its reader
+ * takes it as CP437, which gives every byte back, rather than as UTF-8, which cannot. */
 static bool
-name_is_ascii(const char *name)
+name_is_utf8_not_ascii(const char *name)
 {
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        if (*p >= 0x80)
-            return false;
-    return true;
+    size_t n = strlen(name);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)name[i] >= 0x80)
+            return utf8_valid(name, n);
+    return false;
 }
 
 int
@@ -138,7 +143,7 @@ zip_writer_begin(zip_writer_t *w, const char *name, uint32_t mode, time_t mtime,
     bool dir = name[len - 1] == '/';
     entry_t *e = &w->cur;
     memset(e, 0, sizeof *e);
-    e->flags = ZIP_FLAG_DESCRIPTOR | (name_is_ascii(name) ? 0 : ZIP_FLAG_UTF8);
+    e->flags = ZIP_FLAG_DESCRIPTOR | (name_is_utf8_not_ascii(name) ? ZIP_FLAG_UTF8 : 0);
     e->method = dir || w->level == 0 ? ZIP_METHOD_STORE : ZIP_METHOD_DEFLATE;
     zip_dos_time(mtime, &e->dos_date, &e->dos_time);
     uint32_t perm = (mode & 07777) ? (mode & 07777) : dir ? 0755 : 0644;

@@ -534,7 +534,7 @@ bash_list(void)
         json_set_int(o, "pid", s->pid);
         json_set_str(o, "state", names[s->state]);
         json_set_str(o, "command", s->running);
-        json_set_str(o, "cwd", bash_cwd(s));
+        json_set_name(o, "cwd", bash_cwd(s));
         json_object_array_add(arr, o);
     }
     json_object *r = json_object_new_object();

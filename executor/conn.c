@@ -101,11 +101,15 @@ send_frame(conn_t *c, uint8_t type, uint8_t flags, uint32_t channel, const void 
     loop_watch_set(g_exec.loop, &c->w, EPOLLIN | EPOLLOUT);
 }
 
+/* Every JSON text we send is UTF-8 (docs/protocol.md): names are carried as json_set_name
+ * writes them, and anything else that is not UTF-8 (a path in an error message, a working
+ * directory) has its bad bytes written as U+FFFD here, the one way out. */
 static void
 send_json_frame(conn_t *c, uint8_t type, uint32_t channel, json_object *obj)
 {
     size_t len;
-    const char *s = json_text(obj, &len);
+    char *fixed;
+    const char *s = json_valid_text(json_text(obj, &len), &len, &fixed);
     if (len > FRAME_MAX_PAYLOAD) {
         /* Never send what a peer must refuse: say what was too big instead. */
         char msg[160];
@@ -115,9 +119,10 @@ send_json_frame(conn_t *c, uint8_t type, uint32_t channel, json_object *obj)
                      "max_frame (%u)\"}}",
                      frame_type_name(type), len, FRAME_MAX_PAYLOAD);
         send_frame(c, type, 0, channel, msg, (size_t)n);
-        return;
+    } else {
+        send_frame(c, type, 0, channel, s, len);
     }
-    send_frame(c, type, 0, channel, s, len);
+    free(fixed);
 }
 
 static void

@@ -25,11 +25,12 @@ static int
 resolve(channel_t *ch, json_object *req, const char *key, int flags, char out[PATH_MAX])
 {
     err_t err = {0};
-    const char *path = json_get_str(req, key, NULL);
-    if (!path) {
-        char msg[64];
-        snprintf(msg, sizeof msg, "missing string \"%s\"", key);
-        chan_close_error(ch, ERR_BAD_REQ, msg);
+    char path[PATH_MAX];
+    int n = json_get_name(req, key, path, sizeof path, &err); /* key_b64: the exact bytes */
+    if (n < 0) {
+        if (n == -ERR_NOT_FOUND)
+            snprintf(err.msg, sizeof err.msg, "missing string \"%s\"", key);
+        chan_close_error(ch, ERR_BAD_REQ, err.msg);
         return -1;
     }
     if (path_resolve(&g_exec.roots, json_get_str(req, "cwd", g_exec.workspace), path, flags, out,
@@ -89,7 +90,7 @@ on_upload_eof(channel_t *ch)
         return;
     }
     json_object *r = json_object_new_object();
-    json_set_str(r, "path", u->af.path);
+    json_set_name(r, "path", u->af.path);
     json_set_int(r, "size", (int64_t)u->size);
     free(u);
     ch->owner = NULL;
@@ -170,7 +171,7 @@ download_pump(channel_t *ch)
     }
     if (d && !d->remaining) {
         json_object *r = json_object_new_object();
-        json_set_str(r, "path", d->path);
+        json_set_name(r, "path", d->path);
         json_set_int(r, "bytes", (int64_t)d->sent);
         close(d->fd);
         free(d);
@@ -336,7 +337,7 @@ on_inotify(watch_t *w, uint32_t events)
             ev = json_object_new_object();
         }
         json_set_str(ev, "event", event_name(ie->mask));
-        json_set_str(ev, "path", path);
+        json_set_name(ev, "path", path);
         json_set_bool(ev, "is_dir", (ie->mask & IN_ISDIR) != 0);
         chan_send_json(dw->ch, ev);
         json_object_put(ev);
@@ -391,7 +392,7 @@ file_op_watch(channel_t *ch, json_object *req)
     ch->owner = dw;
     json_object *ev = json_object_new_object();
     json_set_str(ev, "event", "watching");
-    json_set_str(ev, "path", path);
+    json_set_name(ev, "path", path);
     json_set_int(ev, "directories", dw->ndirs);
     chan_send_json(ch, ev);
     json_object_put(ev);

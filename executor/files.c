@@ -101,12 +101,13 @@ int
 files_req_path(const files_ctx_t *c, json_object *req, const char *key, int flags,
                char out[PATH_MAX], err_t *err)
 {
-    const char *s;
-    if (files_req_str(req, key, &s, NULL, err) < 0)
+    char name[PATH_MAX];
+    int n = json_get_name(req, key, name, sizeof name, err);
+    if (n == -ERR_NOT_FOUND)
+        return err_set(err, ERR_BAD_REQ, "\"%s\" (or \"%s_b64\") is required", key, key);
+    if (n < 0)
         return -ERR_BAD_REQ;
-    if (!s)
-        return err_set(err, ERR_BAD_REQ, "\"%s\" is required", key);
-    return path_resolve(c->roots, c->cwd, s, flags, out, err);
+    return path_resolve(c->roots, c->cwd, name, flags, out, err);
 }
 
 /* True if abs is a root or holds one: removing or moving it would take a root away. */
@@ -147,7 +148,8 @@ stat_fields(json_object *o, const struct stat *st, int at, const char *name)
     if (S_ISLNK(st->st_mode)) {
         char target[PATH_MAX];
         ssize_t n = readlinkat(at, name, target, sizeof target - 1);
-        json_set_strn(o, "target", target, n > 0 ? (size_t)n : 0);
+        target[n > 0 ? n : 0] = '\0';
+        json_set_name(o, "target", target);
     }
 }
 
@@ -164,7 +166,7 @@ files_stat(const files_ctx_t *c, json_object *req, err_t *err)
         return NULL;
     }
     json_object *o = json_object_new_object();
-    json_set_str(o, "path", abs);
+    json_set_name(o, "path", abs);
     stat_fields(o, &st, AT_FDCWD, abs);
     json_set_int(o, "uid", st.st_uid);
     json_set_int(o, "gid", st.st_gid);
@@ -243,14 +245,14 @@ files_list(const files_ctx_t *c, json_object *req, err_t *err)
         if (fstatat(dirfd(d), v.names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
             continue; /* removed since readdir */
         json_object *en = json_object_new_object();
-        json_set_str(en, "name", v.names[i]);
+        json_set_name(en, "name", v.names[i]);
         stat_fields(en, &st, dirfd(d), v.names[i]);
         json_object_array_add(entries, en);
     }
     closedir(d);
     names_free(&v);
     json_object *o = json_object_new_object();
-    json_set_str(o, "path", abs);
+    json_set_name(o, "path", abs);
     json_set(o, "entries", entries);
     json_set_int(o, "total", (int64_t)total);
     json_set_bool(o, "truncated", total > FILES_LIST_MAX);
@@ -316,7 +318,7 @@ files_mkdir(const files_ctx_t *c, json_object *req, err_t *err)
         }
     }
     json_object *o = json_object_new_object();
-    json_set_str(o, "path", abs);
+    json_set_name(o, "path", abs);
     json_set_bool(o, "created", created);
     return o;
 }
@@ -419,8 +421,8 @@ files_move(const files_ctx_t *c, json_object *req, err_t *err)
         return NULL;
     }
     json_object *o = json_object_new_object();
-    json_set_str(o, "from", from);
-    json_set_str(o, "to", to);
+    json_set_name(o, "from", from);
+    json_set_name(o, "to", to);
     return o;
 }
 
@@ -493,6 +495,6 @@ files_remove(const files_ctx_t *c, json_object *req, err_t *err)
         return NULL;
     }
     json_object *o = json_object_new_object();
-    json_set_str(o, "path", abs);
+    json_set_name(o, "path", abs);
     return o;
 }

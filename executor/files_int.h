@@ -19,7 +19,8 @@ int files_req_str(json_object *req, const char *key, const char **out, size_t *l
 int files_req_bool(json_object *req, const char *key, bool def, bool *out, err_t *err);
 int files_req_int(json_object *req, const char *key, int64_t def, int64_t *out, err_t *err);
 int files_req_mode(json_object *req, mode_t *mode, err_t *err);
-/* Resolves the required path field key through path_resolve(). */
+/* Resolves the required path field key through path_resolve(): its exact bytes from key_b64
+ * when given (json_get_name), else the string key. */
 int files_req_path(const files_ctx_t *c, json_object *req, const char *key, int flags,
                    char out[PATH_MAX], err_t *err);
 

@@ -107,6 +107,8 @@ files_oh_list(const files_ctx_t *c, json_object *req, err_t *err)
         qsort(dirs.names, dirs.n, sizeof *dirs.names, cmp_lower);
     if (others.n > 1)
         qsort(others.names, others.n, sizeof *others.names, cmp_lower);
+    /* Upstream's reply is an array of names: no room for a name's bytes beside it. A name that
+     * is not UTF-8 leaves with U+FFFD for its bad bytes (conn.c); file.list has them. */
     for (size_t i = 0; i < dirs.n; i++)
         json_object_array_add(files, json_object_new_string(dirs.names[i]));
     for (size_t i = 0; i < others.n; i++)

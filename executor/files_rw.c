@@ -140,7 +140,7 @@ files_read(const files_ctx_t *c, json_object *req, err_t *err)
         goto err;
     }
     json_object *o = json_object_new_object();
-    json_set_str(o, "path", abs);
+    json_set_name(o, "path", abs);
     json_set_strn(o, "content", r.content.data ? r.content.data : "", r.content.len);
     json_set_int(o, "total_lines", total);
     json_set_int(o, "start_line", r.start);
@@ -260,7 +260,7 @@ files_write(const files_ctx_t *c, json_object *req, err_t *err)
     }
     buf_free(&decoded);
     json_object *o = json_object_new_object();
-    json_set_str(o, "path", abs);
+    json_set_name(o, "path", abs);
     json_set_int(o, "size", size);
     return o;
 err:

@@ -50,7 +50,7 @@ on_readable(watch_t *w, uint32_t events)
         while (p->running && p->in.len && (nl = memchr(p->in.data, '\n', p->in.len))) {
             size_t n = (size_t)(nl - p->in.data);
             err_t e = {0};
-            json_object *ev = json_parse(p->in.data, n, &e);
+            json_object *ev = json_parse_lossy(p->in.data, n, &e);
             buf_consume(&p->in, n + 1);
             if (ev && p->on_event)
                 p->on_event(p, ev);

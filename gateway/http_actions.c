@@ -224,6 +224,11 @@ on_rt_route(void *ud, const route_t *r)
         return;
     err_t perr = {0};
     json_object *body = h->body_len ? json_parse(h->body, h->body_len, &perr) : NULL;
+    if (!body && perr.code == EILSEQ) {
+        /* FastAPI's answer: its json.loads fails decoding, not as a JSONDecodeError */
+        http_rt_fail(h, ERR_BAD_REQ, "There was an error parsing the body");
+        return;
+    }
     if (!body || !json_object_is_type(body, json_type_object)) {
         json_object_put(body);
         http_rt_invalid(h, "json_invalid", "body", NULL, "JSON decode error");

@@ -143,7 +143,8 @@ http_rest_body(http_req_t *h)
     err_t err = {0};
     json_object *o = json_parse(h->body, h->body_len, &err);
     if (!o) {
-        http_rest_fail(h, ERR_BAD_REQ, "malformed JSON: %s", err.msg);
+        http_rest_fail(h, ERR_BAD_REQ, "%s%s",
+                       err.code == EILSEQ ? "the body is " : "malformed JSON: ", err.msg);
         return NULL;
     }
     if (!json_object_is_type(o, json_type_object)) {

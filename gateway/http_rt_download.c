@@ -114,6 +114,15 @@ mode_bits(json_object *e)
     return (uint32_t)strtoul(json_get_str(e, "mode", "0"), NULL, 8) & 07777;
 }
 
+/* An entry's name as its bytes (name_b64 when it is not UTF-8), "" when it has none. */
+static const char *
+entry_name(json_object *e, char out[RT_PATH_MAX])
+{
+    if (json_get_name(e, "name", out, RT_PATH_MAX, NULL) < 0)
+        out[0] = '\0';
+    return out;
+}
+
 static int
 dl_add(dl_t *d, const char *rel, const char *abs, json_object *e)
 {
@@ -159,10 +168,11 @@ push(dl_t *d, const char *abs, const char *rel, json_object *res, int depth)
     }
     json_object *entries = json_get(res, "entries");
     size_t n = entries ? json_object_array_length(entries) : 0;
-    char cabs[RT_PATH_MAX], crel[RT_PATH_MAX];
+    char cabs[RT_PATH_MAX], crel[RT_PATH_MAX], name[RT_PATH_MAX];
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(entries, i);
-        const char *name = json_get_str(e, "name", ""), *type = json_get_str(e, "type", "");
+        const char *type = json_get_str(e, "type", "");
+        entry_name(e, name);
         if (is_dir(e) || (strcmp(type, "file") && strcmp(type, "symlink")))
             continue;
         if (http_rt_join(cabs, sizeof cabs, abs, name) < 0 ||
@@ -186,7 +196,7 @@ list_op(http_req_t *h, const char *path, session_op_cb cb)
     gw_session_t *s = session_find(d->sid);
     json_object *op = json_object_new_object();
     json_set_str(op, "op", "file.list");
-    json_set_str(op, "path", path);
+    json_set_name(op, "path", path);
     json_set_bool(op, "hidden", true);
     err_t err = {0};
     int rc = s ? session_probe_op(s, op, cb, (void *)(uintptr_t)h->id, &err) : -1;
@@ -214,8 +224,8 @@ on_sub_listed(void *ud, json_object *res)
     if (!err) {
         json_object *entries = json_get(top->res, "entries");
         json_object *e = json_object_array_get_idx(entries, top->next - 1);
-        char cabs[RT_PATH_MAX], crel[RT_PATH_MAX];
-        const char *name = json_get_str(e, "name", "");
+        char cabs[RT_PATH_MAX], crel[RT_PATH_MAX], name[RT_PATH_MAX];
+        entry_name(e, name);
         int depth = top->depth + 1;
         http_rt_join(cabs, sizeof cabs, top->abs, name); /* checked before the listing */
         http_rt_join(crel, sizeof crel, top->rel, name);
@@ -246,8 +256,8 @@ walk(http_req_t *h)
             continue;
         }
         json_object *e = json_object_array_get_idx(entries, top->next++);
-        char cabs[RT_PATH_MAX], crel[RT_PATH_MAX];
-        const char *name = json_get_str(e, "name", "");
+        char cabs[RT_PATH_MAX], crel[RT_PATH_MAX], name[RT_PATH_MAX];
+        entry_name(e, name);
         if (http_rt_join(cabs, sizeof cabs, top->abs, name) < 0 ||
             http_rt_join(crel, sizeof crel, top->rel, name) < 0) {
             http_rt_failf(h, ERR_INTERNAL, "Path too long under %.400s", top->abs);
@@ -294,7 +304,10 @@ on_root_listed(void *ud, json_object *res)
     json_object *err = json_get(res, "error");
     int code = err ? err_from_gateway_name(json_get_str(err, "code", "")) : 0;
     if (!err) {
-        if (push(d, json_get_str(res, "path", d->path), "", json_object_get(res), 0) < 0) {
+        char root[RT_PATH_MAX];
+        if (json_get_name(res, "path", root, sizeof root, NULL) < 0)
+            snprintf(root, sizeof root, "%s", d->path);
+        if (push(d, root, "", json_object_get(res), 0) < 0) {
             http_rt_fail(h, ERR_INTERNAL, d->why);
             return;
         }
@@ -303,7 +316,7 @@ on_root_listed(void *ud, json_object *res)
         gw_session_t *s = session_find(d->sid);
         json_object *op = json_object_new_object();
         json_set_str(op, "op", "file.stat");
-        json_set_str(op, "path", d->path);
+        json_set_name(op, "path", d->path);
         err_t e = {0};
         if (!s || session_probe_op(s, op, on_stat, ud, &e) < 0)
             http_rt_fail(h, ERR_INTERNAL, s ? e.msg : "Runtime disconnected");
@@ -424,7 +437,7 @@ next_file(dl_t *d)
         d->err = (err_t){0};
         json_object *op = json_object_new_object();
         json_set_str(op, "op", "file.download");
-        json_set_str(op, "path", d->v[d->cur].abs);
+        json_set_name(op, "path", d->v[d->cur].abs);
         json_set_int(op, "offset", 0);
         json_set_int(op, "length", -1);
         err_t err = {0};

@@ -53,7 +53,7 @@ ul_next_entry(ul_t *u)
         gw_session_t *s = session_find(u->sid);
         json_object *op = json_object_new_object();
         json_set_str(op, "op", "file.mkdir");
-        json_set_str(op, "path", target);
+        json_set_name(op, "path", target);
         json_set_bool(op, "parents", true);
         err_t err = {0};
         if (!s || session_exec_op(s, op, on_dir_made, (void *)(uintptr_t)h->id, &err) < 0)

@@ -218,7 +218,7 @@ ul_open_upload(ul_t *u, const char *path, unsigned long long max, uint32_t mode)
     gw_session_t *s = session_find(u->sid);
     json_object *op = json_object_new_object();
     json_set_str(op, "op", "file.upload");
-    json_set_str(op, "path", path);
+    json_set_name(op, "path", path);
     json_set_bool(op, "parents", true);
     json_set_int(op, "max_bytes", (int64_t)max);
     if (mode) {
@@ -335,7 +335,7 @@ prepare(ul_t *u)
     gw_session_t *s = session_find(u->sid);
     json_object *op = json_object_new_object();
     json_set_str(op, "op", "file.mkdir");
-    json_set_str(op, "path", u->dest);
+    json_set_name(op, "path", u->dest);
     json_set_bool(op, "parents", true);
     err_t err = {0};
     if (!s || session_exec_op(s, op, on_dest_made, (void *)(uintptr_t)h->id, &err) < 0)

@@ -145,8 +145,10 @@ void
 http_answer_json(http_req_t *h, int status, json_object *o)
 {
     size_t len;
-    const char *t = json_text(o, &len);
+    char *fixed; /* a name that is not UTF-8 in a message (an error naming a path) */
+    const char *t = json_valid_text(json_text(o, &len), &len, &fixed);
     http_answer(h, status, NULL, t, len);
+    free(fixed);
     json_object_put(o);
 }
 

@@ -80,7 +80,7 @@ netd_request(json_object *req, int fd, err_t *err)
     else if ((n = recv(s, buf, NETD_MSG_MAX, 0)) <= 0)
         err_set(err, ERR_UNAVAILABLE, "the network service closed the connection");
     else
-        ans = json_parse(buf, (size_t)n, err);
+        ans = json_parse_lossy(buf, (size_t)n, err);
     free(buf);
     close(s);
     if (!ans)
@@ -162,7 +162,7 @@ on_readable(uv_poll_t *p, int status, int events)
         return;
     }
     err_t err = {0};
-    json_object *ev = json_parse(buf, (size_t)n, &err);
+    json_object *ev = json_parse_lossy(buf, (size_t)n, &err);
     free(buf);
     if (ev && json_get(ev, "ev") && sub.on_event)
         sub.on_event(ev);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw.h"
 #include "json_util.h"
 #include "ws_int.h"
 #include "ws_server.h"
@@ -119,13 +120,27 @@ ws_reply(struct lws *wsi, json_object *msg)
     ws_queue_reply(wsi, p, msg);
 }
 
+/* Every text frame is UTF-8 (RFC 6455 5.6: a browser fails the connection on one that is not,
+ * and the session's timeline could not be read past it). What the gateway writes is UTF-8
+ * already; an event read back from Redis is whatever someone with its password wrote there:
+ * its bad bytes go as U+FFFD, the event itself goes, and the log says so. */
 int
 ws_write_text(struct lws *wsi, const char *s, size_t n, enum lws_write_protocol proto)
 {
+    char *fixed = NULL;
+    if (proto == LWS_WRITE_TEXT) {
+        size_t was = n;
+        s = json_valid_text(s, &n, &fixed);
+        if (fixed)
+            GW_LOG("a text frame of %zu bytes was not UTF-8 (%.60s...): its bad bytes sent as "
+                   "U+FFFD",
+                   was, s);
+    }
     unsigned char *b = xmalloc(LWS_PRE + n);
     memcpy(b + LWS_PRE, s, n);
     int w = lws_write(wsi, b + LWS_PRE, n, proto);
     free(b);
+    free(fixed);
     return w < (int)n ? -1 : 0;
 }
 

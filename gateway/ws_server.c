@@ -192,11 +192,15 @@ handle_message(struct lws *wsi, pss_t *p, bool binary)
         ws_terminal_message(p, NULL);
         return;
     }
+    /* A binary message is parsed as JSON too: json_parse checks it is UTF-8 (a text message
+     * was checked as it came, on_receive). */
     err_t err = {0};
     json_object *msg = json_parse(p->msg.data ? p->msg.data : "", p->msg.len, &err);
     if (!msg || !json_object_is_type(msg, json_type_object)) {
-        ws_queue_reply(
-            wsi, p, ws_error_msg("bad_request", msg ? "messages are JSON objects" : err.msg, NULL));
+        char why[ERR_MSG_MAX + 32];
+        snprintf(why, sizeof why, "%s%s", err.code == EILSEQ ? "the message is " : "",
+                 msg ? "messages are JSON objects" : err.msg);
+        ws_queue_reply(wsi, p, ws_error_msg("bad_request", why, NULL));
         json_object_put(msg);
         return;
     }

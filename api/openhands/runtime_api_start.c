@@ -353,7 +353,7 @@ wait_started(api_req_t *r, const char *sid, int timeout_ms)
                 if (!strstr(t, "\"status\""))
                     continue;
                 err_t err = {0};
-                json_object *ev = json_parse(t, ent->element[1]->element[k + 1]->len, &err);
+                json_object *ev = json_parse_lossy(t, ent->element[1]->element[k + 1]->len, &err);
                 const char *st = json_get_str(ev, "status", "");
                 done = !strcmp(json_get_str(ev, "type", ""), "status") &&
                        (!strcmp(st, "READY") || !strcmp(st, "ERROR") || !strcmp(st, "STOPPED") ||

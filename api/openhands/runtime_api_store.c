@@ -242,7 +242,7 @@ oh_load(api_req_t *r, const char *sid, oh_rt_t *rt)
     for (size_t i = 0; i + 1 < h->elements; i += 2)
         if (!strcmp(h->element[i]->str, "start")) {
             err_t err = {0};
-            rt->start = json_parse(h->element[i + 1]->str, h->element[i + 1]->len, &err);
+            rt->start = json_parse_lossy(h->element[i + 1]->str, h->element[i + 1]->len, &err);
         }
     freeReplyObject(h);
     if (!oh_rid_ok(rt->rid)) {

@@ -150,7 +150,7 @@ read_message(cdp_t *c, long deadline, bool *dead)
         if (nul) {
             size_t n = (size_t)(nul - c->in.data);
             err_t e = {0};
-            json_object *m = n ? json_parse(c->in.data, n, &e) : NULL;
+            json_object *m = n ? json_parse_lossy(c->in.data, n, &e) : NULL;
             buf_consume(&c->in, n + 1);
             if (m)
                 return m;
@@ -242,7 +242,7 @@ cdp_pump(cdp_t *c)
     while (c->in.len && (nul = memchr(c->in.data, '\0', c->in.len))) {
         size_t n = (size_t)(nul - c->in.data);
         err_t e = {0};
-        json_object *m = n ? json_parse(c->in.data, n, &e) : NULL;
+        json_object *m = n ? json_parse_lossy(c->in.data, n, &e) : NULL;
         buf_consume(&c->in, n + 1);
         if (m)
             on_event(c, m);

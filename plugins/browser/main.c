@@ -485,7 +485,7 @@ main(int argc, char **argv)
             continue;
         }
         err_t e = {0};
-        json_object *req = json_parse(in.data, (size_t)(nl - in.data), &e);
+        json_object *req = json_parse_lossy(in.data, (size_t)(nl - in.data), &e);
         buf_consume(&in, (size_t)(nl - in.data) + 1);
         if (req && strcmp(json_get_str(req, "op", ""), "step") == 0)
             do_step(req);

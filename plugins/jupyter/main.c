@@ -142,7 +142,7 @@ poll_stdin(bool readable)
     while ((line = next_line(readable))) {
         readable = false;
         err_t e = {0};
-        json_object *r = json_parse(line, strlen(line), &e);
+        json_object *r = json_parse_lossy(line, strlen(line), &e);
         if (r && strcmp(json_get_str(r, "op", ""), "interrupt") == 0)
             kernel_interrupt(&g.k);
         else
@@ -393,7 +393,7 @@ main(int argc, char **argv)
                 continue;
         }
         err_t e = {0};
-        json_object *req = json_parse(line, strlen(line), &e);
+        json_object *req = json_parse_lossy(line, strlen(line), &e);
         free(line);
         if (req && strcmp(json_get_str(req, "op", ""), "run") == 0)
             do_run(req);

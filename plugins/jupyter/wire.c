@@ -101,7 +101,7 @@ jw_build(const char *key, const char *session, const char *msg_type, json_object
 static json_object *
 parse_obj(const jw_frame_t *f, const char *what, err_t *err)
 {
-    json_object *o = json_parse(f->p, f->n, err);
+    json_object *o = json_parse_lossy(f->p, f->n, err);
     if (o && !json_object_is_type(o, json_type_object)) {
         json_object_put(o);
         o = NULL;

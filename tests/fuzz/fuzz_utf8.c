@@ -2,11 +2,15 @@
  * piecewise check (split where the input says) agrees with the whole-text check and with a walk
  * by utf8_decode; every decoded character encodes back to its bytes; the cut never splits a
  * character of a valid prefix and agrees with where the piecewise check stands; counting agrees
- * with the walk; a code point taken from the input survives encode and decode. */
+ * with the walk; a code point taken from the input survives encode and decode; the repair is
+ * valid, the identity on valid text, and replaces exactly the bytes the walk stops at; JSON
+ * parsing accepts only UTF-8 and its lossy form only ever yields UTF-8. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "json_util.h"
 #include "utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -88,11 +92,52 @@ check_code_point(const uint8_t *data, size_t size)
         __builtin_trap();
 }
 
+/* The repair against a walk of its own: a valid character is copied, any other byte is one
+ * U+FFFD; the result is valid, and the input itself when that was valid. */
+static void
+check_repair(const uint8_t *data, size_t size)
+{
+    uint8_t *out = malloc(UTF8_REPAIRED_MAX(size) + 1);
+    size_t len = utf8_repair(data, size, out), w = 0;
+    for (size_t i = 0; i < size;) {
+        size_t k = utf8_seq_len(data + i, size - i);
+        const uint8_t *want = k ? data + i : (const uint8_t *)"\xEF\xBF\xBD";
+        size_t wlen = k ? k : 3;
+        if (w + wlen > len || memcmp(out + w, want, wlen))
+            __builtin_trap();
+        w += wlen;
+        i += k ? k : 1;
+    }
+    bool valid = utf8_valid(data, size);
+    if (w != len || !utf8_valid(out, len) || (valid && (len != size || memcmp(out, data, size))) ||
+        (utf8_invalid_at(data, size) == size) != valid)
+        __builtin_trap();
+    free(out);
+}
+
+static void
+check_json(const uint8_t *data, size_t size)
+{
+    err_t err;
+    json_object *o = json_parse((const char *)data, size, &err);
+    if (o && !utf8_valid(data, size))
+        __builtin_trap();
+    json_object_put(o);
+    o = json_parse_lossy((const char *)data, size, &err);
+    size_t len;
+    const char *t = o ? json_text(o, &len) : NULL;
+    if (t && !utf8_valid(t, len))
+        __builtin_trap();
+    json_object_put(o);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_whole_text(data, size);
     check_cuts(data, size);
     check_code_point(data, size);
+    check_repair(data, size);
+    check_json(data, size);
     return 0;
 }

@@ -150,6 +150,45 @@ test_disposition_quotes_nothing_it_should_not(void **state)
     assert_string_equal(d, "attachment; filename=\"caf__\"; filename*=UTF-8''caf%C3%A9");
 }
 
+/* A name that is not UTF-8 goes to the executor as text and exact bytes (path_b64), from a
+ * query's percent-decoded bytes or from a body's *_b64 field. */
+static void
+test_names_that_are_not_utf8_keep_their_bytes(void **state)
+{
+    (void)state;
+    const char *const rm[] = {"path=d/a\xFF"
+                              "b",
+                              NULL};
+    file_req_query_t q = {get, rm};
+    err_t err = {0};
+    json_object *op = file_req_remove(&q, &err);
+    assert_string_equal(json_get_str(op, "path", ""), "d/a\xEF\xBF\xBD"
+                                                      "b");
+    assert_string_equal(json_get_str(op, "path_b64", ""), "ZC9h/2I=");
+    json_object_put(op);
+
+    json_object *b = body("{\"from_b64\":\"ZC9h/2I=\",\"to\":\"ok\"}");
+    op = file_req_move(b, &err);
+    assert_non_null(op);
+    assert_string_equal(json_get_str(op, "from_b64", ""), "ZC9h/2I=");
+    assert_string_equal(json_get_str(op, "to", ""), "ok");
+    assert_null(json_get(op, "to_b64"));
+    json_object_put(op);
+    json_object_put(b);
+    b = body("{\"path_b64\":\"ZC9h/2I=\",\"content\":\"hi\"}");
+    op = file_req_write(b, &err);
+    assert_string_equal(json_get_str(op, "path", ""), "d/a\xEF\xBF\xBD"
+                                                      "b");
+    assert_string_equal(json_get_str(op, "path_b64", ""), "ZC9h/2I=");
+    assert_string_equal(json_get_str(op, "content", ""), "hi");
+    json_object_put(op);
+    json_object_put(b);
+    b = body("{\"path_b64\":\"not base64!\"}");
+    assert_null(file_req_mkdir(b, &err));
+    assert_string_equal(err.msg, "\"path_b64\" is not base64");
+    json_object_put(b);
+}
+
 int
 main(void)
 {
@@ -159,6 +198,7 @@ main(void)
         cmocka_unit_test(test_bodies_are_checked_field_by_field),
         cmocka_unit_test(test_upload_bounds_max_bytes_and_append_writes_base64),
         cmocka_unit_test(test_disposition_quotes_nothing_it_should_not),
+        cmocka_unit_test(test_names_that_are_not_utf8_keep_their_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

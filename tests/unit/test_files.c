@@ -93,6 +93,57 @@ test_list_sorted_with_types_and_hidden(void **state)
     json_object_put(r);
 }
 
+/* A name that is not UTF-8 is listed as text (U+FFFD for each bad byte) with its bytes in
+ * name_b64, and path_b64 takes it back: stat, move and remove act on that very file. */
+static void
+test_names_that_are_not_utf8_go_both_ways(void **state)
+{
+    (void)state;
+    char want[PATH_MAX];
+    assert_int_equal(mkdir(at("d\xFE"), 0755), 0);
+    put_str("d\xFE/a\xFF"
+            "b",
+            "x");
+    assert_int_equal(symlink("a\xFF"
+                             "b",
+                             at("d\xFE/l")),
+                     0);
+    json_object *r = run(files_list, "{\"path_b64\": \"ZP4=\"}"); /* d\xFE */
+    assert_non_null(r);
+    snprintf(want, sizeof want, "%s/d\xEF\xBF\xBD", root);
+    assert_string_equal(str(r, "path"), want);
+    json_object *e = json_get(r, "entries");
+    assert_int_equal(json_object_array_length(e), 2);
+    json_object *f = json_object_array_get_idx(e, 0), *l = json_object_array_get_idx(e, 1);
+    assert_string_equal(str(f, "name"), "a\xEF\xBF\xBD"
+                                        "b");
+    assert_string_equal(str(f, "name_b64"), "Yf9i");
+    assert_string_equal(str(l, "name"), "l");
+    assert_null(json_get(l, "name_b64"));
+    assert_string_equal(str(l, "target"), "a\xEF\xBF\xBD"
+                                          "b");
+    assert_string_equal(str(l, "target_b64"), "Yf9i");
+    json_object_put(r);
+
+    /* the exact bytes in, the same file out: path and path_b64 of the reply are its name */
+    r = run(files_stat, "{\"path\": \"shown only\", \"path_b64\": \"ZP4vYf9i\"}");
+    assert_non_null(r);
+    assert_int_equal(json_get_int(r, "size", -1), 1);
+    char raw[PATH_MAX];
+    assert_true(json_get_name(r, "path", raw, sizeof raw, NULL) > 0);
+    assert_string_equal(raw, at("d\xFE/a\xFF"
+                                "b"));
+    json_object_put(r);
+    OK(files_move, "{\"from_b64\": \"ZP4vYf9i\", \"to\": \"plain\"}");
+    assert_string_equal(get("plain", NULL), "x");
+    OK(files_move, "{\"from\": \"plain\", \"to_b64\": \"ZP4vYf9i\"}");
+    OK(files_remove, "{\"path_b64\": \"ZP4vYf9i\"}");
+    assert_false(exists("d\xFE/a\xFF"
+                        "b"));
+    FAILS(ERR_BAD_REQ, files_stat, "{\"path_b64\": \"%%%%\"}");
+    FAILS(ERR_BAD_REQ, files_stat, "{}");
+}
+
 static void
 test_list_caps_at_10000_and_says_so(void **state)
 {
@@ -364,6 +415,7 @@ main(void)
         T(test_stat_does_not_follow_final_symlink),
         T(test_stat_errors),
         T(test_list_sorted_with_types_and_hidden),
+        T(test_names_that_are_not_utf8_go_both_ways),
         T(test_list_caps_at_10000_and_says_so),
         T(test_list_errors),
         T(test_mkdir),

@@ -312,6 +312,49 @@ test_characters_are_counted_and_found_by_their_first_byte(void **state)
     assert_false(utf8_is_continuation(0xC0));
 }
 
+/* Where the first bad byte is, and the text made valid: one U+FFFD per bad byte, the rest kept
+ * (runs of ASCII longer than the 8-byte step included). */
+static void
+test_invalid_at_finds_the_first_bad_byte_and_repair_replaces_each(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+        size_t bad;
+    } cases[] = {
+        {"", "", 0},
+        {"plain ascii text, longer than eight", "plain ascii text, longer than eight", 35},
+        {"a\xFF"
+         "b",
+         "a\xEF\xBF\xBD"
+         "b",
+         1},
+        {"0123456789abcdef\xFE\xFF", "0123456789abcdef\xEF\xBF\xBD\xEF\xBF\xBD", 16},
+        {"\xC0\xAF/", "\xEF\xBF\xBD\xEF\xBF\xBD/", 0},                 /* overlong '/' */
+        {"x\xED\xA0\x80", "x\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD", 1}, /* surrogate */
+        {"\xC3\xA9t\xC3\xA9\xE2\x82", "\xC3\xA9t\xC3\xA9\xEF\xBF\xBD\xEF\xBF\xBD",
+         5}, /* cut short */
+        {"\xF0\x9F\x98\x80 ok", "\xF0\x9F\x98\x80 ok", 7},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        size_t n = strlen(cases[i].in);
+        char out[UTF8_REPAIRED_MAX(64)];
+        assert_int_equal(utf8_invalid_at(cases[i].in, n), cases[i].bad);
+        size_t len = utf8_repair(cases[i].in, n, out);
+        if (len != strlen(cases[i].out) || memcmp(out, cases[i].out, len))
+            fail_msg("case %zu: repaired to %.*s", i, (int)len, out);
+        assert_true(valid(out, len));
+    }
+    /* every short string: the repair is valid, and the identity on valid text */
+    uint8_t in[3], out[UTF8_REPAIRED_MAX(3)];
+    for (uint32_t v = 0; v < 1u << 24; v += 7) {
+        in[0] = (uint8_t)v, in[1] = (uint8_t)(v >> 8), in[2] = (uint8_t)(v >> 16);
+        size_t len = utf8_repair(in, 3, out);
+        if (!utf8_valid(out, len) || (utf8_valid(in, 3) && (len != 3 || memcmp(in, out, 3))))
+            fail_msg("%02x %02x %02x repaired badly", in[0], in[1], in[2]);
+    }
+}
+
 int
 main(void)
 {
@@ -327,6 +370,7 @@ main(void)
         cmocka_unit_test(test_seq_len_refuses_what_the_check_refuses),
         cmocka_unit_test(test_complete_prefix_drops_only_a_character_that_could_still_finish),
         cmocka_unit_test(test_characters_are_counted_and_found_by_their_first_byte),
+        cmocka_unit_test(test_invalid_at_finds_the_first_bad_byte_and_repair_replaces_each),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

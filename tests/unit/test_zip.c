@@ -109,6 +109,42 @@ test_empty_archive_round_trips(void **state)
     buf_free(&zip);
 }
 
+/* The UTF-8 flag (bit 11 of the local header's flags, at offset 6) only on a name that is
+ * UTF-8: a sandbox's name that is not goes as its bytes, which a reader takes as CP437. */
+static void
+test_utf8_flag_only_on_names_that_are_utf8(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *read_as;
+        bool flag;
+    } cases[] = {
+        {"plain.txt", "plain.txt", false},
+        {"caf\xc3\xa9.txt", "caf\xc3\xa9.txt", true},
+        {"a\xff"
+         "b",
+         "a\xc2\xa0"
+         "b",
+         false}, /* CP437 0xFF is U+00A0 */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        buf_t zip = BUF_INIT;
+        zip_writer_t *w = zip_writer_new(sink_buf, &zip, 0);
+        add_entry(w, cases[k].name, "x", 1);
+        err_t err = {0};
+        assert_int_equal(zip_writer_finish(w, &err), 0);
+        zip_writer_free(w);
+        uint16_t flags = (uint16_t)((unsigned char)zip.data[6] | (unsigned char)zip.data[7] << 8);
+        assert_int_equal((flags & 0x800) != 0, cases[k].flag);
+        assert_memory_equal(zip.data + 30, cases[k].name, strlen(cases[k].name));
+        zip_reader_t *z;
+        assert_int_equal(zip_reader_open_mem(&z, zip.data, zip.len, NULL, &err), 0);
+        assert_string_equal(zip_reader_entry(z, 0)->path, cases[k].read_as);
+        zip_reader_free(z);
+        buf_free(&zip);
+    }
+}
+
 static int
 sink_fails_after(void *ud, const void *p, size_t n)
 {
@@ -312,6 +348,7 @@ main(void)
         cmocka_unit_test(test_round_trip_deflated),
         cmocka_unit_test(test_round_trip_stored),
         cmocka_unit_test(test_empty_archive_round_trips),
+        cmocka_unit_test(test_utf8_flag_only_on_names_that_are_utf8),
         cmocka_unit_test(test_writer_sink_failure_is_sticky),
         cmocka_unit_test(test_writer_refuses_bad_use),
         cmocka_unit_test(test_python_reads_our_zip),

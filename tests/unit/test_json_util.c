@@ -1,0 +1,151 @@
+/* test_json_util.c — common/json_util's UTF-8 rules: json_parse refuses a text that is not UTF-8
+ * (strict: overlongs and surrogates too) and says where; json_parse_lossy reads such bytes as
+ * U+FFFD; a name that is not UTF-8 goes out as text plus its exact bytes (json_set_name) and
+ * comes back from either field (json_get_name); json_valid_text makes a text valid on its way
+ * out. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_util.h"
+#include "utf8.h"
+
+static void
+test_parse_refuses_a_text_that_is_not_utf8_and_says_where(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"{\"a\":\"x\xFFy\"}", "{\"a\":\"x\xC0\xAFy\"}",
+                                      "{\"a\":\"x\xED\xA0\x80y\"}",
+                                      "{\"a\":\"x\xF4\x90\x80\x80y\"}", "{\"a\":\"x\xE2\x82\"}"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        err_t err = {0};
+        assert_null(json_parse(bad[i], strlen(bad[i]), &err));
+        assert_int_equal(err.code, EILSEQ);
+        assert_string_equal(err.msg, "not valid UTF-8 (byte 7)");
+    }
+    /* UTF-8 text parses; an escaped lone surrogate is json-c's U+FFFD, never its bytes */
+    err_t err = {0};
+    const char *good = "{\"a\":\"\xC3\xA9\xF0\x9F\x98\x80\",\"b\":\"\\udcff\"}";
+    json_object *o = json_parse(good, strlen(good), &err);
+    assert_non_null(o);
+    assert_string_equal(json_get_str(o, "a", ""), "\xC3\xA9\xF0\x9F\x98\x80");
+    assert_string_equal(json_get_str(o, "b", ""), "\xEF\xBF\xBD");
+    json_object_put(o);
+}
+
+static void
+test_lossy_parse_reads_bad_bytes_as_replacement_characters(void **state)
+{
+    (void)state;
+    err_t err = {0};
+    const char *text = "{\"name\":\"a\xFF"
+                       "b\",\"n\":1}";
+    json_object *o = json_parse_lossy(text, strlen(text), &err);
+    assert_non_null(o);
+    assert_string_equal(json_get_str(o, "name", ""), "a\xEF\xBF\xBD"
+                                                     "b");
+    assert_int_equal(json_get_int(o, "n", 0), 1);
+    size_t len;
+    const char *out = json_text(o, &len);
+    assert_true(utf8_valid(out, len));
+    json_object_put(o);
+    /* what is not JSON stays refused */
+    assert_null(json_parse_lossy("{\xFF}", 3, &err));
+    assert_int_equal(err.code, ERR_PROTO);
+}
+
+static void
+test_a_name_goes_as_text_with_its_exact_bytes_beside_it(void **state)
+{
+    (void)state;
+    json_object *o = json_object_new_object();
+    json_set_name(o, "name",
+                  "a\xFF"
+                  "b");
+    json_set_name(o, "path", "/workspace/\xC3\xA9");
+    json_set_name(o, "target", NULL);
+    assert_string_equal(json_get_str(o, "name", ""), "a\xEF\xBF\xBD"
+                                                     "b");
+    assert_string_equal(json_get_str(o, "name_b64", ""), "Yf9i");
+    assert_string_equal(json_get_str(o, "path", ""), "/workspace/\xC3\xA9");
+    assert_null(json_get(o, "path_b64")); /* only a name that is not UTF-8 has it */
+    assert_true(json_object_object_get_ex(o, "target", NULL));
+    assert_null(json_get(o, "target"));
+
+    char out[16];
+    err_t err = {0};
+    assert_int_equal(json_get_name(o, "name", out, sizeof out, &err), 3); /* the bytes win */
+    assert_memory_equal(out,
+                        "a\xFF"
+                        "b",
+                        4);
+    assert_int_equal(json_get_name(o, "path", out, sizeof out, &err), 13);
+    assert_string_equal(out, "/workspace/\xC3\xA9");
+    assert_int_equal(json_get_name(o, "target", out, sizeof out, &err), -ERR_NOT_FOUND);
+    assert_int_equal(json_get_name(o, "absent", out, sizeof out, &err), -ERR_NOT_FOUND);
+    json_object_put(o);
+}
+
+static void
+test_get_name_refuses_what_is_no_name(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json, *msg;
+    } cases[] = {
+        {"{\"p_b64\":\"%%%\"}", "\"p_b64\" is not base64"},
+        {"{\"p_b64\":\"YQBi\"}", "\"p_b64\" contains a NUL byte"}, /* a\0b */
+        {"{\"p\":\"a\\u0000b\"}", "\"p\" contains a NUL byte"},
+        {"{\"p\":7}", "\"p\" must be a string"},
+        {"{\"p_b64\":[]}", "\"p_b64\" must be a string"},
+        {"{\"p\":\"0123456789abcdef\"}", "\"p\" is longer than 15 bytes"},
+        {"{\"p_b64\":\"MDEyMzQ1Njc4OWFiY2RlZg==\"}", "\"p_b64\" is longer than 15 bytes"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        err_t err = {0};
+        json_object *o = json_parse(cases[i].json, strlen(cases[i].json), &err);
+        assert_non_null(o);
+        char out[16];
+        assert_int_equal(json_get_name(o, "p", out, sizeof out, &err), -ERR_BAD_REQ);
+        assert_string_equal(err.msg, cases[i].msg);
+        json_object_put(o);
+    }
+}
+
+static void
+test_valid_text_is_kept_and_the_rest_repaired(void **state)
+{
+    (void)state;
+    char *fixed;
+    const char *t = "{\"a\":\"\xC3\xA9\"}";
+    size_t len = strlen(t);
+    assert_ptr_equal(json_valid_text(t, &len, &fixed), t);
+    assert_null(fixed);
+    assert_int_equal(len, strlen(t));
+    t = "{\"a\":\"\xFE\"}";
+    len = strlen(t);
+    const char *out = json_valid_text(t, &len, &fixed);
+    assert_ptr_equal(out, fixed);
+    assert_int_equal(len, 11);
+    assert_memory_equal(out, "{\"a\":\"\xEF\xBF\xBD\"}", 11);
+    free(fixed);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_refuses_a_text_that_is_not_utf8_and_says_where),
+        cmocka_unit_test(test_lossy_parse_reads_bad_bytes_as_replacement_characters),
+        cmocka_unit_test(test_a_name_goes_as_text_with_its_exact_bytes_beside_it),
+        cmocka_unit_test(test_get_name_refuses_what_is_no_name),
+        cmocka_unit_test(test_valid_text_is_kept_and_the_rest_repaired),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -2,6 +2,7 @@
  * queued (bounded) ahead of events and written in SERVER_WRITEABLE, error messages, the close
  * that follows them, and the registry of live connections by id, so a reply to a slow request
  * (session.create, an action waiting for Redis) finds its connection only if it still exists. */
+#include <inttypes.h>
 #include <libwebsockets.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,10 +132,18 @@ ws_write_text(struct lws *wsi, const char *s, size_t n, enum lws_write_protocol 
     if (proto == LWS_WRITE_TEXT) {
         size_t was = n;
         s = json_valid_text(s, &n, &fixed);
-        if (fixed)
+        /* once a second at most: one bad event replayed to many clients is one finding */
+        static uint64_t last_ms, unlogged;
+        uint64_t now = uv_now(g_gw.loop);
+        if (fixed && (last_ms == 0 || now - last_ms >= 1000)) {
             GW_LOG("a text frame of %zu bytes was not UTF-8 (%.60s...): its bad bytes sent as "
-                   "U+FFFD",
-                   was, s);
+                   "U+FFFD (%" PRIu64 " more since the last such line)",
+                   was, s, unlogged);
+            last_ms = now;
+            unlogged = 0;
+        } else if (fixed) {
+            unlogged++;
+        }
     }
     unsigned char *b = xmalloc(LWS_PRE + n);
     memcpy(b + LWS_PRE, s, n);

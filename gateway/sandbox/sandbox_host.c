@@ -175,13 +175,14 @@ sandbox_from_record(json_object *ref, const char *state_dir, const char *session
         return e;
     if (!o)
         return -ERR_BAD_REQ;
-    const char *held = json_get_str(o, "session", "");
+    const char *held = json_get_str(o, "session", ""); /* o's: read before it is put */
+    bool unbound = !held[0];
     char real[PATH_MAX];
     if (sandbox_from_json(o, sb, err) < 0)
         e = -ERR_BAD_REQ;
     else if (strcmp(sb->id, id) != 0)
         e = err_set(err, ERR_BAD_REQ, "sandbox %s: its host record is another's", id);
-    else if (held[0] && (!session || strcmp(held, session) != 0))
+    else if (!unbound && (!session || strcmp(held, session) != 0))
         e = err_set(err, EACCES, "sandbox %s is another session's", id);
     else if (!realpath(state_dir, real))
         e = err_set(err, errno, "state_dir %s: %s", state_dir, strerror(errno));
@@ -195,7 +196,7 @@ sandbox_from_record(json_object *ref, const char *state_dir, const char *session
                  sb->dir) >= (int)sizeof sb->workspace ||
         sandbox_socket_path(sb) < 0)
         return err_set(err, ENAMETOOLONG, "state_dir path too long");
-    if (session && !held[0])
+    if (session && unbound)
         return sandbox_host_save(sb, session, err);
     return 0;
 }

@@ -161,10 +161,10 @@ extern void (*provider_log_sink)(const char *sandbox_id, int fd);
 /* Creates the sandbox's cgroup (degrading to none with sb->warning set), starts argv[0] with envp
  * fully detached (own session, reparented to init), inside that cgroup, as sb->uid:sb->gid
  * (no supplementary groups) when that is not the gateway's uid, with cwd, stdin from
- * /dev/null and stdout/stderr a non-blocking pipe whose read end goes to provider_log_sink. pass_fds[i] (npass of them, at
- * most PROVIDER_PASS_FDS_MAX; borrowed) becomes fd 3 + i of the new process; every other fd of
- * the gateway is closed on exec. Fills pid, start_time, cgroup. Returns once the exec succeeded
- * (0) or failed (< 0, err says which step). */
+ * /dev/null and stdout/stderr a non-blocking pipe whose read end goes to provider_log_sink.
+ * pass_fds[i] (npass of them, at most PROVIDER_PASS_FDS_MAX; borrowed) becomes fd 3 + i of the new
+ * process; every other fd of the gateway is closed on exec. Fills pid, start_time, cgroup. Returns
+ * once the exec succeeded (0) or failed (< 0, err says which step). */
 int provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[],
                    char *const envp[], const char *cwd, const int *pass_fds, int npass, err_t *err);
 

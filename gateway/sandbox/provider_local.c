@@ -1,10 +1,10 @@
 /* provider_local.c — the executor as a plain process of the current user: NO ISOLATION,
  * development only. Same layout as bwrap (<dir>/workspace, <dir>/ctl/executor.sock created here
- * and handed to the executor as fd 3, its output a pipe to the gateway's log) and the same cgroup (limits, pause,
- * kill-all) when cgroups are writable, so destroy and pause behave alike. With no sandbox to keep
- * the host out, the executor's file roots are the workspace only (--root workspace, where bwrap
- * gives --root /); as root it runs with --user root (it would otherwise switch to uid 1000,
- * which does not own the workspace). */
+ * and handed to the executor as fd 3, its output a pipe to the gateway's log) and the same cgroup
+ * (limits, pause, kill-all) when cgroups are writable, so destroy and pause behave alike. With no
+ * sandbox to keep the host out, the executor's file roots are the workspace only (--root workspace,
+ * where bwrap gives --root /); as root it runs with --user root (it would otherwise switch to uid
+ * 1000, which does not own the workspace). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -264,7 +264,10 @@ on_connected(uv_connect_t *req, int status)
         return;
     if (status < 0) {
         close_pipe(l);
-        if (gw_now() > l->deadline) {
+        /* Refused: nothing listens, and the socket listens from the sandbox's start to its
+         * executor's end, so the executor is gone (a sandbox killed while alive() still saw its
+         * socket, its last process exiting): no use waiting for the deadline. */
+        if (status == UV_ECONNREFUSED || gw_now() > l->deadline) {
             l->connecting = true; /* so on_down fires */
             link_down(l, "cannot connect to the executor socket");
         }

@@ -237,6 +237,18 @@ class Scenarios:
         _, _, obs = run(ws, "pip --version && git --version && rg --version | head -1")
         self.assertEqual(exit_code(obs), 0, obs)
 
+    def test_user_and_logname_as_a_login_sets_them(self):
+        """USER and LOGNAME name the sandbox user (whoami) in bash and in the IPython kernel; a
+        session's env that sets them wins."""
+        cell = {"action": "run_ipython", "args": {
+            "code": "import os; print(os.environ['USER'], os.environ['LOGNAME'])", "include_extra": False}}
+        for env, want in (({}, "openhands"), ({"USER": "agent", "LOGNAME": "agent"}, "agent")):
+            _, ws = self.session(**({"env": env} if env else {}))
+            _, _, obs = run(ws, 'whoami; echo "$USER $LOGNAME"')
+            self.assertEqual(obs["content"], f"openhands\n{want} {want}", (env, obs))
+            _, _, obs = act(ws, cell, timeout=120)
+            self.assertEqual(obs["content"], f"{want} {want}", (env, obs))
+
     def test_input_to_python(self):
         _, ws = self.session()
         _, _, obs = act(ws, {"action": "run", "args": {"command": "python -c 'print(\"got\", input())'"}})

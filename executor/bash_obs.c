@@ -16,6 +16,7 @@
 #include "buf.h"
 #include "cmd_split.h"
 #include "json_util.h"
+#include "net_hint.h"
 #include "py_compat.h"
 #include "utf8.h"
 #include "xalloc.h"
@@ -265,6 +266,8 @@ bash_obs_build(const bash_obs_in_t *in)
         buf_printf(&suffix, "\n[The command timed out after %s seconds. %s]", num, TIMEOUT_HELP);
         break;
     }
+    if (in->no_network)
+        buf_puts(&suffix, NET_HINT_NOTE);
     /* Upstream: hidden only on completed observations; truncation skipped when hidden. */
     bool hidden = completed && in->hidden;
     char *content = hidden ? xstrdup(text) : obs_truncate(text, strlen(text), OBS_MAX_CHARS);

@@ -46,7 +46,9 @@ typedef struct {
     const char *py_interpreter_path; /* may be NULL → "" */
     bool hidden;                     /* action.hidden */
     bool is_input;                   /* the action typed text into a running program */
-    char key; /* 'C', 'D', 'Z', ... when the command was a C-<letter> key; 0 else */
+    char key;        /* 'C', 'D', 'Z', ... when the command was a C-<letter> key; 0 else */
+    bool no_network; /* the output shows a failed name resolution in a sandbox without network:
+                        the suffix ends with NET_HINT_NOTE (net_hint.h) */
 } bash_obs_in_t;
 
 /* The whole observation object: {"observation":"run","content":...,"extras":{"command":...,

@@ -14,6 +14,7 @@
 #include "env.h"
 #include "executor.h"
 #include "json_util.h"
+#include "net_hint.h"
 #include "xalloc.h"
 
 static bool
@@ -112,6 +113,8 @@ finish_action(bash_session_t *s, bash_end_t end)
         .is_input = a->is_input,
         .key = a->key,
     };
+    /* /proc is read only when the output already shows a failure: rare, and cheap then. */
+    in.no_network = net_hint_failure_shown(in.output, in.output_len) && net_hint_offline();
     json_object *obs = bash_obs_build(&in);
     free(py);
     act_reset(s);

@@ -236,7 +236,24 @@ drop_privileges(const char *spec)
         die("cannot switch to user %s", spec ? spec : "1000");
     const char *home = pw && access(pw->pw_dir, W_OK) == 0 ? pw->pw_dir : g_exec.workspace;
     env_set(&g_exec.base_env, "HOME", home);
+    /* A switch of user, as su's: the names inherited were the starter's. */
     env_set(&g_exec.base_env, "USER", pw ? pw->pw_name : "sandbox");
+    env_set(&g_exec.base_env, "LOGNAME", pw ? pw->pw_name : "sandbox");
+}
+
+/* USER and LOGNAME as a login sets them (os.environ['USER'], getpass, tools that name the user
+ * expect them): the name the sandbox's own passwd gives our uid, as whoami says. A sandbox's env
+ * (the session's "env") that sets them wins: it is already in ours. */
+static void
+set_login_names(void)
+{
+    struct passwd *pw = getpwuid(geteuid());
+    if (!pw)
+        return; /* no name to give, as whoami has none */
+    if (!env_get(g_exec.base_env, "USER"))
+        env_set(&g_exec.base_env, "USER", pw->pw_name);
+    if (!env_get(g_exec.base_env, "LOGNAME"))
+        env_set(&g_exec.base_env, "LOGNAME", pw->pw_name);
 }
 
 int
@@ -325,6 +342,7 @@ main(int argc, char **argv)
         die("prctl(PR_SET_DUMPABLE): %s", strerror(errno));
     if (!env_get(g_exec.base_env, "HOME"))
         env_set(&g_exec.base_env, "HOME", g_exec.workspace);
+    set_login_names();
     const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     snprintf(g_exec.rundir, sizeof g_exec.rundir, "%s/sandpipe-exec.XXXXXX", tmp);
     if (!mkdtemp(g_exec.rundir))

@@ -494,7 +494,10 @@ on_route(void *ud, const route_t *r)
         http_rt_invalid(h, "missing", "query", "path", "Field required");
         return;
     }
-    if (!*path) {
+    if (path[0] != '/') {
+        /* upstream's os.path.isabs check (a 400 its except clause re-raises as a 500), as
+         * upload_file's: a relative path would resolve against a working directory the caller
+         * does not see. */
         http_rt_fail(h, ERR_INTERNAL, "400: Path must be an absolute path");
         return;
     }

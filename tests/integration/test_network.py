@@ -258,6 +258,17 @@ class EgressTest(NetworkTestBase):
         self.assertGreater(info["counters"]["bytes_in"], 0)
         self.assertEqual(info["refusals"], [])
 
+    def test_a_name_that_does_not_resolve_gets_no_no_network_note(self):
+        """The note that a session has no network (test_scenarios) is only for sessions without
+        one: here the name is unknown to the world's resolver, the network is there."""
+        sid = self.session("egress")
+        if sid not in self.wss:
+            self.wss[sid] = self.st.ws(f"/ws/sessions/{sid}", self.admin)
+        _, out, obs = run_action(self.wss[sid], "python3 -c \"import socket; "
+                                 "socket.getaddrinfo('nosuch.world.example', 80)\"", timeout=60)
+        self.assertIn("gaierror", out)
+        self.assertEqual(obs["extras"]["metadata"]["suffix"], "\n[The command completed with exit code 1.]")
+
     def test_a_flood_of_refusals_is_counted_whole_and_reported_in_part(self):
         sid = self.session("egress")
         self.sh(sid, "for i in $(seq 300); do (exec 3<>/dev/tcp/10.9.9.9/80) 2>/dev/null; done; true")

@@ -474,6 +474,32 @@ class OHRemoteRuntime(unittest.TestCase):
         self.assertNotIn("done", obs["content"])
         self.stop(key, rt)
 
+    def test_user_and_logname_name_the_sandbox_user_in_bash_and_ipython(self):
+        """USER and LOGNAME as a login sets them: the name whoami gives, in bash and in the jupyter
+        plugin's kernel (OpenHands' test_ipython_multi_user reads os.environ['USER']); a
+        session's environment that sets them wins, fresh and warm."""
+        key = self.user()
+        cell = {"action": {"action": "run_ipython", "args": {
+            "code": "import os; print(os.environ['USER'], os.environ['LOGNAME'])", "thought": "",
+            "include_extra": False, "confirmation_state": "confirmed", "security_risk": -1},
+            "timeout": 120.0}}
+        for factor, env in ((1, {}), (2, {}), (1, {"USER": "agent", "LOGNAME": "agent"}),
+                            (2, {"USER": "agent", "LOGNAME": "agent"})):
+            sid = uuid.uuid4().hex
+            rt = self.start(key, sid, command=v0_command(), environment=env, resource_factor=factor)
+            self.wait_status(key, sid, "running", "ready")
+            base, sk = url_path(rt["url"]), {"X-Session-API-Key": rt["session_api_key"]}
+            st, obs, _ = self.s.request("POST", base + "/execute_action",
+                                        run_action("whoami; echo \"$USER $LOGNAME\""), headers=sk, timeout=180)
+            self.assertEqual(st, 200, obs)
+            whoami, names = obs["content"].split("\n")
+            want = env.get("USER", whoami)
+            self.assertRegex(whoami, r"^[a-z_][a-z0-9_-]*$")  # the sandbox's passwd has a name for it
+            self.assertEqual(names, f"{want} {want}", (factor, env))
+            st, obs, _ = self.s.request("POST", base + "/execute_action", cell, headers=sk, timeout=180)
+            self.assertEqual((st, obs.get("content")), (200, f"{want} {want}"), (factor, env, obs))
+            self.stop(key, rt)
+
     def test_url_follows_host_and_forwarded_proto(self):
         key, sid = self.user(), uuid.uuid4().hex
         rt = self.start(key, sid)

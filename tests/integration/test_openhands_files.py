@@ -163,6 +163,15 @@ class Files(unittest.TestCase):
         self.assertEqual(r.json(), {"detail": "400: Destination must be an absolute path"})
         self.assertEqual(self.run_cmd("ls /workspace/relup 2>/dev/null; true"), "")
 
+    def test_copy_from_relative_path_is_refused(self):
+        """As upstream's download_files (os.path.isabs, a 400 re-raised as a 500) and as
+        upload_file above: a relative path is not resolved against the working directory."""
+        self.run_cmd("mkdir -p /workspace/reldown && echo x > /workspace/reldown/f")
+        for rel in ("reldown", "reldown/f", "./reldown", ""):
+            st, _, body = self.c.copy_from(rel)
+            self.assertEqual((st, json.loads(body)),
+                             (500, {"detail": "400: Path must be an absolute path"}), rel)
+
     def test_copy_to_a_binary_file_of_a_few_megabytes(self):
         data = os.urandom(5 * 1024 * 1024 + 123)
         src = self.host_file("big.bin", data)

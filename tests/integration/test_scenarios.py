@@ -17,6 +17,10 @@ from providers import PROVIDERS
 from test_gateway_limits import StackCase, act, exit_code, run
 from test_sandbox_security import SECCOMP_PROBE
 
+# executor/net_hint.h's NET_HINT_NOTE
+NO_NETWORK_NOTE = ("\n[This session has no network access: names do not resolve and nothing outside the "
+                   "sandbox can be reached, so downloads and installs (pip, apt-get, git clone, curl) cannot "
+                   "work here; retrying will not help.]")
 PAGE = "<html><head><title>Inside</title></head><body><h1>Served inside</h1><p>from the sandbox</p></body></html>"
 
 
@@ -174,6 +178,21 @@ class Scenarios:
                             "curl -s -m 3 http://1.1.1.1 >/dev/null; echo rc=$?")
         self.assertEqual(obs["content"].split("\n"), ["lo", "rc=7"], obs)  # 7: cannot connect
 
+    def test_a_failed_name_resolution_without_network_says_there_is_none(self):
+        """With no network, a run whose output shows a name that did not resolve ends its
+        suffix (shown after the content, as OpenHands' own notes) with a note saying so; a run
+        that shows none has no note."""
+        _, ws = self.session()
+        for cmd in ("python3 -c \"import socket; socket.getaddrinfo('example.com', 80)\"",
+                    "curl -sS http://example.com/ 2>&1", "git ls-remote https://example.com/x.git 2>&1"):
+            _, _, obs = run(ws, cmd)
+            self.assertNotEqual(exit_code(obs), 0, obs)
+            self.assertTrue(obs["extras"]["metadata"]["suffix"].endswith(NO_NETWORK_NOTE), (cmd, obs))
+            self.assertNotIn(NO_NETWORK_NOTE, obs["content"])
+        _, _, obs = run(ws, "getent hosts example.com || echo not found")
+        self.assertEqual(obs["content"], "not found")  # getent says nothing: no note to give
+        self.assertEqual(obs["extras"]["metadata"]["suffix"], "\n[The command completed with exit code 0.]")
+
     def test_seccomp_refuses_namespaces_keyrings_bpf_mounts_io_uring(self):
         # The same rules in both (gateway/sandbox/seccomp.c): io_uring_setup is what tells
         # sandpipe's profile from Docker's default, which allows it.
@@ -236,6 +255,18 @@ class Scenarios:
         self.assertIn("Read-only", obs["content"])
         _, _, obs = run(ws, "pip --version && git --version && rg --version | head -1")
         self.assertEqual(exit_code(obs), 0, obs)
+
+    def test_user_and_logname_as_a_login_sets_them(self):
+        """USER and LOGNAME name the sandbox user (whoami) in bash and in the IPython kernel; a
+        session's env that sets them wins."""
+        cell = {"action": "run_ipython", "args": {
+            "code": "import os; print(os.environ['USER'], os.environ['LOGNAME'])", "include_extra": False}}
+        for env, want in (({}, "openhands"), ({"USER": "agent", "LOGNAME": "agent"}, "agent")):
+            _, ws = self.session(**({"env": env} if env else {}))
+            _, _, obs = run(ws, 'whoami; echo "$USER $LOGNAME"')
+            self.assertEqual(obs["content"], f"openhands\n{want} {want}", (env, obs))
+            _, _, obs = act(ws, cell, timeout=120)
+            self.assertEqual(obs["content"], f"{want} {want}", (env, obs))
 
     def test_input_to_python(self):
         _, ws = self.session()

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "executor/bash_obs.h"
+#include "executor/net_hint.h"
 
 #define HELP                                                                                       \
     "You may wait longer to see additional output by sending empty command '', send other "        \
@@ -329,6 +330,68 @@ test_completed_continuation_drops_truncation_note(void **state)
     free(raw);
 }
 
+/* What resolvers and clients print with no network: each is a failure shown; ordinary output
+ * that talks about networks is not. */
+static void
+test_network_failures_are_recognised(void **state)
+{
+    (void)state;
+    static const char *const shown[] = {
+        "socket.gaierror: [Errno -3] Temporary failure in name resolution",
+        "socket.gaierror: [Errno -2] Name or service not known",
+        "curl: (6) Could not resolve host: example.com",
+        "fatal: unable to access 'https://github.com/x/y/': Could not resolve host: github.com",
+        "Err:1 http://deb.debian.org/debian bookworm InRelease\n  Temporary failure resolving "
+        "'deb.debian.org'",
+        "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) "
+        "after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection."
+        "HTTPSConnection object at 0x7f>: Failed to establish a new connection: [Errno 101] "
+        "Network is unreachable')': /simple/x/",
+        "wget: unable to resolve host address 'example.com'",
+        "curl: (7) Failed to connect to 1.1.1.1 port 80: Network is unreachable",
+    };
+    for (size_t i = 0; i < sizeof shown / sizeof *shown; i++)
+        assert_true(net_hint_failure_shown(shown[i], strlen(shown[i])));
+    static const char *const not_shown[] = {
+        "",
+        "hello",
+        "the network module resolves names",
+        "Connection refused",
+        "ERROR: No matching distribution found for x",
+    };
+    for (size_t i = 0; i < sizeof not_shown / sizeof *not_shown; i++)
+        assert_false(net_hint_failure_shown(not_shown[i], strlen(not_shown[i])));
+    /* the text may sit past a NUL the program wrote: the output is bytes, not a C string */
+    static const char nul[] = "x\0Could not resolve host: a";
+    assert_true(net_hint_failure_shown(nul, sizeof nul - 1));
+}
+
+/* no_network: the note goes after upstream's suffix, whatever the end; content is untouched. */
+static void
+test_no_network_note_ends_the_suffix(void **state)
+{
+    (void)state;
+    const char *out = "curl: (6) Could not resolve host: example.com\n";
+    bash_obs_in_t in = input("curl http://example.com", out, BASH_END_COMPLETED);
+    in.exit_code = 6;
+    json_object *o = bash_obs_build(&in);
+    assert_string_equal(md_str(o, "suffix"), "\n[The command completed with exit code 6.]");
+    json_object_put(o);
+    in.no_network = true;
+    o = bash_obs_build(&in);
+    assert_string_equal(md_str(o, "suffix"),
+                        "\n[The command completed with exit code 6.]" NET_HINT_NOTE);
+    assert_string_equal(json_object_get_string(json_object_object_get(o, "content")),
+                        "curl: (6) Could not resolve host: example.com");
+    json_object_put(o);
+    in.end = BASH_END_NO_CHANGE_TIMEOUT;
+    o = bash_obs_build(&in);
+    assert_string_equal(md_str(o, "suffix"),
+                        "\n[The command has no new output after 10 seconds. " HELP
+                        "]" NET_HINT_NOTE);
+    json_object_put(o);
+}
+
 int
 main(void)
 {
@@ -347,6 +410,8 @@ main(void)
         cmocka_unit_test(test_output_cut_by_the_session_gets_the_prefix),
         cmocka_unit_test(test_previous_still_running_reports_raw_command),
         cmocka_unit_test(test_completed_continuation_drops_truncation_note),
+        cmocka_unit_test(test_network_failures_are_recognised),
+        cmocka_unit_test(test_no_network_note_ends_the_suffix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,13 +8,18 @@
 #                   --advertise; ADDR=unix:PATH: a gateway on this host, reached over its
 #                   sandpipe-gateway --listen-unix PATH instead of TCP)]
 #                   [--web-root DIR (default web/dist)] [--body-max 16m] [--upload-max 1g] [--rate 200]
-#                   [--burst 400] [--workers 2] [--api-keepalive 0]
+#                   [--burst 400] [--addr-rate 5000] [--addr-burst 10000] [--workers 2]
+#                   [--api-keepalive 0]
 #                   [--tls [--tls-cert PEM --tls-key PEM]]
 # --secret-file: the gateways' JWT secret (their --secret-file). nginx's route lookups carry a key
 # derived from it (X-SP-Route-Key, `sandpipe token --route-key`: a gateway answers a lookup
 # without it 401), written into PREFIX/route_lookup.conf, mode 0600; the secret itself stays out
 # of nginx's configuration. --sandpipe: the program that derives it (default build/release/sandpipe
 # of this tree, else sandpipe on PATH).
+# --rate N --burst M: requests/s and burst of each caller (a session named in the path, else the
+# credential the route reads) and of each address for requests with no credential; 429 beyond.
+# --addr-rate N --addr-burst M: every address's ceiling, whatever it sends (0: none, e.g. behind
+# a proxy where every client has the proxy's address).
 # --upload-max bounds streamed file uploads (match sandpipe-api --max-upload); --body-max every
 # other request body.
 # --api-keepalive N: FastCGI connections each nginx worker keeps open to sandpipe-api (0: one
@@ -29,7 +34,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 PREFIX= API_SOCKET= SECRET_FILE= SANDPIPE= HOST=127.0.0.1 PORT=8080 GATEWAYS=() WEB_ROOT= BODY_MAX=16m
 UPLOAD_MAX=1g
-RATE=200 BURST=400 WORKERS=2 API_KEEPALIVE=0 TLS=0 TLS_CERT= TLS_KEY=
+RATE=200 BURST=400 ADDR_RATE=5000 ADDR_BURST=10000 WORKERS=2 API_KEEPALIVE=0 TLS=0 TLS_CERT= TLS_KEY=
 while [ $# -gt 0 ]; do
     case "$1" in
     --prefix) PREFIX=$2; shift ;;
@@ -44,6 +49,8 @@ while [ $# -gt 0 ]; do
     --upload-max) UPLOAD_MAX=$2; shift ;;
     --rate) RATE=$2; shift ;;
     --burst) BURST=$2; shift ;;
+    --addr-rate) ADDR_RATE=$2; shift ;;
+    --addr-burst) ADDR_BURST=$2; shift ;;
     --workers) WORKERS=$2; shift ;;
     --api-keepalive) API_KEEPALIVE=$2; shift ;;
     --tls) TLS=1 ;;
@@ -94,6 +101,15 @@ if [ "$TLS" = 1 ]; then
     fi
 fi
 case "$API_KEEPALIVE" in '' | *[!0-9]*) echo "render.sh: --api-keepalive takes a number" >&2; exit 2 ;; esac
+for n in "$RATE" "$BURST" "$ADDR_RATE" "$ADDR_BURST"; do
+    case "$n" in '' | *[!0-9]*) echo "render.sh: --rate, --burst, --addr-rate, --addr-burst take numbers" >&2; exit 2 ;; esac
+done
+[ "$RATE" -gt 0 ] || { echo "render.sh: --rate must be above 0" >&2; exit 2; }
+ADDR_ZONE_LINE= ADDR_LIMIT_LINE="# no ceiling per address (render.sh --addr-rate 0)"
+if [ "$ADDR_RATE" -gt 0 ]; then
+    ADDR_ZONE_LINE="limit_req_zone \$binary_remote_addr zone=sp_address:10m rate=${ADDR_RATE}r/s;"
+    ADDR_LIMIT_LINE="limit_req zone=sp_address burst=$ADDR_BURST nodelay;"
+fi
 KEEPALIVE_LINE= KEEP_CONN=off
 if [ "$API_KEEPALIVE" -gt 0 ]; then
     KEEPALIVE_LINE="keepalive $API_KEEPALIVE;"
@@ -159,12 +175,13 @@ render() {
         -e "s|@TLS_CERT@|${TLS_CERT:-$PREFIX/tls/cert.pem}|g" \
         -e "s|@TLS_KEY@|${TLS_KEY:-$PREFIX/tls/key.pem}|g" \
         -e "s|@API_KEEPALIVE_LINE@|$KEEPALIVE_LINE|g" -e "s|@KEEP_CONN@|$KEEP_CONN|g" \
+        -e "s|@ADDR_ZONE_LINE@|$ADDR_ZONE_LINE|g" -e "s|@ADDR_LIMIT_LINE@|$ADDR_LIMIT_LINE|g" \
         -e "s|@USER_LINE@|$USER_LINE|g" "$1"
 }
 render "$HERE/sandpipe.conf.template" >"$PREFIX/nginx.conf"
 render "$HERE/fastcgi.conf.template" >"$PREFIX/fastcgi.conf"
 render "$HERE/web_headers.conf.template" >"$PREFIX/web_headers.conf"
-for f in ws_proxy http_proxy routed_errors gateway_uri; do render "$HERE/$f.conf.template" >"$PREFIX/$f.conf"; done
+for f in ws_proxy http_proxy routed_errors gateway_uri limits; do render "$HERE/$f.conf.template" >"$PREFIX/$f.conf"; done
 # the route key: readable by whoever starts nginx (its master reads the configuration) alone
 (umask 077 && rm -f "$PREFIX/route_lookup.conf" &&
     render "$HERE/route_lookup.conf.template" | sed "s|@ROUTE_KEY@|$ROUTE_KEY|g" >"$PREFIX/route_lookup.conf")

@@ -12,7 +12,8 @@ from stack import BUILD, Stack, free_port, terminate
 
 
 class ApiStack(Stack):
-    def __init__(self, workers=4, rate=100000, burst=100000, api_extra=(), tls=None, web_root=None,
+    def __init__(self, workers=4, rate=100000, burst=100000, addr_rate=100000, addr_burst=100000,
+                 api_extra=(), tls=None, web_root=None,
                  gateways=1, gateway_extra=None, upload_max=None, tcp_gateways=(3,), **kw):
         """tls: (cert.pem, key.pem) to serve HTTPS with that certificate (render.sh --tls);
         request() then speaks TLS, and self.tls is the client context (verifying against
@@ -22,7 +23,9 @@ class ApiStack(Stack):
         processes self.more_gws), all behind the one nginx; gateway_extra: {i: [options]} for
         gateway i (2, 3, ...) alone. upload_max: nginx's --upload-max. nginx reaches each gateway
         over its unix socket (--listen-unix, as make run does) except those in tcp_gateways (1, 2,
-        ...), reached over TCP as a gateway on another host would be."""
+        ...), reached over TCP as a gateway on another host would be. rate, burst, addr_rate,
+        addr_burst: nginx's limits (render.sh --rate ...), high enough by default that no test
+        meets them but those about them."""
         self.more_gws = []
         super().__init__(**kw)
         self.gw_ports = [self.port]
@@ -50,7 +53,8 @@ class ApiStack(Stack):
                               for a in ("--gateway", f"127.0.0.1:{p}" if i in tcp_gateways
                                         else f"127.0.0.1:{p}=unix:{sock}")],
                             "--rate", str(rate),
-                            "--burst", str(burst), "--body-max", "16m",
+                            "--burst", str(burst), "--addr-rate", str(addr_rate),
+                            "--addr-burst", str(addr_burst), "--body-max", "16m",
                             *(["--upload-max", upload_max] if upload_max else []),
                             # kept FastCGI connections, as make run: half the workers at most
                             "--api-keepalive", str(workers // 4),

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 static const char base64_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -72,4 +73,40 @@ base64_decode(const char *in, size_t n, void *out, size_t *out_len)
         return -EINVAL;
     *out_len = len;
     return 0;
+}
+
+size_t
+base64_stream_feed(base64_stream_t *s, const void *in, size_t n, char *out)
+{
+    const unsigned char *p = in;
+    size_t k = 0;
+    if (s->ncarry) {
+        unsigned char group[3];
+        size_t have = s->ncarry;
+        memcpy(group, s->carry, have);
+        while (have < 3 && n) {
+            group[have++] = *p++;
+            n--;
+        }
+        if (have < 3) {
+            memcpy(s->carry, group, have);
+            s->ncarry = have;
+            return 0;
+        }
+        k = base64_encode(group, 3, out);
+        s->ncarry = 0;
+    }
+    size_t whole = n / 3 * 3;
+    k += base64_encode(p, whole, out + k);
+    s->ncarry = n - whole;
+    memcpy(s->carry, p + whole, s->ncarry);
+    return k;
+}
+
+size_t
+base64_stream_end(base64_stream_t *s, char *out)
+{
+    size_t k = base64_encode(s->carry, s->ncarry, out);
+    s->ncarry = 0;
+    return k;
 }

@@ -23,4 +23,18 @@ size_t base64_encode(const void *in, size_t n, char *out);
  * *out_len is untouched). */
 int base64_decode(const char *in, size_t n, void *out, size_t *out_len);
 
+/* Encoding that arrives in pieces (a file streamed into a page): whole groups of three bytes
+ * are encoded as they come, the 0-2 left over wait for the next piece or the end. */
+typedef struct {
+    unsigned char carry[2];
+    size_t ncarry;
+} base64_stream_t;
+
+/* Room base64_stream_feed needs for n more bytes. */
+#define BASE64_STREAM_MAX(n) (((n) + 2) / 3 * 4 + 4)
+/* Encodes in[0..n) after what s carries into out; returns the characters written. */
+size_t base64_stream_feed(base64_stream_t *s, const void *in, size_t n, char *out);
+/* The last group, padded (0 or 4 characters into out). */
+size_t base64_stream_end(base64_stream_t *s, char *out);
+
 #endif

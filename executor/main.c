@@ -24,6 +24,7 @@
 #include "env.h"
 #include "executor.h"
 #include "file_actions.h"
+#include "file_view.h"
 #include "io.h"
 #include "ipython.h"
 #include "xalloc.h"
@@ -256,6 +257,24 @@ set_login_names(void)
         env_set(&g_exec.base_env, "LOGNAME", pw->pw_name);
 }
 
+/* OpenHands' browser tool reads the file viewer's address from /tmp/oh-server-url (the
+ * sandbox's own /tmp); the sandbox's browser answers it (plugins/browser/viewer.c). Only where
+ * the executor's files reach: one confined elsewhere (the local provider's, on the host's /tmp)
+ * writes nothing. */
+static void
+write_viewer_url(void)
+{
+    char abs[PATH_MAX];
+    err_t err = {0};
+    if (path_resolve(&g_exec.roots, "/", FILE_VIEW_URL_FILE, PATH_NOFOLLOW, abs, &err) < 0)
+        return;
+    int fd = open(FILE_VIEW_URL_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 || io_write_all(fd, FILE_VIEW_URL, strlen(FILE_VIEW_URL)) < 0)
+        fprintf(stderr, "sandpipe-executor: %s: %s\n", FILE_VIEW_URL_FILE, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -348,6 +367,7 @@ main(int argc, char **argv)
     if (!mkdtemp(g_exec.rundir))
         die("cannot create a private directory under %s", tmp);
     g_exec.editor = editor_new();
+    write_viewer_url();
     loop_watch_add(g_exec.loop, &lst.w, lfd, EPOLLIN, on_accept, NULL);
     /* Start the default shell now so the first command does not wait for bash to boot. */
     if (!bash_get(BASH_DEFAULT_SESSION, true, NULL, NULL, &err))

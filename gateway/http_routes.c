@@ -15,6 +15,7 @@
  *   GET  /runtime/{id}/alive, health, ready, server_info, vscode/connection_token,
  *   POST /runtime/{id}/list_files          the action server's small routes (http_runtime.c)
  *   GET  /runtime/{id}/download_files      a zip, streamed chunked (http_rt_download.c)
+ *   GET  /runtime/{id}/view                the file viewer's page, streamed (http_rt_view.c)
  *   POST /runtime/{id}/upload_file         a multipart body, streamed (http_rt_upload.c) */
 
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include "http_relay.h"
 #include "http_rest.h"
 #include "http_rt_download.h"
+#include "http_rt_view.h"
 #include "http_rt_upload.h"
 #include "http_runtime.h"
 #include "http_server.h"
@@ -53,6 +55,7 @@ static const struct {
     {"POST", "/runtime/", "/list_files", http_rt_list_files, NULL},
     {"GET", "/runtime/", "/vscode/connection_token", http_rt_vscode_token, NULL},
     {"GET", "/runtime/", "/download_files", http_rt_download_files, NULL},
+    {"GET", "/runtime/", "/view", http_rt_view, NULL},
     {"POST", "/runtime/", "/upload_file", http_rt_upload_file, http_rt_upload_streams},
     {"POST", "/api/v1/sessions/", "/actions", http_rest_actions, NULL},
     {"GET", "/api/v1/sessions/", "/files/download", http_files_download, NULL},

@@ -139,6 +139,8 @@ on_event(cdp_t *c, json_object *m)
         c->starts++;
     else if (strcmp(method, "Page.frameStoppedLoading") == 0)
         c->stops++;
+    if (c->on_event)
+        c->on_event(c, m);
 }
 
 /* Reads one message (waiting up to deadline); NULL on timeout or a dead pipe (*dead set). */
@@ -174,8 +176,8 @@ read_message(cdp_t *c, long deadline, bool *dead)
     }
 }
 
-json_object *
-cdp_call(cdp_t *c, const char *method, json_object *params, bool page, int timeout_ms, err_t *err)
+int
+cdp_send(cdp_t *c, const char *method, json_object *params, bool page, err_t *err)
 {
     int id = c->next_id++;
     json_object *m = json_object_new_object();
@@ -197,11 +199,20 @@ cdp_call(cdp_t *c, const char *method, json_object *params, bool page, int timeo
         if (w <= 0) {
             buf_free(&b);
             err_set(err, EPIPE, "the browser is gone");
-            return NULL;
+            return -1;
         }
         off += (size_t)w;
     }
     buf_free(&b);
+    return id;
+}
+
+json_object *
+cdp_call(cdp_t *c, const char *method, json_object *params, bool page, int timeout_ms, err_t *err)
+{
+    int id = cdp_send(c, method, params, page, err);
+    if (id < 0)
+        return NULL;
     long deadline = (long)clock_mono_ms() + timeout_ms;
     bool dead = false;
     for (;;) {

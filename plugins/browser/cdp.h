@@ -12,7 +12,8 @@
 #include "buf.h"
 #include "err.h"
 
-typedef struct {
+typedef struct cdp cdp_t;
+struct cdp {
     pid_t pid;
     int to, from; /* our ends of Chromium's fd 3 and fd 4 */
     buf_t in;
@@ -22,7 +23,10 @@ typedef struct {
     unsigned starts;   /* Page.frameStartedLoading seen */
     unsigned stops;    /* Page.frameStoppedLoading seen (also after a back/forward cache hit) */
     char log[4096];    /* Chromium's stderr file */
-} cdp_t;
+    /* Sees every event as it passes (NULL: none), after the counters; may cdp_send, never
+     * cdp_call (it runs inside one). */
+    void (*on_event)(cdp_t *c, json_object *m);
+};
 
 /* Starts Chromium (headless, its profile in dir) and attaches to its first page. */
 int cdp_start(cdp_t *c, const char *chromium, const char *dir, err_t *err);
@@ -34,6 +38,9 @@ bool cdp_alive(cdp_t *c);
  * (the protocol's error message, a timeout, or Chromium gone). */
 json_object *cdp_call(cdp_t *c, const char *method, json_object *params, bool page, int timeout_ms,
                       err_t *err);
+/* Sends method(params) (params taken) without waiting: its answer is read, and dropped, as an
+ * event. The message's id, or -1 with err once Chromium is gone. */
+int cdp_send(cdp_t *c, const char *method, json_object *params, bool page, err_t *err);
 /* Between requests, when Chromium's pipe is readable: takes in what it sent (events) without
  * waiting. -1 once Chromium is gone (its pipe closed). */
 int cdp_pump(cdp_t *c);

@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "json_util.h"
 #include "page_js.h"
+#include "viewer.h"
 
 #define LOAD_MS   15000 /* a page gets this long to fire its load event */
 #define SETTLE_MS 300   /* after an action, how long a navigation it caused has to start */
@@ -403,7 +404,7 @@ do_step(json_object *req)
     if (!cdp_alive(&g.cdp)) {
         cdp_stop(&g.cdp);
         long started = (long)clock_mono_ms();
-        if (cdp_start(&g.cdp, g.chromium, g.dir, &err) < 0) {
+        if (cdp_start(&g.cdp, g.chromium, g.dir, &err) < 0 || viewer_enable(&g.cdp, &err) < 0) {
             cdp_stop(&g.cdp);
             emit_state("exited", 0, err.msg);
             json_set_str(done, "fatal", err.msg);

@@ -139,6 +139,7 @@ class UnreadableUris(unittest.TestCase):
             ("GET", f"/runtime/{sid}/alive?x=%00", ()),
             ("POST", f"/runtime/{sid}/list_files?x=%00", ()),
             ("GET", f"/runtime/{sid}/download_files?path=%00", ()),
+            ("GET", f"/runtime/{sid}/view?path=%00", ()),
             ("GET", f"/ws/sessions/{sid}?token={self.alice}&x=%00", ws),
             ("GET", f"/ws/control?token={self.alice}&x=%00", ws),
             # the other escapes the parser cannot take: CR and LF (it ended the request line

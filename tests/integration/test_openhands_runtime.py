@@ -2,8 +2,10 @@
 ActionExecutionClient sends (openhands/runtime/impl/action_execution/action_execution_client.py),
 replayed through nginx + sandpipe-api + gateway + a bwrap sandbox, and the answers checked field
 by field against upstream's action_execution_server."""
+import base64
 import json
 import os
+import re
 import signal
 import time
 import unittest
@@ -242,6 +244,79 @@ class RuntimeServer(unittest.TestCase):
         self.assertEqual((st, files), (200, []))
         st, files, _ = self.post("list_files", {})
         self.assertIn("lf/", files)
+
+    def put_file(self, path, data):
+        """Writes data to path in the sandbox (through bash: base64 in pieces)."""
+        b64, tmp = base64.b64encode(data).decode(), f"'{path}.b64'"
+        self.execute("run", command=f"rm -f {tmp}")
+        for i in range(0, len(b64), 60000):
+            self.execute("run", command=f"printf %s '{b64[i:i + 60000]}' >> {tmp}")
+        obs = self.execute("run", command=f"base64 -d {tmp} > '{path}' && rm {tmp}")
+        self.assertEqual(obs["extras"]["metadata"]["exit_code"], 0, obs)
+
+    def view(self, path, headers=None):
+        from urllib.parse import quote
+        return self.s.request("GET", f"{self.base}/view?path={quote(path, safe='')}",
+                              headers=self.key if headers is None else headers, raw=True)
+
+    def inline(self, page, mime):
+        """The bytes a viewer page carries inline as a data: URL of mime."""
+        m = re.search(rb'src="data:' + re.escape(mime.encode()) + rb';base64,([A-Za-z0-9+/=]*)"', page)
+        self.assertIsNotNone(m, page[:600])
+        return base64.b64decode(m.group(1))
+
+    def test_view_shows_a_png_and_a_pdf_as_upstreams_file_viewer(self):
+        self.execute("run", command="mkdir -p /workspace/vw/adir && echo hi > /workspace/vw/notes.txt")
+        png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 3 + b"\x01"  # 777 bytes: not a multiple of 3
+        pdf = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+        self.put_file("/workspace/vw/a b.png", png)
+        self.put_file("/workspace/vw/doc.PDF", pdf)
+        st, page, h = self.view("/workspace/vw/a b.png")
+        self.assertEqual(st, 200, page)
+        self.assertEqual(h["content-type"], "text/html; charset=utf-8")
+        self.assertEqual(int(h["content-length"]), len(page))
+        self.assertIn("default-src 'none'", h["content-security-policy"])
+        self.assertIn(b"<title>File Viewer - a b.png</title>", page)
+        self.assertIn(b'<img alt="a b.png"', page)
+        self.assertEqual(self.inline(page, "image/png"), png)
+        st, page, h = self.view("/workspace/vw/doc.PDF")
+        self.assertEqual((st, h["content-type"]), (200, "text/html; charset=utf-8"))
+        self.assertIn(b"<title>File Viewer - doc.PDF</title>", page)
+        self.assertIn(b'<embed type="application/pdf"', page)
+        self.assertEqual(self.inline(page, "application/pdf"), pdf)
+        # upstream's errors: HTML, its statuses and words
+        for path, status, words in [
+                ("workspace/vw/a b.png", 400, b"<h1>Error: Path must be absolute</h1><p>workspace/vw/a b.png</p>"),
+                ("/workspace/vw/nope.png", 404, b"<h1>Error: File not found</h1><p>/workspace/vw/nope.png</p>"),
+                ("/workspace/vw/adir", 400, b"<h1>Error: Path is a directory</h1><p>/workspace/vw/adir</p>"),
+                ("/workspace/vw/notes.txt", 500, b"<h1>Error viewing file</h1><p>/workspace/vw/notes.txt</p>"
+                                                 b"<p>Unsupported file extension: .txt. Supported extensions"
+                                                 b" are: .pdf, .png, .jpg, .jpeg, .gif</p>"),
+                ("/workspace/vw/<b>.png", 404, b"<p>/workspace/vw/&lt;b&gt;.png</p>")]:
+            st, page, h = self.view(path)
+            self.assertEqual(st, status, (path, page))
+            self.assertEqual(h["content-type"], "text/html; charset=utf-8")
+            self.assertIn(words, page)
+        st, body, _ = self.s.request("GET", f"{self.base}/view", headers=self.key)
+        self.assertEqual(st, 422)
+        self.assertEqual(body["errors"][0]["loc"], ["query", "path"])
+        st, _, _ = self.view("/workspace/vw/a b.png", headers={})
+        self.assertEqual(st, 403)
+
+    def test_view_streams_a_file_past_the_executors_window(self):
+        n = 3 * 1024 * 1024 + 2
+        data = bytes(i * 7 % 251 for i in range(n))
+        obs = self.execute("run", command="python3 -c 'import sys; sys.stdout.buffer.write("
+                                          f"bytes(i * 7 % 251 for i in range({n})))' > /workspace/big.jpg")
+        self.assertEqual(obs["extras"]["metadata"]["exit_code"], 0, obs)
+        st, page, h = self.view("/workspace/big.jpg")
+        self.assertEqual(st, 200)
+        self.assertEqual(int(h["content-length"]), len(page))
+        self.assertEqual(self.inline(page, "image/jpeg"), data)
+
+    def test_server_url_file_names_the_viewer(self):
+        obs = self.execute("run", command="cat /tmp/oh-server-url")
+        self.assertEqual(obs["content"].strip(), "http://localhost:30001")
 
     def test_vscode_connection_token_is_null(self):
         st, body, _ = self.s.request("GET", f"{self.base}/vscode/connection_token", headers=self.key)

@@ -171,6 +171,32 @@ test_decode_refuses_more_than_two_pads(void **state)
     REFUSED("Zm9v===");
 }
 
+/* Fed in pieces of every split, the stream gives exactly what one encode of the whole gives. */
+static void
+test_stream_equals_whole_encoding(void **state)
+{
+    (void)state;
+    unsigned char in[64];
+    for (size_t i = 0; i < sizeof in; i++)
+        in[i] = (unsigned char)(i * 37 + 11);
+    for (size_t n = 0; n <= sizeof in; n++) {
+        char *want = encode(in, n);
+        for (size_t a = 0; a <= n; a++) {
+            for (size_t b = a; b <= n; b++) {
+                base64_stream_t s = {0};
+                char out[BASE64_STREAM_MAX(64) * 3];
+                size_t k = base64_stream_feed(&s, in, a, out);
+                k += base64_stream_feed(&s, in + a, b - a, out + k);
+                k += base64_stream_feed(&s, in + b, n - b, out + k);
+                k += base64_stream_end(&s, out + k);
+                assert_int_equal(k, BASE64_ENCODED_LEN(n));
+                assert_memory_equal(out, want, k);
+            }
+        }
+        free(want);
+    }
+}
+
 int
 main(void)
 {
@@ -184,6 +210,7 @@ main(void)
         cmocka_unit_test(test_decode_refuses_lone_final_character),
         cmocka_unit_test(test_decode_refuses_nonzero_trailing_bits),
         cmocka_unit_test(test_decode_refuses_more_than_two_pads),
+        cmocka_unit_test(test_stream_equals_whole_encoding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,13 +1,14 @@
 """Sandboxes are hostile (issue 15): a tenant attacks the host side and other tenants from
 inside its own sandbox, through the public WebSocket API of a real stack (Redis, gateway, bwrap
 sandboxes, executors). Each test runs the attack and asserts it fails."""
+import http.client
 import json
 import os
 import signal
 import time
 import unittest
 
-from stack import Stack, executor_pid, proc_tree, run_action
+from stack import Stack, act, executor_pid, proc_tree, run_action
 
 EXEC_LINK_DEAD_MS = 6000  # gateway/exec_link.h: heartbeats missing this long = link down
 
@@ -255,6 +256,30 @@ class SandboxSecurityTest(unittest.TestCase):
         log = self.st.gateway_log()
         self.assertLess(len(log), 4 << 20)
         self.assertIn("bytes of its output dropped", log)
+
+    def test_a_fifo_read_through_every_file_path_never_holds_the_executor(self):
+        """A FIFO with no writer, read as a file (the editor's view, OpenHands' read action, the
+        viewer's and downloads' file.download): each answers, and the session goes on."""
+        sid = self.st.create_session()
+        ws = self.session_ws(sid)
+        run_action(ws, "mkfifo /workspace/pipe.png")
+        for i, action in enumerate([
+                {"action": "read", "args": {"path": "/workspace/pipe.png"}},
+                {"action": "edit", "args": {"path": "/workspace/pipe.png", "command": "view",
+                                            "impl_source": "oh_aci"}}]):
+            try:
+                act(ws, action, f"r{i}", timeout=20)
+            except RuntimeError:
+                pass  # an error answer is an answer
+        c = http.client.HTTPConnection("127.0.0.1", self.st.port, timeout=20)
+        c.request("GET", f"/api/v1/sessions/{sid}/files/download?path=/workspace/pipe.png",
+                  headers={"Authorization": "Bearer " + self.st.token()})
+        r = c.getresponse()
+        r.read()
+        c.close()
+        self.assertGreaterEqual(r.status, 400)  # not a regular file, answered at once
+        _, out, _ = run_action(ws, "echo still here", timeout=20)
+        self.assertEqual(out, "still here\n")
 
 
 # Run inside a sandbox: pidfd_getfd(pid, fd); prints "getfd ok <link>" or "getfd <errno>"; with

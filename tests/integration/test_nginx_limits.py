@@ -1,6 +1,6 @@
 """nginx's rate limits are each caller's, not each address's (issue 30): one OpenHands server runs
 all its conversations' runtimes from one address. A request with a credential counts against the
-session its path names, else against the credential; one without counts against its address;
+session its path names together with that credential, else against the credential; one without counts against its address;
 every address has a ceiling besides. Real nginx, API, gateway and bwrap sandboxes.
 
 The limits are scaled down (render.sh --rate 10 --burst 15, --addr-rate 20 --addr-burst 1200) so
@@ -64,7 +64,7 @@ class CallerLimits(unittest.TestCase):
         try:
             # one user (token) per session: creating them is one request per budget. The first
             # SESSIONS are the sixty's alone, the others the tests' that spend their budgets.
-            cls.tokens = [cls.st.token(sub=f"limits-{i}") for i in range(SESSIONS + 6)]
+            cls.tokens = [cls.st.token(sub=f"limits-{i}") for i in range(SESSIONS + 7)]
             cls.sids = [cls.st.api_create_session(t) for t in cls.tokens]
         except Exception:
             cls.st.stop()
@@ -170,6 +170,18 @@ class CallerLimits(unittest.TestCase):
         self.assertGreater(n, ADDR_BURST)
         self.assertEqual(self.client(37).get("/api/v1/health",
                                              {"Authorization": "Bearer made-up"})[0], 200)
+
+    def test_made_up_keys_on_a_sessions_path_do_not_spend_its_budget(self):
+        # whoever knows a session's id but not its key: each made-up key is a budget of its own
+        # (only the address's ceiling stops them), and the session's own key still answers
+        victim = SESSIONS + 6
+        n, got = self.client(39).until_429(f"/runtime/{self.sids[victim]}/alive",
+                                           lambda i: {"X-Session-API-Key": f"made-up-{i}"})
+        self.assert_rate_limited(got)
+        self.assertGreater(n, ADDR_BURST)
+        st = self.client(40).get(f"/runtime/{self.sids[victim]}/alive",
+                                 {"X-Session-API-Key": self.tokens[victim]})[0]
+        self.assertEqual(st, 200)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-/* session.c — sessions owned by this gateway: lifecycle (create from the pool or a provider,
- * delete, reaping), status (OpenHands values, in Redis and as events), subscribers. Actions and
- * output: session_actions.c; terminals: session_term.c; restarts: session_restore.c. */
+/* session.c — sessions owned by this gateway: lifecycle (create, delete, reaping), status
+ * (OpenHands values, in Redis and as events), subscribers. Its sandbox, from the pool or a
+ * provider: session_sandbox.c; actions and output: session_actions.c; terminals:
+ * session_term.c; restarts: session_restore.c. */
 #include "session.h"
 
 #include <sys/random.h>
@@ -262,8 +263,8 @@ session_create_key_ok(const char *key)
     return n >= 16 && n <= CREATE_KEY_MAX && strspn(key, "0123456789abcdef") == n;
 }
 
-static void
-save_session(gw_session_t *s)
+void
+session_save(gw_session_t *s)
 {
     char key[128], created[64], idle[32], life[32];
     snprintf(key, sizeof key, "sp:session:{%s}", s->id);
@@ -296,102 +297,6 @@ save_session(gw_session_t *s)
     }
 }
 
-static void
-attach_sandbox(gw_session_t *s, const sandbox_t *sb)
-{
-    /* the host's record says whose it is now: a restart re-attaches it to this session only */
-    err_t err = {0};
-    if (sandbox_host_save(sb, s->id, &err) < 0) {
-        const provider_t *p = provider_find(sb->provider);
-        err_t ignored = {0};
-        if (p)
-            p->destroy(sb, true, &ignored);
-        session_start_failed(s, err.code, err.msg);
-        return;
-    }
-    s->sb = *sb;
-    s->prov = provider_find(sb->provider);
-    if (!s->prov)
-        s->prov = &provider_local;
-    save_session(s);
-    if (s->pending_env) { /* cleared once applied (session_actions.c) */
-        session_save_field(s, "env_pending", "1");
-        s->env_pending_saved = true;
-    }
-    exec_link_connect(s->link, s->sb.socket_path, 15000);
-}
-
-typedef struct {
-    gw_session_t *s;
-} claim_ctx_t;
-
-void
-session_start_failed(gw_session_t *s, int code, const char *msg)
-{
-    /* kept in the record: who asked for the session may have had its answer already (a
-     * control request with "early", docs/protocol.md) and reads why from there */
-    session_save_field(s, "error", msg);
-    session_set_status(s, SESSION_ERROR, msg);
-    session_ready_cb cb = s->ready_cb;
-    s->ready_cb = NULL;
-    if (cb)
-        cb(s->ready_ud, NULL, code, msg);
-    session_delete(s, msg);
-}
-
-static void
-on_fresh(void *ud, const sandbox_t *sb, int code, const char *msg)
-{
-    char *id = ud;
-    gw_session_t *s = session_find(id);
-    free(id);
-    if (!s || s->deleting) {
-        err_t err = {0};
-        const provider_t *p = sb ? provider_find(sb->provider) : NULL;
-        if (p)
-            p->destroy(sb, true, &err);
-        return;
-    }
-    if (!sb)
-        session_start_failed(s, code, msg);
-    else
-        attach_sandbox(s, sb);
-}
-
-static void
-on_claimed(void *ud, const sandbox_t *sb)
-{
-    char *id = ud;
-    gw_session_t *s = session_find(id);
-    free(id);
-    if (!s || s->deleting) {
-        if (sb) { /* the record holds it (pool_claim): the session's end is the sandbox's */
-            err_t err = {0};
-            const provider_t *p = provider_find(sb->provider);
-            if (p)
-                p->destroy(sb, true, &err);
-        }
-        return;
-    }
-    if (sb) {
-        /* A warm sandbox started with the default env: the session's own comes once its
-         * executor answers (bash.env, before READY). */
-        json_object *env = json_get(s->params, "env");
-        if (env && json_object_is_type(env, json_type_object) && json_object_object_length(env))
-            s->pending_env = json_object_get(env);
-        attach_sandbox(s, sb);
-        return;
-    }
-    /* No warm sandbox: start one now (the session is looked up again when it is there: it may
-     * have been deleted meanwhile). */
-    err_t err = {0};
-    char *again = xstrdup(s->id);
-    if (pool_start_sandbox(s->profile, s->params, on_fresh, again, &err) < 0) {
-        free(again);
-        session_start_failed(s, err.code, err.msg);
-    }
-}
-
 /* The plugins a session may ask for (OpenHands' names; the executor starts each on first use and
  * refuses the others' actions with upstream's texts). */
 static int
@@ -418,31 +323,13 @@ plugins_check(json_object *plugins, err_t *err)
     return 0;
 }
 
-/* The record is in Redis (or Redis is gone: it is written again on reconnection). Custom limits
- * need a sandbox made for them; the pool serves the default ones (env is applied to a warm
- * sandbox once claimed). */
+/* The record is in Redis (or Redis is gone: it is written again on reconnection): its sandbox
+ * is taken now (session_sandbox.c). */
 static void
 on_recorded(redisReply *r, void *ud)
 {
     (void)r;
-    char *id = ud;
-    gw_session_t *s = session_find(id);
-    if (!s || s->deleting) {
-        free(id);
-        return;
-    }
-    json_object *params = s->params;
-    bool custom = json_get(params, "memory") || json_get(params, "cpu") ||
-                  json_get(params, "pids") || json_get(params, "disk") ||
-                  json_get_int(params, "resource_factor", 1) != 1 ||
-                  strcmp(pool_image(params), g_gw.cfg.image) != 0;
-    json_object *env = json_get(params, "env");
-    bool own_env =
-        env && json_object_is_type(env, json_type_object) && json_object_object_length(env);
-    if (custom)
-        on_claimed(id, NULL);
-    else
-        pool_claim(s->profile, s->id, own_env, on_claimed, id);
+    session_take_sandbox(ud);
 }
 
 void
@@ -483,7 +370,7 @@ session_create(json_object *params, const char *owner, const char *create_key, s
     if (create_key && create_key[0])
         snprintf(s->create_key, sizeof s->create_key, "%s", create_key);
     session_set_status(s, SESSION_STARTING, NULL);
-    save_session(s);
+    session_save(s);
     /* The sandbox is taken once Redis holds the record: a gateway dying before that leaves no
      * sandbox behind, and after it a record a peer finds (session_restore.c). */
     redis_client_cmd(on_recorded, xstrdup(id), "PING"); /* Redis gone: called at once */
@@ -528,7 +415,7 @@ sessions_redis_ready(void)
         /* What this gateway knows is the truth: writes lost with the connection go again, the
          * whole record (a session created while Redis was away has none yet), its set and
          * listing entries, then the events. */
-        save_session(s);
+        session_save(s);
         if (s->env_pending_saved)
             session_save_field(s, "env_pending", "1");
         if (s->plugin_status)

@@ -1,0 +1,131 @@
+/* session_sandbox.c — where a new session's sandbox comes from: a warm one claimed from the
+ * pool (the default limits and image), or one started for it; bound to the session in the
+ * host's record of the sandbox (sandbox/sandbox_host.h) before the session uses it, then its
+ * executor link. A start that cannot go on fails the session (session_start_failed). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw.h"
+#include "json_util.h"
+#include "pool.h"
+#include "sandbox/sandbox_host.h"
+#include "session_int.h"
+#include "xalloc.h"
+
+static void
+attach_sandbox(gw_session_t *s, const sandbox_t *sb)
+{
+    /* the host's record says whose it is now: a restart re-attaches it to this session only */
+    err_t err = {0};
+    if (sandbox_host_save(sb, s->id, &err) < 0) {
+        const provider_t *p = provider_find(sb->provider);
+        err_t ignored = {0};
+        if (p)
+            p->destroy(sb, true, &ignored);
+        session_start_failed(s, err.code, err.msg);
+        return;
+    }
+    s->sb = *sb;
+    s->prov = provider_find(sb->provider);
+    if (!s->prov)
+        s->prov = &provider_local;
+    session_save(s);
+    if (s->pending_env) { /* cleared once applied (session_actions.c) */
+        session_save_field(s, "env_pending", "1");
+        s->env_pending_saved = true;
+    }
+    exec_link_connect(s->link, s->sb.socket_path, 15000);
+}
+
+void
+session_start_failed(gw_session_t *s, int code, const char *msg)
+{
+    /* kept in the record: who asked for the session may have had its answer already (a
+     * control request with "early", docs/protocol.md) and reads why from there */
+    session_save_field(s, "error", msg);
+    session_set_status(s, SESSION_ERROR, msg);
+    session_ready_cb cb = s->ready_cb;
+    s->ready_cb = NULL;
+    if (cb)
+        cb(s->ready_ud, NULL, code, msg);
+    session_delete(s, msg);
+}
+
+static void
+on_fresh(void *ud, const sandbox_t *sb, int code, const char *msg)
+{
+    char *id = ud;
+    gw_session_t *s = session_find(id);
+    free(id);
+    if (!s || s->deleting) {
+        err_t err = {0};
+        const provider_t *p = sb ? provider_find(sb->provider) : NULL;
+        if (p)
+            p->destroy(sb, true, &err);
+        return;
+    }
+    if (!sb)
+        session_start_failed(s, code, msg);
+    else
+        attach_sandbox(s, sb);
+}
+
+static void
+on_claimed(void *ud, const sandbox_t *sb)
+{
+    char *id = ud;
+    gw_session_t *s = session_find(id);
+    free(id);
+    if (!s || s->deleting) {
+        if (sb) { /* the record holds it (pool_claim): the session's end is the sandbox's */
+            err_t err = {0};
+            const provider_t *p = provider_find(sb->provider);
+            if (p)
+                p->destroy(sb, true, &err);
+        }
+        return;
+    }
+    if (sb) {
+        /* A warm sandbox started with the default env: the session's own comes once its
+         * executor answers (bash.env, before READY). */
+        json_object *env = json_get(s->params, "env");
+        if (env && json_object_is_type(env, json_type_object) && json_object_object_length(env))
+            s->pending_env = json_object_get(env);
+        attach_sandbox(s, sb);
+        return;
+    }
+    /* No warm sandbox: start one now (the session is looked up again when it is there: it may
+     * have been deleted meanwhile). */
+    err_t err = {0};
+    char *again = xstrdup(s->id);
+    if (pool_start_sandbox(s->profile, s->params, on_fresh, again, &err) < 0) {
+        free(again);
+        session_start_failed(s, err.code, err.msg);
+    }
+}
+
+/* Custom limits or another image need a sandbox made for them; the pool serves the default
+ * ones (env is applied to a warm sandbox once claimed). */
+void
+session_take_sandbox(char *id)
+{
+    gw_session_t *s = session_find(id);
+    if (!s || s->deleting) {
+        free(id);
+        return;
+    }
+    json_object *params = s->params;
+    bool custom = json_get(params, "memory") || json_get(params, "cpu") ||
+                  json_get(params, "pids") || json_get(params, "disk") ||
+                  json_get_int(params, "resource_factor", 1) != 1 ||
+                  strcmp(pool_image(params), g_gw.cfg.image) != 0;
+    json_object *env = json_get(params, "env");
+    bool own_env =
+        env && json_object_is_type(env, json_type_object) && json_object_object_length(env);
+    if (custom)
+        on_claimed(id, NULL);
+    else
+        pool_claim(s->profile, s->id, own_env, on_claimed, id);
+}

@@ -27,6 +27,7 @@
 #include "file_view.h"
 #include "io.h"
 #include "ipython.h"
+#include "sudo_broker.h"
 #include "xalloc.h"
 
 executor_t g_exec;
@@ -353,6 +354,9 @@ main(int argc, char **argv)
     int lfd = listen_on(lst.listen);
     if (lst.tcp && (!lst.token || !*lst.token))
         die("%s", "tcp listening needs --token-file");
+    /* Root inside a sandbox's own block of ids: sudo's broker keeps root, we become the user. */
+    if (!(lst.user && strcmp(lst.user, "root") == 0) && sudo_broker_start(&err) < 0)
+        die("%s", err.msg);
     drop_privileges(lst.user);
     /* Not dumpable: the sandbox's processes run as our uid, and without this any of them could
      * ptrace us or take our fds (pidfd_getfd: the gateway's link, the listening socket) and

@@ -14,3 +14,10 @@ $(BUILD)/sandpipe-executor: $(BUILD)/executor/main.o $(EXECUTOR_LIB) $(COMMON_LI
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(EXECUTOR_LIBS)
 
 BINS += $(BUILD)/sandpipe-executor
+
+# sandpipe-sudo: bound over a bwrap sandbox's /usr/bin/sudo (executor/sudo/sudo_client.c); libc
+# only, it runs on the image's libraries.
+$(BUILD)/sandpipe-sudo: $(BUILD)/executor/sudo/sudo_client.o
+	$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+BINS += $(BUILD)/sandpipe-sudo

@@ -45,6 +45,8 @@ typedef struct {
     uint32_t sandbox_uid_base; /* host uids of bwrap sandboxes (0 count: the default range) */
     uint32_t sandbox_uid_count;
     bool sandbox_shared_uid; /* --sandbox-uids off: sandboxes run as the gateway's uid */
+    bool root_inside;        /* --root-inside: bwrap sandboxes map their block, sudo works
+                              * (provider.h); off where this host cannot (checked at start) */
     const char *netd;        /* sandpipe-netd's control socket; NULL: no network for sandboxes */
     int network_default;     /* net_mode_t of a session that does not ask */
     int network_max_admin;   /* the widest net_mode_t a role may ask for */

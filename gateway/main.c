@@ -20,6 +20,7 @@
 #include "pool.h"
 #include "redis_client.h"
 #include "sandbox/sandbox_disk.h"
+#include "sandbox/sandbox_root.h"
 #include "sandbox_log.h"
 #include "net_policy.h"
 #include "session.h"
@@ -83,8 +84,11 @@ usage(FILE *f)
         "  --disk-max BYTES         largest disk per session (default 16 x --disk)\n"
         "  --max-upload BYTES       largest file upload over HTTP (default 1 GiB; as nginx's\n"
         "                           --upload-max)\n"
-        "  --sandbox-uids BASE:COUNT|off  host uids for bwrap sandboxes, one each (default "
-        "1900000000:65536); off: the gateway's uid\n"
+        "  --sandbox-uids BASE:COUNT|off  host uids for sandboxes, 65536 each (default "
+        "1073741824:1073676288, 16383 sandboxes); off: the gateway's uid\n"
+        "  --root-inside on|off     bwrap sandboxes map their 65536 uids: root inside (sudo),\n"
+        "                           an image's root writable on the sandbox's disk (default on,\n"
+        "                           where the gateway is root and the kernel can idmap mounts)\n"
         "  --netd PATH              sandpipe-netd's control socket: sandboxes may have a network\n"
         "                           (without it every sandbox has loopback only)\n"
         "  --network-default MODE   a session that does not ask: none (default), egress\n"
@@ -127,11 +131,33 @@ parse_uid_range(const char *arg, gw_config_t *cfg)
     if (*end != ':')
         return -1;
     count = strtoull(end + 1, &end, 10);
-    if (*end || base == 0 || count == 0 || base + count > 0x7fffffffULL)
+    if (*end || base == 0 || count < SANDBOX_UID_WIDTH || base + count > 0x7fffffffULL)
         return -1;
     cfg->sandbox_uid_base = (uint32_t)base;
     cfg->sandbox_uid_count = (uint32_t)count;
     return 0;
+}
+
+/* Root inside needs a block of uids to map (root, not --sandbox-uids off) and idmapped mounts
+ * of the image store (the kernel, its filesystem); where either is missing, sandboxes map one
+ * uid as before, and the log says why once. */
+static void
+check_root_inside(gw_config_t *cfg)
+{
+    err_t err = {0};
+    if (!cfg->root_inside)
+        return;
+    if (geteuid() != 0 || cfg->sandbox_shared_uid)
+        snprintf(err.msg, sizeof err.msg, "the gateway is not root or --sandbox-uids is off");
+    else if (access(cfg->image_store, F_OK) == 0 && !sandbox_root_can_idmap(cfg->image_store, &err))
+        ;
+    else
+        return;
+    cfg->root_inside = false;
+    fprintf(stderr,
+            "sandpipe-gateway: no root inside sandboxes (sudo runs as the sandbox user, "
+            "an image's root is read-only): %s\n",
+            err.msg);
 }
 
 static void
@@ -301,6 +327,7 @@ main(int argc, char **argv)
         {"disk", required_argument, 0, 'S'},
         {"disk-max", required_argument, 0, 'X'},
         {"sandbox-uids", required_argument, 0, 'U'},
+        {"root-inside", required_argument, 0, 'Z'},
         {"max-upload", required_argument, 0, 'u'},
         {"netd", required_argument, 0, 'N'},
         {"network-default", required_argument, 0, 'W'},
@@ -318,6 +345,7 @@ main(int argc, char **argv)
     cfg->provider = "bwrap";
     cfg->image = IMAGE_HOST;
     cfg->image_store = IMAGE_STORE_DEF;
+    cfg->root_inside = true;
     cfg->state_dir = "/var/lib/sandpipe";
     cfg->pool_size = 2;
     cfg->idle_timeout = 1800;
@@ -370,9 +398,17 @@ main(int argc, char **argv)
         case 'u': cfg->upload_max = strtoull(optarg, NULL, 10); break;
         case 'U':
             if (parse_uid_range(optarg, cfg) < 0) {
-                fprintf(stderr, "sandpipe-gateway: --sandbox-uids takes BASE:COUNT or off\n");
+                fprintf(stderr, "sandpipe-gateway: --sandbox-uids takes BASE:COUNT (COUNT at "
+                                "least 65536, one sandbox's) or off\n");
                 return 2;
             }
+            break;
+        case 'Z':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                fprintf(stderr, "sandpipe-gateway: --root-inside is on or off\n");
+                return 2;
+            }
+            cfg->root_inside = strcmp(optarg, "on") == 0;
             break;
         case 'N': cfg->netd = optarg; break;
         case 'W':
@@ -427,6 +463,7 @@ main(int argc, char **argv)
         fprintf(stderr, "sandpipe-gateway: --image: %s\n", ierr.msg);
         return 2;
     }
+    check_root_inside(cfg);
     if (cfg->max_disk < 0)
         cfg->max_disk = cfg->default_disk * 16;
     if (cfg->default_disk < 0 || (cfg->default_disk > 0 && cfg->default_disk < SANDBOX_DISK_MIN) ||

@@ -143,6 +143,7 @@ pool_start_sandbox(const char *profile, json_object *params, pool_made_cb cb, vo
         .uid_base = g_gw.cfg.sandbox_uid_base,
         .uid_count = g_gw.cfg.sandbox_uid_count,
         .shared_uid = g_gw.cfg.sandbox_shared_uid,
+        .root_inside = g_gw.cfg.root_inside,
     };
     const char *pname = json_get_str(params, "provider", g_gw.cfg.provider);
     const provider_t *p = provider_find(pname);

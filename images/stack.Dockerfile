@@ -9,7 +9,8 @@ RUN apt-get update -qq && \
         libfcgi0ldbl libseccomp2 libcurl4 libssl3 libmnl0 libnftables1 >/dev/null && \
     rm -rf /var/lib/apt/lists/*
 COPY build/release/sandpipe-gateway build/release/sandpipe-api build/release/sandpipe \
-     build/release/sandpipe-executor build/release/sandpipe-netd /usr/local/bin/
+     build/release/sandpipe-executor build/release/sandpipe-sudo build/release/sandpipe-netd \
+     /usr/local/bin/
 COPY build/release/plugins /usr/local/bin/plugins
 COPY nginx /opt/sandpipe/nginx
 COPY web/dist /opt/sandpipe/web

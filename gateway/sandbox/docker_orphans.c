@@ -54,6 +54,7 @@ listed_sandbox(json_object *c, sandbox_t *sb)
     char ws[PATH_MAX + 16];
     snprintf(ws, sizeof ws, "%s/workspace", dir);
     sb->uid = stat(ws, &st) == 0 ? st.st_uid : geteuid();
+    sb->uid_range = 1;
     return true;
 }
 

@@ -28,6 +28,7 @@
 #include "cgroup.h"
 #include "json_util.h"
 #include "sandbox_disk.h"
+#include "sandbox_root.h"
 #include "sandbox_uid.h"
 #include "xalloc.h"
 
@@ -100,6 +101,7 @@ choose_uid(const sandbox_spec_t *spec, sandbox_t *sb, bool own_uid, const char *
 {
     sb->uid = geteuid();
     sb->gid = getegid();
+    sb->uid_range = 1;
     if (!own_uid || spec->shared_uid)
         return 0;
     if (geteuid() != 0) {
@@ -126,14 +128,28 @@ choose_uid(const sandbox_spec_t *spec, sandbox_t *sb, bool own_uid, const char *
                            p[0] ? p : "/");
     }
     uid_t u;
-    int e =
-        sandbox_uid_claim(state_dir, sb->id, spec->uid_count ? spec->uid_base : PROVIDER_UID_BASE,
-                          spec->uid_count ? spec->uid_count : PROVIDER_UID_COUNT, &u, err);
+    int e = sandbox_uid_claim(
+        state_dir, sb->id, spec->uid_count ? spec->uid_base : PROVIDER_UID_BASE,
+        spec->uid_count ? spec->uid_count : PROVIDER_UID_COUNT, SANDBOX_UID_WIDTH, &u, err);
     if (e < 0)
         return e;
     sb->uid = u;
     sb->gid = (gid_t)u;
+    if (spec->root_inside)
+        sb->uid_range = SANDBOX_UID_WIDTH;
     return 0;
+}
+
+uid_t
+provider_user_uid(const sandbox_t *sb)
+{
+    return sb->uid_range > SANDBOX_USER_INSIDE ? sb->uid + SANDBOX_USER_INSIDE : sb->uid;
+}
+
+gid_t
+provider_user_gid(const sandbox_t *sb)
+{
+    return sb->uid_range > SANDBOX_USER_INSIDE ? sb->gid + SANDBOX_USER_INSIDE : sb->gid;
 }
 
 int
@@ -170,7 +186,7 @@ provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, bool own_uid, err_t 
         /* Its own uid alone (and root) may enter <dir>: no other sandbox's uid reaches its
          * workspace, disk, tmp or log, whatever their modes. */
         (sb->uid != geteuid() && (e = mkdir_owned(sb->dir, 0710, geteuid(), sb->gid, err)) < 0) ||
-        (e = prepare_workspace(spec, sb, sb->uid, sb->gid, err)) < 0) {
+        (e = prepare_workspace(spec, sb, provider_user_uid(sb), provider_user_gid(sb), err)) < 0) {
         provider_generic_destroy(sb, true, NULL); /* ours, just made: nothing runs in it */
         return e;
     }
@@ -432,13 +448,16 @@ provider_generic_destroy(const sandbox_t *sb, bool purge, err_t *err)
     if (provider_top_alive(sb))
         provider_kill_tree(sb); /* no cgroup, or it failed: the process tree as /proc shows it */
     if (!sb->cgroup_version && sb->uid != geteuid())
-        provider_kill_uid(sb->uid); /* and what its top process no longer leads: its uid's */
+        provider_kill_uids(sb->uid, sb->uid_range); /* and what its top process no longer
+                                                     * leads: its uids' */
     if (e >= 0 && provider_top_alive(sb))
         e = err_set(err, EBUSY, "sandbox %s: pid %d survived SIGKILL", sb->id, (int)sb->pid);
     free(cg);
     if (e < 0)
         return e;
     /* Every sandbox directory, whatever its JSON says: a disk left mounted would outlive us. */
+    if (sb->dir[0] == '/')
+        sandbox_root_unmount(sb->dir); /* before the disk its layer is on */
     if (sb->dir[0] == '/' && (e = sandbox_disk_remove(sb->dir, purge, err)) < 0)
         return e;
     if (purge && sb->dir[0] == '/' && strlen(sb->dir) > 1) {

@@ -46,10 +46,18 @@ typedef struct {
     uid_t uid_base;
     uint32_t uid_count;
     bool shared_uid;
+    /* Root inside (bwrap): the sandbox's user namespace maps its whole block of
+     * SANDBOX_UID_WIDTH host uids, root inside = the block's first, the user SANDBOX_USER_INSIDE;
+     * sudo works (executor/sudo_broker.h) and an image's root is writable on the sandbox's disk
+     * (sandbox_root.h). false: one uid, the user's, as when the gateway is not root. */
+    bool root_inside;
 } sandbox_spec_t;
 
-#define PROVIDER_UID_BASE  1900000000u /* default range: pick one no user or subuid map uses */
-#define PROVIDER_UID_COUNT 65536u
+/* Default range: 2^30 up to 2^31 - 65536, no user's or subuid map's; 16,383 blocks. */
+#define PROVIDER_UID_BASE   0x40000000u
+#define PROVIDER_UID_COUNT  0x3fff0000u
+#define SANDBOX_UID_WIDTH   65536u /* host uids per sandbox: 0..65535 inside */
+#define SANDBOX_USER_INSIDE 1000u  /* the sandbox user's uid and gid inside */
 
 typedef struct {
     char id[64];
@@ -62,9 +70,11 @@ typedef struct {
     char socket_path[PATH_MAX];     /* <dir>/ctl/executor.sock, host-only; derived from dir by
                                      * sandbox_from_json, never read from a record */
     char workspace[PATH_MAX];       /* host path of the workspace directory */
-    uid_t uid;                      /* host uid (= gid) the sandbox's processes run as, the owner of
-                                     * its workspace; released with the directory (purge) */
+    uid_t uid;                      /* first host uid (= gid) of its block: the sandbox's user where
+                                     * uid_range is 1, root inside where it is SANDBOX_UID_WIDTH;
+                                     * released with the directory (purge) */
     gid_t gid;
+    uint32_t uid_range; /* host ids its user namespace maps from uid on (1 or SANDBOX_UID_WIDTH) */
     char cgroup[PATH_MAX]; /* "sandpipe/<id>", relative to the controllers' roots (or to the
                             * gateway's own cgroup where those are not writable), "" if none */
     int cgroup_version;    /* 0 none, 1, 2 */
@@ -115,7 +125,7 @@ const provider_t *provider_find(const char *name);
 
 #define PROVIDER_CTL_DIR      "ctl" /* <dir>/ctl: the gateway's user only (0700) */
 #define PROVIDER_SOCKET_NAME  "executor.sock"
-#define PROVIDER_PASS_FDS_MAX 8
+#define PROVIDER_PASS_FDS_MAX 12
 
 /* Validates spec (id, state_dir, executor_path) and creates <state_dir>/<id> and <id>/ctl (0700)
  * owned by the gateway's user, and the workspace; fills sb's id, dir, workspace, socket_path,
@@ -127,6 +137,10 @@ const provider_t *provider_find(const char *name);
  * <dir>/workspace as without, and sb->warning says so. Returns 0 or < 0 with err set (and
  * nothing left behind but an existing directory). */
 int provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, bool own_uid, err_t *err);
+/* The host uid and gid of the sandbox's user (SANDBOX_USER_INSIDE inside where the block is
+ * mapped, else the block's first): the owner of its workspace and home. */
+uid_t provider_user_uid(const sandbox_t *sb);
+gid_t provider_user_gid(const sandbox_t *sb);
 
 #define IMAGE_HOME "/home/openhands" /* images/setup.sh's user's home */
 
@@ -189,10 +203,10 @@ int provider_netns_open(const sandbox_t *sb, err_t *err);
 /* Without a cgroup: stops the sandbox's whole process tree (no more forks), collects it again,
  * then SIGKILLs it; a few rounds while its top process lives. */
 void provider_kill_tree(const sandbox_t *sb);
-/* SIGKILLs every process whose real uid is uid (a sandbox's own, never root's or the gateway's),
- * a few rounds until none is left: what a sandbox without a cgroup left when its top process
- * was killed first. */
-void provider_kill_uid(uid_t uid);
+/* SIGKILLs every process whose real uid is in [uid, uid + count) (a sandbox's own block,
+ * never root's or the gateway's), a few rounds until none is left: what a sandbox without a
+ * cgroup left when its top process was killed first. */
+void provider_kill_uids(uid_t uid, uint32_t count);
 
 /* The generic destroy / alive / pause / resume both providers use. destroy unmounts the
  * sandbox's disk (and with purge removes its image). */

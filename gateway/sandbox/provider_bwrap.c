@@ -41,6 +41,8 @@
 #include "net_policy.h"
 #include "provider.h"
 #include "sandbox_disk.h"
+#include "sandbox_root.h"
+#include "sandbox_userns.h"
 #include "seccomp.h"
 #include "xalloc.h"
 
@@ -179,7 +181,27 @@ static const char resolv_conf[] =
     "nameserver " NET_RESOLVER_INSIDE "\noptions timeout:2 attempts:2\n";
 
 /* fds of the bwrap process (provider_spawn places pass[i] at 3 + i). */
-enum { FD_ARGS = 3, FD_LISTEN, FD_ETC, FD_SECCOMP = FD_ETC + 4, FD_RESOLV, FD_COUNT };
+enum { FD_ARGS = 3, FD_LISTEN, FD_ETC, FD_SECCOMP = FD_ETC + 4, FD_RESOLV, FD_USERNS, FD_COUNT };
+
+/* Root inside holds what Docker gives a container's root by default, in the sandbox's own
+ * namespaces only: files (chown, modes, any owner), users (setuid for apt's _apt, su), signals,
+ * low ports, raw sockets (ping), chroot, mknod, file capabilities. Not CAP_SYS_ADMIN, not
+ * CAP_NET_ADMIN, not CAP_SYS_PTRACE (the executor's fds stay its own), and seccomp.h on top. */
+static const char *const root_caps[] = {
+    "CAP_CHOWN",      "CAP_DAC_OVERRIDE", "CAP_FOWNER",      "CAP_FSETID",           "CAP_KILL",
+    "CAP_SETGID",     "CAP_SETUID",       "CAP_SETPCAP",     "CAP_NET_BIND_SERVICE", "CAP_NET_RAW",
+    "CAP_SYS_CHROOT", "CAP_MKNOD",        "CAP_AUDIT_WRITE", "CAP_SETFCAP",          NULL};
+
+/* sandpipe's sudo (executor/sudo/), next to the executor: "" if it is not there. */
+static void
+sudo_client_path(const char *executor, char *out, size_t n)
+{
+    const char *slash = strrchr(executor, '/');
+    snprintf(out, n, "%.*s/sandpipe-sudo", slash ? (int)(slash - executor) : 1,
+             slash ? executor : ".");
+    if (access(out, X_OK) < 0)
+        out[0] = '\0';
+}
 
 /* bwrap >= 0.8 can cap user namespaces inside the sandbox at the kernel level too
  * (--disable-userns); asked once per bwrap path. */
@@ -224,9 +246,9 @@ tmpfs(argv_t *a, const char *size, const char *where)
 /* The host-/usr profile ("host"): /usr and the top directories as the host has them, a curated
  * /etc plus the generated files. */
 static void
-host_root(argv_t *a)
+host_root(const sandbox_spec_t *spec, argv_t *a)
 {
-    char fd[16];
+    char fd[16], sudo[PATH_MAX];
     args(a, "--ro-bind", "/usr", "/usr");
     static const char *const top[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
     for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
@@ -254,24 +276,35 @@ host_root(argv_t *a)
         args(a, "--perms", "0644", NULL);
         args(a, "--ro-bind-data", fd, dst);
     }
+    sudo_client_path(spec->executor_path, sudo, sizeof sudo);
+    if (sudo[0] && access("/usr/bin/sudo", F_OK) == 0) /* the host's, setuid: no use here */
+        args(a, "--ro-bind", sudo, "/usr/bin/sudo");
 }
 
-/* An image's root filesystem, read-only, with its own /etc (passwd names uid 1000 openhands)
- * but netd's resolver in resolv.conf (where the image has that file to mount over: a read-only
- * root takes no new mount point); sudo is images/sudo-shim (one uid in the namespace: nothing
- * to switch to). */
+/* An image's root filesystem with its own /etc (passwd names uid 1000 openhands) but netd's
+ * resolver in resolv.conf (where the image has that file to mount over: a read-only root takes
+ * no new mount point). With root inside it is <dir>/root (sandbox_root.h: the image as root's,
+ * writable on the sandbox's disk), else the image itself, read-only. sudo is sandpipe's
+ * (images/sudo-shim in an image without it). */
 static void
-image_root(const sandbox_spec_t *spec, argv_t *a)
+image_root(const sandbox_spec_t *spec, const sandbox_t *sb, argv_t *a)
 {
     char p[PATH_MAX + 64], fd[16];
     struct stat st;
-    args(a, "--ro-bind", spec->rootfs, "/");
+    if (sb->uid_range > 1) {
+        snprintf(p, sizeof p, "%s/" SANDBOX_ROOT_MOUNT, sb->dir);
+        args(a, sb->disk_bytes > 0 ? "--bind" : "--ro-bind", p, "/");
+    } else {
+        args(a, "--ro-bind", spec->rootfs, "/");
+    }
     snprintf(p, sizeof p, "%s/etc/resolv.conf", spec->rootfs);
     if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
         snprintf(fd, sizeof fd, "%d", FD_RESOLV);
         args(a, "--ro-bind-data", fd, "/etc/resolv.conf");
     }
-    snprintf(p, sizeof p, "%s" IMAGE_SUDO_SHIM, spec->rootfs);
+    sudo_client_path(spec->executor_path, p, sizeof p);
+    if (!p[0])
+        snprintf(p, sizeof p, "%s" IMAGE_SUDO_SHIM, spec->rootfs);
     if (access(p, X_OK) == 0)
         args(a, "--ro-bind", p, "/usr/bin/sudo");
 }
@@ -280,9 +313,15 @@ image_root(const sandbox_spec_t *spec, argv_t *a)
 static void
 build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, argv_t *a)
 {
-    arg(a, "--unshare-user");
-    if (can_disable_userns(bwrap))
-        arg(a, "--disable-userns");
+    char fd[16];
+    if (sb->uid_range > 1) { /* sandbox_userns.h: its block mapped, nested namespaces barred */
+        snprintf(fd, sizeof fd, "%d", FD_USERNS);
+        args(a, "--userns", fd, NULL);
+    } else {
+        arg(a, "--unshare-user");
+        if (can_disable_userns(bwrap))
+            arg(a, "--disable-userns");
+    }
     arg(a, "--unshare-pid");
     arg(a, "--unshare-ipc");
     arg(a, "--unshare-uts");
@@ -290,16 +329,22 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap
     arg(a, "--unshare-net");
     arg(a, "--new-session");
     args(a, "--cap-drop", "ALL", NULL);
-    char fd[16];
     snprintf(fd, sizeof fd, "%d", FD_SECCOMP);
     args(a, "--seccomp", fd, NULL); /* seccomp.h: installed just before the executor runs */
-    args(a, "--uid", SANDBOX_UID, NULL);
-    args(a, "--gid", SANDBOX_UID, NULL);
+    if (sb->uid_range > 1) { /* the executor starts as root, keeps sudo's broker, becomes 1000 */
+        for (size_t i = 0; root_caps[i]; i++)
+            args(a, "--cap-add", root_caps[i], NULL);
+        args(a, "--uid", "0", NULL);
+        args(a, "--gid", "0", NULL);
+    } else {
+        args(a, "--uid", SANDBOX_UID, NULL);
+        args(a, "--gid", SANDBOX_UID, NULL);
+    }
     args(a, "--hostname", "sandbox", NULL);
     if (spec->rootfs && spec->rootfs[0])
-        image_root(spec, a);
+        image_root(spec, sb, a);
     else
-        host_root(a);
+        host_root(spec, a);
     args(a, "--proc", "/proc", NULL);
     args(a, "--dev", "/dev", NULL);
     /* A tmpfs is memory charged to the sandbox: bounded, so filling one gives ENOSPC, never an
@@ -365,6 +410,10 @@ make_fds(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, int
         e = fds[FD_SECCOMP - 3] = seccomp_filter_fd(err);
     if (e >= 0)
         e = fds[FD_RESOLV - 3] = memfd_with("resolv.conf", resolv_conf, strlen(resolv_conf), err);
+    if (e >= 0 && sb->uid_range > 1)
+        e = fds[FD_USERNS - 3] = sandbox_userns_open(sb->uid, sb->gid, sb->uid_range, err);
+    if (e >= 0 && sb->uid_range > 1 && spec->rootfs && spec->rootfs[0])
+        e = sandbox_root_mount(sb, spec->rootfs, fds[FD_USERNS - 3], err);
     return e < 0 ? e : 0;
 }
 
@@ -428,7 +477,8 @@ bwrap_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
     if (e == 0)
         e = make_fds(&abs, out, bwrap, fds, err);
     if (e == 0)
-        e = provider_spawn(spec, out, argv, envp, out->dir, fds, FD_COUNT - 3, err);
+        e = provider_spawn(spec, out, argv, envp, out->dir, fds,
+                           out->uid_range > 1 ? FD_COUNT - 3 : FD_USERNS - 3, err);
     for (int i = 0; i < FD_COUNT - 3; i++)
         if (fds[i] >= 0)
             close(fds[i]);

@@ -356,7 +356,9 @@ docker_create_async(const sandbox_spec_t *spec, provider_done_fn done, void *ud,
         free(h);
         return -ERR_BAD_REQ;
     }
-    int e = provider_prepare(spec, sb, true, err);
+    sandbox_spec_t one_uid = *spec; /* the container runs as one uid: no block to map */
+    one_uid.root_inside = false;
+    int e = provider_prepare(&one_uid, sb, true, err);
     if (e < 0) {
         provider_env_free(envp);
         free(h);

@@ -56,7 +56,7 @@ provider_prepare_home(const sandbox_spec_t *spec, const sandbox_t *sb, err_t *er
     char home[PATH_MAX], skel[PATH_MAX], src[PATH_MAX * 2], dst[PATH_MAX * 2];
     if (!provider_home_path(sb, home, sizeof home))
         return err_set(err, ENAMETOOLONG, "state_dir path too long");
-    if (mkdir(home, 0750) < 0 || chown(home, sb->uid, sb->gid) < 0)
+    if (mkdir(home, 0750) < 0 || chown(home, provider_user_uid(sb), provider_user_gid(sb)) < 0)
         return err_set(err, errno, "home %s: %s", home, strerror(errno));
     snprintf(skel, sizeof skel, "%s/etc/skel", spec->rootfs);
     DIR *d = opendir(skel);
@@ -65,7 +65,7 @@ provider_prepare_home(const sandbox_spec_t *spec, const sandbox_t *sb, err_t *er
             continue;
         snprintf(src, sizeof src, "%s/%s", skel, e->d_name);
         snprintf(dst, sizeof dst, "%s/%s", home, e->d_name);
-        copy_skel_file(src, dst, sb->uid, sb->gid);
+        copy_skel_file(src, dst, provider_user_uid(sb), provider_user_gid(sb));
     }
     if (d)
         closedir(d);

@@ -155,9 +155,10 @@ proc_uid(pid_t pid)
 }
 
 void
-provider_kill_uid(uid_t uid)
+provider_kill_uids(uid_t uid, uint32_t count)
 {
-    if (uid == 0 || uid == geteuid() || uid == (uid_t)-1)
+    if (uid == 0 || uid == geteuid() || uid == (uid_t)-1 || count == 0 ||
+        (uid <= geteuid() && geteuid() - uid < count))
         return;
     for (int round = 0; round < 20; round++) {
         size_t found = 0;
@@ -165,7 +166,8 @@ provider_kill_uid(uid_t uid)
         struct dirent *de;
         while (d && (de = readdir(d))) {
             pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
-            if (pid > 0 && proc_uid(pid) == uid && kill(pid, SIGKILL) == 0)
+            uid_t u = pid > 0 ? proc_uid(pid) : (uid_t)-1;
+            if (u != (uid_t)-1 && u >= uid && u - uid < count && kill(pid, SIGKILL) == 0)
                 found++;
         }
         if (d)

@@ -35,6 +35,7 @@ sandbox_to_json(const sandbox_t *sb)
         json_set_str(o, "warning", sb->warning);
     json_set_int(o, "uid", sb->uid);
     json_set_int(o, "gid", sb->gid);
+    json_set_int(o, "uid_range", sb->uid_range ? sb->uid_range : 1);
     return o;
 }
 
@@ -66,7 +67,8 @@ sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
         copy_str(o, "cgroup", sb->cgroup, sizeof sb->cgroup, false, err) < 0 ||
         copy_str(o, "warning", sb->warning, sizeof sb->warning, false, err) < 0)
         return -ERR_BAD_REQ;
-    const char *ints[] = {"pid", "start_time", "cgroup_version", "disk_bytes", "uid", "gid"};
+    const char *ints[] = {"pid", "start_time", "cgroup_version", "disk_bytes",
+                          "uid", "gid",        "uid_range"};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         json_object *v = json_get(o, ints[i]);
         if (v && !json_object_is_type(v, json_type_int))
@@ -84,6 +86,11 @@ sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
         return err_set(err, ERR_BAD_REQ, "sandbox: uid or gid out of range");
     sb->uid = (uid_t)uid;
     sb->gid = (gid_t)gid;
+    /* Before blocks, one uid: the sandbox's user. */
+    int64_t range = json_get_int(o, "uid_range", 1);
+    if (range != 1 && range != SANDBOX_UID_WIDTH)
+        return err_set(err, ERR_BAD_REQ, "sandbox: uid_range must be 1 or %u", SANDBOX_UID_WIDTH);
+    sb->uid_range = (uint32_t)range;
     sb->pid = (pid_t)pid;
     sb->start_time = (uint64_t)st;
     sb->cgroup_version = (int)ver;

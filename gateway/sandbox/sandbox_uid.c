@@ -61,22 +61,24 @@ claim_stale(int sfd, int dfd, const char *name)
 }
 
 int
-sandbox_uid_claim(const char *state_dir, const char *id, uid_t base, uint32_t count, uid_t *uid,
-                  err_t *err)
+sandbox_uid_claim(const char *state_dir, const char *id, uid_t base, uint32_t count, uint32_t width,
+                  uid_t *uid, err_t *err)
 {
-    if (count == 0 || base == 0 || (uint64_t)base + count > 0x7fffffffu)
-        return err_set(err, ERR_BAD_REQ, "sandbox uid range %u+%u is not usable", (unsigned)base,
-                       (unsigned)count);
+    if (width == 0 || count < width || base == 0 || (uint64_t)base + count > 0x7fffffffu)
+        return err_set(err, ERR_BAD_REQ, "sandbox uid range %u+%u (%u each) is not usable",
+                       (unsigned)base, (unsigned)count, (unsigned)width);
+    uint32_t blocks = count / width;
     int sfd, dfd = open_claims(state_dir, true, &sfd, err);
     if (dfd < 0)
         return dfd;
     uint32_t h = 2166136261u; /* FNV-1a of the id: where the search starts */
     for (const char *p = id; *p; p++)
         h = (h ^ (uint8_t)*p) * 16777619u;
-    int e = err_set(err, ERR_BUSY, "no free sandbox uid in %u..%u", (unsigned)base,
-                    (unsigned)(base + count - 1));
-    for (uint32_t i = 0; i < count; i++) {
-        uid_t u = base + (h + i) % count;
+    int e =
+        err_set(err, ERR_BUSY, "no free sandbox uids in %u..%u (%u sandboxes of %u)",
+                (unsigned)base, (unsigned)(base + count - 1), (unsigned)blocks, (unsigned)width);
+    for (uint32_t i = 0; i < blocks; i++) {
+        uid_t u = base + ((h + i) % blocks) * width;
         char name[16];
         snprintf(name, sizeof name, "%u", (unsigned)u);
         int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

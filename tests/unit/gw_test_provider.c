@@ -60,6 +60,15 @@ test_sandbox_json_round_trip_and_bad_input(void **state)
     /* The socket path is derived from dir, never taken from the record. */
     assert_string_equal(b.socket_path, "/s/abc/ctl/executor.sock");
     assert_string_equal(b.cgroup, "sandpipe/abc");
+    assert_int_equal(b.uid_range, 1); /* one uid unless a block was mapped */
+    json_object_put(o);
+    a.uid_range = SANDBOX_UID_WIDTH;
+    o = sandbox_to_json(&a);
+    assert_int_equal(sandbox_from_json(o, &b, &err), 0);
+    assert_int_equal(b.uid_range, SANDBOX_UID_WIDTH);
+    json_set_int(o, "uid_range", 7); /* a range it never had: not believed */
+    assert_int_equal(sandbox_from_json(o, &b, &err), -ERR_BAD_REQ);
+    json_set_int(o, "uid_range", 1);
     json_set_str(o, "pid", "42");
     assert_int_equal(sandbox_from_json(o, &b, &err), -ERR_BAD_REQ);
     json_object_put(o);

@@ -233,29 +233,35 @@ static void
 test_uid_claims_are_exclusive_and_stale_ones_reused(void **state)
 {
     (void)state;
+    const uint32_t W = SANDBOX_UID_WIDTH;
     char dir[PATH_MAX + 16];
     snprintf(dir, sizeof dir, "%s/claims", g_state);
     assert_int_equal(mkdir(dir, 0711), 0);
     uid_t u1, u2, u3;
     err_t err = {0};
-    assert_int_equal(sandbox_uid_claim(dir, "one", 5000000, 2, &u1, &err), 0);
-    assert_int_equal(sandbox_uid_claim(dir, "two", 5000000, 2, &u2, &err), 0);
-    assert_int_not_equal(u1, u2);
-    assert_int_equal(sandbox_uid_claim(dir, "three", 5000000, 2, &u3, &err), -ERR_BUSY);
+    assert_int_equal(sandbox_uid_claim(dir, "one", 5000000, 2 * W, W, &u1, &err), 0);
+    assert_int_equal(sandbox_uid_claim(dir, "two", 5000000, 2 * W, W, &u2, &err), 0);
+    /* Blocks of W from the base, apart: no uid of one sandbox is another's. */
+    assert_int_equal((u1 - 5000000) % W, 0);
+    assert_int_equal((u2 - 5000000) % W, 0);
+    assert_int_equal(u1 > u2 ? u1 - u2 : u2 - u1, W);
+    assert_int_equal(sandbox_uid_claim(dir, "three", 5000000, 2 * W + 7, W, &u3, &err), -ERR_BUSY);
     /* "one" has no directory, but its claim is fresh: still taken. */
-    assert_int_equal(sandbox_uid_claim(dir, "three", 5000000, 2, &u3, &err), -ERR_BUSY);
+    assert_int_equal(sandbox_uid_claim(dir, "three", 5000000, 2 * W + 7, W, &u3, &err), -ERR_BUSY);
     char p[PATH_MAX + 64];
     snprintf(p, sizeof p, "%s/" SANDBOX_UID_DIR "/%u", dir, (unsigned)u1);
     struct timespec old[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
     assert_int_equal(utimensat(AT_FDCWD, p, old, 0), 0);
-    assert_int_equal(sandbox_uid_claim(dir, "three", 5000000, 2, &u3, &err), 0);
+    assert_int_equal(sandbox_uid_claim(dir, "three", 5000000, 2 * W + 7, W, &u3, &err), 0);
     assert_int_equal(u3, u1);
     /* Release only by the holder. */
     sandbox_uid_release(dir, "one", u3);
     assert_int_equal(access(p, F_OK), 0);
     sandbox_uid_release(dir, "three", u3);
     assert_int_equal(access(p, F_OK), -1);
-    assert_int_equal(sandbox_uid_claim(dir, "x", 0, 2, &u3, &err), -ERR_BAD_REQ);
+    assert_int_equal(sandbox_uid_claim(dir, "x", 0, 2 * W, W, &u3, &err), -ERR_BAD_REQ);
+    /* A range narrower than one block has none. */
+    assert_int_equal(sandbox_uid_claim(dir, "x", 5000000, W - 1, W, &u3, &err), -ERR_BAD_REQ);
 }
 
 /* Setuid binaries grant nothing: the host's su, a setuid-root copy the host placed in the

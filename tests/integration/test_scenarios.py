@@ -291,7 +291,7 @@ class Scenarios:
                                                                        "print(6 * 7, sys.executable)"}},
                         timeout=120)
         self.assertEqual(obs["observation"], "run_ipython", obs)
-        self.assertIn("42 /usr/bin/python3", obs["content"])
+        self.assertIn("42 /opt/sandpipe/venv/bin/python3", obs["content"])  # the image's env
         self.serve_page(ws, 8765)
         _, _, obs = act(ws, {"action": "browse", "args": {"url": "http://127.0.0.1:8765/"}}, timeout=120)
         self.assertEqual(obs["observation"], "browse", obs)

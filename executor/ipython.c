@@ -17,6 +17,7 @@
 #include "ipython.h"
 #include "ipython_obs.h"
 #include "json_util.h"
+#include "net_hint.h"
 #include "plugin_proc.h"
 #include "plugins.h"
 #include "xalloc.h"
@@ -164,6 +165,8 @@ finish(ipy_end_t end, const char *text, size_t len, json_object *images)
         .cwd = ipy.cwd,
         .python = ipy.python,
     };
+    /* as bash_session.c: /proc is read only when the output already shows a failure */
+    in.no_network = net_hint_failure_shown(text ? text : "", len) && net_hint_offline();
     ipy.obs = ipython_obs_build(&in);
     ipy.cells++;
     drain();

@@ -17,6 +17,7 @@
 #include "ipython.h"
 #include "ipython_obs.h"
 #include "json_util.h"
+#include "net_hint.h"
 #include "plugin_proc.h"
 #include "plugins.h"
 #include "xalloc.h"
@@ -39,10 +40,19 @@ static struct {
     unsigned cells, restarts;
 } ipy;
 
+/* The kernel's interpreter: the sandbox's Python environment (VIRTUAL_ENV, the image's:
+ * gateway/sandbox/provider_env.c), so `%pip install` and bash's `pip install` put packages where
+ * both `import` them; else Debian's python3, which has ipykernel (a python3 earlier in PATH may
+ * lack it). */
 static const char *
-python_path(void)
+python_path(char *out, size_t n)
 {
-    /* The kernel needs Debian's python3 with ipykernel; a python3 earlier in PATH may lack it. */
+    const char *venv = env_get(g_exec.base_env, "VIRTUAL_ENV");
+    if (venv && venv[0] == '/') {
+        int len = snprintf(out, n, "%s/bin/python3", venv);
+        if (len > 0 && (size_t)len < n && access(out, X_OK) == 0)
+            return out;
+    }
     return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 }
 
@@ -62,7 +72,7 @@ static void on_gone(plugin_proc_t *p);
 static int
 start_helper(err_t *err)
 {
-    char dir[PATH_MAX], py[PATH_MAX + 16], kdir[PATH_MAX];
+    char dir[PATH_MAX], py[PATH_MAX + 16], kdir[PATH_MAX], python[PATH_MAX];
     if (plugin_dir(dir, sizeof dir) < 0)
         return err_set(err, ENOENT, "cannot find the executor's plugins folder");
     snprintf(py, sizeof py, "%s/python", dir);
@@ -75,9 +85,13 @@ start_helper(err_t *err)
     env_set(&env, "PYTHONPATH", pp);
     free(pp);
     bool skills = access(py, R_OK) == 0 && plugin_allowed(PLUGIN_AGENT_SKILLS);
-    char *av[] = {
-        NULL, "--dir", kdir, "--python", (char *)python_path(), skills ? "--agent-skills" : NULL,
-        NULL};
+    char *av[] = {NULL,
+                  "--dir",
+                  kdir,
+                  "--python",
+                  (char *)python_path(python, sizeof python),
+                  skills ? "--agent-skills" : NULL,
+                  NULL};
     ipy.proc.on_event = on_event;
     ipy.proc.on_gone = on_gone;
     ipy.proc.can_read = can_read;
@@ -151,6 +165,8 @@ finish(ipy_end_t end, const char *text, size_t len, json_object *images)
         .cwd = ipy.cwd,
         .python = ipy.python,
     };
+    /* as bash_session.c: /proc is read only when the output already shows a failure */
+    in.no_network = net_hint_failure_shown(text ? text : "", len) && net_hint_offline();
     ipy.obs = ipython_obs_build(&in);
     ipy.cells++;
     drain();

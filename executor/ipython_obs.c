@@ -6,6 +6,7 @@
 #include "buf.h"
 #include "ipython_obs.h"
 #include "json_util.h"
+#include "net_hint.h"
 #include "py_compat.h"
 #include "xalloc.h"
 
@@ -97,6 +98,8 @@ ipython_obs_build(const ipy_obs_in_t *in)
             buf_puts(&c, DEAD_NOTE);
     }
     rstrip(&c);
+    if (in->no_network)
+        buf_puts(&c, NET_HINT_NOTE);
     if (in->include_extra) {
         buf_printf(&c, "\n[Jupyter current working directory: %s]", in->cwd ? in->cwd : "");
         buf_printf(&c, "\n[Jupyter Python interpreter: %s]", in->python ? in->python : "");

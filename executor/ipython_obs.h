@@ -2,8 +2,9 @@
  * a cell produced, with upstream's texts (openhands/runtime/plugins/jupyter/execute_server.py
  * and action_execution_server.py, OpenHands 0.62.0): ANSI colour codes stripped with upstream's
  * pattern, "[Code executed successfully with no output]", "[Execution timed out (T seconds).]",
- * the content right-trimmed, and with include_extra the "[Jupyter current working directory:
- * …]" and "[Jupyter Python interpreter: …]" lines. Pure: no I/O. */
+ * the content right-trimmed, sandpipe's no-network note (net_hint.h) where asked, and with
+ * include_extra the "[Jupyter current working directory: …]" and "[Jupyter Python interpreter:
+ * …]" lines. Pure: no I/O. */
 #ifndef SP_IPYTHON_OBS_H
 #define SP_IPYTHON_OBS_H
 
@@ -28,6 +29,9 @@ typedef struct {
     bool include_extra;     /* action.args.include_extra (default true) */
     const char *cwd;        /* bash's working directory */
     const char *python;     /* the kernel's sys.executable */
+    bool no_network;        /* the output ends with NET_HINT_NOTE (net_hint.h), before the
+                               include_extra lines: it shows a name that did not resolve in a
+                               sandbox without network */
 } ipy_obs_in_t;
 
 /* {"observation":"run_ipython","content":…,"extras":{"code":…,"image_urls":…},"message":"Code

@@ -1,13 +1,14 @@
-/* net_hint.h — the note a `run` observation carries when its output shows a name that did not
- * resolve (or a network that is unreachable) in a sandbox that has no network at all, so that an
- * agent stops retrying pip, apt-get or curl there (issue 30). */
+/* net_hint.h — the note a `run` or `run_ipython` observation carries when its output shows a
+ * name that did not resolve (or a network that is unreachable) in a sandbox that has no network
+ * at all, so that an agent stops retrying pip, apt-get or curl there (issue 30). */
 #ifndef SP_NET_HINT_H
 #define SP_NET_HINT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Appended to the observation's metadata suffix (which OpenHands shows after the content). */
+/* Appended to a `run` observation's metadata suffix (which OpenHands shows after the content),
+ * to a `run_ipython` observation's output (it has no suffix). */
 #define NET_HINT_NOTE                                                                              \
     "\n[This session has no network access: names do not resolve and nothing outside the "         \
     "sandbox can be reached, so downloads and installs (pip, apt-get, git clone, curl) cannot "    \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh — what a runtime image adds to its base: the packages an agent expects, the user
-# `openhands` (uid 1000, home /home/openhands, passwordless sudo), /workspace, /opt/sandpipe.
+# `openhands` (uid 1000, home /home/openhands, passwordless sudo), /workspace, /opt/sandpipe, and
+# the agent's own Python environment (PYTHON_ENV, below).
 # Its text is part of the image's lock hash (images/sandpipe-image): change it, and the next
 # build makes a new base.
 #
@@ -19,6 +20,11 @@ PACKAGES=(bash coreutils git curl ca-certificates python3 python-is-python3 pyth
 PLUGIN_PACKAGES=(libzmq5 python3-ipykernel python3-matplotlib chromium fonts-dejavu-core)
 AGENT_USER=openhands
 AGENT_UID=1000
+# The agent's Python: a venv of Debian's python3 that sees Debian's packages (ipykernel,
+# matplotlib) and is the agent's own, so `pip install` works where Debian's python answers
+# "externally-managed-environment" (PEP 668). Providers put its bin/ first on PATH and set
+# VIRTUAL_ENV (gateway/sandbox/provider_env.c); the IPython kernel runs its python.
+PYTHON_ENV=/opt/sandpipe/venv
 
 case ${1:-} in
 --packages)
@@ -61,10 +67,18 @@ case ${1:-} in
     install -m 0755 "$(dirname "$0")/sudo-shim" "$root/opt/sandpipe/bin/sudo" 2>/dev/null ||
         install -m 0755 "$(dirname "$0")/sandpipe-image-sudo-shim" "$root/opt/sandpipe/bin/sudo"
     : >"$root/opt/sandpipe/sandpipe-executor" # the executor's mount point
+    if [ ! -x "$root$PYTHON_ENV/bin/python" ]; then
+        # pip from Debian's own wheel (ensurepip): no index is needed
+        inroot python3 -m venv --system-site-packages "$PYTHON_ENV"
+    fi
+    # -h: bin/python is a link to /usr/bin/python3, which is the host's outside the chroot
+    chown -hR "$AGENT_UID:$AGENT_UID" "$root$PYTHON_ENV"
     printf 'sandbox\n' >"$root/etc/hostname"
     printf '127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
     rm -rf "$root/var/lib/apt/lists/"* "$root/var/cache/apt/archives/"*.deb
     inroot python --version
+    inroot "$PYTHON_ENV/bin/python" -c 'import ipykernel' # Debian's, through the venv: the kernel's
+    inroot "$PYTHON_ENV/bin/pip" --version
     ;;
 *)
     echo "usage: setup.sh --packages [EXTRA] | --chroot ROOTFS [EXTRA]" >&2

@@ -143,6 +143,8 @@ uid_t provider_user_uid(const sandbox_t *sb);
 gid_t provider_user_gid(const sandbox_t *sb);
 
 #define IMAGE_HOME "/home/openhands" /* images/setup.sh's user's home */
+/* images/setup.sh's Python environment (a venv of the agent user's), where the image has one */
+#define IMAGE_PYTHON_ENV "/opt/sandpipe/venv"
 
 /* The host directory of an image sandbox's home: <dir>/home, or home/ on its own disk. False
  * when it does not fit. */
@@ -183,7 +185,8 @@ int provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[]
                    char *const envp[], const char *cwd, const int *pass_fds, int npass, err_t *err);
 
 /* The environment for a sandbox: PATH, HOME=home, LANG=C.UTF-8, TERM, then spec->env (which may
- * override them; keys must be non-empty without '='). NULL-terminated, caller frees with
+ * override them; keys must be non-empty without '='). An image with IMAGE_PYTHON_ENV has its
+ * bin/ first on PATH and VIRTUAL_ENV naming it. NULL-terminated, caller frees with
  * provider_env_free. Returns NULL with err set on a bad spec->env. */
 char **provider_env_new(const sandbox_spec_t *spec, const char *home, err_t *err);
 void provider_env_free(char **envp);

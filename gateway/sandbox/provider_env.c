@@ -1,10 +1,14 @@
 /* provider_env.c — the environment a sandbox's executor starts with. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "provider.h"
 #include "xalloc.h"
+
+#define SYSTEM_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 static void
 env_put(char ***envp, size_t *n, const char *key, const char *val)
@@ -45,12 +49,32 @@ provider_env_check(json_object *env, err_t *err)
     return 0;
 }
 
+/* Whether the image has images/setup.sh's Python environment (the image store's own files: a
+ * stat of the operator's directory, nothing a sandbox wrote). */
+static bool
+image_has_python_env(const sandbox_spec_t *spec)
+{
+    char p[PATH_MAX];
+    struct stat st;
+    if (!spec->rootfs || !spec->rootfs[0])
+        return false;
+    int n = snprintf(p, sizeof p, "%s" IMAGE_PYTHON_ENV "/pyvenv.cfg", spec->rootfs);
+    return n > 0 && (size_t)n < sizeof p && lstat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 char **
 provider_env_new(const sandbox_spec_t *spec, const char *home, err_t *err)
 {
     char **envp = xcalloc(1, sizeof *envp);
     size_t n = 0;
-    env_put(&envp, &n, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    if (image_has_python_env(spec)) {
+        /* as its bin/activate does: python, python3 and pip are the agent's own, where pip
+         * installs (Debian's answers "externally-managed-environment", PEP 668) */
+        env_put(&envp, &n, "PATH", IMAGE_PYTHON_ENV "/bin:" SYSTEM_PATH);
+        env_put(&envp, &n, "VIRTUAL_ENV", IMAGE_PYTHON_ENV);
+    } else {
+        env_put(&envp, &n, "PATH", SYSTEM_PATH);
+    }
     env_put(&envp, &n, "HOME", home);
     env_put(&envp, &n, "LANG", "C.UTF-8");
     env_put(&envp, &n, "TERM", "xterm-256color");

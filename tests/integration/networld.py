@@ -292,18 +292,20 @@ def _record_hash(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def build_wheel():
-    """A valid pure-Python wheel of sptest_pkg 1.0 (fixed timestamps: the same bytes every
-    time), as bytes."""
+def build_wheel(package=PACKAGE, version=PACKAGE_VERSION, text=PACKAGE_TEXT):
+    """A valid pure-Python wheel of the module package (its __init__.py holds text), version
+    version, whose project name is package with "-" for "_" (fixed timestamps: the same bytes
+    every time), as bytes. Its file name: wheel_name(package, version)."""
+    project = package.replace("_", "-")
     files = {
-        f"{PACKAGE}/__init__.py": PACKAGE_TEXT,
-        f"{PACKAGE}-{PACKAGE_VERSION}.dist-info/METADATA":
-            f"Metadata-Version: 2.1\nName: sptest-pkg\nVersion: {PACKAGE_VERSION}\n"
+        f"{package}/__init__.py": text,
+        f"{package}-{version}.dist-info/METADATA":
+            f"Metadata-Version: 2.1\nName: {project}\nVersion: {version}\n"
             "Summary: A package served by the networld test fixture\n".encode(),
-        f"{PACKAGE}-{PACKAGE_VERSION}.dist-info/WHEEL":
+        f"{package}-{version}.dist-info/WHEEL":
             b"Wheel-Version: 1.0\nGenerator: networld\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
-    record_name = f"{PACKAGE}-{PACKAGE_VERSION}.dist-info/RECORD"
+    record_name = f"{package}-{version}.dist-info/RECORD"
     record = "".join(f"{p},{_record_hash(d)},{len(d)}\n" for p, d in files.items()) + f"{record_name},,\n"
     files[record_name] = record.encode()
     buf = io.BytesIO()
@@ -314,6 +316,10 @@ def build_wheel():
             info.compress_type = zipfile.ZIP_DEFLATED
             z.writestr(info, data)
     return buf.getvalue()
+
+
+def wheel_name(package, version):
+    return f"{package}-{version}-py3-none-any.whl"
 
 
 class NetWorld:
@@ -459,22 +465,32 @@ class NetWorld:
             self.ca_pem = f.read()
 
     def _make_index(self):
-        """PEP 503: /simple/ lists the project, /simple/sptest-pkg/ (its normalised name) links
+        """PEP 503: /simple/ lists the projects, /simple/sptest-pkg/ (its normalised name) links
         the wheel in /packages/ with its sha256."""
-        wheel = build_wheel()
-        self.wheel_name, self.wheel_sha256 = WHEEL_NAME, hashlib.sha256(wheel).hexdigest()
+        self.projects = []
         os.makedirs(os.path.join(self.files, "packages"))
-        with open(os.path.join(self.files, "packages", WHEEL_NAME), "wb") as f:
-            f.write(wheel)
-        project = os.path.join(self.files, "simple", "sptest-pkg")
-        os.makedirs(project)
-        page = "<!DOCTYPE html>\n<html><head><title>{t}</title></head><body>\n{links}\n</body></html>\n"
-        with open(os.path.join(self.files, "simple", "index.html"), "w") as f:
-            f.write(page.format(t="Simple index", links='<a href="/simple/sptest-pkg/">sptest-pkg</a>'))
-        with open(os.path.join(project, "index.html"), "w") as f:
-            f.write(page.format(t="Links for sptest-pkg", links=(
-                f'<a href="/packages/{WHEEL_NAME}#sha256={self.wheel_sha256}">{WHEEL_NAME}</a>')))
+        self.wheel_name, self.wheel_sha256 = self.add_wheel(PACKAGE, PACKAGE_VERSION, PACKAGE_TEXT)
         self.index_url = f"http://{FILES_NAME}/simple/"
+
+    def add_wheel(self, package, version, text):
+        """Serves build_wheel(package, version, text) in the index (its project's page and
+        /simple/'s list), at once; returns the wheel's file name and sha256."""
+        wheel, name = build_wheel(package, version, text), wheel_name(package, version)
+        sha256 = hashlib.sha256(wheel).hexdigest()
+        with open(os.path.join(self.files, "packages", name), "wb") as f:
+            f.write(wheel)
+        project = package.replace("_", "-")
+        page = "<!DOCTYPE html>\n<html><head><title>{t}</title></head><body>\n{links}\n</body></html>\n"
+        os.makedirs(os.path.join(self.files, "simple", project), exist_ok=True)
+        with open(os.path.join(self.files, "simple", project, "index.html"), "w") as f:
+            f.write(page.format(t=f"Links for {project}", links=(
+                f'<a href="/packages/{name}#sha256={sha256}">{name}</a>')))
+        if project not in self.projects:
+            self.projects.append(project)
+        with open(os.path.join(self.files, "simple", "index.html"), "w") as f:
+            f.write(page.format(t="Simple index", links="\n".join(
+                f'<a href="/simple/{p}/">{p}</a>' for p in self.projects)))
+        return name, sha256
 
     def _make_repo(self):
         """A bare repository at /repo.git for git's dumb HTTP protocol: one commit of fixed

@@ -193,6 +193,24 @@ class Scenarios:
         self.assertEqual(obs["content"], "not found")  # getent says nothing: no note to give
         self.assertEqual(obs["extras"]["metadata"]["suffix"], "\n[The command completed with exit code 0.]")
 
+    def test_a_failed_name_resolution_in_ipython_without_network_says_there_is_none(self):
+        """The same note in a run_ipython observation (which has no suffix: it ends the cell's
+        output, before include_extra's lines): urllib's URLError and %pip's retries show the
+        resolver's failure; a cell that shows none has no note."""
+        _, ws = self.session()
+        cells = ("import urllib.request\nurllib.request.urlopen('http://example.com/', timeout=5)",
+                 "%pip install --disable-pip-version-check --retries 1 --timeout 3 --index-url "
+                 "http://example.com/simple/ --trusted-host example.com sp-nothing")
+        for code in cells:
+            _, _, obs = act(ws, {"action": "run_ipython", "args": {"code": code}}, timeout=120)
+            text = obs["content"]
+            self.assertIn("Temporary failure in name resolution", text, (code, obs))
+            cut = text.index("\n[Jupyter current working directory:")
+            self.assertTrue(text[:cut].endswith(NO_NETWORK_NOTE), (code, obs))
+        _, _, obs = act(ws, {"action": "run_ipython", "args": {"code": "print('no names here')",
+                                                                "include_extra": False}}, timeout=120)
+        self.assertEqual(obs["content"], "no names here")
+
     def test_seccomp_refuses_namespaces_keyrings_bpf_mounts_io_uring(self):
         # The same rules in both (gateway/sandbox/seccomp.c): io_uring_setup is what tells
         # sandpipe's profile from Docker's default, which allows it.
@@ -291,7 +309,7 @@ class Scenarios:
                                                                        "print(6 * 7, sys.executable)"}},
                         timeout=120)
         self.assertEqual(obs["observation"], "run_ipython", obs)
-        self.assertIn("42 /usr/bin/python3", obs["content"])
+        self.assertIn("42 /opt/sandpipe/venv/bin/python3", obs["content"])  # the image's env
         self.serve_page(ws, 8765)
         _, _, obs = act(ws, {"action": "browse", "args": {"url": "http://127.0.0.1:8765/"}}, timeout=120)
         self.assertEqual(obs["observation"], "browse", obs)

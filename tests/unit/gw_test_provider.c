@@ -98,6 +98,58 @@ test_create_refuses_bad_id_and_env(void **state)
     assert_int_equal(access(p, F_OK), -1);
 }
 
+static const char *
+env_value(char **envp, const char *key)
+{
+    size_t n = strlen(key);
+    for (size_t i = 0; envp[i]; i++)
+        if (!strncmp(envp[i], key, n) && envp[i][n] == '=')
+            return envp[i] + n + 1;
+    return NULL;
+}
+
+/* An image with images/setup.sh's Python environment: its bin/ first on PATH, VIRTUAL_ENV set
+ * (python, pip and the IPython kernel are the agent's own); without one, or with no image, the
+ * system PATH alone; a session's env still overrides PATH. */
+static void
+test_env_puts_the_image_python_env_first(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/sp-envroot-XXXXXX", p[PATH_MAX + 64];
+    assert_non_null(mkdtemp(root));
+    sandbox_spec_t s = {.rootfs = root};
+    err_t err = {0};
+    char **envp = provider_env_new(&s, IMAGE_HOME, &err);
+    assert_string_equal(env_value(envp, "PATH"),
+                        "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    assert_null(env_value(envp, "VIRTUAL_ENV"));
+    provider_env_free(envp);
+
+    snprintf(p, sizeof p,
+             "mkdir -p %s" IMAGE_PYTHON_ENV " && touch %s" IMAGE_PYTHON_ENV "/pyvenv.cfg", root,
+             root);
+    assert_int_equal(system(p), 0);
+    envp = provider_env_new(&s, IMAGE_HOME, &err);
+    assert_string_equal(env_value(envp, "PATH"), IMAGE_PYTHON_ENV
+                        "/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    assert_string_equal(env_value(envp, "VIRTUAL_ENV"), IMAGE_PYTHON_ENV);
+    provider_env_free(envp);
+
+    s.env = json_tokener_parse("{\"PATH\": \"/mine\"}");
+    envp = provider_env_new(&s, IMAGE_HOME, &err);
+    assert_string_equal(env_value(envp, "PATH"), "/mine");
+    provider_env_free(envp);
+    json_object_put(s.env);
+
+    s.env = NULL;
+    s.rootfs = NULL; /* no image: the host's /usr */
+    envp = provider_env_new(&s, "/workspace", &err);
+    assert_null(env_value(envp, "VIRTUAL_ENV"));
+    provider_env_free(envp);
+    snprintf(p, sizeof p, "rm -rf %s", root);
+    assert_int_equal(system(p), 0);
+}
+
 /* ---- bwrap sandboxes ---- */
 
 /* uid 1000, hostname sandbox, only lo, no /root, no other sandbox's directory, no shadow. */
@@ -568,6 +620,7 @@ main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sandbox_json_round_trip_and_bad_input),
+        cmocka_unit_test(test_env_puts_the_image_python_env_first),
         cmocka_unit_test_setup_teardown(test_create_refuses_bad_id_and_env, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bwrap_identity_network_and_filesystem_isolation, setup,
                                         teardown),

@@ -1,6 +1,7 @@
 /* test_ipython_obs.c — the run_ipython observation (executor/ipython_obs.c) against upstream's
  * texts: strip_ansi's pattern (its doctests' vectors, and what the pattern leaves alone), the
- * no-output and timeout texts, right-trimming, include_extra, image_urls null or a list. */
+ * no-output and timeout texts, right-trimming, include_extra, image_urls null or a list, the
+ * no-network note. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "executor/ipython_obs.h"
+#include "executor/net_hint.h"
 #include "json_util.h"
 
 static void
@@ -98,6 +100,34 @@ test_images(void **state)
     json_object_put(imgs);
 }
 
+/* no_network: the note ends the trimmed output, before include_extra's lines, whatever the end. */
+static void
+test_no_network_note_ends_the_output(void **state)
+{
+    (void)state;
+    static const char out[] = "URLError: <urlopen error [Errno -3] Temporary failure in name "
+                              "resolution>\n\n";
+    json_object *o = build((ipy_obs_in_t){.end = IPY_END_OK,
+                                          .text = out,
+                                          .text_len = sizeof out - 1,
+                                          .include_extra = true,
+                                          .cwd = "/w",
+                                          .python = "/p",
+                                          .no_network = true});
+    assert_string_equal(json_get_str(o, "content", NULL),
+                        "URLError: <urlopen error [Errno -3] Temporary failure in name "
+                        "resolution>" NET_HINT_NOTE "\n[Jupyter current working directory: /w]"
+                        "\n[Jupyter Python interpreter: /p]");
+    json_object_put(o);
+    o = build((ipy_obs_in_t){.end = IPY_END_TIMEOUT, .no_network = true});
+    assert_string_equal(json_get_str(o, "content", NULL),
+                        "[Execution timed out (0.0 seconds).]" NET_HINT_NOTE);
+    json_object_put(o);
+    o = build((ipy_obs_in_t){.end = IPY_END_OK, .text = out, .text_len = sizeof out - 1});
+    assert_null(strstr(json_get_str(o, "content", NULL), "no network access"));
+    json_object_put(o);
+}
+
 int
 main(void)
 {
@@ -105,6 +135,7 @@ main(void)
         cmocka_unit_test(test_strip_ansi_as_upstream),
         cmocka_unit_test(test_texts),
         cmocka_unit_test(test_images),
+        cmocka_unit_test(test_no_network_note_ends_the_output),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

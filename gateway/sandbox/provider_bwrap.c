@@ -300,6 +300,7 @@ image_root(const sandbox_spec_t *spec, const sandbox_t *sb, argv_t *a)
     snprintf(p, sizeof p, "%s/etc/resolv.conf", spec->rootfs);
     if (lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
         snprintf(fd, sizeof fd, "%d", FD_RESOLV);
+        args(a, "--perms", "0644", NULL); /* bwrap's own 0600 is root's inside where root is */
         args(a, "--ro-bind-data", fd, "/etc/resolv.conf");
     }
     sudo_client_path(spec->executor_path, p, sizeof p);

@@ -492,6 +492,34 @@ class NetWorld:
                 f'<a href="/simple/{p}/">{p}</a>' for p in self.projects)))
         return name, sha256
 
+    def add_deb(self, package, version, script):
+        """A Debian repository at /debian/ (flat: `deb [trusted=yes] URL ./`) holding a package
+        of architecture all that installs /usr/bin/<package>, a shell script of the text given;
+        built here with dpkg-deb. Returns the sources.list line."""
+        repo = os.path.join(self.files, "debian")
+        build = tempfile.mkdtemp(prefix="deb-", dir=self.dir)
+        os.makedirs(os.path.join(build, "DEBIAN"))
+        os.makedirs(os.path.join(build, "usr", "bin"))
+        with open(os.path.join(build, "usr", "bin", package), "w") as f:
+            f.write("#!/bin/sh\n" + script)
+        os.chmod(os.path.join(build, "usr", "bin", package), 0o755)
+        control = (f"Package: {package}\nVersion: {version}\nArchitecture: all\n"
+                   "Maintainer: sandpipe tests <tests@world.example>\n"
+                   f"Description: {package}, served by the test's world\n")
+        with open(os.path.join(build, "DEBIAN", "control"), "w") as f:
+            f.write(control)
+        os.makedirs(repo, exist_ok=True)
+        name = f"{package}_{version}_all.deb"
+        _run(["dpkg-deb", "--root-owner-group", "-Zgzip", "--build", build, os.path.join(repo, name)])
+        shutil.rmtree(build)
+        with open(os.path.join(repo, name), "rb") as f:
+            deb = f.read()
+        stanza = (control + f"Filename: ./{name}\nSize: {len(deb)}\n"
+                  f"SHA256: {hashlib.sha256(deb).hexdigest()}\n\n")
+        with open(os.path.join(repo, "Packages"), "a") as f:
+            f.write(stanza)
+        return f"deb [trusted=yes] http://{FILES_NAME}/debian ./"
+
     def _make_repo(self):
         """A bare repository at /repo.git for git's dumb HTTP protocol: one commit of fixed
         content, author and dates (so the same id every time), then update-server-info."""

@@ -9,11 +9,12 @@
 #   provider, bench/bench_images.py; takeover: a gateway killed with SIGKILL among three,
 #   bench/bench_takeover.py; unzip: another session's round trips while upload_file unpacks a
 #   zip, bench/bench_unzip.py; network: a sandbox's own network against the host's,
-#   bench/bench_network.py).
+#   bench/bench_network.py; rootinside: cold and warm starts with root inside against one uid,
+#   bench/bench_root_inside.py).
 set -euo pipefail
 MODE=${1:-release}
 B=build/$MODE
-SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images takeover unzip network} "
+SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images rootinside takeover unzip network} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/sp-bench.XXXXXX")
 chmod 711 "$work" # searchable: each sandbox runs as its own uid below it
@@ -176,6 +177,13 @@ if want images; then # runtime images, the Docker provider (its own stacks; dock
     scripts/dockerd-up.sh
     SANDPIPE_EXECUTOR="$B/sandpipe-executor" images/sandpipe-image build --docker >/dev/null
     MODE=$MODE python3 bench/bench_images.py
+fi
+if want rootinside; then # root inside against one uid (its own stacks; the default image)
+    echo
+    echo "## Root inside: cold and warm start against one uid ($(date -u +%F))"
+    echo
+    SANDPIPE_EXECUTOR="$B/sandpipe-executor" images/sandpipe-image build --no-docker >/dev/null
+    MODE=$MODE python3 bench/bench_root_inside.py
 fi
 if want takeover; then # three gateways of its own (tests/integration/multigw.py)
     echo

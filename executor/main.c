@@ -238,9 +238,14 @@ drop_privileges(const char *spec)
         die("cannot switch to user %s", spec ? spec : "1000");
     const char *home = pw && access(pw->pw_dir, W_OK) == 0 ? pw->pw_dir : g_exec.workspace;
     env_set(&g_exec.base_env, "HOME", home);
-    /* A switch of user, as su's: the names inherited were the starter's. */
-    env_set(&g_exec.base_env, "USER", pw ? pw->pw_name : "sandbox");
-    env_set(&g_exec.base_env, "LOGNAME", pw ? pw->pw_name : "sandbox");
+    /* A switch of user, as su's: names inherited from root were the starter's; names the
+     * sandbox's env chose (a session's "env") stay. */
+    static const char *const names[] = {"USER", "LOGNAME"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *v = env_get(g_exec.base_env, names[i]);
+        if (!v || strcmp(v, "root") == 0)
+            env_set(&g_exec.base_env, names[i], pw ? pw->pw_name : "sandbox");
+    }
 }
 
 /* USER and LOGNAME as a login sets them (os.environ['USER'], getpass, tools that name the user

@@ -142,7 +142,8 @@ int provider_prepare(const sandbox_spec_t *spec, sandbox_t *sb, bool own_uid, er
 uid_t provider_user_uid(const sandbox_t *sb);
 gid_t provider_user_gid(const sandbox_t *sb);
 
-#define IMAGE_HOME "/home/openhands" /* images/setup.sh's user's home */
+#define IMAGE_HOME        "/home/openhands"   /* images/setup.sh's user's home */
+#define SANDBOX_TOOLS_BIN "/opt/sandpipe/bin" /* sandpipe's tools inside (sudo), last on PATH */
 /* images/setup.sh's Python environment (a venv of the agent user's), where the image has one */
 #define IMAGE_PYTHON_ENV "/opt/sandpipe/venv"
 

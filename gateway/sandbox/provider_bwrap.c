@@ -249,6 +249,14 @@ static void
 host_root(const sandbox_spec_t *spec, argv_t *a)
 {
     char fd[16], sudo[PATH_MAX];
+    /* The directories bwrap makes are its user's: root inside, where a block is mapped, so
+     * they must be open to the sandbox user (bwrap's own are 0700 from the gateway's start). */
+    static const char *const dirs[] = {"/etc", "/opt", "/opt/sandpipe", SANDBOX_TOOLS_BIN,
+                                       "/var", NULL};
+    for (size_t i = 0; dirs[i]; i++) {
+        args(a, "--perms", "0755", NULL);
+        args(a, "--dir", dirs[i], NULL);
+    }
     args(a, "--ro-bind", "/usr", "/usr");
     static const char *const top[] = {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"};
     for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
@@ -276,9 +284,12 @@ host_root(const sandbox_spec_t *spec, argv_t *a)
         args(a, "--perms", "0644", NULL);
         args(a, "--ro-bind-data", fd, dst);
     }
+    /* sandpipe's sudo over the host's (setuid: no use under no_new_privs), or where PATH
+     * finds it last (provider_env.c) when the host has none: /usr is read-only */
     sudo_client_path(spec->executor_path, sudo, sizeof sudo);
-    if (sudo[0] && access("/usr/bin/sudo", F_OK) == 0) /* the host's, setuid: no use here */
-        args(a, "--ro-bind", sudo, "/usr/bin/sudo");
+    if (sudo[0])
+        args(a, "--ro-bind", sudo,
+             access("/usr/bin/sudo", F_OK) == 0 ? "/usr/bin/sudo" : SANDBOX_TOOLS_BIN "/sudo");
 }
 
 /* An image's root filesystem with its own /etc (passwd names uid 1000 openhands) but netd's

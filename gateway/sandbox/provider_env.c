@@ -72,8 +72,10 @@ provider_env_new(const sandbox_spec_t *spec, const char *home, err_t *err)
          * installs (Debian's answers "externally-managed-environment", PEP 668) */
         env_put(&envp, &n, "PATH", IMAGE_PYTHON_ENV "/bin:" SYSTEM_PATH);
         env_put(&envp, &n, "VIRTUAL_ENV", IMAGE_PYTHON_ENV);
-    } else {
+    } else if (spec->rootfs && spec->rootfs[0]) {
         env_put(&envp, &n, "PATH", SYSTEM_PATH);
+    } else { /* the host's /usr: sandpipe's sudo where the host has none (provider_bwrap.c) */
+        env_put(&envp, &n, "PATH", SYSTEM_PATH ":" SANDBOX_TOOLS_BIN);
     }
     env_put(&envp, &n, "HOME", home);
     env_put(&envp, &n, "LANG", "C.UTF-8");

@@ -65,7 +65,8 @@ def container_of(st, sid):
 class Bwrap:
     """A bwrap sandbox whose root is the default image's rootfs."""
     name = "bwrap"
-    inside_uid = "1000"  # the user namespace maps the sandbox's host uid to 1000
+    inside_uid = "1000"  # the user namespace maps the sandbox's block: its first + 1000 is 1000
+    root_inside = True  # sudo is root, the image's root writable on the sandbox's disk
 
     @staticmethod
     def prepare():
@@ -87,6 +88,7 @@ class Docker:
     """A Docker container of the default image's Docker form."""
     name = "docker"
     inside_uid = None  # the sandbox's own host uid (checked in test_docker)
+    root_inside = False  # one uid: sudo runs as the user, the root is read-only
 
     @staticmethod
     def prepare():

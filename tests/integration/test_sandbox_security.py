@@ -107,7 +107,7 @@ class SandboxSecurityTest(unittest.TestCase):
         attack = ("mkdir -p /run/sandpipe 2>/dev/null; "
                   "mv /run/sandpipe/executor.sock /run/sandpipe/moved 2>/dev/null; "
                   f"{links}; "
-                  "exe=$(pgrep -n -f ^/opt/sandpipe/sandpipe-executor); "
+                  "exe=$(pgrep -o -u $(id -u) -f ^/opt/sandpipe/sandpipe-executor); "
                   "( (sleep 0.5; kill -STOP $exe) >/dev/null 2>&1 & ); "
                   "echo stopping $exe")
         kind, out, _ = self.act(wa, attack)
@@ -158,12 +158,16 @@ class SandboxSecurityTest(unittest.TestCase):
                         status = dict(l.split(":", 1) for l in f.read().splitlines() if ":" in l)
                 except OSError:
                     continue  # ended meanwhile
-                self.assertEqual(status["Uid"].split(), [str(sb["uid"])] * 4, pid)
-                self.assertEqual(status["Gid"].split(), [str(sb["gid"])] * 4, pid)
+                # one id of its own block (root inside is its first, the user first + 1000)
+                uid, gid = status["Uid"].split(), status["Gid"].split()
+                self.assertEqual(len(set(uid)), 1, (pid, uid))
+                self.assertEqual(len(set(gid)), 1, (pid, gid))
+                self.assertTrue(0 <= int(uid[0]) - sb["uid"] < sb.get("uid_range", 1), (pid, uid))
+                self.assertTrue(0 <= int(gid[0]) - sb["gid"] < sb.get("uid_range", 1), (pid, gid))
                 self.assertEqual(status["Groups"].strip(), "")
         victim = executor_pid(sbb["pid"])
         # From inside A, B's processes cannot even be named (another pid namespace) ...
-        _, out, _ = run_action(wa, f"kill -9 {victim} 2>/dev/null; echo $?; kill -0 1; echo $?")
+        _, out, _ = run_action(wa, f"kill -9 {victim} 2>/dev/null; echo $?; kill -0 $$; echo $?")
         self.assertEqual(out, "1\n0\n")
         # ... and A's uid on the host, outside every namespace, may not signal them either.
         child = os.fork()
@@ -204,7 +208,7 @@ class SandboxSecurityTest(unittest.TestCase):
         sb = sandbox_of(self.st, sid)
         state = os.path.realpath(self.st.state_dir)
         _, out, _ = run_action(ws, "tr '\\0' ' ' < /proc/1/cmdline; echo; "
-                                   "tr '\\0' ' ' < /proc/$(pgrep -n -f ^/opt/sandpipe/sandpipe-executor)/cmdline")
+                                   "tr '\\0' ' ' < /proc/$(pgrep -o -u $(id -u) -f ^/opt/sandpipe/sandpipe-executor)/cmdline")
         init, exe = out.splitlines()
         self.assertIn("bwrap", init)
         self.assertIn("sandpipe-executor", exe)
@@ -233,8 +237,10 @@ class SandboxSecurityTest(unittest.TestCase):
         state = os.path.realpath(self.st.state_dir)
         with open(os.path.join(sandbox_of(self.st, sid)["workspace"], "grab.py"), "w") as f:
             f.write(PIDFD_PROBE)
-        exe = "$(pgrep -n -f ^/opt/sandpipe/sandpipe-executor)"
-        _, out, _ = run_action(ws, f"python3 /workspace/grab.py {exe} 1; python3 /workspace/grab.py 1 1 200",
+        # the executor is the oldest process of the user's with its command line (the sudo
+        # broker, root's, has it too); its init's fds are root inside's: taken with sudo
+        exe = "$(pgrep -o -u $(id -u) -f ^/opt/sandpipe/sandpipe-executor)"
+        _, out, _ = run_action(ws, f"python3 /workspace/grab.py {exe} 1; sudo python3 /workspace/grab.py 1 1 200",
                                timeout=120)
         lines = out.splitlines()
         self.assertEqual(lines[0], "getfd EPERM", out)  # the executor: not dumpable

@@ -266,11 +266,14 @@ class Scenarios:
             self.assertEqual(uid, self.prov.inside_uid)
         _, _, obs = run(ws, "sudo chown -R openhands:openhands /workspace && sudo touch /workspace/s "
                             "&& stat -c %U /workspace/s")
-        self.assertEqual((exit_code(obs), obs["content"]), (0, "openhands"), obs)
+        # real sudo makes root's files; with one uid there is no one else to be
+        self.assertEqual((exit_code(obs), obs["content"]),
+                         (0, "root" if self.prov.root_inside else "openhands"), obs)
         _, _, obs = run(ws, "cd ~ && test -f .bashrc && echo hi > note && cat note && cd /workspace")
         self.assertEqual(obs["content"], "hi", obs)
         _, _, obs = run(ws, "touch /usr/x 2>&1; echo rc=$?")
-        self.assertIn("Read-only", obs["content"])
+        # the user may not write the image's files: a writable root is still root's
+        self.assertIn("Permission denied" if self.prov.root_inside else "Read-only", obs["content"])
         _, _, obs = run(ws, "pip --version && git --version && rg --version | head -1")
         self.assertEqual(exit_code(obs), 0, obs)
 

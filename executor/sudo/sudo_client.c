@@ -341,6 +341,7 @@ main(int argc, char **argv)
             fail("cannot reach the sandbox's sudo service (%s)", strerror(errno));
         off += (size_t)w;
     }
+    free(b.data);
     static const int relayed[] = {SIGINT,  SIGQUIT,  SIGTERM, SIGHUP, SIGUSR1,
                                   SIGUSR2, SIGWINCH, SIGCONT, SIGALRM};
     struct sigaction sa = {.sa_handler = relay};

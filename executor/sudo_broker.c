@@ -281,17 +281,25 @@ command_env(const request_t *r, const struct passwd *pw, const char *command)
     return env;
 }
 
-/* The child: the command, as the user, with the caller's stdio; never returns. */
-static void __attribute__((noreturn))
-run_command(const request_t *r, const struct passwd *pw, gid_t gid)
+/* No signal blocked, every one at its default: the executor's (its loop's signalfd) are not
+ * ours to keep. */
+static void
+signals_default(void)
 {
-    setpgid(0, 0); /* its own group: the signals the client relays reach all of it */
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     for (int s = 1; s < NSIG; s++)
         if (s != SIGKILL && s != SIGSTOP)
             signal(s, SIG_DFL);
+}
+
+/* The child: the command, as the user, with the caller's stdio; never returns. */
+static void __attribute__((noreturn))
+run_command(const request_t *r, const struct passwd *pw, gid_t gid)
+{
+    setpgid(0, 0); /* its own group: the signals the client relays reach all of it */
+    signals_default();
     for (int i = 0; i < 3; i++)
         if (dup2(r->fds[i], i) < 0)
             _exit(126);
@@ -434,12 +442,7 @@ static void __attribute__((noreturn)) broker_main(int lfd)
     if (dup2(lfd, 3) < 0)
         _exit(1);
     close_range(4, ~0U, 0); /* nothing of the executor's: its link, its listening socket */
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    for (int s = 1; s < NSIG; s++)
-        if (s != SIGKILL && s != SIGSTOP)
-            signal(s, SIG_DFL);
+    signals_default();
     signal(SIGCHLD, SIG_IGN); /* the per-client processes reap themselves */
     signal(SIGPIPE, SIG_IGN);
     for (;;) {

@@ -689,3 +689,25 @@ class NetWorld:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def world_and_api_stack(prepare, extra=(), pool=1):
+    """A NetWorld (prepare(world) adds what the test serves) and an ApiStack whose sessions
+    reach it by default (egress through netd, the world's resolver); the world is closed if the
+    stack fails to start. Returns (world, stack): close_world_and_stack ends both."""
+    from apistack import ApiStack
+    world = NetWorld()
+    try:
+        prepare(world)
+        return world, ApiStack(pool=pool, netd={"resolver": world.dns_addr},
+                               extra=[*extra, "--network-default", "egress"])
+    except BaseException:
+        world.close()
+        raise
+
+
+def close_world_and_stack(world, stack):
+    try:
+        stack.stop()
+    finally:
+        world.close()

@@ -13,8 +13,7 @@ import os
 import unittest
 import uuid
 
-from apistack import ApiStack
-from networld import FILES_NAME, NetWorld
+from networld import FILES_NAME, close_world_and_stack, world_and_api_stack
 from providers import this_build_image
 from test_oh_remote_runtime import V0RemoteRuntime, url_path
 
@@ -36,22 +35,14 @@ class PipInstalls(unittest.TestCase):
         # this tree's setup.sh, by its tag; SANDPIPE_TEST_IMAGE (which Stack gives the gateway)
         # names another
         image = [] if os.environ.get("SANDPIPE_TEST_IMAGE") else ["--image", this_build_image()]
-        cls.world = NetWorld()
-        try:
-            cls.world.add_wheel("sp_demo", "1.0", DEMO_TEXT)
-            cls.world.add_wheel("sp_kernel_demo", "1.0", KERNEL_TEXT)
-            cls.s = ApiStack(pool=1, netd={"resolver": cls.world.dns_addr},
-                             extra=[*image, "--network-default", "egress"])
-        except BaseException:
-            cls.world.close()
-            raise
+        def serve(world):
+            world.add_wheel("sp_demo", "1.0", DEMO_TEXT)
+            world.add_wheel("sp_kernel_demo", "1.0", KERNEL_TEXT)
+        cls.world, cls.s = world_and_api_stack(serve, image)
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.s.stop()
-        finally:
-            cls.world.close()
+        close_world_and_stack(cls.world, cls.s)
 
     def ipython(self, v0, code):
         st, obs, _ = self.s.request("POST", url_path(v0.runtime_url) + "/execute_action", cell(code),

@@ -17,7 +17,7 @@ import unittest
 import uuid
 
 from apistack import ApiStack
-from networld import NetWorld
+from networld import close_world_and_stack, world_and_api_stack
 from providers import image_tool, this_build_image
 from test_oh_remote_runtime import V0RemoteRuntime
 
@@ -30,21 +30,13 @@ class RootInside(unittest.TestCase):
     def setUpClass(cls):
         cls.image = os.environ.get("SANDPIPE_TEST_IMAGE") or this_build_image()
         image = [] if os.environ.get("SANDPIPE_TEST_IMAGE") else ["--image", cls.image]
-        cls.world = NetWorld()
-        try:
-            cls.source = cls.world.add_deb("sp-hello", "1.0", HELLO)
-            cls.s = ApiStack(pool=1, netd={"resolver": cls.world.dns_addr},
-                             extra=[*image, "--network-default", "egress"])
-        except BaseException:
-            cls.world.close()
-            raise
+        def serve(world):
+            cls.source = world.add_deb("sp-hello", "1.0", HELLO)
+        cls.world, cls.s = world_and_api_stack(serve, image)
 
     @classmethod
     def tearDownClass(cls):
-        try:
-            cls.s.stop()
-        finally:
-            cls.world.close()
+        close_world_and_stack(cls.world, cls.s)
 
     def runtime(self):
         v0 = V0RemoteRuntime(self, self.s, self.s.token(sub=f"u-{uuid.uuid4().hex[:8]}"),

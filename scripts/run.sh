@@ -162,7 +162,9 @@ stop() {
         id=${d##*/}
         for c in memory pids cpu cpuacct freezer; do rmdir "/sys/fs/cgroup/$c/sandpipe/$id" 2>/dev/null; done
         rmdir "/sys/fs/cgroup/sandpipe/$id" 2>/dev/null
-        # Its own disk is mounted on the host (docs/operations.md, "Limits"): unmount first.
+        # Its root (an image's overlay, docs/operations.md "Users") and its own disk (the
+        # overlay's upper layer, "Limits") are mounted on the host: unmount first.
+        if mountpoint -q "$d/root"; then umount -l "$d/root" 2>/dev/null; fi
         if mountpoint -q "$d/disk"; then umount -l "$d/disk" 2>/dev/null; fi
         rm -rf "$d"
     done

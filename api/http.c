@@ -1,7 +1,6 @@
 /* http.c — request parsing and replies for sandpipe-api. See http.h. */
 #include "http.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "hex.h"
 #include "json_util.h"
 #include "xalloc.h"
 
@@ -126,17 +126,6 @@ api_req_free(api_req_t *r)
     r->path = r->body = NULL;
 }
 
-static int
-hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = tolower(c);
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 int
 api_pct_decode(const char *s, size_t n, char *out, size_t cap)
 {
@@ -146,7 +135,7 @@ api_pct_decode(const char *s, size_t n, char *out, size_t cap)
         if (c == '%') {
             if (i + 2 >= n)
                 return -1;
-            int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
+            int h = hex_digit(s[i + 1]), l = hex_digit(s[i + 2]);
             if (h < 0 || l < 0)
                 return -1;
             c = h * 16 + l;

@@ -1,5 +1,6 @@
 /* file_view.c — OpenHands' file viewer page and its error pages (file_view.h). */
 #include "file_view.h"
+#include "hex.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -149,18 +150,6 @@ file_view_error(buf_t *out, const char *path, int code, const char *detail)
     return 500;
 }
 
-static int
-hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 bool
 file_view_url_path(const char *url, char *out, size_t cap)
 {
@@ -177,8 +166,8 @@ file_view_url_path(const char *url, char *out, size_t cap)
             char c = *p;
             if (c == '+') {
                 c = ' ';
-            } else if (c == '%' && end - p > 2 && hex_value(p[1]) >= 0 && hex_value(p[2]) >= 0) {
-                c = (char)(hex_value(p[1]) << 4 | hex_value(p[2]));
+            } else if (c == '%' && end - p > 2 && hex_digit(p[1]) >= 0 && hex_digit(p[2]) >= 0) {
+                c = (char)(hex_digit(p[1]) << 4 | hex_digit(p[2]));
                 p += 2;
             }
             if (!c || n + 1 >= cap)

@@ -17,29 +17,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hex.h"
 #include "io.h"
 #include "jwt.h"
 #include "xalloc.h"
 
 #define SECRET_FILE_MAX (2 * JWT_SECRET_MAX + 2)
 
-static int
-hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static bool
 all_hex(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (hex_value(s[i]) < 0)
+        if (hex_digit(s[i]) < 0)
             return false;
     return true;
 }
@@ -58,8 +47,8 @@ secret_parse(const char *path, char *text, size_t n, uint8_t *out, size_t cap, s
             return err_set(err, ERR_TOO_BIG, "%s: secret of %zu bytes exceeds %zu", path, n / 2,
                            cap);
         for (size_t i = 0; i < n / 2; i++)
-            out[i] = (uint8_t)((unsigned)hex_value(text[2 * i]) << 4 |
-                               (unsigned)hex_value(text[2 * i + 1]));
+            out[i] = (uint8_t)((unsigned)hex_digit(text[2 * i]) << 4 |
+                               (unsigned)hex_digit(text[2 * i + 1]));
         *len = n / 2;
     } else {
         if (n > cap)

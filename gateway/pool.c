@@ -88,10 +88,7 @@ made(pool_made_cb cb, void *ud, const sandbox_t *sb, const char *error)
 {
     err_t err = {0};
     if (sb && sandbox_host_save(sb, "", &err) < 0) {
-        const provider_t *p = provider_find(sb->provider);
-        err_t ignored = {0};
-        if (p)
-            p->destroy(sb, true, &ignored);
+        provider_discard(sb);
         sb = NULL;
         error = err.msg;
     }
@@ -198,10 +195,7 @@ on_warm_down(void *ud, const char *why)
 {
     warming_t *w = ud;
     GW_LOG("pool: sandbox %s did not come up: %s", w->sb.id, why);
-    const provider_t *p = provider_find(w->sb.provider);
-    err_t err = {0};
-    if (p)
-        p->destroy(&w->sb, true, &err);
+    provider_discard(&w->sb);
     warming_remove(w);
 }
 

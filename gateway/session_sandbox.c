@@ -20,10 +20,7 @@ attach_sandbox(gw_session_t *s, const sandbox_t *sb)
     /* the host's record says whose it is now: a restart re-attaches it to this session only */
     err_t err = {0};
     if (sandbox_host_save(sb, s->id, &err) < 0) {
-        const provider_t *p = provider_find(sb->provider);
-        err_t ignored = {0};
-        if (p)
-            p->destroy(sb, true, &ignored);
+        provider_discard(sb);
         session_start_failed(s, err.code, err.msg);
         return;
     }
@@ -60,10 +57,7 @@ on_fresh(void *ud, const sandbox_t *sb, int code, const char *msg)
     gw_session_t *s = session_find(id);
     free(id);
     if (!s || s->deleting) {
-        err_t err = {0};
-        const provider_t *p = sb ? provider_find(sb->provider) : NULL;
-        if (p)
-            p->destroy(sb, true, &err);
+        provider_discard(sb);
         return;
     }
     if (!sb)
@@ -79,12 +73,8 @@ on_claimed(void *ud, const sandbox_t *sb)
     gw_session_t *s = session_find(id);
     free(id);
     if (!s || s->deleting) {
-        if (sb) { /* the record holds it (pool_claim): the session's end is the sandbox's */
-            err_t err = {0};
-            const provider_t *p = provider_find(sb->provider);
-            if (p)
-                p->destroy(sb, true, &err);
-        }
+        if (sb) /* the record holds it (pool_claim): the session's end is the sandbox's */
+            provider_discard(sb);
         return;
     }
     if (sb) {

@@ -42,6 +42,15 @@ provider_find(const char *name)
     return NULL;
 }
 
+void
+provider_discard(const sandbox_t *sb)
+{
+    const provider_t *p = sb ? provider_find(sb->provider) : NULL;
+    err_t ignored = {0};
+    if (p)
+        p->destroy(sb, true, &ignored);
+}
+
 /* ---- layout ---- */
 
 bool

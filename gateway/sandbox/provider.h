@@ -118,6 +118,9 @@ extern const provider_t provider_local;
 extern const provider_t provider_docker;
 
 const provider_t *provider_find(const char *name);
+/* Destroys and purges sb through its own provider (nothing when the record names none): a
+ * sandbox nothing will use. Errors are dropped: what stays is the start-up clean-up's. */
+void provider_discard(const sandbox_t *sb);
 
 /* sandbox_t as JSON, and where the host keeps it: sandbox_host.h. */
 

@@ -107,6 +107,9 @@ class RootInside(unittest.TestCase):
         self.assertIn("sp-marker", self.sh(v0, "ls /etc"))
         self.assertNotIn("sp-marker", self.sh(other, "ls /etc"))
         self.sh(other, "test -d /etc/apt")
+        # the host's files bound in (the executor, its plugins) stay read-only to root inside
+        out = self.sh(v0, "sudo sh -c 'echo x >> /opt/sandpipe/sandpipe-executor' 2>&1", exit_code=2)
+        self.assertRegex(out, "Permission denied|Read-only file system")  # nobody's, read-only
         # the seccomp filter and the missing capabilities hold for root inside too
         self.assertIn("Operation not permitted", self.sh(v0, "sudo unshare -U true 2>&1", exit_code=1))
         self.assertIn("permission denied", self.sh(v0, "sudo mount -t tmpfs none /mnt 2>&1", exit_code=32))

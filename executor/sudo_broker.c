@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "sudo/sudo_wire.h"
+#include "sudo_request.h"
 #include "xalloc.h"
 
 extern char **environ;
@@ -45,40 +46,10 @@ sudo_block_mapped(void)
 /* ---- one request ---- */
 
 typedef struct {
-    const char *user, *group, *flags, *dir;
-    char **argv, **env, **set; /* pointers into the request's bytes, NULL-terminated */
+    sudo_request_t q; /* what to run (sudo_request.h) */
     int fds[SUDO_PASSED_FDS];
     struct ucred caller;
 } request_t;
-
-/* The next string of [*p, end) or NULL where none is terminated. */
-static const char *
-next_str(const char **p, const char *end)
-{
-    const char *s = *p, *nul = s < end ? memchr(s, '\0', (size_t)(end - s)) : NULL;
-    if (!nul)
-        return NULL;
-    *p = nul + 1;
-    return s;
-}
-
-/* A count then that many strings, as a NULL-terminated array (NULL if malformed). */
-static char **
-str_list(const char **p, const char *end)
-{
-    const char *n = next_str(p, end);
-    char *stop;
-    unsigned long count = n ? strtoul(n, &stop, 10) : 0;
-    if (!n || !*n || *stop || count > SUDO_REQUEST_MAX / 2)
-        return NULL;
-    char **v = xcalloc(count + 1, sizeof *v);
-    for (unsigned long i = 0; i < count; i++)
-        if (!(v[i] = (char *)next_str(p, end))) {
-            free(v);
-            return NULL;
-        }
-    return v;
-}
 
 static int
 read_all(int fd, void *buf, size_t n)
@@ -122,19 +93,11 @@ read_request(int c, request_t *r)
         len == 0 || len > SUDO_REQUEST_MAX)
         return NULL;
     char *buf = xmalloc(len);
-    const char *p = buf, *end = buf + len;
-    if (read_all(c, buf, len) < 0)
-        goto bad;
-    const char *magic = next_str(&p, end);
-    if (!magic || strcmp(magic, SUDO_WIRE_MAGIC) != 0 || !(r->user = next_str(&p, end)) ||
-        !(r->group = next_str(&p, end)) || !(r->flags = next_str(&p, end)) ||
-        !(r->dir = next_str(&p, end)) || !(r->argv = str_list(&p, end)) ||
-        !(r->env = str_list(&p, end)) || !(r->set = str_list(&p, end)) || p != end)
-        goto bad;
+    if (read_all(c, buf, len) < 0 || sudo_request_parse(buf, len, &r->q) < 0) {
+        free(buf);
+        return NULL;
+    }
     return buf;
-bad:
-    free(buf);
-    return NULL;
 }
 
 /* "name" or "#id" of the sandbox's passwd / group. */
@@ -180,7 +143,7 @@ find_group(const char *spec, gid_t *gid)
 static bool
 has_flag(const request_t *r, char f)
 {
-    return strchr(r->flags, f) != NULL;
+    return strchr(r->q.flags, f) != NULL;
 }
 
 /* What the environment keeps of the caller's when it is reset (Debian's env_keep, and the
@@ -246,10 +209,10 @@ command_env(const request_t *r, const struct passwd *pw, const char *command)
     char **env = xcalloc(1, sizeof *env);
     size_t n = 0;
     bool keep_all = has_flag(r, 'E') && !has_flag(r, 'i');
-    for (size_t i = 0; r->env[i]; i++)
-        if (strchr(r->env[i], '=') && (keep_all || kept_name(r->env[i]))) {
+    for (size_t i = 0; r->q.env[i]; i++)
+        if (strchr(r->q.env[i], '=') && (keep_all || kept_name(r->q.env[i]))) {
             env = xrealloc(env, (n + 2) * sizeof *env);
-            env[n++] = r->env[i];
+            env[n++] = r->q.env[i];
             env[n] = NULL;
         }
     struct passwd *caller = getpwuid(r->caller.uid);
@@ -270,10 +233,10 @@ command_env(const request_t *r, const struct passwd *pw, const char *command)
     env_put(&env, &n, "SUDO_UID", id);
     snprintf(id, sizeof id, "%u", (unsigned)r->caller.gid);
     env_put(&env, &n, "SUDO_GID", id);
-    for (size_t i = 0; r->set[i]; i++) {
-        char *eq = strchr(r->set[i], '=');
-        if (eq && eq != r->set[i]) {
-            char *name = xstrndup(r->set[i], (size_t)(eq - r->set[i]));
+    for (size_t i = 0; r->q.set[i]; i++) {
+        char *eq = strchr(r->q.set[i], '=');
+        if (eq && eq != r->q.set[i]) {
+            char *name = xstrndup(r->q.set[i], (size_t)(eq - r->q.set[i]));
             env_put(&env, &n, name, eq + 1);
             free(name);
         }
@@ -305,7 +268,7 @@ run_command(const request_t *r, const struct passwd *pw, gid_t gid)
             _exit(126);
     bool login = has_flag(r, 'i'), shell = has_flag(r, 's');
     /* The caller's directory, entered while still root (as an inherited cwd would be). */
-    if (!login && !r->dir[0] && fchdir(r->fds[3]) < 0)
+    if (!login && !r->q.dir[0] && fchdir(r->fds[3]) < 0)
         dprintf(2, "sudo: cannot enter the current directory: %s\n", strerror(errno));
     bool groups_ok = has_flag(r, 'P') ? true : initgroups(pw->pw_name, gid) == 0;
     if (!groups_ok)
@@ -315,28 +278,28 @@ run_command(const request_t *r, const struct passwd *pw, gid_t gid)
         dprintf(2, "sudo: cannot become %s: %s\n", pw->pw_name, strerror(errno));
         _exit(1);
     }
-    const char *dir = login ? pw->pw_dir : r->dir;
+    const char *dir = login ? pw->pw_dir : r->q.dir;
     if (dir[0] && chdir(dir) < 0) {
         dprintf(2, "sudo: unable to change directory to %s: %s\n", dir, strerror(errno));
         if (!login)
             _exit(1);
     }
     umask(022);
-    char **argv = r->argv;
-    char *joined = shell_join(r->argv);
+    char **argv = r->q.argv;
+    char *joined = shell_join(r->q.argv);
     if (login || shell) {
         const char *sh = pw->pw_shell && pw->pw_shell[0] ? pw->pw_shell : "/bin/sh";
-        for (size_t i = 0; shell && !login && r->env[i]; i++)
-            if (!strncmp(r->env[i], "SHELL=", 6) && r->env[i][6])
-                sh = r->env[i] + 6;
+        for (size_t i = 0; shell && !login && r->q.env[i]; i++)
+            if (!strncmp(r->q.env[i], "SHELL=", 6) && r->q.env[i][6])
+                sh = r->q.env[i] + 6;
         const char *base = strrchr(sh, '/') ? strrchr(sh, '/') + 1 : sh;
         argv = xcalloc(4, sizeof *argv);
         argv[0] = login ? xasprintf("-%s", base) : xstrdup(base);
-        if (r->argv[0]) {
+        if (r->q.argv[0]) {
             argv[1] = (char *)"-c";
             argv[2] = joined;
         }
-        environ = command_env(r, pw, r->argv[0] ? joined : sh);
+        environ = command_env(r, pw, r->q.argv[0] ? joined : sh);
         execv(sh, argv);
         dprintf(2, "sudo: %s: %s\n", sh, strerror(errno));
         _exit(1);
@@ -374,19 +337,19 @@ serve(int c)
     struct passwd pw;
     char pwbuf[4096];
     gid_t gid;
-    if ((!r.argv[0] && !has_flag(&r, 'i') && !has_flag(&r, 's'))) {
+    if ((!r.q.argv[0] && !has_flag(&r, 'i') && !has_flag(&r, 's'))) {
         dprintf(err_fd, "usage: sudo COMMAND\n");
         reply(c, 1 << 8);
         return;
     }
-    if (!find_user(r.user, &pw, pwbuf, sizeof pwbuf)) {
-        dprintf(err_fd, "sudo: unknown user %s\n", r.user);
+    if (!find_user(r.q.user, &pw, pwbuf, sizeof pwbuf)) {
+        dprintf(err_fd, "sudo: unknown user %s\n", r.q.user);
         reply(c, 1 << 8);
         return;
     }
     gid = pw.pw_gid;
-    if (r.group[0] && !find_group(r.group, &gid)) {
-        dprintf(err_fd, "sudo: unknown group %s\n", r.group);
+    if (r.q.group[0] && !find_group(r.q.group, &gid)) {
+        dprintf(err_fd, "sudo: unknown group %s\n", r.q.group);
         reply(c, 1 << 8);
         return;
     }

@@ -2,7 +2,7 @@
 // its own shell), plus the panels other modules add (agent timeline, files). The session's event
 // log is read once here (one EventStream from seq 0) and handed to every panel.
 // Shortcuts: Alt+T new terminal, Alt+1…9 switch tabs, Alt+W close the terminal tab, Alt+E the
-// editor.
+// editor. A new or selected terminal takes the keyboard focus (by click, shortcut or tab).
 import { api } from '../lib/rest.js';
 import { EventStream } from '../lib/events.js';
 import { h, mount, age } from '../lib/dom.js';
@@ -129,6 +129,7 @@ export function sessionView(el, id, me) {
     });
     tab.terminal = t;
     tab.onShow = () => { t.refit(); t.focus(); };
+    if (active === tab) t.focus(); // the new terminal takes the keyboard (not the + button)
     tab.dispose = () => t.dispose();
     const off = onTheme(() => t.setTheme(termTheme()));
     const d = tab.dispose;

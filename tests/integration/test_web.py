@@ -76,6 +76,9 @@ class Browser(unittest.TestCase):
     def test_agent_view(self):
         self.run_web_test("agent")
 
+    def test_agent_timeline_truth(self):
+        self.run_web_test("agent_truth")
+
     def test_files(self):
         self.run_web_test("files")
 

@@ -195,6 +195,7 @@ export function sessionView(el, id, me) {
   const eventListeners = new Set(), stateListeners = new Set();
   let stream = null;
   const ctx = {
+    session: () => session, // the last polled session (null before the first answer)
     onEvent(cb) { eventListeners.add(cb); return () => eventListeners.delete(cb); },
     onState(cb) { stateListeners.add(cb); return () => stateListeners.delete(cb); },
     events: {

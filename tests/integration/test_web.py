@@ -43,7 +43,7 @@ class Browser(unittest.TestCase):
                    SP_ADMIN_TOKEN=stack.token(sub="root", role="admin"),
                    SP_USER_TOKEN=stack.token(sub="alice", role="user"),
                    SP_SHOTS=SHOTS,
-                   SP_NGINX_PID=str(stack.nginx.pid), **extra_env)
+                   SP_NGINX_PID=str(stack.nginx.pid), SP_GATEWAY_PID=str(stack.gw.pid), **extra_env)
         def run():
             r = subprocess.run(["node", "--test", "--test-reporter=spec", f"tests/{name}.test.mjs"],
                                cwd=WEB, env=env, capture_output=True, text=True, timeout=timeout)
@@ -67,11 +67,17 @@ class Browser(unittest.TestCase):
     def test_terminal(self):
         self.run_web_test("terminal")
 
+    def test_terminal_outage(self):
+        self.run_web_test("terminal_outage")
+
     def test_viewer_is_read_only(self):
         self.run_web_test("viewer")
 
     def test_agent_view(self):
         self.run_web_test("agent")
+
+    def test_agent_timeline_truth(self):
+        self.run_web_test("agent_truth")
 
     def test_files(self):
         self.run_web_test("files")

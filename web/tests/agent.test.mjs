@@ -43,8 +43,9 @@ test('write and str_replace edit from the box; the edit shows as a diff', async 
   await submit('edit', { path: '/workspace/notes.txt', old_str: 'two', new_str: 'TWO, edited' });
   await last().and(page.locator('[data-observed=edit]')).waitFor();
   const diff = last().locator('pre.diff');
-  assert.equal(await diff.locator('.del').textContent(), '- two\n');
-  assert.equal(await diff.locator('.add').textContent(), '+ TWO, edited\n');
+  // Old and new line numbers, then the line (the observation's extras.diff).
+  assert.equal(await diff.locator('.del').textContent(), '2- two\n');
+  assert.equal(await diff.locator('.add').textContent(), '2+ TWO, edited\n');
   await submit('read', { path: '/workspace/notes.txt' });
   await last().and(page.locator('[data-observed=read]')).waitFor();
   assert.match(await last().locator('.foot').textContent(), /TWO, edited/);

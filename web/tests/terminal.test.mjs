@@ -1,5 +1,6 @@
 // The browser terminal: typing and reading the screen, binary-safe output, resize followed by
-// `stty size`, copy and paste, several terminals in tabs, dropped connections healed by
+// `stty size`, copy and paste, several terminals in tabs (a new or selected one takes the
+// keyboard focus), dropped connections healed by
 // themselves (the same terminal taken back from the byte it had: no line lost or repeated), a
 // reload that takes the terminal back, and a 50 MB flood that leaves the page answering clicks.
 import { test, before, after } from 'node:test';
@@ -68,6 +69,45 @@ test('several terminals in tabs, each its own shell; Alt+T opens one, Alt+N swit
   assert.match(await screen(page, 1), /^pasted-42\s*$/m);
   await page.locator('[data-tab="term2"] .close').click();
   await page.locator('[data-terminal="2"]').waitFor({ state: 'detached' });
+});
+
+// The terminal pane (its data-terminal number) that holds the keyboard focus, or null.
+const focusedTerminal = () => page.evaluate(() => {
+  const a = document.activeElement;
+  return a?.classList.contains('xterm-helper-textarea') ? Number(a.closest('[data-terminal]')?.dataset.terminal) : null;
+});
+const terminalCount = () => page.locator('[data-terminal]').count();
+
+test('a new or selected terminal takes the keyboard: typing after "+ Terminal", Alt+T or a tab click goes to its shell', async () => {
+  const before = await terminalCount();
+  const n = await page.evaluate(() => Math.max(...window.__sandpipe.terminals.keys()) + 1); // the next tab's number
+  // "+ Terminal" clicked, then typed at once: Enter must not click the button again
+  await page.getByRole('button', { name: 'new terminal' }).click();
+  await page.locator(`[data-terminal="${n}"] .xterm-rows`).waitFor();
+  assert.equal(await focusedTerminal(), n, 'the new terminal has the focus');
+  await waitScreen(page, /[$#][\s\u00a0]*$/m, n);
+  await page.keyboard.type('echo "clicked-in $((6*7))"\n');
+  await waitScreen(page, /^clicked-in 42\s*$/m, n);
+  assert.equal(await terminalCount(), before + 1, 'Enter opened another terminal');
+  await shot(page, 'terminal-focused');
+  // Alt+T: the same
+  await page.keyboard.press('Alt+t');
+  await page.locator(`[data-terminal="${n + 1}"] .xterm-rows`).waitFor();
+  assert.equal(await focusedTerminal(), n + 1);
+  await waitScreen(page, /[$#][\s\u00a0]*$/m, n + 1);
+  await page.keyboard.type('echo "alt-t $((6*7))"\n');
+  await waitScreen(page, /^alt-t 42\s*$/m, n + 1);
+  assert.equal(await terminalCount(), before + 2);
+  // a terminal's tab clicked: its terminal takes the keyboard
+  await page.locator(`[data-tab="term${n}"]`).click();
+  assert.equal(await focusedTerminal(), n);
+  await page.keyboard.type('echo "tab-click $((6*7))"\n');
+  await waitScreen(page, /^tab-click 42\s*$/m, n);
+  for (const k of [n + 1, n]) {
+    await page.locator(`[data-tab="term${k}"] .close`).click();
+    await page.locator(`[data-terminal="${k}"]`).waitFor({ state: 'detached' });
+  }
+  assert.equal(await focusedTerminal(), 1, 'closing a tab hands the keyboard to the one shown');
 });
 
 test('dropped connections are taken back: output flowing through them arrives once, in order, the scrollback kept', async () => {

@@ -47,3 +47,55 @@ export function hunks(diff, context = 3) {
   });
   return out;
 }
+
+/**
+ * The rows of an observation's own unified diff (extras.diff: OpenHands' get_diff, hunks with
+ * no context lines), each with its old and new line numbers, and up to `context` unchanged lines
+ * around each hunk taken from `numbered`: the editor's `cat -n` snippet of the edited file
+ * (Map new line number -> text). [{op: ' ' | '-' | '+' | '…', line, old, new}]
+ */
+export function unifiedRows(diff, numbered = new Map(), context = 3) {
+  const out = [];
+  let lastNew = 0, hunk = null;
+  const flushAfter = () => {
+    if (!hunk) return;
+    for (let n = hunk.newNext; n < hunk.newNext + context && numbered.has(n); n++) {
+      out.push({ op: ' ', line: numbered.get(n), old: n - hunk.shift, new: n });
+      lastNew = n;
+    }
+  };
+  for (const text of diff.split('\n')) {
+    const m = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(text);
+    if (m) {
+      flushAfter();
+      const oc = m[2] === undefined ? 1 : +m[2], nc = m[4] === undefined ? 1 : +m[4];
+      // "-3,0" is an insertion after line 3: its lines would start at 4.
+      const oldFirst = oc ? +m[1] : +m[1] + 1, newFirst = nc ? +m[3] : +m[3] + 1;
+      const before = [];
+      for (let n = newFirst - 1; n >= newFirst - context && n > lastNew && numbered.has(n); n--) before.unshift(n);
+      if (out.length && (before[0] ?? newFirst) > lastNew + 1) out.push({ op: '…', line: '' });
+      for (const n of before) out.push({ op: ' ', line: numbered.get(n), old: n - (newFirst - oldFirst), new: n });
+      hunk = { old: oldFirst, new: newFirst, newNext: newFirst + nc, shift: newFirst + nc - (oldFirst + oc) };
+      lastNew = newFirst + nc - 1;
+      continue;
+    }
+    if (!hunk) continue; // the ---/+++ header
+    if (text[0] === '-') out.push({ op: '-', line: text.slice(1), old: hunk.old++, new: null });
+    else if (text[0] === '+') out.push({ op: '+', line: text.slice(1), old: null, new: hunk.new++ });
+  }
+  flushAfter();
+  return out;
+}
+
+/** The numbered lines of an editor's `cat -n` output ("     7\tline"): Map number -> text. */
+export function catNumbered(text) {
+  const lines = new Map();
+  let on = false;
+  for (const l of String(text || '').split('\n')) {
+    if (/Here's the result of running `cat -n` on .*:$/.test(l)) { on = true; continue; }
+    const m = on && /^ *(\d+)\t(.*)$/.exec(l);
+    if (m) lines.set(+m[1], m[2]);
+    else if (on && lines.size) on = false;
+  }
+  return lines;
+}

@@ -8,6 +8,12 @@
 // (?term=ID&since=N), so the scrollback stays and no byte comes twice or goes missing. Bytes the
 // gateway no longer holds are reported ({"type":"truncated"}) and shown as a marker line.
 //
+// Typing while the terminal is away (connecting, or reconnecting after a drop): the keystrokes
+// are held here, up to KEEP_TYPED bytes, and sent once the gateway's hello says the same
+// terminal is back. Only what was never handed to a socket is held, so nothing is sent twice;
+// past the bound the rest is refused and the page says so. A terminal that ended meanwhile does
+// not get them (a new shell would run half a command): they are dropped with a marker line.
+//
 // Pacing: every chunk goes to xterm with a callback; while more than HIGH bytes wait to be
 // parsed and drawn, the message handler returns a promise, so the socket is not read (see
 // socket.js) and the gateway stops granting the PTY credit: `yes` or a 200 MB cat runs at the
@@ -20,6 +26,7 @@ import { openSocket, isFinal, backoff } from './socket.js';
 const HIGH = 128 * 1024; // bytes handed to xterm and not yet drawn: stop reading above this
 const LOW = 16 * 1024;   // ... and read again below this
 const ACK_STEP = 32 * 1024; // drawn bytes between acks
+export const KEEP_TYPED = 4096; // bytes typed while away, held until the terminal is back
 
 export const darkTheme = {
   background: '#111418', foreground: '#d6dbe1', cursor: '#7cc4ff', selectionBackground: '#335577',
@@ -35,7 +42,9 @@ export class TerminalTab {
    * el: the element to draw in. opts.termId: a terminal of the gateway's to take back (after a
    * reload: all the output it kept is replayed); opts.onTerm(id|null) says which terminal this is.
    * opts.onState({state, hint}) reports connection and pacing:
-   * state 'connecting' | 'live' | 'reconnecting' | 'exited' | 'refused'; hint true while paused.
+   * state 'connecting' | 'live' | 'reconnecting' | 'exited' | 'refused'; hint true while paused;
+   * typed {kept, refused}: bytes typed while away, held for the terminal and refused (past
+   * KEEP_TYPED).
    */
   constructor(sessionId, el, { theme = darkTheme, readOnly = false, onState, onTerm, termId = null } = {}) {
     this.id = sessionId;
@@ -66,6 +75,12 @@ export class TerminalTab {
     this.offset = 0;    // output offset of the next byte we will be given
     this.acked = 0;     // ... and the offset we last acked
     this.drawn = 0;     // ... and up to which xterm has drawn
+    this.live = false;  // the gateway said which terminal this is: input goes straight out
+    this.holding = true; // away but coming back: input is held (see KEEP_TYPED)
+    this.away = 'connecting'; // ... and the state reported meanwhile
+    this.typed = [];    // ... the chunks held
+    this.kept = 0;      // ... their bytes
+    this.refused = 0;   // ... and the bytes refused past the bound
     this.term.onData((s) => this.sendBytes(new TextEncoder().encode(s)));
     this.term.onBinary((s) => this.sendBytes(Uint8Array.from(s, (c) => c.charCodeAt(0) & 255)));
     this.term.onResize(({ cols, rows }) => this.sock?.send(JSON.stringify({ resize: { cols, rows } })));
@@ -92,14 +107,44 @@ export class TerminalTab {
   }
 
   sendBytes(b) {
-    this.sock?.send(b);
+    if (this.live) {
+      this.sock.send(b);
+      return;
+    }
+    if (!this.holding) return; // exited or refused: there is no terminal to send it to
+    // Whole chunks only (a paste or an escape sequence is not cut), and nothing after a refusal:
+    // what reaches the shell is a prefix of what was typed.
+    if (this.refused || this.kept + b.length > KEEP_TYPED) this.refused += b.length;
+    else {
+      this.typed.push(b);
+      this.kept += b.length;
+    }
+    this.onState({ state: this.away, typed: this.typedState() });
+  }
+
+  typedState() {
+    return { kept: this.kept, refused: this.refused };
+  }
+
+  /** The terminal is back (sendTo: its socket) or gone (null): held input goes out or away. */
+  settleTyped(sendTo) {
+    const kept = this.kept, refused = this.refused;
+    for (const b of this.typed.splice(0)) sendTo?.send(b);
+    this.kept = this.refused = 0;
+    if (!sendTo && kept + refused) {
+      this.term.write(`\r\n\x1b[33m[${kept + refused} bytes typed while disconnected were not sent: the terminal they were for is gone]\x1b[0m\r\n`);
+    } else if (refused) {
+      this.term.write(`\r\n\x1b[33m[${refused} bytes typed while disconnected were not sent: at most ${KEEP_TYPED} are kept]\x1b[0m\r\n`);
+    }
   }
 
   connect() {
     if (this.closed) return;
     this.refit();
     const { cols, rows } = this.term;
-    this.onState({ state: this.attempt ? 'reconnecting' : 'connecting' });
+    this.holding = true;
+    this.away = this.attempt ? 'reconnecting' : 'connecting';
+    this.onState({ state: this.away, typed: this.typedState() });
     let error = null, exited = null;
     // a terminal taken back after a reload: everything the gateway kept (no since)
     const since = this.replay ? '' : `&since=${this.offset}`;
@@ -107,7 +152,6 @@ export class TerminalTab {
     this.sock = openSocket(`/ws/sessions/${encodeURIComponent(this.id)}/terminal?cols=${cols}&rows=${rows}&ack=1${back}`, {
       onOpen: () => {
         this.attempt = 0;
-        this.onState({ state: 'live' });
       },
       onMessage: (d) => {
         if (typeof d !== 'string') return this.write(d);
@@ -116,8 +160,12 @@ export class TerminalTab {
         if (m.type === 'terminal') {
           if (m.term !== this.termId || this.replay) this.offset = this.acked = this.drawn = m.offset;
           const changed = m.term !== this.termId;
+          // held input is for the terminal we named (a new one if we named none)
+          this.settleTyped(!this.termId || !changed ? this.sock : null);
           this.termId = m.term;
           this.replay = false;
+          this.live = true;
+          this.onState({ state: 'live' });
           if (changed) this.onTerm(m.term);
         } else if (m.type === 'truncated') {
           this.term.write(`\r\n\x1b[33m[${m.bytes} bytes of output were lost while disconnected: the last 1 MiB is kept]\x1b[0m\r\n`);
@@ -131,9 +179,12 @@ export class TerminalTab {
       },
       onClose: ({ code }) => {
         this.sock = null;
+        this.live = false;
         this.release();
         if (this.closed) return;
         if (exited !== null) {
+          this.holding = false;
+          this.settleTyped(null);
           this.termId = null;
           this.onTerm(null);
           this.term.write(`\r\n\x1b[2m[the shell exited with code ${exited}; press Enter for a new one]\x1b[0m\r\n`);
@@ -147,17 +198,21 @@ export class TerminalTab {
           // our terminal is gone (its grace ran out while we were away): a new shell
           this.termId = null;
           this.onTerm(null);
+          this.settleTyped(null);
           this.term.write('\r\n\x1b[2m[the terminal ended while disconnected: a new shell; the scrollback above is kept]\x1b[0m\r\n');
           this.connect();
           return;
         }
         if (isFinal(code)) {
+          this.holding = false;
+          this.settleTyped(null);
           const why = error?.message || `closed (${code})`;
           this.term.write(`\r\n\x1b[31m[${why}]\x1b[0m\r\n`);
           this.onState({ state: 'refused', error: error || { code: 'closed', message: why } });
           return;
         }
-        this.onState({ state: 'reconnecting' });
+        this.away = 'reconnecting';
+        this.onState({ state: this.away, typed: this.typedState() });
         setTimeout(() => this.connect(), backoff(this.attempt++));
       },
     });
@@ -191,7 +246,7 @@ export class TerminalTab {
   release() {
     if (this.paused) {
       this.paused = false;
-      this.onState({ state: this.sock ? 'live' : 'reconnecting', hint: false });
+      this.onState({ state: this.live ? 'live' : 'reconnecting', hint: false });
     }
     for (const w of this.waiters.splice(0)) w();
   }

@@ -40,9 +40,10 @@ export function pluginObservation(o, shown, max) {
     const urls = Array.isArray(ex.image_urls) ? ex.image_urls : [];
     // The cell's own text streamed as output; what the observation adds is the Jupyter lines.
     const extra = content.split('\n').filter((l) => /^\[Jupyter (current working directory|Python interpreter): /.test(l));
+    const bad = /Traceback|Error:|\[Execution timed out|\[The IPython kernel died/.test(content);
     return {
-      bad: /Traceback|Error:|\[Execution timed out|\[The IPython kernel died/.test(content),
-      badge: 'ipython',
+      bad,
+      badge: bad ? 'ipython error' : 'ipython',
       output: shown ? '' : content.split('\n').filter((l) => !extra.includes(l)).join('\n').slice(0, max),
       parts: [
         urls.length ? h('div.images', urls.map((u, i) => image(u, `cell image ${i + 1}`, 'cell-image'))) : null,

@@ -2,11 +2,13 @@
 // its own shell), plus the panels other modules add (agent timeline, files). The session's event
 // log is read once here (one EventStream from seq 0) and handed to every panel.
 // Shortcuts: Alt+T new terminal, Alt+1…9 switch tabs, Alt+W close the terminal tab, Alt+E the
-// editor.
+// editor. A new or selected terminal takes the keyboard focus (by click, shortcut or tab).
+// The header says when the link to the server is down ("reconnecting…", "offline") instead of
+// the last status it read, which may no longer be true.
 import { api } from '../lib/rest.js';
 import { EventStream } from '../lib/events.js';
 import { h, mount, age } from '../lib/dom.js';
-import { TerminalTab, darkTheme, lightTheme } from '../lib/terminal.js';
+import { TerminalTab, darkTheme, lightTheme, KEEP_TYPED } from '../lib/terminal.js';
 import { currentTheme, onTheme } from '../lib/theme.js';
 import { badge, sessionButtons } from './common.js';
 import { panels } from './panels.js';
@@ -16,6 +18,9 @@ const termTheme = () => (currentTheme() === 'dark' ? darkTheme : lightTheme);
 
 export function sessionView(el, id, me) {
   let session = null, gone = false, timer = null, termCount = 0, active = null;
+  // The link: terminals and the event stream retrying, and whether the last poll reached the server.
+  const termsDown = new Set();
+  let eventsDown = false, unreachable = false;
   const tabs = []; // {key, label, button, pane, onShow, dispose, terminal}
   const head = h('div.session-head');
   const banner = h('div.card.error.banner', { hidden: true, role: 'status' });
@@ -25,12 +30,23 @@ export function sessionView(el, id, me) {
     title: 'New terminal (Alt+T)', 'aria-label': 'new terminal', onclick: () => addTerminal(),
   }, '+ Terminal');
 
+  function link() {
+    if (!navigator.onLine || unreachable) return 'offline';
+    return termsDown.size || eventsDown ? 'reconnecting' : 'up';
+  }
+
   function renderHead() {
-    const s = session;
+    const s = session, l = link();
+    const status = l !== 'up'
+      ? h('span.badge.b-warn.link', {
+        'data-link': l,
+        title: `The connection to the server is down; the page reconnects by itself.${s ? ` Last known status: ${s.status}.` : ''}`,
+      }, l === 'offline' ? 'offline' : 'reconnecting…')
+      : s ? badge(s.status) : h('span.badge.b-info', '…');
     mount(head,
       me.role !== 'viewer' && h('a.back', { href: '#/', title: 'All sessions' }, '←'),
       h('h1.mono', id),
-      s ? badge(s.status) : h('span.badge.b-info', '…'),
+      status,
       s && h('span.muted.small', `by ${s.owner || '?'} · ${s.created ? age(s.created) : ''} old · ${s.provider || ''}`),
       h('div.spacer'),
       s && sessionButtons(s, me, poll));
@@ -49,8 +65,10 @@ export function sessionView(el, id, me) {
     try {
       // REST: it knows stopped sessions too, and sessions of every gateway.
       session = await api(`/api/v1/sessions/${encodeURIComponent(id)}`);
+      unreachable = false;
     } catch (e) {
       if (e.status === 404) session = { id, status: 'NOT FOUND' };
+      unreachable = e.status === 0; // not even an answer: the network or the server is away
     }
     if (gone) return;
     renderHead();
@@ -114,14 +132,24 @@ export function sessionView(el, id, me) {
       theme: termTheme(),
       termId,
       onTerm: () => keep(),
-      onState: ({ state: st, hint: paused, error }) => {
+      onState: ({ state: st, hint: paused, error, typed }) => {
         if (paused !== undefined) hint.hidden = !paused;
         tab.button.dataset.state = st;
+        const down = st === 'reconnecting';
+        if (down !== termsDown.has(tab)) {
+          if (down) termsDown.add(tab); else termsDown.delete(tab);
+          if (down) renderHead(); else poll(); // back: the status as it is now
+        }
         if (st === 'refused') {
           mount(state, h('div.card.error', error?.message || 'the terminal was refused',
             ' ', h('button', { onclick: () => { mount(state); t.connect(); } }, 'Try again')));
-        } else if (st === 'reconnecting') {
-          mount(state, h('div.pill', 'reconnecting…'));
+        } else if (st === 'reconnecting' || typed?.kept || typed?.refused) {
+          // what is typed meanwhile is held for the terminal (lib/terminal.js, KEEP_TYPED)
+          const note = typed?.refused
+            ? `${typed.kept} bytes typed are kept for the terminal; ${typed.refused} more were not (at most ${KEEP_TYPED / 1024} KiB)`
+            : typed?.kept ? `${typed.kept} bytes typed, sent when the terminal is back` : '';
+          mount(state, h('div.pill', { 'data-typed': typed?.kept || 0, 'data-refused': typed?.refused || 0 },
+            st === 'reconnecting' ? 'reconnecting…' : 'connecting…', note && ` · ${note}`));
         } else {
           mount(state);
         }
@@ -129,11 +157,16 @@ export function sessionView(el, id, me) {
     });
     tab.terminal = t;
     tab.onShow = () => { t.refit(); t.focus(); };
+    if (active === tab) t.focus(); // the new terminal takes the keyboard (not the + button)
     tab.dispose = () => t.dispose();
     const off = onTheme(() => t.setTheme(termTheme()));
     const d = tab.dispose;
     // a closed tab's terminal is hung up (a 1000 close), and so are all of them when the view is left
-    tab.dispose = () => { off(); d(); tab.terminal = null; if (gone) sessionStorage.removeItem(storeKey); else keep(); };
+    tab.dispose = () => {
+      off(); d(); tab.terminal = null;
+      if (termsDown.delete(tab) && !gone) renderHead();
+      if (gone) sessionStorage.removeItem(storeKey); else keep();
+    };
     window.__sandpipe.terminals.set(n, t);
     return tab;
   }
@@ -162,6 +195,7 @@ export function sessionView(el, id, me) {
   const eventListeners = new Set(), stateListeners = new Set();
   let stream = null;
   const ctx = {
+    session: () => session, // the last polled session (null before the first answer)
     onEvent(cb) { eventListeners.add(cb); return () => eventListeners.delete(cb); },
     onState(cb) { stateListeners.add(cb); return () => stateListeners.delete(cb); },
     events: {
@@ -187,7 +221,12 @@ export function sessionView(el, id, me) {
       }
       return waits.length ? Promise.all(waits) : undefined;
     },
-    onState: (st) => { for (const cb of stateListeners) cb(st); },
+    onState: (st) => {
+      const was = eventsDown;
+      eventsDown = !st.up && !st.final;
+      if (was && !eventsDown) poll(); else renderHead();
+      for (const cb of stateListeners) cb(st);
+    },
   });
   if (me.canWrite) {
     const back = kept();
@@ -199,10 +238,16 @@ export function sessionView(el, id, me) {
     h('p.muted', 'Viewers cannot open terminals.')));
   poll();
   window.addEventListener('keydown', onKey, true);
+  // the browser says the network went or came: the header at once, and a poll when it is back
+  const onOnline = () => { renderHead(); if (navigator.onLine) poll(); };
+  window.addEventListener('online', onOnline);
+  window.addEventListener('offline', onOnline);
   return () => {
     gone = true;
     clearTimeout(timer);
     window.removeEventListener('keydown', onKey, true);
+    window.removeEventListener('online', onOnline);
+    window.removeEventListener('offline', onOnline);
     stream.close();
     for (const t of tabs.splice(0)) t.dispose?.();
   };

@@ -18,15 +18,19 @@
  * on a listening socket the provider made in <dir>/ctl (fd 4, `--listen fd:4`), a directory the
  * sandbox neither sees nor can write. What remains visible is in docs/operations.md (security).
  *
- * Users: bwrap itself runs as the sandbox's own unprivileged host uid (provider_prepare claims
- * one per sandbox; provider_spawn switches to it after joining the cgroup) and maps it to uid
- * 1000 inside, the only uid there; host files show up as nobody (65534) except that uid's. The
- * workspace is owned by that uid, <dir> admits only it (0710, its gid). Sandboxes are thus
- * different users on the host too:
+ * Users: bwrap itself runs as the first uid of the sandbox's own block of host uids
+ * (provider_prepare claims one per sandbox; provider_spawn switches to it after joining the
+ * cgroup). With root inside (spec->root_inside, sb->uid_range > 1) it joins the user namespace
+ * the gateway made for the block (sandbox_userns.h): that uid is root inside, first + 1000 the
+ * user, the executor starts as root and leaves only sudo's broker root; an image's root is
+ * <dir>/root (sandbox_root.h). Otherwise it maps its one uid to 1000, the only uid there. Host
+ * files show up as nobody (65534) except the block's. The workspace is the user's, <dir> admits
+ * only the block's gid (0710). Sandboxes are thus different users on the host too:
  * none can signal, ptrace or read another, even outside its namespaces. /etc is still curated
  * (no shadow, no keys, generated passwd). A gateway that is not root (or --sandbox-uids off)
  * runs bwrap as its own uid instead. Every process of the sandbox runs under the seccomp
- * filter of seccomp.h (--seccomp, fd FD_SECCOMP) and, with bwrap >= 0.8, --disable-userns.
+ * filter of seccomp.h (--seccomp, fd FD_SECCOMP) and, with bwrap >= 0.8, --disable-userns (with
+ * root inside: the namespace's own max_user_namespaces 0).
  * Started detached (provider_spawn): no --die-with-parent, the sandbox outlives the gateway. */
 #include <dirent.h>
 #include <errno.h>
@@ -394,7 +398,8 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap
 }
 
 /* Makes the fds bwrap reads (FD_ARGS .. FD_COUNT - 1, in that order, into fds[], which the
- * caller set to -1 and closes). */
+ * caller set to -1 and closes); with root inside, the user namespace among them and the root
+ * mounted at <dir>/root (destroy unmounts it). */
 static int
 make_fds(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, int fds[FD_COUNT - 3],
          err_t *err)

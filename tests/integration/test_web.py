@@ -79,6 +79,9 @@ class Browser(unittest.TestCase):
     def test_agent_timeline_truth(self):
         self.run_web_test("agent_truth")
 
+    def test_ended_unknown_unauthorised_states(self):
+        self.run_web_test("states")
+
     def test_files(self):
         self.run_web_test("files")
 

@@ -1,7 +1,12 @@
 // The IDE's entry: sign-in, then a hash router over the views (#/ sessions, #/s/{id} one
 // session, #/admin the overview). Every view gets an element and returns its cleanup.
+// Tokens: a #token= link (the first, or a later one opened in this tab) replaces the token held
+// and is checked with the server before any view shows; a token the server refuses later (a
+// 401, a 1008 close) or that reaches its exp (a timer) ends the signed-in views at once, and
+// the sign-in page says why in a sentence.
 import './styles/app.css';
-import { takeTokenFromFragment, token, who, signOut } from './lib/auth.js';
+import { takeTokenFromFragment, hasTokenFragment, token, who, signOut, when } from './lib/auth.js';
+import { api, auth } from './lib/rest.js';
 import { control } from './lib/control.js';
 import { openSocket } from './lib/socket.js';
 import { h, mount } from './lib/dom.js';
@@ -11,12 +16,62 @@ import { sessionsView } from './views/sessions.js';
 import { sessionView } from './views/session.js';
 
 initTheme();
-takeTokenFromFragment();
 // ?ws=plain: WebSocket instead of WebSocketStream (comparisons, browsers without it)
 if (new URLSearchParams(location.search).get('ws') === 'plain') openSocket.forcePlain = true;
 
 const app = document.getElementById('app');
 let cleanup = null;
+let notice = ''; // why the sign-in page shows, for its next showing
+let expiry = null; // the timer that signs out when the token expires
+const MAX_DELAY = 2 ** 31 - 1; // setTimeout's limit (about 24 days): longer waits are re-armed
+
+const SENTENCES = {
+  garbage: 'This link\'s token is not valid: it is not a sandpipe token (it may have been cut short when copied). Sign in with a token below, or ask for a new link.',
+  refused: 'This link\'s token is not valid: the server refused it (it was not signed by this server, or was altered). Sign in with a token below, or ask for a new link.',
+  linkExpired: 'This link\'s token has expired. Sign in with a token below, or ask for a new link.',
+  revoked: 'The server no longer accepts your token, so you were signed out. Sign in again with a valid token.',
+};
+const expiredSentence = (exp) => `Your token expired${exp ? ` at ${when(exp)}` : ''}, so you were signed out. Sign in again with a new token or link.`;
+
+/** Signs out and shows the sign-in page with why. */
+function endSignIn(why) {
+  clearTimeout(expiry);
+  signOut();
+  control.close();
+  notice = why;
+  route();
+}
+
+/** Takes a #token= link from the address bar; checks its token with the server before keeping it. */
+async function takeLink() {
+  const got = takeTokenFromFragment();
+  if (got === 'garbage') { control.close(); notice = SENTENCES.garbage; return; }
+  if (!got) return;
+  notice = '';
+  control.close(); // the old token's connection
+  mount(app, h('main.signin-page', h('p.muted', { 'data-testid': 'checking' }, 'Checking the link…')));
+  try {
+    await api('/api/v1/pool', { probe: true }); // any authenticated read proves the token
+  } catch (e) {
+    if (e.status !== 401) return; // the server is away: the views say so, and check again
+    signOut();
+    notice = e.code === 'token_expired' ? SENTENCES.linkExpired : SENTENCES.refused;
+  }
+}
+
+/** Signs out when the token's exp is reached (re-armed for waits past setTimeout's limit). */
+function armExpiry(me) {
+  clearTimeout(expiry);
+  if (!me.exp) return;
+  const left = me.exp * 1000 - Date.now();
+  expiry = setTimeout(() => (left > MAX_DELAY ? armExpiry(me) : endSignIn(expiredSentence(me.exp))),
+    Math.min(Math.max(0, left), MAX_DELAY));
+}
+
+auth.onRefused = (err) => {
+  if (!token()) return; // already signed out: the other views' answers say the same
+  endSignIn(err.code === 'token_expired' ? expiredSentence(who()?.exp) : SENTENCES.revoked);
+};
 
 function themeButton() {
   const b = h('button.ghost.icon', {
@@ -70,14 +125,16 @@ export function route() {
   for (const d of document.querySelectorAll('dialog.shortcuts')) d.remove();
   window.__sandpipe_shortcuts = null;
   const me = token() ? who() : null;
-  if (!me || (me.exp && me.exp * 1000 < Date.now())) {
-    const expired = !!me;
-    if (me) signOut();
+  if (!me || me.expired) {
+    clearTimeout(expiry);
+    if (me) { signOut(); notice = expiredSentence(me.exp); }
     const main = h('main.signin-page');
     mount(app, main);
-    cleanup = signInView(main, { expired, onSignedIn: () => route() });
+    cleanup = signInView(main, { notice, onSignedIn: () => { notice = ''; route(); } });
     return;
   }
+  notice = '';
+  armExpiry(me);
   const hash = location.hash || '#/';
   const main = h('main.content');
   mount(app, topBar(me), main);
@@ -94,7 +151,8 @@ export function route() {
   }
 }
 
-window.addEventListener('hashchange', route);
+// a #token= link opened in this tab: its token replaces the one held
+window.addEventListener('hashchange', () => (hasTokenFragment() ? takeLink().then(route) : route()));
 window.addEventListener('keydown', (e) => {
   if (!e.altKey || e.ctrlKey || e.metaKey) return;
   if (e.code === 'KeyL') {
@@ -108,9 +166,8 @@ window.addEventListener('keydown', (e) => {
   }
 }, true);
 control.onState(({ up, code, error }) => {
-  if (!up && code === 1008 && error?.code === 'unauthorized') {
-    signOut();
-    route();
+  if (!up && code === 1008 && (error?.code === 'unauthorized' || error?.code === 'token_expired') && token()) {
+    endSignIn(/expire/i.test(error?.message || '') ? expiredSentence(who()?.exp) : SENTENCES.revoked);
   }
 });
-route();
+takeLink().then(route);

@@ -3,14 +3,31 @@
 // sees: the fragment is stripped from the address bar as soon as it is read.
 const KEY = 'sandpipe.token';
 
-/** Moves #token=… (or #…&token=…) from the address bar into sessionStorage. */
+const FRAGMENT = /(?:^#|[#&])token=([^&]*)/;
+
+/** Whether the address bar holds a #token=… link (the first one, or one opened in this tab). */
+export function hasTokenFragment() {
+  return FRAGMENT.test(location.hash);
+}
+
+/**
+ * Moves #token=… (or #…&token=…) from the address bar into sessionStorage, replacing the token
+ * held before. Returns null when there is none, 'garbage' when it is not a JWT (then nothing is
+ * kept, and the old token is forgotten too: the link meant to sign someone else in), else 'taken'.
+ */
 export function takeTokenFromFragment() {
-  const m = /(?:^#|[#&])token=([A-Za-z0-9_.-]+)/.exec(location.hash);
-  if (!m) return false;
-  sessionStorage.setItem(KEY, m[1]);
+  const m = FRAGMENT.exec(location.hash);
+  if (!m) return null;
   const rest = location.hash.replace(m[0], '').replace(/^#&/, '#');
   history.replaceState(null, '', location.pathname + location.search + (rest === '#' ? '' : rest));
-  return true;
+  let t = '';
+  try { t = decodeURIComponent(m[1]).trim(); } catch { /* not even an encoding */ }
+  if (!/^[A-Za-z0-9_.-]+$/.test(t) || !claims(t)) {
+    signOut();
+    return 'garbage';
+  }
+  sessionStorage.setItem(KEY, t);
+  return 'taken';
 }
 
 export function token() {
@@ -49,6 +66,15 @@ export function who() {
     session: typeof c.session === 'string' ? c.session : null,
     exp: typeof c.exp === 'number' ? c.exp : 0,
     canWrite: c.role !== 'viewer',
+    expired: typeof c.exp === 'number' && c.exp * 1000 <= Date.now(),
     isAdmin: c.role === 'admin',
   };
+}
+
+/** "14:05:12" (today) or "3 May, 14:05" : when a token expires, for a sentence. */
+export function when(epochSeconds) {
+  const d = new Date(epochSeconds * 1000);
+  return d.toDateString() === new Date().toDateString()
+    ? d.toLocaleTimeString()
+    : d.toLocaleString(undefined, { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
 }

@@ -1,6 +1,10 @@
 // The REST API on this origin (docs/api.md): JSON in and out, the bearer token in Authorization,
-// every error surfaced as an ApiError with the API's code and message.
+// every error surfaced as an ApiError with the API's code and message. A 401 means the token
+// itself is refused (forged, expired, revoked): onRefused (main.js) signs out and says so, once,
+// instead of every view retrying with it.
 import { token } from './auth.js';
+
+export const auth = { onRefused: null };
 
 export class ApiError extends Error {
   constructor(status, code, message) {
@@ -12,9 +16,10 @@ export class ApiError extends Error {
 
 /**
  * One request. body: an object (sent as JSON), or a Blob/ArrayBuffer/string sent as is.
- * raw: return the Response (for downloads) instead of the parsed JSON.
+ * raw: return the Response (for downloads) instead of the parsed JSON. probe: a 401 is only
+ * thrown (checking a token before keeping it), not reported to auth.onRefused.
  */
-export async function api(path, { method = 'GET', body, raw = false, headers = {}, signal } = {}) {
+export async function api(path, { method = 'GET', body, raw = false, headers = {}, signal, probe = false } = {}) {
   const h = { Authorization: 'Bearer ' + token(), ...headers };
   let data = body;
   if (body !== undefined && !(body instanceof Blob) && !(body instanceof ArrayBuffer) && typeof body !== 'string') {
@@ -35,7 +40,9 @@ export async function api(path, { method = 'GET', body, raw = false, headers = {
       code = j.error?.code || '';
       message = j.error?.message || j.detail || '';
     } catch { /* not JSON */ }
-    throw new ApiError(r.status, code, message);
+    const err = new ApiError(r.status, code, message);
+    if (r.status === 401 && !probe) auth.onRefused?.(err);
+    throw err;
   }
   if (raw) return r;
   const ct = r.headers.get('content-type') || '';

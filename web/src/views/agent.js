@@ -345,7 +345,9 @@ export function agentPanel(id, me, ctx) {
   });
   return {
     key: 'agent', label: 'Agent', pane,
-    onStatus() { box?.checkPlugin(); }, // the session's plugins are known from its first poll
+    onStatus(status) { // the session's plugins are known from its first poll; a stopped one takes no actions
+      if (status === 'STOPPED') box?.form.remove(); else box?.checkPlugin();
+    },
     dispose() { offEvent(); offState(); if (frame) cancelAnimationFrame(frame); for (const w of waiters.splice(0)) w(); },
   };
 }

@@ -5,9 +5,13 @@
 // editor. A new or selected terminal takes the keyboard focus (by click, shortcut or tab).
 // The header says when the link to the server is down ("reconnecting…", "offline") instead of
 // the last status it read, which may no longer be true.
+// An ended session (STOPPED) or an unknown one (404) is one screen: polling stops, what writes or
+// needs the sandbox goes (terminals, "+ Terminal", the files, the action box, the buttons), and a
+// sentence says what happened and what is left to do.
 import { api } from '../lib/rest.js';
 import { EventStream } from '../lib/events.js';
 import { h, mount, age } from '../lib/dom.js';
+import { when } from '../lib/auth.js';
 import { TerminalTab, darkTheme, lightTheme, KEEP_TYPED } from '../lib/terminal.js';
 import { currentTheme, onTheme } from '../lib/theme.js';
 import { badge, sessionButtons } from './common.js';
@@ -18,6 +22,7 @@ const termTheme = () => (currentTheme() === 'dark' ? darkTheme : lightTheme);
 
 export function sessionView(el, id, me) {
   let session = null, gone = false, timer = null, termCount = 0, active = null;
+  let ended = null; // 'stopped' | 'unknown': nothing polls or writes any more
   // The link: terminals and the event stream retrying, and whether the last poll reached the server.
   const termsDown = new Set();
   let eventsDown = false, unreachable = false;
@@ -25,6 +30,7 @@ export function sessionView(el, id, me) {
   const head = h('div.session-head');
   const banner = h('div.card.error.banner', { hidden: true, role: 'status' });
   const tabBar = h('div.tabs', { role: 'tablist' });
+  let tabBarBox = null;
   const panes = h('div.panes');
   const newTermBtn = me.canWrite && h('button.tab.add', {
     title: 'New terminal (Alt+T)', 'aria-label': 'new terminal', onclick: () => addTerminal(),
@@ -36,7 +42,19 @@ export function sessionView(el, id, me) {
   }
 
   function renderHead() {
-    const s = session, l = link();
+    if (ended === 'unknown') {
+      mount(head,
+        me.role !== 'viewer' && h('a.back', { href: '#/', title: 'All sessions' }, '←'),
+        h('h1.mono', id),
+        h('span.badge.b-bad', { 'data-status': 'NOT FOUND' }, 'not found'));
+      banner.hidden = false;
+      mount(banner, h('strong', `No session ${id} exists (or it was removed). `),
+        'Check the link you followed; ',
+        me.canWrite ? [h('a', { href: '#/' }, 'the sessions list'), ' shows the sessions you can open, and creates new ones.']
+          : 'ask whoever gave it to you for a new one.');
+      return;
+    }
+    const s = session, l = ended ? 'up' : link();
     const status = l !== 'up'
       ? h('span.badge.b-warn.link', {
         'data-link': l,
@@ -50,27 +68,51 @@ export function sessionView(el, id, me) {
       s && h('span.muted.small', `by ${s.owner || '?'} · ${s.created ? age(s.created) : ''} old · ${s.provider || ''}`),
       h('div.spacer'),
       s && sessionButtons(s, me, poll));
-    // An ended or unknown session: say so where the work would be, and what to do.
-    const ended = s && (s.status === 'STOPPED' || s.status === 'NOT FOUND');
-    banner.hidden = !ended;
-    if (ended) {
-      mount(banner, h('strong', s.status === 'STOPPED' ? 'This session has ended. ' : 'No such session (or not yours). '),
-        'Its terminals are closed; the timeline and files stay readable while the log is kept. ',
-        me.canWrite && h('a', { href: '#/' }, 'Back to the sessions list to create a new one.'));
+    // An ended session: say so where the work would be, what is left and what to do.
+    banner.hidden = ended !== 'stopped';
+    if (ended === 'stopped') {
+      mount(banner, h('strong', `Session ${id} has ended${s?.ended ? ` (at ${when(s.ended)})` : ''}. `),
+        'Its sandbox is gone: the terminals are closed and its files can no longer be read. ',
+        'What ran in it stays readable in the Agent tab. ',
+        me.canWrite && [h('a', { href: '#/' }, 'The sessions list'), ' creates a new session.']);
     }
+  }
+
+  /** The session is over (stopped) or was never there (unknown): one screen, nothing polling. */
+  function end(kind) {
+    if (gone || ended) return;
+    ended = kind;
+    clearTimeout(timer);
+    newTermBtn?.remove();
+    // terminals and files need the sandbox; an unknown session has nothing to show at all
+    for (const t of tabs.filter((t) => kind === 'unknown' || t.closable || t.key === 'files')) closeTab(t);
+    sessionStorage.removeItem(storeKey); // no terminal to take back
+    if (kind === 'unknown') {
+      stream.close();
+      tabBarBox.remove();
+      panes.remove();
+    } else {
+      for (const t of tabs) t.onStatus?.('STOPPED');
+      if (tabs.length && !tabs.includes(active)) select(tabs[0]);
+    }
+    renderHead();
   }
 
   async function poll() {
     clearTimeout(timer);
+    if (ended) return;
     try {
       // REST: it knows stopped sessions too, and sessions of every gateway.
       session = await api(`/api/v1/sessions/${encodeURIComponent(id)}`);
       unreachable = false;
     } catch (e) {
-      if (e.status === 404) session = { id, status: 'NOT FOUND' };
+      if (gone) return;
+      if (e.status === 404) { end('unknown'); return; }
+      if (e.status === 401) return; // the token is refused: main.js signs out
       unreachable = e.status === 0; // not even an answer: the network or the server is away
     }
-    if (gone) return;
+    if (gone || ended) return;
+    if (session?.status === 'STOPPED') { end('stopped'); return; }
     renderHead();
     for (const t of tabs) t.onStatus?.(session?.status);
     timer = setTimeout(poll, POLL_MS);
@@ -175,7 +217,7 @@ export function sessionView(el, id, me) {
     if (!e.altKey || e.ctrlKey || e.metaKey) return;
     // Captured before the terminal or editor sees the key (Alt+T is readline's transpose).
     const stop = () => { e.preventDefault(); e.stopPropagation(); };
-    if (e.code === 'KeyT' && me.canWrite) {
+    if (e.code === 'KeyT' && me.canWrite && !ended) {
       stop();
       addTerminal();
     } else if (e.code === 'KeyW' && active?.closable) {
@@ -205,7 +247,8 @@ export function sessionView(el, id, me) {
   };
 
   window.__sandpipe = { terminals: new Map(), tabs, events: () => stream };
-  mount(el, h('section.session', head, banner, h('div.tabbar', tabBar, newTermBtn), panes));
+  tabBarBox = h('div.tabbar', tabBar, newTermBtn);
+  mount(el, h('section.session', head, banner, tabBarBox, panes));
   renderHead();
   for (const make of panels) {
     const tab = make(id, me, ctx);
@@ -239,7 +282,7 @@ export function sessionView(el, id, me) {
   poll();
   window.addEventListener('keydown', onKey, true);
   // the browser says the network went or came: the header at once, and a poll when it is back
-  const onOnline = () => { renderHead(); if (navigator.onLine) poll(); };
+  const onOnline = () => { if (ended) return; renderHead(); if (navigator.onLine) poll(); };
   window.addEventListener('online', onOnline);
   window.addEventListener('offline', onOnline);
   return () => {

@@ -1,14 +1,15 @@
 // Sign in with a token: pasted here, or arriving as #token=… from the link `make run` prints.
+// notice: why this page shows (a link's token refused, a token expired), as a sentence.
 import { setToken, claims, signOut } from '../lib/auth.js';
 import { api } from '../lib/rest.js';
 import { h, mount } from '../lib/dom.js';
 
-export function signInView(el, { expired, onSignedIn }) {
+export function signInView(el, { notice = '', onSignedIn }) {
   const input = h('textarea', {
     id: 'token', rows: 4, spellcheck: false, autocomplete: 'off',
     placeholder: 'eyJhbGciOiJIUzI1NiIs…', 'aria-label': 'token',
   });
-  const msg = h('p.error', { role: 'alert' }, expired ? 'Your token has expired: paste a new one.' : '');
+  const msg = h('p.error', { role: 'alert', 'data-testid': 'signin-notice' }, notice);
   const submit = async (e) => {
     e.preventDefault();
     const t = input.value.trim().replace(/^Bearer\s+/i, '');
@@ -20,10 +21,11 @@ export function signInView(el, { expired, onSignedIn }) {
     setToken(t);
     try {
       // Any authenticated read proves the token: the pool needs only a valid one.
-      await api('/api/v1/pool');
+      await api('/api/v1/pool', { probe: true });
     } catch (err) {
       signOut();
-      msg.textContent = err.status === 401 ? `The server refused this token (${err.code}).` : err.message;
+      msg.textContent = err.code === 'token_expired' ? 'This token has expired: paste a newer one.'
+        : err.status === 401 ? 'The server refused this token (it is not signed by this server, or was altered).' : err.message;
       return;
     }
     onSignedIn();

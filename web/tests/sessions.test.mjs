@@ -41,8 +41,8 @@ test('create from the form, then pause, resume and delete from the list', async 
   assert.equal((await rest('GET', `/api/v1/sessions/${id}`, { token: USER })).body.status, 'STOPPED');
   // Its page says it has ended and what to do.
   await page.goto(page.url().replace(/#.*/, '') + '#/s/' + id);
-  await page.getByText('This session has ended.').waitFor();
-  await page.getByRole('link', { name: /Back to the sessions list/ }).waitFor();
+  await page.getByText(`Session ${id} has ended`).waitFor();
+  await page.getByRole('link', { name: 'The sessions list' }).waitFor();
   await page.context().close();
 });
 

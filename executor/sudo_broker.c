@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "sudo/sudo_wire.h"
 #include "sudo_request.h"
 #include "xalloc.h"
@@ -163,20 +164,6 @@ kept_name(const char *kv)
     return false;
 }
 
-static void
-env_put(char ***env, size_t *n, const char *name, const char *value)
-{
-    size_t len = strlen(name);
-    for (size_t i = 0; i < *n; i++)
-        if (!strncmp((*env)[i], name, len) && (*env)[i][len] == '=') {
-            (*env)[i] = xasprintf("%s=%s", name, value);
-            return;
-        }
-    *env = xrealloc(*env, (*n + 2) * sizeof **env);
-    (*env)[(*n)++] = xasprintf("%s=%s", name, value);
-    (*env)[*n] = NULL;
-}
-
 /* Appends s to out with sudo's escaping for `shell -c`: every character but letters, digits,
  * '_', '-' and '$' gets a backslash. */
 static char *
@@ -201,46 +188,48 @@ shell_join(char *const argv[])
     return out;
 }
 
+/* "NAME=value" into env (env.h); anything without a name is no assignment. */
+static void
+set_assignment(char ***env, const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv)
+        return;
+    char *name = xstrndup(kv, (size_t)(eq - kv));
+    env_set(env, name, eq + 1);
+    free(name);
+}
+
 /* The command's environment: reset (or the caller's with E), then sudo's own variables, then the
  * command line's VAR=value. */
 static char **
 command_env(const request_t *r, const struct passwd *pw, const char *command)
 {
     char **env = xcalloc(1, sizeof *env);
-    size_t n = 0;
     bool keep_all = has_flag(r, 'E') && !has_flag(r, 'i');
     for (size_t i = 0; r->q.env[i]; i++)
-        if (strchr(r->q.env[i], '=') && (keep_all || kept_name(r->q.env[i]))) {
-            env = xrealloc(env, (n + 2) * sizeof *env);
-            env[n++] = r->q.env[i];
-            env[n] = NULL;
-        }
+        if (keep_all || kept_name(r->q.env[i]))
+            set_assignment(&env, r->q.env[i]);
     struct passwd *caller = getpwuid(r->caller.uid);
     char id[16];
     if (!keep_all || has_flag(r, 'i')) {
-        env_put(&env, &n, "HOME", pw->pw_dir);
-        env_put(&env, &n, "SHELL", pw->pw_shell && pw->pw_shell[0] ? pw->pw_shell : "/bin/sh");
+        env_set(&env, "HOME", pw->pw_dir);
+        env_set(&env, "SHELL", pw->pw_shell && pw->pw_shell[0] ? pw->pw_shell : "/bin/sh");
         char mail[300];
         snprintf(mail, sizeof mail, "/var/mail/%s", pw->pw_name);
-        env_put(&env, &n, "MAIL", mail);
+        env_set(&env, "MAIL", mail);
     }
-    env_put(&env, &n, "PATH", SUDO_SECURE_PATH);
-    env_put(&env, &n, "USER", pw->pw_name);
-    env_put(&env, &n, "LOGNAME", pw->pw_name);
-    env_put(&env, &n, "SUDO_COMMAND", command);
-    env_put(&env, &n, "SUDO_USER", caller ? caller->pw_name : "unknown");
+    env_set(&env, "PATH", SUDO_SECURE_PATH);
+    env_set(&env, "USER", pw->pw_name);
+    env_set(&env, "LOGNAME", pw->pw_name);
+    env_set(&env, "SUDO_COMMAND", command);
+    env_set(&env, "SUDO_USER", caller ? caller->pw_name : "unknown");
     snprintf(id, sizeof id, "%u", (unsigned)r->caller.uid);
-    env_put(&env, &n, "SUDO_UID", id);
+    env_set(&env, "SUDO_UID", id);
     snprintf(id, sizeof id, "%u", (unsigned)r->caller.gid);
-    env_put(&env, &n, "SUDO_GID", id);
-    for (size_t i = 0; r->q.set[i]; i++) {
-        char *eq = strchr(r->q.set[i], '=');
-        if (eq && eq != r->q.set[i]) {
-            char *name = xstrndup(r->q.set[i], (size_t)(eq - r->q.set[i]));
-            env_put(&env, &n, name, eq + 1);
-            free(name);
-        }
-    }
+    env_set(&env, "SUDO_GID", id);
+    for (size_t i = 0; r->q.set[i]; i++)
+        set_assignment(&env, r->q.set[i]);
     return env;
 }
 
@@ -289,9 +278,9 @@ run_command(const request_t *r, const struct passwd *pw, gid_t gid)
     char *joined = shell_join(r->q.argv);
     if (login || shell) {
         const char *sh = pw->pw_shell && pw->pw_shell[0] ? pw->pw_shell : "/bin/sh";
-        for (size_t i = 0; shell && !login && r->q.env[i]; i++)
-            if (!strncmp(r->q.env[i], "SHELL=", 6) && r->q.env[i][6])
-                sh = r->q.env[i] + 6;
+        const char *callers = env_get(r->q.env, "SHELL"); /* -s: the caller's shell */
+        if (shell && !login && callers && callers[0])
+            sh = callers;
         const char *base = strrchr(sh, '/') ? strrchr(sh, '/') + 1 : sh;
         argv = xcalloc(4, sizeof *argv);
         argv[0] = login ? xasprintf("-%s", base) : xstrdup(base);

@@ -196,13 +196,19 @@ static const char *const root_caps[] = {
     "CAP_SETGID",     "CAP_SETUID",       "CAP_SETPCAP",     "CAP_NET_BIND_SERVICE", "CAP_NET_RAW",
     "CAP_SYS_CHROOT", "CAP_MKNOD",        "CAP_AUDIT_WRITE", "CAP_SETFCAP",          NULL};
 
+/* <the executor's directory>/name: what is installed next to it (its plugins, sandpipe's sudo). */
+static void
+beside_executor(const char *executor, const char *name, char *out, size_t n)
+{
+    const char *slash = strrchr(executor, '/');
+    snprintf(out, n, "%.*s/%s", slash ? (int)(slash - executor) : 1, slash ? executor : ".", name);
+}
+
 /* sandpipe's sudo (executor/sudo/), next to the executor: "" if it is not there. */
 static void
 sudo_client_path(const char *executor, char *out, size_t n)
 {
-    const char *slash = strrchr(executor, '/');
-    snprintf(out, n, "%.*s/sandpipe-sudo", slash ? (int)(slash - executor) : 1,
-             slash ? executor : ".");
+    beside_executor(executor, "sandpipe-sudo", out, n);
     if (access(out, X_OK) < 0)
         out[0] = '\0';
 }
@@ -385,9 +391,7 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap
     }
     args(a, "--ro-bind", spec->executor_path, EXECUTOR_INSIDE);
     /* The executor's plugins (IPython helper, agentskills) sit next to it (plugins/module.mk). */
-    const char *slash = strrchr(spec->executor_path, '/');
-    snprintf(p, sizeof p, "%.*s/plugins", slash ? (int)(slash - spec->executor_path) : 1,
-             slash ? spec->executor_path : ".");
+    beside_executor(spec->executor_path, "plugins", p, sizeof p);
     args(a, "--ro-bind-try", p, "/opt/sandpipe/plugins");
     /* The root and /dev are tmpfs too, unbounded: read-only once everything is mounted on them
      * (what is bound above keeps its own mode). An image's root is a read-only bind already. */

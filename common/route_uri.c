@@ -14,6 +14,7 @@ static const struct {
     {"/api/v1/sessions/", ROUTE_URI_REST, true, 17},
     {"/runtime/", ROUTE_URI_RUNTIME, true, 9},
     {"/rt-", ROUTE_URI_RUNTIME, true, 1}, /* the id is rt-… itself */
+    {"/preview/", ROUTE_URI_PREVIEW, true, 9},
 };
 
 int

@@ -12,6 +12,7 @@ typedef enum {
     ROUTE_URI_WS,      /* /ws/sessions/{id}[/terminal] */
     ROUTE_URI_REST,    /* /api/v1/sessions/{id}/… */
     ROUTE_URI_RUNTIME, /* /runtime/{id}/… or a runtime's own /rt-<16 hex>/… */
+    ROUTE_URI_PREVIEW, /* /preview/{id}/{port}/… (a P-S.<domain> host's lookup asks this too) */
 } route_uri_kind_t;
 
 #define ROUTE_URI_ID_MAX 128

@@ -117,6 +117,15 @@ c_json(void *ud, uint32_t ch, json_object *msg)
 }
 
 static void
+c_eof(void *ud, uint32_t ch)
+{
+    exec_link_t *l = ud;
+    l->last_heard = gw_now();
+    if (l->cbs.on_eof)
+        l->cbs.on_eof(l->ud, ch);
+}
+
+static void
 c_close(void *ud, uint32_t ch, json_object *res)
 {
     exec_link_t *l = ud;
@@ -152,6 +161,7 @@ static const exec_client_cbs_t client_cbs = {
     .on_hello = c_hello,
     .on_data = c_data,
     .on_json = c_json,
+    .on_eof = c_eof,
     .on_close = c_close,
     .on_writable = c_writable,
     .on_pong = c_pong,

@@ -26,6 +26,7 @@ typedef struct {
     /* Channel events, as exec_client_cbs_t (hello/pong/output are handled by the link). */
     void (*on_data)(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n);
     void (*on_json)(void *ud, uint32_t ch, json_object *msg);
+    void (*on_eof)(void *ud, uint32_t ch);
     void (*on_close)(void *ud, uint32_t ch, json_object *result);
     void (*on_writable)(void *ud, uint32_t ch, size_t avail);
 } exec_link_cbs_t;

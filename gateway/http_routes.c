@@ -16,7 +16,9 @@
  *   POST /runtime/{id}/list_files          the action server's small routes (http_runtime.c)
  *   GET  /runtime/{id}/download_files      a zip, streamed chunked (http_rt_download.c)
  *   GET  /runtime/{id}/view                the file viewer's page, streamed (http_rt_view.c)
- *   POST /runtime/{id}/upload_file         a multipart body, streamed (http_rt_upload.c) */
+ *   POST /runtime/{id}/upload_file         a multipart body, streamed (http_rt_upload.c)
+ *   GET  /api/v1/sessions/{id}/ports, POST …/ports/{port}/token|link, PUT …/ports/{port}
+ *                                          ports and preview links (http_ports.c) */
 
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include "http_actions.h"
 #include "http_control.h"
 #include "http_files.h"
+#include "http_ports.h"
 #include "http_relay.h"
 #include "http_rest.h"
 #include "http_rt_download.h"
@@ -38,37 +41,42 @@
 
 typedef void (*http_fn)(http_req_t *h, const char *id);
 
-static bool match(const char *path, const char *prefix, const char *suffix, char *id, size_t cap);
+static bool match(const char *path, const char *prefix, const char *suffix, bool tail, char *id,
+                  size_t cap);
 
 static const struct {
     const char *method, *prefix, *suffix; /* prefix {id} suffix, or prefix alone (no id) */
     http_fn fn;
     bool (*streams)(const http_req_t *h); /* reads its body as it comes (NULL: read whole) */
+    bool tail; /* the path goes on after suffix ("/…"): the handler reads the rest */
 } routes[] = {
-    {"GET", "/_sp/route", NULL, route_http, NULL},
-    {"POST", "/_sp/op", NULL, http_control, NULL},
-    {"POST", "/runtime/", "/execute_action", http_rt_execute_action, NULL},
-    {"GET", "/runtime/", "/alive", http_rt_alive, NULL},
-    {"GET", "/runtime/", "/health", http_rt_health, NULL},
-    {"GET", "/runtime/", "/ready", http_rt_ready, NULL},
-    {"GET", "/runtime/", "/server_info", http_rt_server_info, NULL},
-    {"POST", "/runtime/", "/list_files", http_rt_list_files, NULL},
-    {"GET", "/runtime/", "/vscode/connection_token", http_rt_vscode_token, NULL},
-    {"GET", "/runtime/", "/download_files", http_rt_download_files, NULL},
-    {"GET", "/runtime/", "/view", http_rt_view, NULL},
-    {"POST", "/runtime/", "/upload_file", http_rt_upload_file, http_rt_upload_streams},
-    {"POST", "/api/v1/sessions/", "/actions", http_rest_actions, NULL},
-    {"GET", "/api/v1/sessions/", "/files/download", http_files_download, NULL},
-    {"POST", "/api/v1/sessions/", "/signal", http_signal, NULL},
-    {"GET", "/api/v1/sessions/", "/network", http_session_network, NULL},
-    {"GET", "/api/v1/sessions/", "/files", http_files_list, NULL},
-    {"GET", "/api/v1/sessions/", "/files/stat", http_files_stat, NULL},
-    {"GET", "/api/v1/sessions/", "/files/content", http_files_read, NULL},
-    {"POST", "/api/v1/sessions/", "/files/content", http_files_write, NULL},
-    {"DELETE", "/api/v1/sessions/", "/files", http_files_remove, NULL},
-    {"POST", "/api/v1/sessions/", "/files/mkdir", http_files_mkdir, NULL},
-    {"POST", "/api/v1/sessions/", "/files/move", http_files_move, NULL},
-    {"PUT", "/api/v1/sessions/", "/files/content", http_files_put, http_upload_streams},
+    {"GET", "/_sp/route", NULL, route_http, NULL, false},
+    {"POST", "/_sp/op", NULL, http_control, NULL, false},
+    {"POST", "/runtime/", "/execute_action", http_rt_execute_action, NULL, false},
+    {"GET", "/runtime/", "/alive", http_rt_alive, NULL, false},
+    {"GET", "/runtime/", "/health", http_rt_health, NULL, false},
+    {"GET", "/runtime/", "/ready", http_rt_ready, NULL, false},
+    {"GET", "/runtime/", "/server_info", http_rt_server_info, NULL, false},
+    {"POST", "/runtime/", "/list_files", http_rt_list_files, NULL, false},
+    {"GET", "/runtime/", "/vscode/connection_token", http_rt_vscode_token, NULL, false},
+    {"GET", "/runtime/", "/download_files", http_rt_download_files, NULL, false},
+    {"GET", "/runtime/", "/view", http_rt_view, NULL, false},
+    {"POST", "/runtime/", "/upload_file", http_rt_upload_file, http_rt_upload_streams, false},
+    {"POST", "/api/v1/sessions/", "/actions", http_rest_actions, NULL, false},
+    {"GET", "/api/v1/sessions/", "/files/download", http_files_download, NULL, false},
+    {"POST", "/api/v1/sessions/", "/signal", http_signal, NULL, false},
+    {"GET", "/api/v1/sessions/", "/network", http_session_network, NULL, false},
+    {"GET", "/api/v1/sessions/", "/files", http_files_list, NULL, false},
+    {"GET", "/api/v1/sessions/", "/files/stat", http_files_stat, NULL, false},
+    {"GET", "/api/v1/sessions/", "/files/content", http_files_read, NULL, false},
+    {"POST", "/api/v1/sessions/", "/files/content", http_files_write, NULL, false},
+    {"DELETE", "/api/v1/sessions/", "/files", http_files_remove, NULL, false},
+    {"POST", "/api/v1/sessions/", "/files/mkdir", http_files_mkdir, NULL, false},
+    {"POST", "/api/v1/sessions/", "/files/move", http_files_move, NULL, false},
+    {"PUT", "/api/v1/sessions/", "/files/content", http_files_put, http_upload_streams, false},
+    {"GET", "/api/v1/sessions/", "/ports", http_ports_list, NULL, false},
+    {"POST", "/api/v1/sessions/", "/ports", http_ports_post, NULL, true},
+    {"PUT", "/api/v1/sessions/", "/ports", http_ports_put, NULL, true},
 };
 
 bool
@@ -80,14 +88,15 @@ http_serves(const char *method, const char *uri)
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
         if (strncmp(routes[i].prefix, "/_sp/", 5) != 0 && /* the gateway's own, never routed */
             (!method || !strcmp(method, routes[i].method)) &&
-            match(path, routes[i].prefix, routes[i].suffix, id, sizeof id))
+            match(path, routes[i].prefix, routes[i].suffix, routes[i].tail, id, sizeof id))
             return true;
     return false;
 }
 
-/* path is prefix + one segment + suffix (a trailing slash tolerated): the segment into id. */
+/* path is prefix + one segment + suffix (a trailing slash tolerated; with tail, more path after
+ * a slash): the segment into id. */
 static bool
-match(const char *path, const char *prefix, const char *suffix, char *id, size_t cap)
+match(const char *path, const char *prefix, const char *suffix, bool tail, char *id, size_t cap)
 {
     size_t pl = strlen(prefix);
     if (strncmp(path, prefix, pl) != 0)
@@ -98,7 +107,9 @@ match(const char *path, const char *prefix, const char *suffix, char *id, size_t
     if (!slash || slash == seg || (size_t)(slash - seg) >= cap)
         return false;
     size_t sl = strlen(suffix);
-    if (strncmp(slash, suffix, sl) != 0 || (slash[sl] && strcmp(slash + sl, "/") != 0))
+    if (strncmp(slash, suffix, sl) != 0)
+        return false;
+    if (tail ? slash[sl] != '/' || !slash[sl + 1] : slash[sl] && strcmp(slash + sl, "/") != 0)
         return false;
     memcpy(id, seg, (size_t)(slash - seg));
     id[slash - seg] = '\0';
@@ -111,7 +122,7 @@ route_of(const http_req_t *h, char *id, size_t cap)
 {
     int rc = -1;
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-        if (!match(h->path, routes[i].prefix, routes[i].suffix, id, cap))
+        if (!match(h->path, routes[i].prefix, routes[i].suffix, routes[i].tail, id, cap))
             continue;
         if (!strcmp(h->method, routes[i].method))
             return (int)i;

@@ -32,6 +32,9 @@ struct http_req {
     char authorization[JWT_BUF_LEN + 16];
     char api_key[JWT_BUF_LEN]; /* X-Session-API-Key */
     char route_key[80];        /* X-SP-Route-Key: nginx's, on its route lookups (route_key.h) */
+    /* X-SP-Preview-Origin: nginx's wildcard preview origin, "http://{port}-{session}.DOMAIN:N"
+     * ("" none: path previews only; nginx/render.sh --preview-domain) */
+    char preview_origin[256];
     char content_type[256];
     char *args[HTTP_ARGS_MAX]; /* query "name=value", decoded */
     int nargs;

@@ -18,6 +18,7 @@
 #include "jwt.h"
 #include "listen_addr.h"
 #include "pool.h"
+#include "preview_listen.h"
 #include "redis_client.h"
 #include "sandbox/sandbox_disk.h"
 #include "sandbox/sandbox_root.h"
@@ -91,6 +92,10 @@ usage(FILE *f)
         "                           where the gateway is root and the kernel can idmap mounts)\n"
         "  --netd PATH              sandpipe-netd's control socket: sandboxes may have a network\n"
         "                           (without it every sandbox has loopback only)\n"
+        "  --preview-listen ADDR    where nginx sends sandbox apps' traffic (HOST:PORT, port 0:\n"
+        "                           any free one; unix:PATH; default: the --listen host, port\n"
+        "                           0), announced in Redis for the route lookup\n"
+        "  --preview-public on|off  owners may make a port public: no credential (default off)\n"
         "  --network-default MODE   a session that does not ask: none (default), egress\n"
         "  --network-roles admin=MODE,user=MODE  the widest mode each role may ask for (none,\n"
         "                           allowlist, egress; default admin=egress,user=egress)\n");
@@ -186,8 +191,8 @@ static void
 announce_addr(void)
 {
     /* where nginx sends this gateway's sessions' traffic (redis/README.md, route.c) */
-    redis_client_cmd(NULL, NULL, "HSET sp:gateway:%s:info addr %s", g_gw.cfg.id,
-                     g_gw.cfg.advertise);
+    redis_client_cmd(NULL, NULL, "HSET sp:gateway:%s:info addr %s preview %s", g_gw.cfg.id,
+                     g_gw.cfg.advertise, preview_listen_addr()[0] ? preview_listen_addr() : "-");
 }
 
 static void
@@ -251,6 +256,8 @@ start_listening(void)
            g_gw.cfg.provider, g_gw.cfg.pool_size, g_gw.cfg.redis);
     if (g_gw.cfg.listen_unix)
         listen_unix(g_gw.cfg.listen_unix);
+    preview_listen_start();
+    announce_addr();
 }
 
 static void
@@ -293,7 +300,7 @@ on_redis_ready(void)
 }
 
 /* Long options without a letter of their own. */
-enum { OPT_REDIS_USER = 256, OPT_REDIS_PASSWORD_FILE };
+enum { OPT_REDIS_USER = 256, OPT_REDIS_PASSWORD_FILE, OPT_PREVIEW_LISTEN, OPT_PREVIEW_PUBLIC };
 
 int
 main(int argc, char **argv)
@@ -328,6 +335,8 @@ main(int argc, char **argv)
         {"disk-max", required_argument, 0, 'X'},
         {"sandbox-uids", required_argument, 0, 'U'},
         {"root-inside", required_argument, 0, 'Z'},
+        {"preview-listen", required_argument, 0, OPT_PREVIEW_LISTEN},
+        {"preview-public", required_argument, 0, OPT_PREVIEW_PUBLIC},
         {"max-upload", required_argument, 0, 'u'},
         {"netd", required_argument, 0, 'N'},
         {"network-default", required_argument, 0, 'W'},
@@ -341,6 +350,7 @@ main(int argc, char **argv)
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
     mallopt(M_TRIM_THRESHOLD, 4 << 20);
     const char *listen = "127.0.0.1:8081";
+    const char *preview_listen = NULL;
     cfg->redis = "127.0.0.1:6379";
     cfg->provider = "bwrap";
     cfg->image = IMAGE_HOST;
@@ -375,6 +385,14 @@ main(int argc, char **argv)
         case 'r': cfg->redis = optarg; break;
         case OPT_REDIS_USER: redis_auth.user = optarg; break;
         case OPT_REDIS_PASSWORD_FILE: redis_auth.password_file = optarg; break;
+        case OPT_PREVIEW_LISTEN: preview_listen = optarg; break;
+        case OPT_PREVIEW_PUBLIC:
+            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                fprintf(stderr, "sandpipe-gateway: --preview-public is on or off\n");
+                return 2;
+            }
+            preview_set_public_allowed(strcmp(optarg, "on") == 0);
+            break;
         case 'i': snprintf(cfg->id, sizeof cfg->id, "%s", optarg); break;
         case 'H': snprintf(cfg->host_id, sizeof cfg->host_id, "%s", optarg); break;
         case 'p': cfg->provider = optarg; break;
@@ -453,6 +471,8 @@ main(int argc, char **argv)
         snprintf(cfg->advertise, sizeof cfg->advertise, "%.120s:%d", any ? host : listen_host,
                  cfg->listen_port);
     }
+    if (preview_listen_config(preview_listen, listen_host, cfg->advertise) < 0)
+        return 2;
     if (!provider_find(cfg->provider)) {
         fprintf(stderr, "sandpipe-gateway: unknown provider %s\n", cfg->provider);
         return 2;

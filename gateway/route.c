@@ -15,6 +15,7 @@
 #include "json_util.h"
 #include "jwt.h"
 #include "jwt_cache.h"
+#include "preview_listen.h"
 #include "redis_client.h"
 #include "route_uri.h"
 #include "session.h"
@@ -32,6 +33,7 @@ typedef struct {
 typedef struct {
     char id[64];
     char addr[192];
+    char preview[192];
     bool alive;
     double at;
 } gw_slot_t;
@@ -94,6 +96,7 @@ local(const char *sid, route_t *r)
     snprintf(r->status, sizeof r->status, "%s", session_status_text(session_status(s)));
     snprintf(r->gw, sizeof r->gw, "%s", g_gw.cfg.id);
     snprintf(r->addr, sizeof r->addr, "%s", g_gw.cfg.advertise);
+    snprintf(r->preview, sizeof r->preview, "%s", preview_listen_addr());
     r->gw_alive = true;
     return true;
 }
@@ -123,6 +126,7 @@ on_gw_alive(redisReply *x, void *ud)
     gw_slot_t *g = &gateways[hash(j->r.gw) % GATEWAY_SLOTS];
     snprintf(g->id, sizeof g->id, "%s", j->r.gw);
     snprintf(g->addr, sizeof g->addr, "%s", j->r.addr);
+    snprintf(g->preview, sizeof g->preview, "%s", j->r.preview);
     g->alive = j->r.gw_alive;
     g->at = gw_now();
     finish(j, true);
@@ -132,8 +136,12 @@ static void
 on_gw_addr(redisReply *x, void *ud)
 {
     job_t *j = ud;
-    if (x && x->type == REDIS_REPLY_STRING)
-        snprintf(j->r.addr, sizeof j->r.addr, "%s", x->str);
+    if (!x || x->type != REDIS_REPLY_ARRAY || x->elements != 2)
+        return;
+    if (x->element[0]->type == REDIS_REPLY_STRING)
+        snprintf(j->r.addr, sizeof j->r.addr, "%s", x->element[0]->str);
+    if (x->element[1]->type == REDIS_REPLY_STRING)
+        snprintf(j->r.preview, sizeof j->r.preview, "%s", x->element[1]->str);
 }
 
 /* The session's gateway: its address and whether it lives. */
@@ -142,6 +150,7 @@ gateway_step(job_t *j)
 {
     if (!strcmp(j->r.gw, g_gw.cfg.id)) {
         snprintf(j->r.addr, sizeof j->r.addr, "%s", g_gw.cfg.advertise);
+        snprintf(j->r.preview, sizeof j->r.preview, "%s", preview_listen_addr());
         j->r.gw_alive = true;
         finish(j, true);
         return;
@@ -149,12 +158,13 @@ gateway_step(job_t *j)
     gw_slot_t *g = &gateways[hash(j->r.gw) % GATEWAY_SLOTS];
     if (fresh(g->at) && !strcmp(g->id, j->r.gw)) {
         snprintf(j->r.addr, sizeof j->r.addr, "%s", g->addr);
+        snprintf(j->r.preview, sizeof j->r.preview, "%s", g->preview);
         j->r.gw_alive = g->alive;
         finish(j, true);
         return;
     }
     /* both on the one connection, answered in order: one round trip */
-    if (redis_client_cmd(on_gw_addr, j, "HGET sp:gateway:%s:info addr", j->r.gw) < 0) {
+    if (redis_client_cmd(on_gw_addr, j, "HMGET sp:gateway:%s:info addr preview", j->r.gw) < 0) {
         finish(j, false); /* not connected (on_gw_addr had NULL and did nothing) */
         return;
     }
@@ -317,6 +327,16 @@ on_route(void *ud, const route_t *r)
     }
     char m[200];
     bool ok = false;
+    if (l->kind == ROUTE_URI_PREVIEW) {
+        /* as the action server's: the owner's preview listener, else this gateway's, which says
+         * why not (no such session, its gateway gone) on a page (preview_conn.c) */
+        bool owner = r && r->found && r->gw_alive && r->preview[0];
+        snprintf(h->extra, sizeof h->extra, "x-sp-preview: %s\r\n",
+                 owner ? r->preview : preview_listen_addr());
+        http_answer(h, owner ? 200 : 204, "text/plain", "", 0);
+        free(l);
+        return;
+    }
     if (l->kind == ROUTE_URI_RUNTIME) {
         /* The action server's requests are all answered by a gateway: the owner while it lives
          * (it knows the session's state), else this one, which says why with the action server's
@@ -424,7 +444,7 @@ route_http(http_req_t *h, const char *unused)
         free(l);
         return;
     }
-    if (u.kind != ROUTE_URI_WS &&
+    if (u.kind != ROUTE_URI_WS && u.kind != ROUTE_URI_PREVIEW &&
         !http_serves(u.kind == ROUTE_URI_RUNTIME ? NULL : h->uri_method, h->uri)) {
         /* a route of the session the gateways do not serve (e.g. DELETE …/files beside GET
          * …/files): the API answers it */

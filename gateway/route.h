@@ -20,6 +20,7 @@ typedef struct {
     char status[40];    /* its status */
     char gw[64];        /* its gateway */
     char addr[192];     /* that gateway's address ("" unknown) */
+    char preview[192];  /* its preview listener's (preview_listen.h; "" unknown) */
     bool gw_alive;      /* that gateway's heartbeat is there */
     char rt_key[160];   /* a runtime's session API key ("" for a session id) */
     char rt_owner[128]; /* a runtime's owner */
@@ -38,7 +39,7 @@ void route_resolve(const char *id, route_cb cb, void *ud);
  * X-SP-Status (what the request would get: 401, 403, 404, 503) and X-SP-Error (a REST error body),
  * and nginx answers it elsewhere (docs/api.md, "nginx"). An action server's request (/runtime/,
  * /rt-…) always goes to a gateway: the owner (200), or this one (204, not cached) that answers why
- * not. */
+ * not; so does a preview (/preview/…), with X-SP-Preview: that gateway's preview listener. */
 void route_http(http_req_t *h, const char *unused);
 
 #endif

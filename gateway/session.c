@@ -17,6 +17,7 @@
 #include "redis_client.h"
 #include "sandbox/sandbox_host.h"
 #include "session_int.h"
+#include "session_ports.h"
 #include "session_network.h"
 #include "xalloc.h"
 
@@ -224,6 +225,7 @@ on_timer_closed(uv_handle_t *h)
     json_object_put(s->params);
     json_object_put(s->pending_env);
     json_object_put(s->plugin_status);
+    session_ports_free(s);
     free(s);
 }
 

@@ -121,6 +121,7 @@ typedef struct {
     void (*on_json)(void *ud, json_object *msg);           /* borrowed */
     void (*on_data)(void *ud, const uint8_t *p, size_t n); /* borrowed */
     void (*on_writable)(void *ud);                         /* more send credit */
+    void (*on_eof)(void *ud); /* the executor sends no more DATA (CLOSE still follows) */
 } session_stream_cbs_t;
 /* auto_grant false: the caller grants receive credit itself (session_stream_grant). */
 session_stream_t *session_stream_open(gw_session_t *s, json_object *req,

@@ -11,6 +11,7 @@
 #include "metrics.h"
 #include "redis_client.h"
 #include "session_int.h"
+#include "session_ports.h"
 #include "session_network.h"
 #include "xalloc.h"
 
@@ -95,6 +96,16 @@ on_link_json(void *ud, uint32_t ch, json_object *msg)
         session_oneshot_json((oneshot_t *)kind, msg);
     else if (kind && *kind == CH_TERM)
         session_term_json(s, ch, msg);
+}
+
+static void
+on_link_eof(void *ud, uint32_t ch)
+{
+    gw_session_t *s = ud;
+    exec_client_t *c = exec_link_client(s->link);
+    chan_kind_t *kind = c ? exec_client_get_chan_data(c, ch) : NULL;
+    if (kind && *kind == CH_ONESHOT)
+        session_oneshot_eof((oneshot_t *)kind);
 }
 
 static void
@@ -298,6 +309,7 @@ became_ready(gw_session_t *s)
     if (s->status == SESSION_STARTING)
         session_set_status(s, SESSION_STARTED, NULL);
     session_set_status(s, SESSION_READY, NULL);
+    session_ports_watch(s);
     if (s->ready_cb) {
         session_ready_cb cb = s->ready_cb;
         s->ready_cb = NULL;
@@ -375,6 +387,7 @@ const exec_link_cbs_t session_link_cbs = {
     .on_down = on_link_down,
     .on_data = on_link_data,
     .on_json = on_link_json,
+    .on_eof = on_link_eof,
     .on_close = on_link_close,
     .on_writable = on_link_writable,
 };

@@ -103,6 +103,12 @@ struct gw_session {
     json_object *plugin_status; /* its last word: each plugin's state */
     struct action_watch *watches;
     struct action_watch *store_waits; /* session_when_stored */
+    /* session_ports.c: ports its owner made public, the executor's port.watch and what it
+     * last said (an array, NULL before its first word) */
+    uint16_t public_ports[16];
+    int npublic;
+    session_stream_t *ports_watch;
+    json_object *ports;
 };
 
 /* A terminal (session_term.c). It is the channel's data pointer: kind first. */
@@ -193,6 +199,7 @@ bool session_oneshot_closed(gw_session_t *s, uint32_t ch, json_object *res);
 void session_oneshot_data(oneshot_t *o, const uint8_t *p, size_t n);
 void session_oneshot_json(oneshot_t *o, json_object *msg);
 void session_oneshot_writable(oneshot_t *o);
+void session_oneshot_eof(oneshot_t *o);
 /* session_output.c: events up to seq are stored (the event log's callback); buffered output
  * into events (final: the action ended, nothing is held back); the flush timer. */
 void session_on_stored(gw_session_t *s, uint64_t seq);

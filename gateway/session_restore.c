@@ -12,6 +12,7 @@
 #include "net_policy.h"
 #include "sandbox/sandbox_host.h"
 #include "session_int.h"
+#include "session_ports.h"
 #include "takeover.h"
 #include "xalloc.h"
 
@@ -179,7 +180,7 @@ restore_one(redisContext *rc, const char *id, const char *from)
 {
     redisReply *h = redisCommand(rc, "HGETALL sp:session:{%s}", id);
     const char *owner = "", *profile = "default", *sbjson = NULL, *plugins = NULL,
-               *plugin_status = NULL, *terms = NULL, *network = NULL;
+               *plugin_status = NULL, *terms = NULL, *network = NULL, *public_ports = NULL;
     session_status_t status = SESSION_NEW;
     int idle = g_gw.cfg.idle_timeout, life = g_gw.cfg.max_lifetime;
     bool idle_pause = false, env_pending = false;
@@ -210,6 +211,8 @@ restore_one(redisContext *rc, const char *id, const char *from)
             terms = v;
         else if (!strcmp(f, "network"))
             network = v;
+        else if (!strcmp(f, "public_ports"))
+            public_ports = v;
         else if (!strcmp(f, "env_pending"))
             env_pending = !strcmp(v, "1");
     }
@@ -260,6 +263,7 @@ restore_one(redisContext *rc, const char *id, const char *from)
     s->max_lifetime = life;
     s->idle_pause = idle_pause;
     s->created = created;
+    session_ports_public_parse(s, public_ports);
     s->params = json_object_new_object();
     json_object *asked = plugins ? json_tokener_parse(plugins) : NULL;
     if (asked && json_object_is_type(asked, json_type_array))

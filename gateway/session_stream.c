@@ -151,6 +151,13 @@ session_oneshot_writable(oneshot_t *o)
         o->scbs->on_writable(o->ud);
 }
 
+void
+session_oneshot_eof(oneshot_t *o)
+{
+    if (o->scbs && o->scbs->on_eof)
+        o->scbs->on_eof(o->ud);
+}
+
 bool
 session_oneshot_closed(gw_session_t *s, uint32_t ch, json_object *res)
 {

@@ -11,6 +11,7 @@
 #                   [--burst 400] [--addr-rate 5000] [--addr-burst 10000] [--workers 2]
 #                   [--api-keepalive 0]
 #                   [--tls [--tls-cert PEM --tls-key PEM]]
+#                   [--preview-domain DOMAIN] [--preview-rate 400] [--preview-burst 1000]
 # --secret-file: the gateways' JWT secret (their --secret-file). nginx's route lookups carry a key
 # derived from it (X-SP-Route-Key, `sandpipe token --route-key`: a gateway answers a lookup
 # without it 401), written into PREFIX/route_lookup.conf, mode 0600; the secret itself stays out
@@ -26,6 +27,10 @@
 # connection per request). A kept connection holds one API worker while idle, so N x --workers
 # must stay well below sandpipe-api --workers (render.sh cannot check it): at most half.
 # Saves a connect/accept per request: ~40 % off execute_action's p50 on a 2-core machine.
+# --preview-domain DOMAIN: previews also at P-S.DOMAIN (port P of session S, each its own
+# origin; "localhost" works on loopback without DNS: browsers and curl resolve *.localhost
+# there). Without it, previews are served at /preview/S/P/ only. --preview-rate/--preview-burst:
+# each session's previews (requests/s), apart from its API budget.
 # --tls serves HTTPS on the port (plain HTTP sent to it is redirected, HSTS on every response)
 # with the certificate chain and key given, or without them a self-signed certificate made here
 # with openssl (DIR/tls/cert.pem, kept across renders).
@@ -34,6 +39,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 PREFIX= API_SOCKET= SECRET_FILE= SANDPIPE= HOST=127.0.0.1 PORT=8080 GATEWAYS=() WEB_ROOT= BODY_MAX=16m
 UPLOAD_MAX=1g
+PREVIEW_DOMAIN= PREVIEW_RATE=400 PREVIEW_BURST=1000
 RATE=200 BURST=400 ADDR_RATE=5000 ADDR_BURST=10000 WORKERS=2 API_KEEPALIVE=0 TLS=0 TLS_CERT= TLS_KEY=
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -54,6 +60,9 @@ while [ $# -gt 0 ]; do
     --workers) WORKERS=$2; shift ;;
     --api-keepalive) API_KEEPALIVE=$2; shift ;;
     --tls) TLS=1 ;;
+    --preview-domain) PREVIEW_DOMAIN=$2; shift ;;
+    --preview-rate) PREVIEW_RATE=$2; shift ;;
+    --preview-burst) PREVIEW_BURST=$2; shift ;;
     --tls-cert) TLS_CERT=$2; shift ;;
     --tls-key) TLS_KEY=$2; shift ;;
     *) echo "render.sh: unknown option $1" >&2; exit 2 ;;
@@ -101,7 +110,10 @@ if [ "$TLS" = 1 ]; then
     fi
 fi
 case "$API_KEEPALIVE" in '' | *[!0-9]*) echo "render.sh: --api-keepalive takes a number" >&2; exit 2 ;; esac
-for n in "$RATE" "$BURST" "$ADDR_RATE" "$ADDR_BURST"; do
+case "$PREVIEW_DOMAIN" in
+*[!a-z0-9.-]* | .* | *. | *..*) echo "render.sh: --preview-domain takes a DNS name (lower case)" >&2; exit 2 ;;
+esac
+for n in "$RATE" "$BURST" "$ADDR_RATE" "$ADDR_BURST" "$PREVIEW_RATE" "$PREVIEW_BURST"; do
     case "$n" in '' | *[!0-9]*) echo "render.sh: --rate, --burst, --addr-rate, --addr-burst take numbers" >&2; exit 2 ;; esac
 done
 [ "$RATE" -gt 0 ] || { echo "render.sh: --rate must be above 0" >&2; exit 2; }
@@ -167,6 +179,21 @@ bytes_of() {
     esac
 }
 UPLOAD_FORM_MAX=$(($(bytes_of "$UPLOAD_MAX") + 1048576))
+# Previews on their own origins (--preview-domain): the server block, the origin the gateways
+# write into a port's URLs ({port} and {session} filled in), and the web IDE's frame-src.
+PREVIEW_SERVER="# no --preview-domain: previews at /preview/S/P/ only"
+PREVIEW_ORIGIN= PREVIEW_FRAME_SRC=
+if [ -n "$PREVIEW_DOMAIN" ]; then
+    PREVIEW_SERVER="include $PREFIX/preview_server.conf;"
+    SCHEME=http DEF_PORT=80
+    [ "$TLS" = 1 ] && SCHEME=https DEF_PORT=443
+    PORT_SUFFIX=":$PORT"
+    [ "$PORT" = "$DEF_PORT" ] && PORT_SUFFIX=
+    PREVIEW_ORIGIN="$SCHEME://{port}-{session}.$PREVIEW_DOMAIN$PORT_SUFFIX"
+    PREVIEW_FRAME_SRC="$SCHEME://*.$PREVIEW_DOMAIN$PORT_SUFFIX"
+fi
+# its dots escaped for the server_name regex, and again for render's sed
+PREVIEW_DOMAIN_RE=$(printf '%s' "$PREVIEW_DOMAIN" | sed 's/\./\\\\./g')
 render() {
     sed -e "s|@PREFIX@|$PREFIX|g" -e "s|@API_SOCKET@|$API_SOCKET|g" -e "s|@LISTEN@|$LISTEN|g" \
         -e "s|@WEB_ROOT@|$WEB_ROOT|g" -e "s|@BODY_MAX@|$BODY_MAX|g" \
@@ -176,15 +203,25 @@ render() {
         -e "s|@TLS_KEY@|${TLS_KEY:-$PREFIX/tls/key.pem}|g" \
         -e "s|@API_KEEPALIVE_LINE@|$KEEPALIVE_LINE|g" -e "s|@KEEP_CONN@|$KEEP_CONN|g" \
         -e "s|@ADDR_ZONE_LINE@|$ADDR_ZONE_LINE|g" -e "s|@ADDR_LIMIT_LINE@|$ADDR_LIMIT_LINE|g" \
-        -e "s|@USER_LINE@|$USER_LINE|g" "$1"
+        -e "s|@PREVIEW_SERVER@|$PREVIEW_SERVER|g" -e "s|@PREVIEW_ORIGIN@|$PREVIEW_ORIGIN|g" \
+        -e "s|@PREVIEW_FRAME_SRC@|$PREVIEW_FRAME_SRC|g" -e "s|@PREVIEW_DOMAIN_RE@|$PREVIEW_DOMAIN_RE|g" \
+        -e "s|@PREVIEW_DOMAIN@|$PREVIEW_DOMAIN|g" -e "s|@PREVIEW_RATE@|$PREVIEW_RATE|g" \
+        -e "s|@PREVIEW_BURST@|$PREVIEW_BURST|g" -e "s|@USER_LINE@|$USER_LINE|g" "$1"
 }
 render "$HERE/sandpipe.conf.template" >"$PREFIX/nginx.conf"
 render "$HERE/fastcgi.conf.template" >"$PREFIX/fastcgi.conf"
 render "$HERE/web_headers.conf.template" >"$PREFIX/web_headers.conf"
-for f in ws_proxy http_proxy routed_errors gateway_uri limits; do render "$HERE/$f.conf.template" >"$PREFIX/$f.conf"; done
+for f in ws_proxy http_proxy routed_errors gateway_uri limits preview_lookup; do render "$HERE/$f.conf.template" >"$PREFIX/$f.conf"; done
+if [ -n "$PREVIEW_DOMAIN" ]; then
+    render "$HERE/preview_server.conf.template" >"$PREFIX/preview_server.conf"
+else
+    rm -f "$PREFIX/preview_server.conf"
+fi
 # the route key: readable by whoever starts nginx (its master reads the configuration) alone
 (umask 077 && rm -f "$PREFIX/route_lookup.conf" &&
-    render "$HERE/route_lookup.conf.template" | sed "s|@ROUTE_KEY@|$ROUTE_KEY|g" >"$PREFIX/route_lookup.conf")
+    render "$HERE/route_lookup.conf.template" | sed "s|@ROUTE_KEY@|$ROUTE_KEY|g" >"$PREFIX/route_lookup.conf" &&
+    rm -f "$PREFIX/preview_proxy.conf" &&
+    render "$HERE/preview_proxy.conf.template" | sed "s|@ROUTE_KEY@|$ROUTE_KEY|g" >"$PREFIX/preview_proxy.conf")
 gateways_conf >"$PREFIX/gateways.conf"
 if [ "$TLS" = 1 ]; then
     render "$HERE/sandpipe-tls.conf.template" >"$PREFIX/tls.conf"

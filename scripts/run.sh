@@ -238,7 +238,7 @@ start "$RUN/api.log" "$B/sandpipe-api" --socket "unix:$RUN/api.sock" --redis "un
 # nginx keeps FastCGI connections open to the API, at most half of its workers over nginx's two
 # workers, so kept (idle) connections never hold them all (nginx/render.sh --api-keepalive).
 nginx/render.sh --prefix "$RUN/nginx" --api-socket "$RUN/api.sock" --secret-file "$RUN/secret" \
-    --sandpipe "$B/sandpipe" --port "$HTTP_PORT" \
+    --sandpipe "$B/sandpipe" --port "$HTTP_PORT" --preview-domain localhost \
     "${gw_args[@]}" --api-keepalive $((API_WORKERS / 4)) >/dev/null
 start "$RUN/nginx.log" nginx -p "$RUN/nginx" -c "$RUN/nginx/nginx.conf"
 sleep 0.5
@@ -253,6 +253,8 @@ sandpipe is running on http://127.0.0.1:$HTTP_PORT  (logs in $RUN/*.log, $RUN/ng
   REST API:      http://127.0.0.1:$HTTP_PORT/api/v1/   (docs/api.md)
   WebSocket API: ws://127.0.0.1:$HTTP_PORT/ws/control
   OpenHands:     http://127.0.0.1:$HTTP_PORT/runtime/{session}/
+  Previews:      a port P of session S at http://P-S.localhost:$HTTP_PORT/ (its own origin) and
+                 http://127.0.0.1:$HTTP_PORT/preview/S/P/ (docs/api.md, "Previews")
   OpenHands remote runtime API (SANDBOX_REMOTE_RUNTIME_API_URL): http://127.0.0.1:$HTTP_PORT/openhands
   Network:       ${netd_args:+sessions ask for it: {"network": true} (egress) or {"network": {"allow": ["pypi.org", "*.pythonhosted.org"]}}}${netd_args:-none for sandboxes (no sandpipe-netd)}
   token:         $TOKEN

@@ -20,6 +20,7 @@
 #include "gateway_client.h"
 #include "redis.h"
 #include "json_util.h"
+#include "work_hosts.h"
 
 #define OH_STOPPED_TTL_S (7 * 24 * 3600) /* a stopped runtime stays visible this long */
 #define OH_PENDING_MAX_S 300             /* a runtime starting this long failed */
@@ -320,7 +321,8 @@ oh_rt_json(api_req_t *r, const oh_rt_t *rt)
     json_set_str(o, "session_api_key", rt->key);
     json_set_str(o, "status", rt->status);
     json_set_str(o, "pod_status", rt->pod_status);
-    json_set(o, "work_hosts", json_object_new_object());
+    json_set(o, "work_hosts",
+             oh_work_hosts(r, rt->status && strcmp(rt->status, "stopped") ? rt->session : ""));
     json_set_int(o, "restart_count", 0);
     json_set(o, "restart_reasons", json_object_new_array());
     json_set_str(o, "image", rt->image);

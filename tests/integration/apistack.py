@@ -14,7 +14,8 @@ from stack import BUILD, Stack, free_port, terminate
 class ApiStack(Stack):
     def __init__(self, workers=4, rate=100000, burst=100000, addr_rate=100000, addr_burst=100000,
                  api_extra=(), tls=None, web_root=None,
-                 gateways=1, gateway_extra=None, upload_max=None, tcp_gateways=(3,), **kw):
+                 gateways=1, gateway_extra=None, upload_max=None, tcp_gateways=(3,),
+                 preview_domain="localhost", **kw):
         """tls: (cert.pem, key.pem) to serve HTTPS with that certificate (render.sh --tls);
         request() then speaks TLS, and self.tls is the client context (verifying against
         cert.pem) for other clients, e.g. WS(..., tls=stack.tls). web_root: the static files
@@ -25,7 +26,8 @@ class ApiStack(Stack):
         over its unix socket (--listen-unix, as make run does) except those in tcp_gateways (1, 2,
         ...), reached over TCP as a gateway on another host would be. rate, burst, addr_rate,
         addr_burst: nginx's limits (render.sh --rate ...), high enough by default that no test
-        meets them but those about them."""
+        meets them but those about them. preview_domain: render.sh --preview-domain (previews
+        at P-S.localhost:PORT besides /preview/S/P/, as make run; None: path previews only)."""
         self.more_gws = []
         super().__init__(**kw)
         self.gw_ports = [self.port]
@@ -56,6 +58,7 @@ class ApiStack(Stack):
                             "--burst", str(burst), "--addr-rate", str(addr_rate),
                             "--addr-burst", str(addr_burst), "--body-max", "16m",
                             *(["--upload-max", upload_max] if upload_max else []),
+                            *(["--preview-domain", preview_domain] if preview_domain else []),
                             # kept FastCGI connections, as make run: half the workers at most
                             "--api-keepalive", str(workers // 4),
                             *(["--tls", "--tls-cert", tls[0], "--tls-key", tls[1]] if tls else []),

@@ -10,11 +10,12 @@
 #   bench/bench_takeover.py; unzip: another session's round trips while upload_file unpacks a
 #   zip, bench/bench_unzip.py; network: a sandbox's own network against the host's,
 #   bench/bench_network.py; rootinside: cold and warm starts with root inside against one uid,
-#   bench/bench_root_inside.py).
+#   bench/bench_root_inside.py; preview: a sandbox app through the preview against the same
+#   client inside the sandbox, bench/bench_preview.py).
 set -euo pipefail
 MODE=${1:-release}
 B=build/$MODE
-SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images rootinside takeover unzip network} "
+SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images rootinside takeover unzip network preview} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/sp-bench.XXXXXX")
 chmod 711 "$work" # searchable: each sandbox runs as its own uid below it
@@ -184,6 +185,13 @@ if want rootinside; then # root inside against one uid (its own stacks; the defa
     echo
     SANDPIPE_EXECUTOR="$B/sandpipe-executor" images/sandpipe-image build --no-docker >/dev/null
     MODE=$MODE python3 bench/bench_root_inside.py
+fi
+if want preview; then # a sandbox's app through the preview (its own stack; the default image)
+    echo
+    echo "## Previews: a sandbox's app through nginx, the gateway and the executor ($(date -u +%F))"
+    echo
+    SANDPIPE_EXECUTOR="$B/sandpipe-executor" images/sandpipe-image build --no-docker >/dev/null
+    MODE=$MODE python3 bench/bench_preview.py
 fi
 if want takeover; then # three gateways of its own (tests/integration/multigw.py)
     echo

@@ -441,8 +441,8 @@ decide(pv_conn_t *c, gw_session_t *s)
         int64_t ttl = v.claims.exp - (int64_t)gw_wall();
         c->refs++;
         c->state = PV_WAIT;
-        redis_client_cmd(on_once_taken, c, "SET sp:preview:once:{%s}:%s 1 NX EX %lld", c->head.sid,
-                         v.claims.nonce, (long long)(ttl > 0 ? ttl : 1));
+        redis_client_cmd(on_once_taken, c, "SET sp:session:{%s}:preview_once:%s 1 NX EX %lld",
+                         c->head.sid, v.claims.nonce, (long long)(ttl > 0 ? ttl : 1));
         return;
     }
     case PREVIEW_REDIRECT: redirect_with(c, v.token, v.claims.exp); return;

@@ -200,6 +200,13 @@ chan_send_json(channel_t *ch, json_object *msg)
 }
 
 void
+chan_send_eof(channel_t *ch)
+{
+    if (ch->conn)
+        send_frame(ch->conn, FRAME_EOF, 0, ch->id, NULL, 0);
+}
+
+void
 chan_grant(channel_t *ch, size_t n)
 {
     uint8_t b[4];

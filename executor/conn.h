@@ -48,6 +48,8 @@ int64_t chan_credit(const channel_t *ch);
 /* Sends DATA; n must not exceed chan_credit(). Splits into FRAME_DATA_CHUNK frames. */
 void chan_send_data(channel_t *ch, uint8_t flags, const void *p, size_t n);
 void chan_send_json(channel_t *ch, json_object *msg); /* borrows msg */
+/* Sends EOF: no more DATA from the server on ch (the channel stays open until its CLOSE). */
+void chan_send_eof(channel_t *ch);
 /* Grants the client n more DATA bytes on ch. */
 void chan_grant(channel_t *ch, size_t n);
 /* Sends CLOSE with result (takes ownership; NULL means {}) and frees ch. ops->detach is not

@@ -1,6 +1,7 @@
 /* ops.c — the table of protocol operations (OPEN "op" -> handler) and the small one-shot
  * handlers: OpenHands actions, bash session management, file operations, health. Streaming
- * operations live in their own modules (bash_session.c, proc.c, terminal.c, file_stream.c). */
+ * operations live in their own modules (bash_session.c, proc.c, terminal.c, file_stream.c,
+ * port_tunnel.c, port_watch.c). */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +20,9 @@
 #include "json_util.h"
 #include "legacy_edit.h"
 #include "plugins.h"
+#include "port_scan.h"
+#include "port_tunnel.h"
+#include "port_watch.h"
 #include "proc.h"
 #include "terminal.h"
 
@@ -247,6 +251,9 @@ static const struct {
     {"file.upload", file_op_upload},
     {"file.download", file_op_download},
     {"file.watch", file_op_watch},
+    {"port.connect", port_op_connect},
+    {"port.list", port_op_list},
+    {"port.watch", port_op_watch},
     {"oh.list_files", op_oh_list_files},
     {"health", op_health},
     {"plugins", plugins_op},

@@ -126,10 +126,11 @@ class Previews:
         st, hdrs, r = self.get(self.path(8001, "/events"), stream=True)
         self.assertEqual(st, 200)
         self.assertIn("text/event-stream", hdrs["content-type"])
-        first = r.fp.readline()
+        first = r.readline()
         t_first = time.monotonic()
         self.assertTrue(first.startswith(b"data: tick 0"), first)
         rest = r.read()
+        r.close()
         self.assertGreater(time.monotonic() - t_first, 0.9, "the stream came all at once, not as made")
         self.assertEqual(rest.count(b"data: tick"), 4, rest)
 
@@ -143,10 +144,10 @@ class Previews:
             else:
                 ws = WS("127.0.0.1", self.st.http_port, path)
             ws.send_frame(1, b"hello preview")
-            self.assertEqual(ws.recv(), "hello preview")
+            self.assertEqual(ws.recv(), (1, b"hello preview"))
             big = os.urandom(300 * 1024)
             ws.send_binary(big)
-            self.assertEqual(ws.recv(timeout=30), big)
+            self.assertEqual(ws.recv(timeout=30), (2, big))
             ws.sock.close()
 
     def test_the_host_form_keeps_absolute_paths_and_strips_sandpipe_credentials(self):
@@ -262,17 +263,22 @@ class Previews:
         self.assertEqual(listed[8000]["path_url"], f"/preview/{self.sid}/8000/")
         self.assertEqual(listed[8000]["host_url"], f"http://{self.host(8000)}:{self.st.http_port}/")
         self.sh(self.sid, "(nohup python3 -m http.server 8123 >/dev/null 2>&1 &); sleep 0.2")
-        self.wait_listening(self.sid, {8123})
+        self.assertEqual(self.port_events(8123, "open"), [(8123, "open")])
         self.sh(self.sid, "pkill -f 'http.server 8123'; true")
+        self.assertEqual(self.port_events(8123, "closed"), [(8123, "open"), (8123, "closed")])
+
+    def port_events(self, port, until):
+        """The session's port events of port, once one says until (the executor looks every
+        second: a server must live that long to be seen)."""
         deadline, seen = time.monotonic() + 20, []
         while time.monotonic() < deadline:
             st, evs, _ = self.st.request("GET", f"/api/v1/sessions/{self.sid}/events?type=port",
                                          token=self.alice)
-            seen = [(e["port"], e["state"]) for e in evs["events"] if e.get("port") == 8123]
-            if (8123, "closed") in seen:
+            seen = [(e["port"], e["state"]) for e in evs["events"] if e.get("port") == port]
+            if (port, until) in seen:
                 break
             time.sleep(0.2)
-        self.assertEqual(seen, [(8123, "open"), (8123, "closed")])
+        return seen
 
     # ---- faults ----
 

@@ -44,7 +44,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.reply(200, json.dumps({"sha256": h.hexdigest(), "bytes": n}).encode())
 
     def do_GET(self):
-        if self.path == "/headers":
+        if self.path.split("?")[0] == "/headers":
             got = {"line": self.requestline, "headers": dict(self.headers.items())}
             return self.reply(200, json.dumps(got).encode())
         if self.path == "/abs":

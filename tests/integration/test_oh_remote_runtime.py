@@ -133,7 +133,10 @@ def check_runtime_object(tc, rt):
     tc.assertFalse(rt["url"].endswith("/"), rt["url"])
     tc.assertEqual(urlparse(rt["url"]).path, "/" + rt["runtime_id"])  # path mode
     tc.assertIn(rt["status"], ("running", "paused", "stopped", "starting", "error"))
-    tc.assertEqual(rt["work_hosts"], {})
+    # the app ports as preview URLs once the runtime has its session (docs/api.md, "Previews")
+    tc.assertIn(sorted(rt["work_hosts"].values()), ([], [12000, 12001]), rt["work_hosts"])
+    for url, port in rt["work_hosts"].items():
+        tc.assertTrue(url.startswith(f"http://{port}-s-") or f"/preview/s-" in url, url)
     tc.assertEqual(rt["restart_count"], 0)
 
 

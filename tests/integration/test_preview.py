@@ -11,9 +11,12 @@ import json
 import os
 import time
 import unittest
+import urllib.parse
+import uuid
 
 from apistack import ApiStack
 from providers import PROVIDERS
+from test_oh_remote_runtime import V0RemoteRuntime
 from wsclient import WS
 
 APP = os.path.join(os.path.dirname(__file__), "preview_apps", "app.py")
@@ -279,6 +282,27 @@ class Previews:
                 break
             time.sleep(0.2)
         return seen
+
+    # ---- OpenHands ----
+
+    def test_openhands_work_hosts_are_previews_the_user_opens(self):
+        v0 = V0RemoteRuntime(self, self.st, self.st.token(sub=f"oh-{uuid.uuid4().hex[:6]}"), uuid.uuid4().hex)
+        v0.connect()
+        self.addCleanup(v0.close)
+        hosts = v0.available_hosts
+        self.assertEqual(sorted(hosts.values()), [12000, 12001], hosts)
+        st, obs = v0.execute("mkdir -p /tmp/site && echo from-12000 > /tmp/site/index.html && "
+                             "(cd /tmp/site && nohup python3 -m http.server 12000 >/dev/null 2>&1 &) ; sleep 1")
+        self.assertEqual(st, 200, obs)
+        url = next(u for u, p in hosts.items() if p == 12000)
+        u = urllib.parse.urlsplit(url)
+        self.assertEqual(u.port, self.st.http_port)
+        self.assertTrue(u.hostname.startswith("12000-s-") and u.hostname.endswith(".localhost"), url)
+        st, hdrs, _ = self.get(f"{u.path}?{u.query}", host=u.hostname)
+        self.assertEqual(st, 302)
+        st, _, data = self.get(hdrs["location"], host=u.hostname,
+                               headers={"Cookie": hdrs["set-cookie"].split(";")[0]})
+        self.assertEqual((st, data), (200, b"from-12000\n"))
 
     # ---- faults ----
 

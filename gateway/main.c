@@ -96,6 +96,7 @@ usage(FILE *f)
         "                           any free one; unix:PATH; default: the --listen host, port\n"
         "                           0), announced in Redis for the route lookup\n"
         "  --preview-public on|off  owners may make a port public: no credential (default off)\n"
+        "  --preview-timeout SEC    an app's first byte within this, else 504 (default 60)\n"
         "  --network-default MODE   a session that does not ask: none (default), egress\n"
         "  --network-roles admin=MODE,user=MODE  the widest mode each role may ask for (none,\n"
         "                           allowlist, egress; default admin=egress,user=egress)\n");
@@ -300,7 +301,13 @@ on_redis_ready(void)
 }
 
 /* Long options without a letter of their own. */
-enum { OPT_REDIS_USER = 256, OPT_REDIS_PASSWORD_FILE, OPT_PREVIEW_LISTEN, OPT_PREVIEW_PUBLIC };
+enum {
+    OPT_REDIS_USER = 256,
+    OPT_REDIS_PASSWORD_FILE,
+    OPT_PREVIEW_LISTEN,
+    OPT_PREVIEW_PUBLIC,
+    OPT_PREVIEW_TIMEOUT
+};
 
 int
 main(int argc, char **argv)
@@ -337,6 +344,7 @@ main(int argc, char **argv)
         {"root-inside", required_argument, 0, 'Z'},
         {"preview-listen", required_argument, 0, OPT_PREVIEW_LISTEN},
         {"preview-public", required_argument, 0, OPT_PREVIEW_PUBLIC},
+        {"preview-timeout", required_argument, 0, OPT_PREVIEW_TIMEOUT},
         {"max-upload", required_argument, 0, 'u'},
         {"netd", required_argument, 0, 'N'},
         {"network-default", required_argument, 0, 'W'},
@@ -393,6 +401,16 @@ main(int argc, char **argv)
             }
             preview_set_public_allowed(strcmp(optarg, "on") == 0);
             break;
+        case OPT_PREVIEW_TIMEOUT: {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 3600) {
+                fprintf(stderr, "sandpipe-gateway: --preview-timeout takes 1 to 3600 seconds\n");
+                return 2;
+            }
+            preview_set_first_byte_timeout((int)v);
+            break;
+        }
         case 'i': snprintf(cfg->id, sizeof cfg->id, "%s", optarg); break;
         case 'H': snprintf(cfg->host_id, sizeof cfg->host_id, "%s", optarg); break;
         case 'p': cfg->provider = optarg; break;

@@ -486,7 +486,6 @@ start(pv_conn_t *c)
         page(c, 401, "Not allowed", "Previews are reached through nginx only.");
         return;
     }
-    uv_timer_stop(&c->timer);
     reading(c, false);
     gw_session_t *s = session_find(c->head.sid);
     session_status_t st = s ? session_status(s) : SESSION_STOPPED;
@@ -512,14 +511,16 @@ on_tick(uv_timer_t *t)
     pv_conn_t *c = t->data;
     double now = gw_now();
     if (c->state == PV_HEAD) {
+        if (now - c->opened < PREVIEW_HEAD_TIMEOUT_S)
+            return;
         page(c, 408, "Request timeout", "The request's head did not come in time.");
         return;
     }
     if ((c->state == PV_WAIT || c->state == PV_RELAY) && !c->answered &&
-        now - c->opened > PREVIEW_FIRST_BYTE_S) {
+        now - c->opened > preview_first_byte_timeout()) {
         page(c, 504, "The app did not answer",
              "Port %u of session %s accepted the request but sent nothing for %d s.", c->head.port,
-             c->head.sid, PREVIEW_FIRST_BYTE_S);
+             c->head.sid, preview_first_byte_timeout());
         return;
     }
     if (now - c->last_io > PREVIEW_IDLE_S)
@@ -546,6 +547,6 @@ preview_conn_accept(uv_stream_t *server, bool is_unix)
     }
     if (!is_unix)
         uv_tcp_nodelay(&c->h.tcp, 1);
-    uv_timer_start(&c->timer, on_tick, PREVIEW_HEAD_TIMEOUT_S * 1000, 5000);
+    uv_timer_start(&c->timer, on_tick, 1000, 1000);
     reading(c, true);
 }

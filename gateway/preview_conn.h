@@ -5,8 +5,9 @@
  * browser, and nothing else. nginx sends one request per connection (Connection: close, or an
  * Upgrade that turns it into a WebSocket's bytes), so nothing past the head is parsed.
  *
- * Bounds: the head in PREVIEW_HEAD_TIMEOUT_S, the app's first byte in PREVIEW_FIRST_BYTE_S
- * (else 504), and PREVIEW_IDLE_S without a byte either way ends a connection. */
+ * Bounds: the head in PREVIEW_HEAD_TIMEOUT_S, the app's first byte in --preview-timeout
+ * (preview_first_byte_timeout(), default PREVIEW_FIRST_BYTE_S; else 504), and PREVIEW_IDLE_S
+ * without a byte either way ends a connection; each looked at once a second. */
 #ifndef SP_PREVIEW_CONN_H
 #define SP_PREVIEW_CONN_H
 

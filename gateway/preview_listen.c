@@ -19,6 +19,7 @@ static union {
     uv_stream_t stream;
 } server;
 static bool is_unix, public_allowed;
+static int first_byte_s = PREVIEW_FIRST_BYTE_S;
 static char bind_host[128], unix_path[108], adv_host[128], addr[192];
 static int bind_port;
 static uint8_t key[32];
@@ -141,4 +142,16 @@ bool
 preview_public_allowed(void)
 {
     return public_allowed;
+}
+
+void
+preview_set_first_byte_timeout(int seconds)
+{
+    first_byte_s = seconds;
+}
+
+int
+preview_first_byte_timeout(void)
+{
+    return first_byte_s;
 }

@@ -18,6 +18,9 @@ void preview_listen_start(void);
 const char *preview_listen_addr(void);
 /* The preview tokens' key (preview_token.h), from the gateways' shared secret. */
 const uint8_t *preview_key(void);
+/* --preview-timeout SEC: how long an app may take to its first byte (1..3600). */
+void preview_set_first_byte_timeout(int seconds);
+int preview_first_byte_timeout(void);
 /* --preview-public on: owners may make a port public (no credential). */
 void preview_set_public_allowed(bool on);
 bool preview_public_allowed(void);

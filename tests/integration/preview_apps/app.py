@@ -4,6 +4,7 @@
    GET  /ws       a WebSocket that echoes every text and binary message (RFC 6455, no extensions)
    GET  /headers  the request line and headers it got, as JSON (what the proxy passed on)
    GET  /abs      a page that names /abs-asset by an absolute path
+   GET  /hang     reads the request and never answers (an app that is stuck)
 usage: python3 app.py PORT"""
 import base64
 import hashlib
@@ -47,6 +48,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.path.split("?")[0] == "/headers":
             got = {"line": self.requestline, "headers": dict(self.headers.items())}
             return self.reply(200, json.dumps(got).encode())
+        if self.path == "/hang":
+            time.sleep(3600)
+            return
         if self.path == "/abs":
             return self.reply(200, b'<html><body><img src="/abs-asset"></body></html>', "text/html")
         if self.path == "/events":

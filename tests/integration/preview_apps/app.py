@@ -5,6 +5,8 @@
    GET  /headers  the request line and headers it got, as JSON (what the proxy passed on)
    GET  /abs      a page that names /abs-asset by an absolute path
    GET  /hang     reads the request and never answers (an app that is stuck)
+   GET  /ws-page  a page whose script opens a WebSocket to ws (relative: either preview form),
+                  sends "hello preview" and shows what comes back (the web IDE's Preview tab)
 usage: python3 app.py PORT"""
 import base64
 import hashlib
@@ -15,6 +17,13 @@ import sys
 import time
 
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+WS_PAGE = b"""<!doctype html><html><body><p id="out">connecting</p><script>
+const out = document.getElementById('out');
+const ws = new WebSocket(new URL('ws', location.href).href.replace(/^http/, 'ws'));
+ws.onopen = () => { out.textContent = 'open'; ws.send('hello preview'); };
+ws.onmessage = (e) => { out.textContent = 'echo: ' + e.data; };
+ws.onerror = () => { out.textContent = 'error'; };
+</script></body></html>"""
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -51,6 +60,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.path == "/hang":
             time.sleep(3600)
             return
+        if self.path == "/ws-page":
+            return self.reply(200, WS_PAGE, "text/html")
         if self.path == "/abs":
             return self.reply(200, b'<html><body><img src="/abs-asset"></body></html>', "text/html")
         if self.path == "/events":

@@ -6,6 +6,9 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const BASE = process.env.SP_URL || 'http://127.0.0.1:8080';
+// Where the browser opens the IDE: BASE, or another name of the same nginx (SP_IDE_URL, e.g.
+// http://ide.pv.localhost:PORT, same-site with previews at P-S.pv.localhost).
+export const IDE = process.env.SP_IDE_URL || BASE;
 export const ADMIN = process.env.SP_ADMIN_TOKEN;
 export const USER = process.env.SP_USER_TOKEN;
 export const SHOTS = process.env.SP_SHOTS || 'screenshots';
@@ -21,11 +24,12 @@ export async function launch() {
 /** A page signed in with token through the #token= link, at path (default the sessions list). */
 export async function signedIn(browser, token, { path = '/', theme = 'dark', viewport = { width: 1280, height: 800 } } = {}) {
   const ctx = await browser.newContext({ viewport });
-  await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: BASE });
-  await ctx.addInitScript((t) => localStorage.setItem('sandpipe.theme', t), theme);
+  await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: IDE });
+  // every frame runs it: a sandboxed one (a preview's path form) has no storage
+  await ctx.addInitScript((t) => { try { localStorage.setItem('sandpipe.theme', t); } catch { /* none */ } }, theme);
   const page = await ctx.newPage();
   page.on('pageerror', (e) => console.error('page error:', e.message));
-  await page.goto(`${BASE}${path}#token=${token}`);
+  await page.goto(`${IDE}${path}#token=${token}`);
   return page;
 }
 

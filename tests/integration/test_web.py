@@ -91,6 +91,9 @@ class Browser(unittest.TestCase):
     def test_plugin_observations(self):
         self.run_web_test("plugins")
 
+    def test_preview_tab(self):
+        self.run_web_test("preview")
+
 
 class TakeoverBrowser(unittest.TestCase):
     """Two gateways of one host behind nginx: a terminal over its gateway's SIGKILL."""
@@ -101,6 +104,22 @@ class TakeoverBrowser(unittest.TestCase):
         try:
             pids = {"gw-test": st.gw.pid, "gw-test-2": st.more_gws[0].pid}
             self.run_web_test("terminal_takeover", stack=st, SP_GATEWAY_PIDS=json.dumps(pids))
+        finally:
+            st.stop()
+
+
+class PreviewSameSiteBrowser(unittest.TestCase):
+    """The Preview tab where the IDE and the previews are same-site (the IDE opened as
+    ide.pv.localhost, previews at P-S.pv.localhost): the frame takes the port's own origin; and
+    public ports allowed (--preview-public on): Make public is offered."""
+    run_web_test = Browser.run_web_test
+
+    def test_preview_tab_in_the_ports_own_origin(self):
+        st = ApiStack(pool=1, web_root=DIST, preview_domain="pv.localhost",
+                      extra=["--preview-public", "on"])
+        try:
+            self.run_web_test("preview", stack=st, SP_IDE_URL=f"http://ide.pv.localhost:{st.http_port}",
+                              SP_PREVIEW_FORM="host", SP_PREVIEW_PUBLIC="on")
         finally:
             st.stop()
 

@@ -3,5 +3,6 @@
 // (onEvent, onState), events.action/signal to submit, session() the last polled session (session.js).
 import { agentPanel } from './agent.js';
 import { filesPanel } from './files.js';
+import { previewPanel } from './preview.js';
 
-export const panels = [agentPanel, filesPanel];
+export const panels = [agentPanel, filesPanel, previewPanel];

@@ -14,7 +14,7 @@ HERE = os.path.dirname(__file__)
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
 from apistack import ApiStack  # noqa: E402
 
-N_GET, N_WS, BIG = 500, 500, 100 * 1000 * 1000
+N_GET, N_WS, BIG, ROUNDS = 500, 500, 100 * 1000 * 1000, 5
 
 
 def med(xs):
@@ -51,7 +51,6 @@ def main():
            "&& sleep 1" % BIG)
         code, t8000, _ = st.request("POST", f"/api/v1/sessions/{sid}/ports/8000/token", token=tok)
         code, t8001, _ = st.request("POST", f"/api/v1/sessions/{sid}/ports/8001/token", token=tok)
-        host = lambda p: f"{p}-{sid}.localhost:{st.http_port}"  # noqa: E731
         probe = os.path.join(HERE, "preview_probe.py")
 
         def outside(*args):
@@ -70,11 +69,16 @@ def main():
         rows.append(("GET 1 KiB, kept connection (median / p99)",
                      f"{med(g_in):.2f} / {p99(g_in):.2f} ms", f"{med(g_out):.2f} / {p99(g_out):.2f} ms",
                      f"{med(g_out) / med(g_in):.1f}x"))
-        b_out = outside("bulk", "127.0.0.1", st.http_port, f"/preview/{sid}/8000/~{tk0}/big.bin")
-        b_in = inside("bulk", "127.0.0.1", 8000, "/big.bin")
-        assert b_out["bytes"] == b_in["bytes"] == BIG, (b_out, b_in)
-        mb_out, mb_in = BIG / b_out["s"] / 1e6, BIG / b_in["s"] / 1e6
-        rows.append(("100 MB download", f"{mb_in:.0f} MB/s", f"{mb_out:.0f} MB/s", f"{mb_in / mb_out:.1f}x slower"))
+        mb_out, mb_in = [], []
+        for _ in range(ROUNDS):  # alternating, so that drift hits both
+            b_out = outside("bulk", "127.0.0.1", st.http_port, f"/preview/{sid}/8000/~{tk0}/big.bin")
+            b_in = inside("bulk", "127.0.0.1", 8000, "/big.bin")
+            assert b_out["bytes"] == b_in["bytes"] == BIG, (b_out, b_in)
+            mb_out.append(BIG / b_out["s"] / 1e6)
+            mb_in.append(BIG / b_in["s"] / 1e6)
+        mb_out, mb_in = med(mb_out), med(mb_in)
+        rows.append((f"100 MB download (median of {ROUNDS})", f"{mb_in:.0f} MB/s", f"{mb_out:.0f} MB/s",
+                     f"{mb_out / mb_in:.2f}x"))
         w_out = outside("ws", "127.0.0.1", st.http_port, f"/preview/{sid}/8001/~{tk1}/ws", N_WS)["ms"]
         w_in = inside("ws", "127.0.0.1", 8001, "/ws", N_WS)["ms"]
         rows.append(("WebSocket 1 KiB echo (median / p99)", f"{med(w_in):.2f} / {p99(w_in):.2f} ms",
@@ -83,8 +87,8 @@ def main():
         print("|---|---|---|---|")
         for r in rows:
             print("| " + " | ".join(r) + " |")
-        print(f"\n({N_GET} GETs and {N_WS} echoes per side, sequential; host form {host(8000)} is the same "
-              "path as /preview/S/P/ past nginx)")
+        print(f"\n({N_GET} GETs and {N_WS} echoes per side, sequential, each GET through the preview a "
+              "new connection from nginx to the gateway and from the executor to the app)")
     finally:
         st.stop()
 

@@ -303,13 +303,10 @@ on_deadline(ltimer_t *tm)
     tunnel_fail(t, ERR_BUSY, msg);
 }
 
+/* The client sent bytes or its EOF: on to the app once connected. */
 static void
-on_client_data(channel_t *ch, const uint8_t *p, size_t n)
+client_moved(tunnel_t *t)
 {
-    tunnel_t *t = ch->owner;
-    if (!t || t->client_eof)
-        return;
-    buf_append(&t->to_app, p, n); /* bounded by the credit granted */
     if (!t->connected)
         return;
     int rc = flush_to_app(t);
@@ -320,19 +317,23 @@ on_client_data(channel_t *ch, const uint8_t *p, size_t n)
 }
 
 static void
+on_client_data(channel_t *ch, const uint8_t *p, size_t n)
+{
+    tunnel_t *t = ch->owner;
+    if (!t || t->client_eof)
+        return;
+    buf_append(&t->to_app, p, n); /* bounded by the credit granted */
+    client_moved(t);
+}
+
+static void
 on_client_eof(channel_t *ch)
 {
     tunnel_t *t = ch->owner;
     if (!t || t->client_eof)
         return;
     t->client_eof = true;
-    if (!t->connected)
-        return;
-    int rc = flush_to_app(t);
-    if (rc < 0)
-        tunnel_reset(t, -rc);
-    else
-        relay_step(t);
+    client_moved(t);
 }
 
 static void

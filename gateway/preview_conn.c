@@ -60,6 +60,7 @@ static char rbuf[64 * 1024];
 
 static void conn_close(pv_conn_t *c);
 static void drain(pv_conn_t *c);
+static void reading(pv_conn_t *c, bool on);
 
 int
 preview_conn_count(void)
@@ -168,6 +169,7 @@ drain(pv_conn_t *c)
         conn_close(c);
         return;
     }
+    reading(c, true); /* to see its EOF */
     uv_timer_start(&c->timer, on_linger, PREVIEW_LINGER_MS, 0);
 }
 

@@ -143,7 +143,8 @@ class Previews:
                 st, hdrs, _ = self.get(f"/?sp_token={self.tok8001}", host=self.host(8001))
                 self.assertEqual(st, 302)
                 cookie = hdrs["set-cookie"].split(";")[0]
-                ws = WSHost(self.st.http_port, self.host(8001), "/ws", cookie)
+                ws = WS("127.0.0.1", self.st.http_port, "/ws", host_header=f"{self.host(8001)}:{self.st.http_port}",
+                        headers={"Cookie": cookie})
             else:
                 ws = WS("127.0.0.1", self.st.http_port, path)
             ws.send_frame(1, b"hello preview")
@@ -319,29 +320,6 @@ class Previews:
         self.assertPage(self.get(f"/preview/{sid}/8000/~{tok}/"), 409, "is paused")
         self.st.request("DELETE", f"/api/v1/sessions/{sid}", token=self.alice)
         self.assertPage(self.get(f"/preview/{sid}/8000/~{tok}/"), 404, "does not exist or has ended")
-
-
-class WSHost(WS):
-    """A WebSocket to a host-form preview with a cookie (WS sends neither)."""
-
-    def __init__(self, port, host, path, cookie):
-        import base64
-        import socket
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.sock.sendall((f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
-                           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-                           f"Cookie: {cookie}\r\n\r\n").encode())
-        self.buf = b""
-        while b"\r\n\r\n" not in self.buf:
-            chunk = self.sock.recv(4096)
-            if not chunk:
-                raise RuntimeError("closed during the handshake")
-            self.buf += chunk
-        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
-        if b" 101 " not in head.split(b"\r\n")[0]:
-            raise RuntimeError(head.decode(errors="replace"))
-        self.closed = None
 
 
 class BwrapPreviews(Previews, unittest.TestCase):

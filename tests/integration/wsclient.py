@@ -18,15 +18,19 @@ class HandshakeError(Exception):
 
 
 class WS:
-    def __init__(self, host, port, path, protocols=None, timeout=10, read=True, tls=None, early=b""):
+    def __init__(self, host, port, path, protocols=None, timeout=10, read=True, tls=None, early=b"",
+                 host_header=None, headers=None):
         """tls: an ssl.SSLContext to speak wss:// (the handshake is verified by the context).
-        early: bytes sent right behind the request, in the same write (frames before the answer)."""
+        early: bytes sent right behind the request, in the same write (frames before the answer).
+        host_header: the Host to name (default host:port; a name that resolves nowhere, as a
+        preview's P-S.localhost, while connecting to host); headers: more {name: value}."""
         self.sock = socket.create_connection((host, port), timeout=timeout)
         if tls is not None:
             self.sock = tls.wrap_socket(self.sock, server_hostname=host)
         key = base64.b64encode(os.urandom(16)).decode()
-        lines = [f"GET {path} HTTP/1.1", f"Host: {host}:{port}", "Upgrade: websocket",
+        lines = [f"GET {path} HTTP/1.1", f"Host: {host_header or f'{host}:{port}'}", "Upgrade: websocket",
                  "Connection: Upgrade", f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13"]
+        lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
         if protocols:
             lines.append("Sec-WebSocket-Protocol: " + ", ".join(protocols))
         self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + early)

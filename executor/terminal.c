@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "safe_id.h"
@@ -44,6 +45,7 @@ struct terminal {
     uint64_t grace_ms; /* how long it waits without a client */
     bool exited, eio, released;
     int status;
+    int echo_told; /* 1: input shows, 0: hidden (tell_echo), -1: the client was not told */
 };
 
 static terminal_t *terminals;
@@ -124,6 +126,28 @@ term_pump(terminal_t *t)
     }
 }
 
+/* A program that reads a secret (a password: getpass, sudo, ssh, read -s) turns ECHO off and
+ * keeps the line discipline's canonical mode before it prints its prompt, and puts ECHO back
+ * after (readline and full-screen programs turn both off: they echo what they want themselves).
+ * The client hears of each change before the output read after it, so what is typed at such a
+ * prompt is known as hidden (the gateway records no terminal_input of it). */
+static void
+tell_echo(terminal_t *t)
+{
+    struct termios tio;
+    if (tcgetattr(t->master, &tio) < 0)
+        return;
+    int hidden = !(tio.c_lflag & ECHO) && (tio.c_lflag & ICANON);
+    if ((hidden ? 0 : 1) == t->echo_told)
+        return;
+    t->echo_told = hidden ? 0 : 1;
+    json_object *ev = json_object_new_object();
+    json_set_str(ev, "event", "hidden_input");
+    json_set_bool(ev, "on", hidden);
+    chan_send_json(t->ch, ev);
+    json_object_put(ev);
+}
+
 /* Reads the PTY into the ring: with a client, only once all kept output went out and within
  * its credit (a client that stops reading pauses the shell); orphaned, freely, the oldest
  * bytes giving way past TERMINAL_KEEP (the client is told of the gap when it is back).
@@ -140,6 +164,7 @@ term_read(terminal_t *t)
             return;
         if ((int64_t)want > credit)
             want = (size_t)credit;
+        tell_echo(t);
     }
     while (want) {
         size_t k = want;
@@ -347,6 +372,7 @@ terminal_op_attach(channel_t *ch, json_object *req)
     loop_timer_stop(g_exec.loop, &t->orphan);
     uint64_t from = (uint64_t)off < t->out.start ? t->out.start : (uint64_t)off;
     t->ch = ch;
+    t->echo_told = -1; /* a client that attaches hears the state at the next read */
     t->sent = from;
     t->ungranted = 0; /* a new channel: its full window */
     ch->ops = &term_ops;
@@ -421,6 +447,7 @@ terminal_op_open(channel_t *ch, json_object *req)
     }
     terminal_t *t = xcalloc(1, sizeof *t);
     t->ch = ch;
+    t->echo_told = 1; /* a new PTY echoes: its client is told when that changes */
     snprintf(t->id, sizeof t->id, "%s", id);
     t->grace_ms = (uint64_t)grace * 1000;
     ring_init(&t->out, TERMINAL_KEEP);

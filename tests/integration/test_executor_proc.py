@@ -4,7 +4,7 @@ import struct
 import time
 import unittest
 
-from spexec import CLOSE, DATA, Executor, ExecutorTest
+from spexec import CLOSE, DATA, JSON, Executor, ExecutorTest
 
 
 class ProcTest(ExecutorTest):
@@ -167,6 +167,40 @@ class ProcTest(ExecutorTest):
             if f.type == CLOSE:
                 self.assertEqual(f.json()["exit_code"], 5)
                 break
+
+    def test_terminal_says_when_it_reads_hidden_input(self):
+        """A password prompt (ECHO off, canonical mode): hidden_input on before the prompt, off
+        once the secret is read; readline's own editing (ECHO and ICANON off) is not hidden."""
+        ch = self.c.open({"op": "terminal", "cols": 80, "rows": 24, "argv": ["bash", "--norc", "-i"]})
+        self.assertEqual(ch.next().json()["event"], "started")
+
+        def until(marker):
+            seen, buf = [], bytearray()
+            deadline = time.monotonic() + 10
+            while marker not in buf and time.monotonic() < deadline:
+                f = ch.next()
+                if f.type == DATA:
+                    buf.extend(f.payload)
+                    seen.append(("data", bytes(f.payload)))
+                elif f.type == JSON:
+                    seen.append(("json", f.json()))
+            self.assertIn(marker, buf, seen)
+            return seen
+
+        ch.send(b"echo ready-$((1+1))\r")
+        seen = until(b"ready-2")  # readline edited that line: nothing hidden
+        self.assertFalse([x for x in seen if x[0] == "json"], seen)
+        ch.send(b"read -s -p 'Password: ' pw; echo; echo got-${#pw}\r")
+        seen = until(b"Password: ")
+        events = [x[1] for x in seen if x[0] == "json"]
+        self.assertEqual(events, [{"event": "hidden_input", "on": True}], seen)
+        at = seen.index(("json", events[0]))
+        self.assertNotIn(b"Password: ", b"".join(x[1] for x in seen[:at] if x[0] == "data"))
+        ch.send(b"hunter2\r")
+        seen = until(b"got-7")
+        self.assertIn(("json", {"event": "hidden_input", "on": False}), seen)
+        self.assertNotIn(b"hunter2", b"".join(x[1] for x in seen if x[0] == "data"))
+        ch.send(b"exit\r")
 
     def test_terminal_binary_input(self):
         ch = self.c.open({"op": "terminal", "cols": 80, "rows": 24, "argv": ["sh", "-c", "stty raw -echo; head -c 4 | od -An -tx1; sleep 0.2"]})

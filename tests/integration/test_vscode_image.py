@@ -16,7 +16,6 @@ import os
 import re
 import socket
 import subprocess
-import tempfile
 import unittest
 import urllib.parse
 import uuid
@@ -217,7 +216,8 @@ class OpenHandsOpensVSCode(unittest.TestCase):
     def test_chromium_opens_the_workspace_and_a_terminal_of_the_sandbox(self):
         expect = "from-vscode-42 openhands /workspace"
         command = "echo from-vscode-$((6*7)) $(id -un) $(pwd) | tee /workspace/v.txt"
-        shot = os.path.join(tempfile.gettempdir(), f"sandpipe-vscode-{os.getpid()}.png")
+        # SP_VSCODE_SCREENSHOT=PATH keeps the window's picture to look at
+        shot = os.environ.get("SP_VSCODE_SCREENSHOT") or os.path.join(self.st.tmp, "vscode.png")
         url = f"http://127.0.0.1:{self.st.http_port}{self.vscode_url(self.key)}"
         r = subprocess.run(["node", os.path.join(os.path.dirname(__file__), "vscode_browser.mjs"), "--url", url,
                             "hello.txt", command, expect, shot], capture_output=True, text=True, timeout=400)
@@ -226,7 +226,6 @@ class OpenHandsOpensVSCode(unittest.TestCase):
             "workbench", f"at http://60001-{self.sid}.localhost:{self.st.http_port}/?folder=%2Fworkspace",
             "explorer lists hello.txt", "prompt", f"output {expect}"])
         self.assertGreater(os.path.getsize(shot), 10000)
-        print(f"\nscreenshot: {shot}")
         _, obs = self.v0.execute("cat /workspace/v.txt")
         self.assertEqual(obs["content"].strip(), expect, obs)
 

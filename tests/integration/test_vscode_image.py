@@ -240,6 +240,23 @@ class OpenHandsOpensVSCode(unittest.TestCase):
         self.assertIn("VS Code is not available in this runtime: code-server is not installed",
                       json.loads(body)["detail"])
 
+    def test_a_port_taken_by_another_program_is_not_taken_for_code_server(self):
+        v0 = self.runtime("default")
+        self.addCleanup(v0.close)
+        key, base = v0.headers["X-Session-API-Key"], url_path(v0.runtime_url)
+        sid = self.st.redis("HGET", f"sp:oh:session:{{{v0.sid}}}", "session")
+        st, obs = v0.execute("(nohup python3 -m http.server 60001 --bind 127.0.0.1 >/dev/null 2>&1 &); "
+                             "for i in $(seq 100); do curl -s -o /dev/null 127.0.0.1:60001 && break; sleep 0.1; done")
+        self.assertEqual(st, 200, obs)
+        st, _, body = fetch(self.st.http_port, f"{base}/vscode?tkn={key}")
+        self.assertEqual(st, 500, body)
+        detail = json.loads(body)["detail"]
+        self.assertTrue(detail.startswith("VS Code could not be started: code-server exited with status "), detail)
+        self.assertIn("EADDRINUSE", detail)
+        vs = self.plugin(sid)
+        self.assertEqual(vs["state"], "exited", vs)
+        self.assertIn("EADDRINUSE", vs["reason"])
+
     def test_without_a_preview_domain_the_refusal_says_what_is_missing(self):
         # nginx without render.sh --preview-domain sends the gateway an empty X-SP-Preview-Origin:
         # the gateway asked directly gets none at all, which it takes the same way

@@ -55,6 +55,19 @@ env_get(char *const *env, const char *k)
 }
 
 void
+env_unset(char **env, const char *k)
+{
+    size_t klen = strlen(k), n = 0;
+    while (env[n] && !(strncmp(env[n], k, klen) == 0 && env[n][klen] == '='))
+        n++;
+    if (!env[n])
+        return;
+    free(env[n]);
+    for (; env[n]; n++)
+        env[n] = env[n + 1];
+}
+
+void
 env_free(char **env)
 {
     if (!env)

@@ -11,6 +11,8 @@ void env_set(char ***envp, const char *k, const char *v);
  * nothing when vars is NULL or not an object. */
 void env_set_json(char ***envp, json_object *vars);
 const char *env_get(char *const *env, const char *k);
+/* Removes K (no-op when absent). */
+void env_unset(char **env, const char *k);
 void env_free(char **env);
 
 #endif

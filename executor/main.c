@@ -28,6 +28,7 @@
 #include "io.h"
 #include "ipython.h"
 #include "sudo_broker.h"
+#include "vscode.h"
 #include "xalloc.h"
 
 executor_t g_exec;
@@ -218,6 +219,7 @@ on_signal(int signo, void *data)
         terminal_on_child_exit(pid, status);
         ipython_on_child_exit(pid, status);
         browser_on_child_exit(pid, status);
+        vscode_on_child_exit(pid, status);
     }
 }
 
@@ -388,6 +390,7 @@ main(int argc, char **argv)
     loop_run_deferred(g_exec.loop);
     ipython_shutdown();
     browser_shutdown();
+    vscode_shutdown();
     if (strncmp(lst.listen, "unix:", 5) == 0)
         unlink(lst.listen + 5);
     io_remove_flat_dir(g_exec.rundir); /* our private command files */

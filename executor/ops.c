@@ -1,7 +1,7 @@
 /* ops.c — the table of protocol operations (OPEN "op" -> handler) and the small one-shot
  * handlers: OpenHands actions, bash session management, file operations, health. Streaming
  * operations live in their own modules (bash_session.c, proc.c, terminal.c, file_stream.c,
- * port_tunnel.c, port_watch.c). */
+ * port_tunnel.c, port_watch.c, vscode.c). */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +25,7 @@
 #include "port_watch.h"
 #include "proc.h"
 #include "terminal.h"
+#include "vscode.h"
 
 static const char *
 session_name(json_object *req)
@@ -257,6 +258,7 @@ static const struct {
     {"oh.list_files", op_oh_list_files},
     {"health", op_health},
     {"plugins", plugins_op},
+    {"vscode.start", vscode_op_start},
 };
 
 op_handler_t

@@ -2,6 +2,7 @@
 #include "plugins.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "executor.h"
 #include "ipython.h"
 #include "json_util.h"
+#include "vscode.h"
 
 #define WATCHERS_MAX  8
 #define MEM_CHECK_MS  5000      /* how often watchers' memory figures are looked at again */
@@ -19,10 +21,6 @@
 static const char *const names[PLUGIN_COUNT] = {"agent_skills", "jupyter", "browser", "vscode"};
 static const char *const state_names[] = {"not_started", "starting",    "running",
                                           "exited",      "unavailable", "disabled"};
-
-/* Why VS Code never runs here: code-server cannot be installed from the registries this
- * project reaches (docs/api.md, "VS Code"). */
-#define VSCODE_WHY "code-server is not installed in this runtime: VS Code is disabled"
 
 typedef struct {
     plugin_state_t state;
@@ -111,8 +109,10 @@ shown_state(plugin_id_t id, const char **reason)
         *reason = NULL;
         return PLUGIN_DISABLED;
     }
-    if (id == PLUGIN_VSCODE) {
-        *reason = VSCODE_WHY;
+    char path[PATH_MAX];
+    if (id == PLUGIN_VSCODE && pl.p[id].state != PLUGIN_STARTING &&
+        pl.p[id].state != PLUGIN_RUNNING && !vscode_find(path, sizeof path)) {
+        *reason = VSCODE_MISSING;
         return PLUGIN_UNAVAILABLE;
     }
     if (id == PLUGIN_AGENT_SKILLS) {
@@ -146,6 +146,8 @@ plugins_status(void)
             ipython_status_extras(o);
         else if (i == PLUGIN_BROWSER)
             browser_status_extras(o);
+        else if (i == PLUGIN_VSCODE && st != PLUGIN_DISABLED && st != PLUGIN_UNAVAILABLE)
+            vscode_status_extras(o);
         json_set(all, names[i], o);
     }
     return all;

@@ -2,7 +2,7 @@
  * list, given by the gateway's `plugins` op; every plugin until then, so a bare executor under
  * sandpipe-exec has them all), each one's state (not_started, starting, running, exited with a
  * reason, unavailable, disabled) with its pid and memory, and the channels told when a state
- * changes. ipython.c and browser.c report their transitions here; they stay the owners of
+ * changes. ipython.c, browser.c and vscode.c report their transitions here; they stay the owners of
  * their processes. */
 #ifndef SP_PLUGINS_H
 #define SP_PLUGINS_H

@@ -11,6 +11,7 @@
 #include "json_util.h"
 #include "preview_listen.h"
 #include "preview_token.h"
+#include "preview_url.h"
 #include "route.h"
 #include "session.h"
 #include "session_ports.h"
@@ -34,18 +35,6 @@ req_free(void *ud)
     free(x);
 }
 
-/* The host form of port's URL from nginx's template (X-SP-Preview-Origin), or "". */
-static void
-host_url(const http_req_t *h, const char *sid, unsigned port, char *out, size_t cap)
-{
-    out[0] = '\0';
-    const char *t = h->preview_origin, *p = strstr(t, "{port}"), *s = strstr(t, "{session}");
-    if (!*t || !p || !s || s < p)
-        return;
-    snprintf(out, cap, "%.*s%u%.*s%s%s/", (int)(p - t), t, port, (int)(s - p - 6), p + 6, sid,
-             s + 9);
-}
-
 /* The URLs of port of s: "path" (relative to the origin) and, with a wildcard domain, "host". */
 static void
 add_urls(json_object *o, const http_req_t *h, const char *sid, unsigned port, const char *tok,
@@ -59,7 +48,7 @@ add_urls(json_object *o, const http_req_t *h, const char *sid, unsigned port, co
     else
         snprintf(path, sizeof path, "/preview/%s/%u/~%s/", sid, port, tok);
     json_set_str(o, "path_url", path);
-    host_url(h, sid, port, host, sizeof host);
+    preview_host_url(h->preview_origin, sid, port, host, sizeof host);
     if (host[0]) {
         char full[480];
         snprintf(full, sizeof full, "%s%s%s", host, tok ? "?sp_token=" : "", tok ? tok : "");

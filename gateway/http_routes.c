@@ -12,8 +12,10 @@
  *   POST /api/v1/sessions/{id}/signal, GET/DELETE …/files, GET …/files/stat,
  *        GET/POST …/files/content, POST …/files/mkdir, …/files/move   REST (http_relay.c)
  *   PUT  /api/v1/sessions/{id}/files/content   REST, the body streamed (http_upload.c)
- *   GET  /runtime/{id}/alive, health, ready, server_info, vscode/connection_token,
+ *   GET  /runtime/{id}/alive, health, ready, server_info,
  *   POST /runtime/{id}/list_files          the action server's small routes (http_runtime.c)
+ *   GET  /runtime/{id}/vscode/connection_token, GET /runtime/{id}/vscode
+ *                                          VS Code (http_rt_vscode.c)
  *   GET  /runtime/{id}/download_files      a zip, streamed chunked (http_rt_download.c)
  *   GET  /runtime/{id}/view                the file viewer's page, streamed (http_rt_view.c)
  *   POST /runtime/{id}/upload_file         a multipart body, streamed (http_rt_upload.c)
@@ -30,8 +32,9 @@
 #include "http_relay.h"
 #include "http_rest.h"
 #include "http_rt_download.h"
-#include "http_rt_view.h"
 #include "http_rt_upload.h"
+#include "http_rt_view.h"
+#include "http_rt_vscode.h"
 #include "http_runtime.h"
 #include "http_server.h"
 #include "http_upload.h"
@@ -59,6 +62,7 @@ static const struct {
     {"GET", "/runtime/", "/server_info", http_rt_server_info, NULL, false},
     {"POST", "/runtime/", "/list_files", http_rt_list_files, NULL, false},
     {"GET", "/runtime/", "/vscode/connection_token", http_rt_vscode_token, NULL, false},
+    {"GET", "/runtime/", "/vscode", http_rt_vscode_open, NULL, false},
     {"GET", "/runtime/", "/download_files", http_rt_download_files, NULL, false},
     {"GET", "/runtime/", "/view", http_rt_view, NULL, false},
     {"POST", "/runtime/", "/upload_file", http_rt_upload_file, http_rt_upload_streams, false},

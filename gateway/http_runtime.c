@@ -22,7 +22,7 @@
 
 #define RT_HEALTH_TIMEOUT_MS 5000 /* server_info's wait for the sandbox's health */
 
-typedef enum { RT_ALIVE, RT_HEALTH, RT_READY, RT_INFO, RT_LIST, RT_VSCODE } rt_kind_t;
+typedef enum { RT_ALIVE, RT_HEALTH, RT_READY, RT_INFO, RT_LIST } rt_kind_t;
 
 /* One request's state, freed with it (free_ud; a running timer closes first). */
 typedef struct {
@@ -210,8 +210,7 @@ on_route(void *ud, const route_t *r)
         return;
     }
     jwt_claims_t c;
-    bool keyed = x->kind == RT_LIST || x->kind == RT_VSCODE;
-    if (!http_rt_live(h, r) || (keyed && !http_rt_authed(h, r, false, &c)))
+    if (!http_rt_live(h, r) || (x->kind == RT_LIST && !http_rt_authed(h, r, false, &c)))
         return;
     gw_session_t *s = http_rt_here(h, r);
     if (!s)
@@ -222,11 +221,6 @@ on_route(void *ud, const route_t *r)
     case RT_ALIVE:
         o = json_object_new_object();
         json_set_str(o, "status", strcmp(r->status, "READY") ? "not initialized" : "ok");
-        http_answer_json(h, 200, o);
-        break;
-    case RT_VSCODE:
-        o = json_object_new_object();
-        json_set(o, "token", NULL);
         http_answer_json(h, 200, o);
         break;
     case RT_INFO: info_start(h, s); break;
@@ -277,13 +271,6 @@ void
 http_rt_server_info(http_req_t *h, const char *id)
 {
     rt_new(h, RT_INFO);
-    go(h, id);
-}
-
-void
-http_rt_vscode_token(http_req_t *h, const char *id)
-{
-    rt_new(h, RT_VSCODE);
     go(h, id);
 }
 

@@ -1,6 +1,7 @@
 /* http_runtime.h — the OpenHands action server's small routes on the session's own gateway
  * (behind nginx: docs/api.md, "nginx"), with sandpipe-api's texts and statuses ({id}: a session,
- * or a runtime id rt-<16 hex>). The file transfers: http_rt_download.h, http_rt_upload.h. */
+ * or a runtime id rt-<16 hex>). The file transfers: http_rt_download.h, http_rt_upload.h; VS
+ * Code: http_rt_vscode.h. */
 #ifndef SP_HTTP_RUNTIME_H
 #define SP_HTTP_RUNTIME_H
 
@@ -15,7 +16,5 @@ void http_rt_ready(http_req_t *h, const char *id);
 void http_rt_server_info(http_req_t *h, const char *id);
 /* POST /runtime/{id}/list_files {"path": …}: the executor's oh.list_files. */
 void http_rt_list_files(http_req_t *h, const char *id);
-/* GET /runtime/{id}/vscode/connection_token: {"token": null} (no VS Code server here). */
-void http_rt_vscode_token(http_req_t *h, const char *id);
 
 #endif

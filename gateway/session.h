@@ -98,6 +98,9 @@ session_status_t session_status(const gw_session_t *s);
 event_log_t *session_log(gw_session_t *s);
 bool session_stopped(const gw_session_t *s); /* status STOPPED (deleted), not just let go */
 json_object *session_describe(const gw_session_t *s);
+/* A plugin's state as its executor last told it ("running", "unavailable", ...; "" not yet
+ * known). session_plugins.c. */
+const char *session_plugin_state(const gw_session_t *s, const char *plugin);
 
 /* Queues an OpenHands action (borrowed); returns its event seq, or 0 with err. The action event
  * records who (origin: the token's subject) and the route it came by (via: "ws", "rest",

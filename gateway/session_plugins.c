@@ -16,7 +16,7 @@ chan_kind_t session_kind_plugins = CH_PLUGINS;
 json_object *
 session_plugins_default(void)
 {
-    /* What an absent list means: every plugin this runtime can run (vscode cannot: docs/api.md) */
+    /* What an absent list means (docs/api.md): vscode is asked for, as OpenHands' command does */
     json_object *a = json_object_new_array();
     json_object_array_add(a, json_object_new_string("agent_skills"));
     json_object_array_add(a, json_object_new_string("jupyter"));
@@ -71,8 +71,8 @@ sanitize(json_object *said)
     static const char *const plugins[] = {"agent_skills", "jupyter", "browser", "vscode"};
     static const char *const states[] = {"not_started", "starting",    "running",
                                          "exited",      "unavailable", "disabled"};
-    static const char *const ints[] = {"pid",   "rss_bytes", "start_ms",
-                                       "cells", "restarts",  "actions"};
+    static const char *const ints[] = {"pid",      "rss_bytes", "start_ms", "cells",
+                                       "restarts", "actions",   "port"};
     static const char *const strs[] = {"reason", "python"};
     json_object *out = json_object_new_object();
     for (size_t i = 0; i < sizeof plugins / sizeof plugins[0]; i++) {
@@ -125,4 +125,10 @@ session_plugins_json(gw_session_t *s, json_object *msg)
     s->plugin_status = now;
     session_save_field(s, "plugin_status",
                        json_object_to_json_string_ext(now, JSON_C_TO_STRING_PLAIN));
+}
+
+const char *
+session_plugin_state(const gw_session_t *s, const char *plugin)
+{
+    return json_get_str(json_get(s->plugin_status, plugin), "state", "");
 }

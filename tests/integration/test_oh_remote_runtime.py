@@ -145,8 +145,10 @@ class V0RemoteRuntime:
     _wait_until_alive (every 2 s), the action server with X-API-Key and X-Session-API-Key on the
     same httpx session, 503 → /resume and retry when keep_runtime_alive, close → /pause or /stop."""
 
-    def __init__(self, tc, stack, api_key, sid, keep_runtime_alive=False):
+    def __init__(self, tc, stack, api_key, sid, keep_runtime_alive=False, image="default",
+                 plugins=("agent_skills", "jupyter")):
         self.tc, self.s, self.sid = tc, stack, sid
+        self.image, self.plugins = image, plugins
         self.headers = {"X-API-Key": api_key}
         self.keep_runtime_alive = keep_runtime_alive
         self.runtime_id = self.runtime_url = None
@@ -181,7 +183,7 @@ class V0RemoteRuntime:
 
     def start(self):
         st, rt = self.api("POST", "/start", {
-            "image": "default", "command": v0_command(), "working_dir": "/openhands/code/",
+            "image": self.image, "command": v0_command(self.plugins), "working_dir": "/openhands/code/",
             "environment": {"DEBUG": "true"}, "session_id": self.sid, "resource_factor": 1})
         self.tc.assertEqual(st, 200, rt)
         check_runtime_object(self.tc, rt)

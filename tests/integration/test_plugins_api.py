@@ -179,9 +179,9 @@ class IPythonThroughApis(unittest.TestCase):
             STACK.request("DELETE", f"/api/v1/sessions/{sid}", token=self.owner)
 
     def test_vscode_disabled_answers_as_upstream_without_the_plugin(self):
-        # code-server cannot be installed here (docs/api.md): asked for or not, the route answers
-        # what upstream's action server answers without the vscode plugin, {"token": null}, which
-        # its client takes as "no VS Code URL"
+        # the default image has no code-server (docs/api.md, "VS Code"): asked for or not, the
+        # route answers what upstream's action server answers without the vscode plugin,
+        # {"token": null}, which its client takes as "no VS Code URL"
         sid = STACK.api_create_session(self.owner, {"plugins": ["vscode"]})
         try:
             for s_id in (sid, self.sid):

@@ -1,48 +1,60 @@
-// code-server in Chromium behind a base path, for test_vscode_image.py: serves
+// code-server in Chromium, for test_vscode_image.py. With SOCKET PREFIX: serves
 // http://127.0.0.1:PORT/PREFIX/... from code-server's unix socket with the prefix stripped
-// (HTTP and WebSocket upgrades: what the gateway's route to a session's VS Code will do), opens
-// the workspace in Debian's Chromium (playwright-core of web/), checks the explorer lists FILE,
-// opens a terminal, waits for its prompt, types COMMAND and waits for EXPECT on the screen.
-// Prints one line per step reached; exits non-zero with what it waited for when a step does
-// not come.
+// (HTTP and WebSocket upgrades) and opens the workspace there; with --url URL: opens URL (a
+// runtime's /vscode?tkn=…, which redirects to the session's preview). Then, in Debian's Chromium
+// (playwright-core of web/), checks the explorer lists FILE, opens a terminal, waits for its
+// prompt, types COMMAND and waits for EXPECT on the screen; SCREENSHOT (optional) is a PNG of
+// the window at the end. Prints one line per step reached (the first: the page's address once
+// the workbench is up, with --url); exits non-zero with what it waited for when a step does not
+// come.
 //
-//   node vscode_browser.mjs SOCKET PREFIX FILE COMMAND EXPECT
+//   node vscode_browser.mjs SOCKET PREFIX FILE COMMAND EXPECT [SCREENSHOT]
+//   node vscode_browser.mjs --url URL FILE COMMAND EXPECT [SCREENSHOT]
 import http from 'node:http';
 import net from 'node:net';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { join, dirname } from 'node:path';
 
-const [socketPath, prefix, file, command, expect] = process.argv.slice(2);
+const byUrl = process.argv[2] === '--url';
+const [socketPath, prefix, file, command, expect, screenshot] = byUrl
+  ? [null, null, ...process.argv.slice(4)]
+  : process.argv.slice(2);
 const web = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'web');
 const { chromium } = createRequire(join(web, 'package.json'))('playwright-core');
 
-const strip = (url) => (url.startsWith(prefix + '/') ? url.slice(prefix.length) : null);
-const proxy = http.createServer((req, res) => {
-  const path = strip(req.url);
-  if (path === null) return res.writeHead(404).end();
-  const up = http.request({ socketPath, path, method: req.method, headers: req.headers }, (r) => {
-    res.writeHead(r.statusCode, r.headers);
-    r.pipe(res);
+let proxy = null;
+let url = process.argv[3];
+if (!byUrl) ({ proxy, url } = await serveSocket());
+
+async function serveSocket() {
+  const strip = (url) => (url.startsWith(prefix + '/') ? url.slice(prefix.length) : null);
+  const proxy = http.createServer((req, res) => {
+    const path = strip(req.url);
+    if (path === null) return res.writeHead(404).end();
+    const up = http.request({ socketPath, path, method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode, r.headers);
+      r.pipe(res);
+    });
+    up.on('error', (e) => res.writeHead(502).end(String(e)));
+    req.pipe(up);
   });
-  up.on('error', (e) => res.writeHead(502).end(String(e)));
-  req.pipe(up);
-});
-proxy.on('upgrade', (req, sock, head) => {
-  const path = strip(req.url);
-  if (path === null) return sock.destroy();
-  const up = net.connect(socketPath, () => {
-    let h = `${req.method} ${path} HTTP/1.1\r\n`;
-    for (let i = 0; i < req.rawHeaders.length; i += 2) h += `${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`;
-    up.write(h + '\r\n');
-    up.write(head);
-    sock.pipe(up).pipe(sock);
+  proxy.on('upgrade', (req, sock, head) => {
+    const path = strip(req.url);
+    if (path === null) return sock.destroy();
+    const up = net.connect(socketPath, () => {
+      let h = `${req.method} ${path} HTTP/1.1\r\n`;
+      for (let i = 0; i < req.rawHeaders.length; i += 2) h += `${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}\r\n`;
+      up.write(h + '\r\n');
+      up.write(head);
+      sock.pipe(up).pipe(sock);
+    });
+    up.on('error', () => sock.destroy());
+    sock.on('error', () => up.destroy());
   });
-  up.on('error', () => sock.destroy());
-  sock.on('error', () => up.destroy());
-});
-await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
-const url = `http://127.0.0.1:${proxy.address().port}${prefix}/?folder=/workspace`;
+  await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
+  return { proxy, url: `http://127.0.0.1:${proxy.address().port}${prefix}/?folder=/workspace` };
+}
 
 const browser = await chromium.launch({
   executablePath: process.env.SP_CHROMIUM || '/usr/bin/chromium',
@@ -63,6 +75,7 @@ await step('workbench', async () => {
   await page.goto(url);
   await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
 });
+if (byUrl) console.log(`at ${page.url()}`);
 await step(`explorer lists ${file}`, () =>
   page.locator('.explorer-folders-view', { hasText: file }).waitFor({ timeout: 60000 }));
 // The screen's text is in the DOM with the DOM renderer (the test's settings.json turns GPU
@@ -78,5 +91,6 @@ await step(`output ${expect}`, async () => {
   await page.keyboard.press('Enter');
   await rows.filter({ hasText: expect }).waitFor({ timeout: 60000 });
 });
+if (screenshot) await page.screenshot({ path: screenshot });
 await browser.close();
-proxy.close();
+if (proxy) proxy.close();

@@ -1,6 +1,7 @@
 /* gw_test_preview.c — previews' pure parts: the token (common/preview_token.c), the head nginx
  * hands the preview listener and what the app gets of it (gateway/preview_head.c), who may open
- * what (gateway/preview_access.c) and the listener's own pages (gateway/preview_page.c). */
+ * what (gateway/preview_access.c), the listener's own pages (gateway/preview_page.c) and a port's
+ * host-form URL from nginx's template (gateway/preview_url.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include "preview_head.h"
 #include "preview_page.h"
 #include "preview_token.h"
+#include "preview_url.h"
 
 #define SID "s-0123456789abcdef"
 #define NOW 1800000000
@@ -270,6 +272,34 @@ test_pages_escape_what_they_quote(void **state)
     buf_free(&b);
 }
 
+static void
+test_host_urls_fill_nginxs_template_or_say_there_is_none(void **state)
+{
+    (void)state;
+    char url[64];
+    assert_int_equal(
+        preview_host_url("http://{port}-{session}.localhost:8080", SID, 60001, url, sizeof url), 0);
+    assert_string_equal(url, "http://60001-" SID ".localhost:8080/");
+    assert_int_equal(
+        preview_host_url("https://{port}-{session}.example.com", "s-1", 80, url, sizeof url), 0);
+    assert_string_equal(url, "https://80-s-1.example.com/");
+    /* no preview domain (nginx sends ""), or no such template: none, never half a URL */
+    const char *none[] = {"", "http://{session}-{port}.x", "http://{port}.x", "http://{session}.x",
+                          "{port-{session}"};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+        strcpy(url, "old");
+        assert_int_equal(preview_host_url(none[i], SID, 1, url, sizeof url), -1);
+        assert_string_equal(url, "");
+    }
+    assert_int_equal(preview_host_url("http://{port}{session}", "s", 1, url, sizeof url), 0);
+    assert_string_equal(url, "http://1s/");
+    /* one that does not fit is no URL either */
+    assert_int_equal(preview_host_url("http://{port}-{session}.localhost:8080", SID, 60001, url,
+                                      strlen("http://60001-" SID ".localhost:8080/")),
+                     -1);
+    assert_string_equal(url, "");
+}
+
 int
 main(void)
 {
@@ -280,6 +310,7 @@ main(void)
         cmocka_unit_test(test_heads_this_listener_does_not_serve_are_refused),
         cmocka_unit_test(test_who_may_open_a_port),
         cmocka_unit_test(test_pages_escape_what_they_quote),
+        cmocka_unit_test(test_host_urls_fill_nginxs_template_or_say_there_is_none),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -86,6 +86,12 @@ class Browser(unittest.TestCase):
     def test_files(self):
         self.run_web_test("files")
 
+    def test_keyboard(self):
+        self.run_web_test("keyboard")
+
+    def test_editor_tabs_search_and_restore(self):
+        self.run_web_test("editor_tabs")
+
     def test_dashboards(self):
         self.run_web_test("dashboard")
 

@@ -72,6 +72,8 @@ void api_files_download(api_req_t *r, char **params);
 void api_health(api_req_t *r, char **params);
 void api_pool(api_req_t *r, char **params);
 void api_metrics(api_req_t *r, char **params);
+/* The counters every METRICS_HISTORY_STEP_S over the last ?seconds= (metrics_history.c). */
+void api_metrics_history(api_req_t *r, char **params);
 void api_tokens_create(api_req_t *r, char **params);
 /* The live gateway owning the fewest sessions, into out, none of the nskip in skip (those
  * that did not accept a moment ago). 1 found, 0 none, -1 Redis failure. sessions.c. */

@@ -24,7 +24,7 @@ metric_field(const redisReply *h, const char *name)
 }
 
 /* What the gateways count (gateway/metrics.h): the action latency histogram, streamed output
- * and transfer bytes. */
+ * and transfer bytes, refusals, events appended. */
 static void
 print_gateway_counters(buf_t *b, const redisReply *h)
 {
@@ -64,6 +64,10 @@ print_gateway_counters(buf_t *b, const redisReply *h)
                "sandpipe_network_refused_total{proto=\"tcp\"} %lld\n"
                "sandpipe_network_refused_total{proto=\"dns\"} %lld\n",
                metric_field(h, "net_refused_tcp"), metric_field(h, "net_refused_dns"));
+    buf_printf(b,
+               "# HELP sandpipe_events_total Events appended to the sessions' logs.\n"
+               "# TYPE sandpipe_events_total counter\nsandpipe_events_total %lld\n",
+               metric_field(h, "events"));
 }
 
 void

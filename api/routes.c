@@ -20,6 +20,7 @@ static const api_route_t routes[] = {
     {"GET", "/api/v1/health", api_health, NONE, API_REST},
     {"GET", "/api/v1/pool", api_pool, ANY, API_REST},
     {"GET", "/metrics", api_metrics, ADMIN, API_REST},
+    {"GET", "/api/v1/metrics/history", api_metrics_history, ADMIN, API_REST},
     {"POST", "/api/v1/tokens", api_tokens_create, ADMIN, API_REST},
     {"POST", "/api/v1/sessions", api_sessions_create, ANY, API_REST},
     {"GET", "/api/v1/sessions", api_sessions_list, ANY, API_REST},

@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "gw.h"
 #include "json_util.h"
+#include "metrics.h"
 #include "redis_client.h"
 #include "xalloc.h"
 
@@ -310,6 +311,7 @@ event_log_append_members(event_log_t *l, const char *members, size_t mlen)
     e->stored = false;
     l->ring_bytes += e->len;
     l->unacked_bytes += e->len;
+    metrics_events(1);
     send_from(l);
     return seq;
 }

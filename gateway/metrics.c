@@ -8,7 +8,20 @@
 
 static const double bounds[METRICS_ACTION_NBUCKETS] = METRICS_ACTION_BUCKETS;
 static uint64_t buckets[METRICS_ACTION_NBUCKETS + 1], sum_us, output, up, down, refused_tcp,
-    refused_dns;
+    refused_dns, events;
+
+/* ARGV: step (ms), length. Copies sp:metrics into sp:metrics:history (stream id: Redis' clock,
+ * field "t" the same in ms) unless its last copy is less than a step old. */
+static const char HISTORY_LUA[] =
+    "local now = redis.call('TIME')\n"
+    "local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)\n"
+    "local last = redis.call('XREVRANGE', 'sp:metrics:history', '+', '-', 'COUNT', 1)\n"
+    "if #last > 0 and ms - tonumber(string.match(last[1][1], '^%d+')) < tonumber(ARGV[1]) then\n"
+    "  return 0\n"
+    "end\n"
+    "redis.call('XADD', 'sp:metrics:history', 'MAXLEN', '~', ARGV[2], '*', 't', tostring(ms),\n"
+    "           unpack(redis.call('HGETALL', 'sp:metrics')))\n"
+    "return 1\n";
 
 void
 metrics_action_done(double seconds)
@@ -18,6 +31,12 @@ metrics_action_done(double seconds)
         i++;
     buckets[i]++;
     sum_us += seconds > 0 ? (uint64_t)(seconds * 1e6) : 0;
+}
+
+void
+metrics_events(uint64_t n)
+{
+    events += n;
 }
 
 void
@@ -71,4 +90,10 @@ metrics_flush(void)
     flush_one("download_bytes", &down);
     flush_one("net_refused_tcp", &refused_tcp);
     flush_one("net_refused_dns", &refused_dns);
+    flush_one("events", &events);
+    char step[16], len[16];
+    snprintf(step, sizeof step, "%d", METRICS_HISTORY_STEP_S * 1000);
+    snprintf(len, sizeof len, "%d", METRICS_HISTORY_LEN);
+    const char *argv[] = {"EVAL", HISTORY_LUA, "0", step, len};
+    redis_client_cmdv(NULL, NULL, 5, argv, NULL);
 }

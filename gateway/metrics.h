@@ -1,8 +1,14 @@
 /* metrics.h — counters the gateway adds to the shared Prometheus figures (hash sp:metrics, read
  * by the API's /metrics): action latency histogram (submit to observation, every origin: REST,
  * /runtime/, WebSocket), bytes of command and terminal output streamed, bytes moved by file
- * transfers. Counted in memory, flushed with HINCRBY once a second, so the hot paths pay an
- * addition, not a Redis command. */
+ * transfers, events appended to the sessions' logs. Counted in memory, flushed with HINCRBY once
+ * a second, so the hot paths pay an addition, not a Redis command.
+ *
+ * Their history: every METRICS_HISTORY_STEP_S seconds a copy of the whole hash goes into the
+ * capped stream sp:metrics:history (the last METRICS_HISTORY_LEN copies), read by the API's
+ * GET /api/v1/metrics/history for the overview's charts. Every gateway offers a copy each
+ * second; a script takes it only when the stream's last copy is a step old, so several gateways
+ * make one history, not one each. */
 #ifndef SP_METRICS_H
 #define SP_METRICS_H
 
@@ -19,13 +25,19 @@
     }
 #define METRICS_ACTION_NBUCKETS 16
 
+#define METRICS_HISTORY_STEP_S 10
+#define METRICS_HISTORY_LEN    2160 /* six hours */
+
 void metrics_action_done(double seconds);
+/* n events appended to a session's log (field "events"). */
+void metrics_events(uint64_t n);
 void metrics_output(size_t bytes);
 void metrics_transfer(bool upload, size_t bytes);
 /* A connection (tcp) or a name (dns) netd refused a sandbox of this gateway: fields
  * "net_refused_tcp", "net_refused_dns". */
 void metrics_network_refused(bool dns, uint64_t n);
-/* Writes what was counted since the last flush to Redis (from the once-a-second tick). */
+/* Writes what was counted since the last flush to Redis, and offers the history a copy (from the
+ * once-a-second tick). */
 void metrics_flush(void);
 
 #endif

@@ -181,6 +181,9 @@ void session_term_attach(gw_term_t *t, gw_term_client_t *c, bool acking);
 /* c's connection ended without closing the terminal: it waits --term-grace for a client. */
 void session_term_detach(gw_term_t *t, gw_term_client_t *c);
 void session_term_input(gw_term_t *t, const void *p, size_t n);
+/* Records n bytes origin (the token's subject) typed into t as "terminal_input" events of the
+ * session's log, line by line (session_term_typed.c); the input itself is session_term_input. */
+void session_term_typed(gw_term_t *t, const char *origin, const void *p, size_t n);
 /* The executor took input on the terminal's channel ch back (credit): queued input goes on. */
 void session_term_writable(gw_session_t *s, uint32_t ch);
 void session_term_resize(gw_term_t *t, int cols, int rows);

@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "exec_link.h"
 #include "session.h"
+#include "term_typed.h"
 
 typedef enum { CH_ACTION = 1, CH_TERM, CH_ONESHOT, CH_PLUGINS } chan_kind_t;
 
@@ -133,6 +134,10 @@ struct gw_term {
     double detached_at; /* when its last client left (with client NULL) */
     bool ended;
     int exit_code;
+    /* What people type, line by line, for the event log (session_term_typed.c), and the bytes
+     * typed but not recorded since the last event (the log was full). */
+    term_typed_t typed;
+    uint64_t typed_unrecorded;
 };
 
 extern chan_kind_t session_kind_action;
@@ -174,6 +179,9 @@ gw_term_t *session_term_new(gw_session_t *s, const char *id);
 void session_term_grant(gw_term_t *t);
 /* The terminal ended (exit_code -1: lost with its runtime). */
 void session_term_end(gw_term_t *t, int exit_code);
+
+/* session_term_typed.c: what is held of a line typed goes out (the terminal ends). */
+void session_term_typed_flush(gw_term_t *t);
 
 /* session_term_keep.c: terminals across a restart or a takeover. The session's terminals in
  * its Redis record (field "terms"), written when one opens or ends; restored from it; taken

@@ -266,6 +266,7 @@ static void
 term_free(gw_term_t *t)
 {
     term_ring_free(&t->ring);
+    term_typed_free(&t->typed);
     buf_free(&t->typein);
     buf_free(&t->inq);
     free(t);
@@ -275,6 +276,7 @@ void
 session_term_close(gw_term_t *t)
 {
     gw_session_t *s = t->s;
+    session_term_typed_flush(t);
     for (gw_term_t **pp = &s->terms; *pp; pp = &(*pp)->next)
         if (*pp == t) {
             *pp = t->next;
@@ -321,6 +323,7 @@ session_term_end(gw_term_t *t, int exit_code)
 {
     t->ch = 0; /* the channel is closed (or went with the link) */
     t->reattach = false;
+    session_term_typed_flush(t);
     buf_clear(&t->typein);
     if (t->inq.len) {
         GW_LOG("session %s: terminal %s ended with %zu bytes of input not taken", t->s->id, t->id,

@@ -233,6 +233,7 @@ ws_terminal_message(pss_t *p, json_object *msg)
     if (!p->term)
         return; /* let go of (taken over, session ended): nothing to act on */
     if (!msg) {
+        session_term_typed(p->term, p->claims.sub, p->msg.data, p->msg.len);
         session_term_input(p->term, p->msg.data, p->msg.len);
         return;
     }
@@ -242,7 +243,9 @@ ws_terminal_message(pss_t *p, json_object *msg)
                             (int)json_get_int(rs, "rows", 24));
     else if (ack && json_object_is_type(ack, json_type_int) && json_object_get_int64(ack) >= 0)
         session_term_consumed(p->term, (uint64_t)json_object_get_int64(ack));
-    else if (json_get(msg, "input"))
-        session_term_input(p->term, json_get_str(msg, "input", ""),
-                           strlen(json_get_str(msg, "input", "")));
+    else if (json_get(msg, "input")) {
+        const char *in = json_get_str(msg, "input", "");
+        session_term_typed(p->term, p->claims.sub, in, strlen(in));
+        session_term_input(p->term, in, strlen(in));
+    }
 }

@@ -10,7 +10,7 @@
 #                   [--web-root DIR (default web/dist)] [--body-max 16m] [--upload-max 1g] [--rate 200]
 #                   [--burst 400] [--addr-rate 5000] [--addr-burst 10000] [--workers 2]
 #                   [--api-keepalive 0]
-#                   [--tls [--tls-cert PEM --tls-key PEM]]
+#                   [--tls [--tls-cert PEM --tls-key PEM]] [--frame-ancestors 'ORIGIN ...']
 #                   [--preview-domain DOMAIN] [--preview-rate 400] [--preview-burst 1000]
 # --secret-file: the gateways' JWT secret (their --secret-file). nginx's route lookups carry a key
 # derived from it (X-SP-Route-Key, `sandpipe token --route-key`: a gateway answers a lookup
@@ -31,6 +31,11 @@
 # origin; "localhost" works on loopback without DNS: browsers and curl resolve *.localhost
 # there). Without it, previews are served at /preview/S/P/ only. --preview-rate/--preview-burst:
 # each session's previews (requests/s), apart from its API budget.
+# --frame-ancestors 'https://wall.example.com https://*.intranet.example': the origins (CSP
+# host sources, separated by spaces or commas; '*' for any) that may embed /watch/{id}, the
+# read-only dashboard, in a frame: its Content-Security-Policy says frame-ancestors 'self' and
+# them, and it has no X-Frame-Options. Default: none, /watch/ as every page (this origin only:
+# frame-ancestors 'self', X-Frame-Options SAMEORIGIN); the other pages stay so with the option.
 # --tls serves HTTPS on the port (plain HTTP sent to it is redirected, HSTS on every response)
 # with the certificate chain and key given, or without them a self-signed certificate made here
 # with openssl (DIR/tls/cert.pem, kept across renders).
@@ -41,6 +46,7 @@ PREFIX= API_SOCKET= SECRET_FILE= SANDPIPE= HOST=127.0.0.1 PORT=8080 GATEWAYS=() 
 UPLOAD_MAX=1g
 PREVIEW_DOMAIN= PREVIEW_RATE=400 PREVIEW_BURST=1000
 RATE=200 BURST=400 ADDR_RATE=5000 ADDR_BURST=10000 WORKERS=2 API_KEEPALIVE=0 TLS=0 TLS_CERT= TLS_KEY=
+FRAME_ANCESTORS=
 while [ $# -gt 0 ]; do
     case "$1" in
     --prefix) PREFIX=$2; shift ;;
@@ -65,6 +71,7 @@ while [ $# -gt 0 ]; do
     --preview-burst) PREVIEW_BURST=$2; shift ;;
     --tls-cert) TLS_CERT=$2; shift ;;
     --tls-key) TLS_KEY=$2; shift ;;
+    --frame-ancestors) FRAME_ANCESTORS=$2; shift ;;
     *) echo "render.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -126,6 +133,22 @@ KEEPALIVE_LINE= KEEP_CONN=off
 if [ "$API_KEEPALIVE" -gt 0 ]; then
     KEEPALIVE_LINE="keepalive $API_KEEPALIVE;"
     KEEP_CONN=on
+fi
+# Who may frame /watch/: each source a scheme://host[:port] (host may start with *.), a host,
+# or '*'; nothing that could end the header's quoted string or the nginx directive.
+WATCH_FRAME="# /watch/ is framed by this origin only, as every page (render.sh --frame-ancestors)"
+if [ -n "$FRAME_ANCESTORS" ]; then
+    sources=
+    read -ra srcs <<<"${FRAME_ANCESTORS//,/ }" # (no glob: '*' stays '*')
+    for src in "${srcs[@]}"; do
+        [[ "$src" =~ ^(\*|(https?://)?(\*\.)?[A-Za-z0-9.-]+(:([0-9]+|\*))?)$ ]] ||
+            { echo "render.sh: --frame-ancestors: not an origin: $src" >&2; exit 2; }
+        sources="$sources $src"
+    done
+    [ -n "$sources" ] || { echo "render.sh: --frame-ancestors names no origin" >&2; exit 2; }
+    WATCH_FRAME="# rendered by render.sh --frame-ancestors: who may embed /watch/ (no X-Frame-Options: it takes no list)
+set \$sp_frame_ancestors \"'self'$sources\";
+set \$sp_frame_options \"\";"
 fi
 [ ${#GATEWAYS[@]} -gt 0 ] || GATEWAYS=(127.0.0.1:8081)
 for g in "${GATEWAYS[@]}"; do
@@ -223,6 +246,7 @@ fi
     rm -f "$PREFIX/preview_proxy.conf" &&
     render "$HERE/preview_proxy.conf.template" | sed "s|@ROUTE_KEY@|$ROUTE_KEY|g" >"$PREFIX/preview_proxy.conf")
 gateways_conf >"$PREFIX/gateways.conf"
+printf '%s\n' "$WATCH_FRAME" >"$PREFIX/watch_frame.conf"
 if [ "$TLS" = 1 ]; then
     render "$HERE/sandpipe-tls.conf.template" >"$PREFIX/tls.conf"
 else

@@ -14,7 +14,7 @@ from stack import BUILD, Stack, free_port, terminate
 class ApiStack(Stack):
     def __init__(self, workers=4, rate=100000, burst=100000, addr_rate=100000, addr_burst=100000,
                  api_extra=(), tls=None, web_root=None,
-                 gateways=1, gateway_extra=None, upload_max=None, tcp_gateways=(3,),
+                 gateways=1, gateway_extra=None, upload_max=None, tcp_gateways=(3,), nginx_extra=(),
                  preview_domain="localhost", **kw):
         """tls: (cert.pem, key.pem) to serve HTTPS with that certificate (render.sh --tls);
         request() then speaks TLS, and self.tls is the client context (verifying against
@@ -26,8 +26,9 @@ class ApiStack(Stack):
         over its unix socket (--listen-unix, as make run does) except those in tcp_gateways (1, 2,
         ...), reached over TCP as a gateway on another host would be. rate, burst, addr_rate,
         addr_burst: nginx's limits (render.sh --rate ...), high enough by default that no test
-        meets them but those about them. preview_domain: render.sh --preview-domain (previews
-        at P-S.localhost:PORT besides /preview/S/P/, as make run; None: path previews only)."""
+        meets them but those about them. nginx_extra: more render.sh options. preview_domain:
+        render.sh --preview-domain (previews at P-S.localhost:PORT besides /preview/S/P/, as make
+        run; None: path previews only)."""
         self.more_gws = []
         super().__init__(**kw)
         self.gw_ports = [self.port]
@@ -62,7 +63,7 @@ class ApiStack(Stack):
                             # kept FastCGI connections, as make run: half the workers at most
                             "--api-keepalive", str(workers // 4),
                             *(["--tls", "--tls-cert", tls[0], "--tls-key", tls[1]] if tls else []),
-                            *(["--web-root", web_root] if web_root else [])],
+                            *(["--web-root", web_root] if web_root else []), *nginx_extra],
                            check=True, capture_output=True)
             self.nginx = subprocess.Popen(
                 ["nginx", "-p", self.nginx_prefix, "-c", os.path.join(self.nginx_prefix, "nginx.conf")],

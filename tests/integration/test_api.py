@@ -118,6 +118,44 @@ class ServiceRoutes(Base):
         self.assertEqual([n for _, n in buckets], sorted(n for _, n in buckets))  # cumulative
         self.assertIn('sandpipe_transfer_bytes_total{direction="upload"}', v)
 
+    def test_metrics_history_keeps_the_counters_every_step_for_admins_only(self):
+        """The overview's charts read their past from the service (GET /api/v1/metrics/history:
+        the gateways copy sp:metrics into a capped stream every 10 s), not from the page."""
+        def history():
+            st, body, _ = self.req("GET", "/api/v1/metrics/history?seconds=600", token=self.admin)
+            self.assertEqual(st, 200, body)
+            return body
+        sid = self.session()
+        self.run_wait(sid, "echo history")
+        # two copies at least, the second one after the action was counted (events too)
+        deadline = time.monotonic() + 40
+        body = history()
+        while time.monotonic() < deadline and not (
+                len(body["samples"]) >= 2 and body["samples"][-1]["action_count"] > 0
+                and body["samples"][-1]["events"] > 0):
+            time.sleep(1)
+            body = history()
+        self.assertEqual(body["step"], 10)
+        self.assertEqual(len(body["bounds"]), 16)
+        s = body["samples"]
+        self.assertGreaterEqual(len(s), 2, body)
+        last = s[-1]
+        self.assertGreater(last["action_count"], 0)
+        self.assertGreater(last["events"], 0)
+        self.assertEqual(len(last["action_buckets"]), 17)
+        self.assertEqual(last["action_buckets"][-1], last["action_count"])  # cumulative
+        self.assertEqual(last["action_buckets"], sorted(last["action_buckets"]))
+        # one history for the service: copies a step apart, oldest first, counters never back
+        for a, b in zip(s, s[1:]):
+            self.assertGreaterEqual(b["t"] - a["t"], 9.9, (a, b))
+            self.assertGreaterEqual(b["events"], a["events"])
+        _, text, _ = self.req("GET", "/metrics", token=self.admin)
+        self.assertIn("sandpipe_events_total ", text)
+        self.assertError(self.req("GET", "/api/v1/metrics/history", token=self.alice), 403, "forbidden")
+        self.assertError(self.req("GET", "/api/v1/metrics/history"), 401, "unauthorized")
+        self.assertError(self.req("GET", "/api/v1/metrics/history?seconds=5", token=self.admin),
+                         400, "bad_request")
+
     def test_tokens_minted_by_an_admin_work_and_others_cannot_mint(self):
         st, body, _ = self.req("POST", "/api/v1/tokens", {"sub": "carol", "role": "user", "ttl": 60},
                                token=self.admin)

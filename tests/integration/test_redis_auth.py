@@ -188,7 +188,9 @@ class Permissions(Base):
                    ("ZRANGEBYSCORE", "sp:sessions:ended", "-inf", "1"), ("RPUSH", "sp:pool:{default}:g", "x"),
                    ("LPOP", "sp:pool:{default}:g"), ("LLEN", "sp:pool:{default}:g"),
                    ("LRANGE", "sp:pool:{default}:g", "0", "-1"), ("SCAN", "0"), ("PUBLISH", "sp:status", "x"),
-                   ("HINCRBY", "sp:metrics", "x", "1"))
+                   ("HINCRBY", "sp:metrics", "x", "1"), ("TIME",),
+                   ("XADD", "sp:metrics:history", "MAXLEN", "~", "10", "*", "t", "1"),
+                   ("XREVRANGE", "sp:metrics:history", "+", "-", "COUNT", "1"))
         api = (("EVAL", "return 1", "1", "sp:oh:session:{x}"), ("WATCH", "sp:oh:session:{x}"), ("UNWATCH",),
                ("MULTI",), ("EXEC",), ("DISCARD",), ("HSET", "sp:oh:session:{x}", "a", "b"),
                ("DEL", "sp:oh:runtime:{rt-1}"), ("SET", "sp:oh:runtime:{rt-1}", "x"),
@@ -203,7 +205,7 @@ class Permissions(Base):
                ("ZREVRANGE", "sp:sessions", "0", "1"), ("SMEMBERS", "sp:gateways"),
                ("SCARD", "sp:gateway:g:sessions"), ("EXISTS", "sp:gateway:g"), ("GET", "sp:gateway:g"),
                ("HGET", "sp:gateway:g:info", "addr"), ("GET", "sp:create:k"), ("SCAN", "0"),
-               ("LLEN", "sp:pool:{default}:g"))
+               ("LLEN", "sp:pool:{default}:g"), ("XRANGE", "sp:metrics:history", "0", "+"))
         admin = self.s.redis_conn(10)
         self.addCleanup(admin.close)
         for user, cmds in (("gateway", gateway), ("api", api)):

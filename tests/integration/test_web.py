@@ -10,6 +10,7 @@ import unittest
 
 from apistack import ApiStack
 from spexec import MODE, ROOT
+from stack import free_port
 
 STACK = None
 WEB = os.path.join(ROOT, "web")
@@ -85,6 +86,12 @@ class Browser(unittest.TestCase):
     def test_files(self):
         self.run_web_test("files")
 
+    def test_keyboard(self):
+        self.run_web_test("keyboard")
+
+    def test_editor_tabs_search_and_restore(self):
+        self.run_web_test("editor_tabs")
+
     def test_dashboards(self):
         self.run_web_test("dashboard")
 
@@ -120,6 +127,24 @@ class PreviewSameSiteBrowser(unittest.TestCase):
         try:
             self.run_web_test("preview", stack=st, SP_IDE_URL=f"http://ide.pv.localhost:{st.http_port}",
                               SP_PREVIEW_FORM="host", SP_PREVIEW_PUBLIC="on")
+        finally:
+            st.stop()
+
+
+class EmbedBrowser(unittest.TestCase):
+    """/watch/ in frames of other origins: refused by default, allowed for the origins of
+    render.sh --frame-ancestors (a stack of its own), the IDE never."""
+    run_web_test = Browser.run_web_test
+
+    def test_watch_is_not_embedded_elsewhere_by_default(self):
+        self.run_web_test("watch_embed", SP_FRAME_PORT=str(free_port()), SP_FRAME_NAMED="0")
+
+    def test_watch_is_embedded_where_the_operator_allows(self):
+        port = free_port()
+        st = ApiStack(pool=1, web_root=DIST,
+                      nginx_extra=["--frame-ancestors", f"http://127.0.0.1:{port}"])
+        try:
+            self.run_web_test("watch_embed", stack=st, SP_FRAME_PORT=str(port), SP_FRAME_NAMED="1")
         finally:
             st.stop()
 

@@ -238,6 +238,40 @@ class TerminalReattachTest(unittest.TestCase):
         self.assertEqual(self.refused(sid, f"term={tid}&since=0"), "not_found")
         self.assertIn(f"terminal {tid} hung up", self.st.gateway_log())
 
+    def typed_events(self, sid):
+        """The session's terminal_input events, as stored in Redis."""
+        import json
+        c = self.st.redis_conn(10)
+        try:
+            entries = c("XRANGE", f"sp:session:{{{sid}}}:events", "-", "+")
+        finally:
+            c.close()
+        evs = [json.loads(e[1][1]) for e in entries]
+        return [e for e in evs if e["type"] == "terminal_input"]
+
+    def test_what_is_typed_is_in_the_log_line_by_line(self):
+        """For /watch: keystrokes become one terminal_input event per line, with the terminal
+        and the token's subject; the part of a line not yet ended goes out when it ends."""
+        sid = self.st.create_session()
+        t = Term(self.st, sid)
+        tid = t.hello["term"]
+        for k in "echo TYPED-$((6*7))":
+            t.type(k)
+        t.type("\r")
+        t.read(lambda y: b"TYPED-42\r\n" in y.data)
+        t.type("printf 'a\\n'; echo PASTED\recho two\r")  # one message, two lines
+        t.read(lambda y: b"two\r\n" in y.data)
+        t.type("exit")  # no Enter: held, then recorded when the terminal ends
+        t.ws.close()
+        deadline = time.monotonic() + 10
+        while len(self.typed_events(sid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        evs = self.typed_events(sid)
+        self.assertEqual([e["data"] for e in evs],
+                         ["echo TYPED-$((6*7))\r", "printf 'a\\n'; echo PASTED\recho two\r", "exit"])
+        for e in evs:
+            self.assertEqual((e["term"], e["origin"]), (tid, "alice"))
+
     def test_the_session_ending_ends_its_terminals(self):
         c = self.st.control()
         sid = self.st.call(c, "session.create")["result"]["id"]

@@ -13,7 +13,7 @@ import { h, mount } from './lib/dom.js';
 import { initTheme, toggleTheme, currentTheme, onTheme } from './lib/theme.js';
 import { signInView } from './views/signin.js';
 import { sessionsView } from './views/sessions.js';
-import { sessionView } from './views/session.js';
+import { sessionView, LEAVE_TERMINAL } from './views/session.js';
 
 initTheme();
 // ?ws=plain: WebSocket instead of WebSocketStream (comparisons, browsers without it)
@@ -87,7 +87,12 @@ function themeButton() {
 
 const SHORTCUTS = [
   ['Alt+T', 'new terminal'], ['Alt+1…9', 'switch tabs'], ['Alt+W', 'close the terminal tab'],
-  ['Alt+E', 'the file editor'], ['Ctrl+S', 'save the file'], ['Ctrl+F', 'search in the file'],
+  [LEAVE_TERMINAL, 'leave the terminal (for its tab; Tab stays the shell\'s)'],
+  ['← → Home End', 'move between tabs (on a tab)'],
+  ['Alt+E', 'the file editor'], ['Escape, then Tab', 'leave the editor (Tab indents)'],
+  ['Ctrl+S', 'save the file'], ['Ctrl+F', 'search in the file'], ['Delete', 'close the file (on its tab)'],
+  ['↑ ↓ → ← Enter', 'the file tree: move, open or close a folder, open a file'],
+  ['Space', 'open a file, staying in the tree'], ['F2 / Delete', 'rename / delete in the tree'],
   ['Ctrl+Shift+C / V', 'copy / paste in a terminal'], ['Alt+L', 'dark / light theme'], ['Alt+K', 'this list'],
 ];
 

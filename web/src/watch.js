@@ -1,6 +1,9 @@
 // /watch/{id}: a session's read-only dashboard for a wall screen or an embed: its status, large,
 // and the output of what runs in it, live (the event log from seq 0, drawn by a read-only
-// xterm.js so colours show). Works with a viewer token (#token=… once, then sessionStorage).
+// xterm.js so colours show), and what people type into its terminals (terminal_input events:
+// "alice ⌨ t1 ls -la", lib/typed.js). Works with a viewer token (#token=… once, then
+// sessionStorage). Other origins may frame it where the operator allows (render.sh
+// --frame-ancestors).
 import './styles/app.css';
 import '@xterm/xterm/css/xterm.css';
 import { Terminal } from '@xterm/xterm';
@@ -11,6 +14,7 @@ import { EventStream } from './lib/events.js';
 import { h, mount, age } from './lib/dom.js';
 import { initTheme, currentTheme, toggleTheme } from './lib/theme.js';
 import { darkTheme, lightTheme } from './lib/terminal.js';
+import { typedLines } from './lib/typed.js';
 import { badge } from './views/common.js';
 
 const HIGH = 256 * 1024;
@@ -53,6 +57,8 @@ function start() {
   new MutationObserver(() => { term.options.theme = currentTheme() === 'dark' ? darkTheme : lightTheme; })
     .observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
 
+  const decode = (ev) => (typeof ev.data === 'string' ? ev.data
+    : new TextDecoder().decode(Uint8Array.from(atob(ev.data_b64 || ''), (c) => c.charCodeAt(0))));
   let pending = 0, waiters = [];
   const write = (s) => {
     pending += s.length;
@@ -73,10 +79,15 @@ function start() {
         current.textContent = cmd;
         return write(`\x1b[1;36m${ev.origin || '?'} $\x1b[0m \x1b[1m${cmd}\x1b[0m\n`);
       }
-      if (ev.type === 'output') {
-        const t = typeof ev.data === 'string' ? ev.data
-          : new TextDecoder().decode(Uint8Array.from(atob(ev.data_b64 || ''), (c) => c.charCodeAt(0)));
-        return write(t);
+      if (ev.type === 'output') return write(decode(ev));
+      if (ev.type === 'terminal_input') {
+        // typed by hand: one line per Enter, marked apart from the agent's actions
+        let out = ev.unrecorded ? `\x1b[33m[${ev.unrecorded} bytes typed into ${ev.term} were not recorded]\x1b[0m\n` : '';
+        for (const l of typedLines(decode(ev))) {
+          out += `\x1b[1;35m${ev.origin || '?'} ⌨ ${ev.term}\x1b[0m ${l.text}${l.ended ? '' : ' \x1b[2m(no Enter yet)\x1b[0m'}\n`;
+          if (l.ended && l.text) current.textContent = l.text;
+        }
+        return write(out);
       }
       if (ev.type === 'observation') {
         const code = ev.observation?.extras?.metadata?.exit_code;

@@ -35,8 +35,14 @@ test('create from the form, then pause, resume and delete from the list', async 
   assert.equal((await rest('GET', `/api/v1/sessions/${id}`, { token: USER })).body.status, 'PAUSED');
   await row(page, id).locator('[data-action=resume]').click();
   await status(page, id).and(page.locator('[data-status=READY]')).waitFor();
-  page.once('dialog', (d) => d.accept());
+  // Delete asks in the row (no dialog): Cancel keeps it, Delete stops it
+  page.on('dialog', (d) => { d.dismiss(); assert.fail(`a dialog opened: ${d.message()}`); });
   await row(page, id).locator('[data-action=delete]').click();
+  await row(page, id).locator('[data-action=cancel-delete]').click();
+  await row(page, id).locator('[data-action=delete]').click();
+  await row(page, id).getByText('Delete it?').waitFor();
+  await shot(page, 'sessions-delete-asked');
+  await row(page, id).locator('[data-action=confirm-delete]').click();
   await row(page, id).waitFor({ state: 'detached' });
   assert.equal((await rest('GET', `/api/v1/sessions/${id}`, { token: USER })).body.status, 'STOPPED');
   // Its page says it has ended and what to do.

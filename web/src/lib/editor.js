@@ -1,5 +1,6 @@
 // The file editor: CodeMirror 6 with the language picked from the file name, search (Ctrl+F),
-// Ctrl+S to save, and the theme following the page's. Loaded on demand (the Files tab), so the
+// Ctrl+S to save, and the theme following the page's. It keeps Tab for indenting; its way out
+// for the keyboard is CodeMirror's own: Escape then Tab (or Ctrl+M, which toggles it). Loaded on demand (the Files tab), so the
 // IDE's first paint does not wait for it.
 import { EditorState, Compartment } from '@codemirror/state';
 import { EditorView, keymap, lineNumbers, highlightActiveLine, highlightActiveLineGutter, drawSelection } from '@codemirror/view';
@@ -60,6 +61,11 @@ export function createEditor(parent, { doc, path, readOnly = false, dark = true,
   return {
     view,
     getText: () => view.state.doc.toString(),
+    /** Puts the cursor at the start of line n (1-based, clamped) and scrolls it to the middle. */
+    gotoLine(n) {
+      const doc = view.state.doc, line = doc.line(Math.min(Math.max(1, n), doc.lines));
+      view.dispatch({ selection: { anchor: line.from }, effects: EditorView.scrollIntoView(line.from, { y: 'center' }) });
+    },
     setTheme: (d) => view.dispatch({ effects: theme.reconfigure(themeFor(d)) }),
     focus: () => view.focus(),
     destroy: () => view.destroy(),

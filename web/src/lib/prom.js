@@ -1,5 +1,6 @@
 // Prometheus text (GET /metrics) into {name: [{labels, value}]}, and the rates between two
-// samples that the overview charts.
+// samples that the overview charts; the same rates from the service's history of its counters
+// (GET /api/v1/metrics/history).
 export function parseProm(text) {
   const out = {};
   for (const line of text.split('\n')) {
@@ -29,4 +30,27 @@ export function p50Between(a, b) {
     if ((bb.get(le) ?? 0) - (ba.get(le) ?? 0) >= total / 2) return le === '+Inf' ? null : Number(le);
   }
   return null;
+}
+
+/** The history's samples ({step, bounds, samples: [{t, action_count, action_buckets, events,
+ * output_bytes}]}) as the charts' points, between neighbours: {latency (ms), actions, events,
+ * output} each [{t, v}]. A counter that went down (Redis lost it) is a gap (NaN), not a rate. */
+export function historyRates({ bounds = [], samples = [] }) {
+  const out = { latency: [], actions: [], events: [], output: [] };
+  for (let i = 1; i < samples.length; i++) {
+    const a = samples[i - 1], b = samples[i], dt = b.t - a.t;
+    if (!(dt > 0)) continue;
+    const rate = (k) => (b[k] >= a[k] ? (b[k] - a[k]) / dt : NaN);
+    const n = b.action_count - a.action_count;
+    let p50 = NaN;
+    if (n > 0) {
+      const k = b.action_buckets.findIndex((c, j) => c - (a.action_buckets[j] ?? 0) >= n / 2);
+      if (k >= 0 && k < bounds.length) p50 = bounds[k] * 1000;
+    }
+    out.latency.push({ t: b.t, v: p50 });
+    out.actions.push({ t: b.t, v: rate('action_count') });
+    out.events.push({ t: b.t, v: rate('events') });
+    out.output.push({ t: b.t, v: rate('output_bytes') });
+  }
+  return out;
 }

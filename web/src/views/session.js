@@ -3,6 +3,9 @@
 // log is read once here (one EventStream from seq 0) and handed to every panel.
 // Shortcuts: Alt+T new terminal, Alt+1…9 switch tabs, Alt+W close the terminal tab, Alt+E the
 // editor. A new or selected terminal takes the keyboard focus (by click, shortcut or tab).
+// The tab bar is an ARIA tablist (lib/tablist.js: arrows, Home, End), whatever tabs it holds;
+// Ctrl+Shift+← leaves a terminal (which keeps Tab for the shell) for its tab in the bar. The
+// selected tab is kept per session in sessionStorage: a reload shows the same one.
 // The header says when the link to the server is down ("reconnecting…", "offline") instead of
 // the last status it read, which may no longer be true.
 // An ended session (STOPPED) or an unknown one (404) is one screen: polling stops, what writes or
@@ -14,10 +17,12 @@ import { h, mount, age } from '../lib/dom.js';
 import { when } from '../lib/auth.js';
 import { TerminalTab, darkTheme, lightTheme, KEEP_TYPED } from '../lib/terminal.js';
 import { currentTheme, onTheme } from '../lib/theme.js';
+import { tablistKeys, markSelected } from '../lib/tablist.js';
 import { badge, sessionButtons } from './common.js';
 import { panels } from './panels.js';
 
 const POLL_MS = 2000;
+export const LEAVE_TERMINAL = 'Ctrl+Shift+←'; // the key that takes the focus out of a terminal
 const termTheme = () => (currentTheme() === 'dark' ? darkTheme : lightTheme);
 
 export function sessionView(el, id, me) {
@@ -118,20 +123,40 @@ export function sessionView(el, id, me) {
     timer = setTimeout(poll, POLL_MS);
   }
 
-  function select(tab) {
+  /** Shows tab; focus false: the keyboard stays where it is (arrow keys in the tab bar). */
+  function select(tab, { focus = true } = {}) {
     if (active && active !== tab) active.onHide?.();
     active = tab;
-    for (const t of tabs) {
-      const on = t === tab;
-      t.button.classList.toggle('active', on);
-      t.button.setAttribute('aria-selected', String(on));
-      t.pane.hidden = !on;
-    }
-    tab.onShow?.();
+    markSelected(tabs.map((t) => t.button), tab.button);
+    for (const t of tabs) t.pane.hidden = t !== tab;
+    tab.onShow?.({ focus });
+    remember(tab);
+  }
+
+  // The selected tab, per session, for a reload: a terminal by its gateway id (its tab's key
+  // changes when tabs before it were closed), any other tab by its key.
+  const tabKey = `sandpipe.tab.${id}`;
+  let restoring = true; // while the view is built, selecting is not choosing
+  const tabName = (t) => (t.terminal ? t.terminal.termId && `term:${t.terminal.termId}` : t.key);
+  function remember(tab) {
+    if (!restoring && tab === active && tabName(tab)) sessionStorage.setItem(tabKey, tabName(tab));
+  }
+  function restoreTab() {
+    restoring = false;
+    const want = sessionStorage.getItem(tabKey);
+    const t = want && tabs.find((x) => tabName(x) === want);
+    if (t && t !== active) select(t);
+    else if (active) remember(active);
   }
 
   function addTab(tab) {
-    tab.button = h('button.tab', { role: 'tab', 'data-tab': tab.key, onclick: () => select(tab) }, tab.label);
+    tab.button = h('button.tab', {
+      role: 'tab', id: `tab-${tab.key}`, 'aria-controls': `pane-${tab.key}`, tabindex: -1,
+      'data-tab': tab.key, title: tab.title, onclick: () => select(tab),
+    }, tab.label);
+    tab.pane.id = `pane-${tab.key}`;
+    tab.pane.setAttribute('role', 'tabpanel');
+    tab.pane.setAttribute('aria-labelledby', tab.button.id);
     if (tab.closable) {
       tab.button.append(h('span.close', {
         title: 'Close (Alt+W)', onclick: (e) => { e.stopPropagation(); closeTab(tab); },
@@ -167,13 +192,16 @@ export function sessionView(el, id, me) {
     const state = h('div.term-state');
     const box = h('div.term');
     const pane = h('div.pane.term-pane', { 'data-terminal': n }, box, hint, state);
-    const tab = { key: 'term' + n, label: `Terminal ${n}`, pane, closable: true };
+    const tab = {
+      key: 'term' + n, label: `Terminal ${n}`, pane, closable: true,
+      title: `Terminal ${n}: ${LEAVE_TERMINAL} takes the keyboard out of it (Tab goes to the shell)`,
+    };
     addTab(tab);
     select(tab);
     const t = new TerminalTab(id, box, {
       theme: termTheme(),
       termId,
-      onTerm: () => keep(),
+      onTerm: () => { keep(); remember(tab); },
       onState: ({ state: st, hint: paused, error, typed }) => {
         if (paused !== undefined) hint.hidden = !paused;
         tab.button.dataset.state = st;
@@ -198,7 +226,9 @@ export function sessionView(el, id, me) {
       },
     });
     tab.terminal = t;
-    tab.onShow = () => { t.refit(); t.focus(); };
+    // screen readers and the curious: how to leave (xterm's own label is "Terminal input")
+    box.querySelector('textarea')?.setAttribute('aria-label', `terminal ${n}; ${LEAVE_TERMINAL} leaves it`);
+    tab.onShow = ({ focus = true } = {}) => { t.refit(); if (focus) t.focus(); };
     if (active === tab) t.focus(); // the new terminal takes the keyboard (not the + button)
     tab.dispose = () => t.dispose();
     const off = onTheme(() => t.setTheme(termTheme()));
@@ -214,6 +244,15 @@ export function sessionView(el, id, me) {
   }
 
   function onKey(e) {
+    // Out of a terminal (it takes Tab for the shell) to its tab in the bar; the editor's own
+    // way out is CodeMirror's (Escape then Tab), Ctrl+Shift+← selects a word there.
+    if (e.ctrlKey && e.shiftKey && !e.altKey && e.code === 'ArrowLeft' &&
+        document.activeElement?.closest?.('.term-pane') && active) {
+      e.preventDefault();
+      e.stopPropagation();
+      active.button.focus();
+      return;
+    }
     if (!e.altKey || e.ctrlKey || e.metaKey) return;
     // Captured before the terminal or editor sees the key (Alt+T is readline's transpose).
     const stop = () => { e.preventDefault(); e.stopPropagation(); };
@@ -248,6 +287,7 @@ export function sessionView(el, id, me) {
 
   window.__sandpipe = { terminals: new Map(), tabs, events: () => stream };
   tabBarBox = h('div.tabbar', tabBar, newTermBtn);
+  tablistKeys(tabBar, (button) => { const t = tabs.find((x) => x.button === button); if (t) select(t, { focus: false }); });
   mount(el, h('section.session', head, banner, tabBarBox, panes));
   renderHead();
   for (const make of panels) {
@@ -279,6 +319,7 @@ export function sessionView(el, id, me) {
   else if (tabs.length) select(tabs[0]);
   else panes.append(h('div.empty', h('p', 'This token can watch this session but not type in it.'),
     h('p.muted', 'Viewers cannot open terminals.')));
+  restoreTab();
   poll();
   window.addEventListener('keydown', onKey, true);
   // the browser says the network went or came: the header at once, and a poll when it is back

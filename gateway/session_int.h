@@ -138,6 +138,11 @@ struct gw_term {
      * typed but not recorded since the last event (the log was full). */
     term_typed_t typed;
     uint64_t typed_unrecorded;
+    /* The terminal reads input it does not show (a password prompt: the executor's
+     * hidden_input); what is typed meanwhile is counted, never recorded. */
+    bool hidden;
+    uint64_t typed_hidden;
+    char typed_hidden_origin[128];
 };
 
 extern chan_kind_t session_kind_action;
@@ -182,6 +187,8 @@ void session_term_end(gw_term_t *t, int exit_code);
 
 /* session_term_typed.c: what is held of a line typed goes out (the terminal ends). */
 void session_term_typed_flush(gw_term_t *t);
+/* session_term_typed.c: the executor says the terminal reads hidden input (or no longer). */
+void session_term_hidden(gw_term_t *t, bool hidden);
 
 /* session_term_keep.c: terminals across a restart or a takeover. The session's terminals in
  * its Redis record (field "terms"), written when one opens or ends; restored from it; taken

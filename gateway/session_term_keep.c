@@ -155,8 +155,11 @@ session_term_json(gw_session_t *s, uint32_t ch, json_object *msg)
 {
     for (gw_term_t *t = s->terms; t; t = t->next)
         if (t->ch == ch) {
-            if (t->reattach && !strcmp(json_get_str(msg, "event", ""), "attached"))
+            const char *ev = json_get_str(msg, "event", "");
+            if (t->reattach && !strcmp(ev, "attached"))
                 attached(t, msg);
+            else if (!strcmp(ev, "hidden_input"))
+                session_term_hidden(t, json_get_bool(msg, "on", false));
             return true;
         }
     return false;

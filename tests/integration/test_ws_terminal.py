@@ -4,6 +4,7 @@ the ring no longer holds is reported, never skipped silently; several terminals 
 and shells (at most 32 a session); a normal close, the grace running out or the session ending
 hang the terminal up."""
 import re
+import json
 import time
 import unittest
 
@@ -271,6 +272,29 @@ class TerminalReattachTest(unittest.TestCase):
                          ["echo TYPED-$((6*7))\r", "printf 'a\\n'; echo PASTED\recho two\r", "exit"])
         for e in evs:
             self.assertEqual((e["term"], e["origin"]), (tid, "alice"))
+
+    def test_a_secret_typed_at_a_hidden_prompt_is_not_in_the_log(self):
+        """A password prompt (read -s: the terminal does not show the input): what is typed
+        there is counted ({"hidden": N}), never recorded; the line before it is."""
+        sid = self.st.create_session()
+        t = Term(self.st, sid)
+        t.read(lambda y: b"$ " in y.data)  # the shell's prompt: nothing typed ahead
+        t.type("read -s -p 'Password: ' pw; echo; echo got-${#pw}\r")
+        t.read(lambda y: b"\rPassword: " in y.data)  # the prompt itself, not the echoed line
+        for k in "hunter2":
+            t.type(k)
+        t.type("\r")
+        t.read(lambda y: b"got-7\r\n" in y.data)
+        t.type("echo after\r")
+        t.read(lambda y: b"after\r\n" in y.data)
+        deadline = time.monotonic() + 10
+        while len(self.typed_events(sid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        evs = self.typed_events(sid)
+        self.assertEqual([e.get("data", e.get("hidden")) for e in evs],
+                         ["read -s -p 'Password: ' pw; echo; echo got-${#pw}\r", 8, "echo after\r"])
+        self.assertNotIn("hunter2", json.dumps(evs))
+        self.assertEqual(evs[1]["origin"], "alice")
 
     def test_the_session_ending_ends_its_terminals(self):
         c = self.st.control()

@@ -457,6 +457,17 @@ prune_listing(void)
                      gw_wall() - g_gw.cfg.retention);
 }
 
+/* An executor op under way (a download, a preview's connection) is use of the session; the
+ * port watch, open for the session's whole life, is not. */
+static bool
+session_ops_running(const gw_session_t *s)
+{
+    for (const oneshot_t *o = s->oneshots; o; o = o->next)
+        if (o != s->ports_watch)
+            return true;
+    return false;
+}
+
 void
 sessions_tick(void)
 {
@@ -467,7 +478,7 @@ sessions_tick(void)
         event_log_resync(s->log); /* a no-op unless Redis refused a write */
         session_flush_last_execute(s);
         session_terms_tick(s, now);
-        bool busy = s->act_ch || s->qhead || s->terms || s->oneshots;
+        bool busy = s->act_ch || s->qhead || s->terms || session_ops_running(s);
         bool paused = s->status == SESSION_PAUSED;
         bool idle =
             s->idle_timeout > 0 && !busy && !paused && now - s->last_activity > s->idle_timeout;

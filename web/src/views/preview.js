@@ -101,7 +101,7 @@ export function previewPanel(id, me, ctx) {
     if (!status) return ['starting', 'Reading the session…'];
     if (status === 'READY') return null;
     if (status === 'PAUSED') return ['paused', `Session ${id} is paused: its ports answer again once it is resumed.`];
-    if (status === 'STOPPED') return ['stopped', `Session ${id} has ended: nothing listens in it any more.`];
+    if (status === 'STOPPED') return ['stopped', 'Nothing listens here any more: the session has ended.'];
     if (status.startsWith('ERROR')) return ['error', `Session ${id} is in error (${status.replace(/_/g, ' ')}): its ports cannot be reached.`];
     return ['starting', `Session ${id} is ${status.replace(/_/g, ' ').toLowerCase()}: its ports are listed once it is READY.`];
   }

@@ -98,6 +98,9 @@ session_status_t session_status(const gw_session_t *s);
 event_log_t *session_log(gw_session_t *s);
 bool session_stopped(const gw_session_t *s); /* status STOPPED (deleted), not just let go */
 json_object *session_describe(const gw_session_t *s);
+/* Sets s's max_lifetime (seconds from its creation, 0: none; sessions_tick ends it past that)
+ * and its record's, which a gateway taking s over reads. */
+void session_set_max_lifetime(gw_session_t *s, int seconds);
 
 /* Queues an OpenHands action (borrowed); returns its event seq, or 0 with err. The action event
  * records who (origin: the token's subject) and the route it came by (via: "ws", "rest",

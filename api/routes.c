@@ -64,6 +64,7 @@ static const api_route_t routes[] = {
     {"GET", "/e2b/sandboxes/{}", api_e2b_get, NONE, API_E2B},
     {"DELETE", "/e2b/sandboxes/{}", api_e2b_kill, NONE, API_E2B},
     {"POST", "/e2b/sandboxes/{}/timeout", api_e2b_set_timeout, NONE, API_E2B},
+    {"POST", "/e2b/sandboxes/{}/pause", api_e2b_pause, NONE, API_E2B},
     {"POST", "/e2b/sandboxes/{}/connect", api_e2b_connect, NONE, API_E2B},
     {"POST", "/e2b/v2/sandboxes/{}/connect", api_e2b_connect, NONE, API_E2B},
 };

@@ -45,6 +45,7 @@ void api_e2b_create(api_req_t *r, char **params);
 void api_e2b_get(api_req_t *r, char **params);
 void api_e2b_kill(api_req_t *r, char **params);
 void api_e2b_set_timeout(api_req_t *r, char **params);
+void api_e2b_pause(api_req_t *r, char **params);
 void api_e2b_connect(api_req_t *r, char **params);
 void api_e2b_list(api_req_t *r, char **params);
 

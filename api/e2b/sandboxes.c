@@ -1,5 +1,6 @@
 /* sandboxes.c — E2B's sandbox lifecycle on sandpipe sessions: create (POST /sandboxes and
- * /v2/sandboxes), getInfo, kill, setTimeout and connect (v1 and v2). See e2b.h. */
+ * /v2/sandboxes), getInfo, kill, setTimeout, pause and connect (v1 and v2; it resumes). See
+ * e2b.h. */
 #include <stdio.h>
 #include <string.h>
 
@@ -230,6 +231,37 @@ api_e2b_set_timeout(api_req_t *r, char **params)
 }
 
 void
+api_e2b_pause(api_req_t *r, char **params)
+{
+    if (e2b_auth(r, true) < 0)
+        return;
+    api_err_t e;
+    json_object *s = e2b_sandbox_load(r, params[0], &e);
+    if (!s) {
+        api_fail(r, &e);
+        return;
+    }
+    bool paused = !strcmp(e2b_state(s), "paused");
+    json_object_put(s);
+    if (paused) { /* 409: the SDK's pause() answers false */
+        api_failf(r, ERR_CONFLICT, "Sandbox %.100s is already paused", params[0]);
+        return;
+    }
+    /* session.pause freezes it; a paused E2B sandbox has no end until connect resumes it */
+    json_object *res = gateway_op(r, params[0], "session.pause", NULL, NULL);
+    if (!res)
+        return;
+    json_object_put(res);
+    json_object *extra = json_object_new_object();
+    json_set_int(extra, "max_lifetime", 0);
+    res = gateway_op(r, params[0], "session.set_lifetime", extra, NULL);
+    if (!res)
+        return;
+    json_object_put(res);
+    api_reply_raw(r, 204, "application/json", "", 0);
+}
+
+void
 api_e2b_connect(api_req_t *r, char **params)
 {
     if (e2b_auth(r, true) < 0)
@@ -257,9 +289,10 @@ api_e2b_connect(api_req_t *r, char **params)
         json_object_put(res);
         status = 201;
     }
-    /* connect only ever extends the sandbox's life (E2B's "TTL is only extended") */
-    long long life = lifetime_until(s, timeout);
-    if (life > json_get_int(s, "max_lifetime", 0) && json_get_int(s, "max_lifetime", 0) > 0) {
+    /* connect only ever extends a running sandbox's life (E2B's "TTL is only extended"); a
+     * resumed one (which had no end while paused) gets now + timeout */
+    long long life = lifetime_until(s, timeout), had = json_get_int(s, "max_lifetime", 0);
+    if (status == 201 || had == 0 || life > had) {
         json_object *extra = json_object_new_object();
         json_set_int(extra, "max_lifetime", life);
         json_object *res = gateway_op(r, params[0], "session.set_lifetime", extra, NULL);

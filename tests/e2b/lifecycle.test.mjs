@@ -108,6 +108,29 @@ test('connect to a running sandbox; only ever extends its life', async () => {
   }
 });
 
+test('pause, then connect resumes it', async () => {
+  const sbx = await Sandbox.create({ timeoutMs: 60_000, metadata: { suite: run, paused: 'yes' } });
+  try {
+    assert.equal(await sbx.pause(), true);
+    assert.equal(await sbx.pause(), false, 'already paused');
+    assert.equal((await sbx.getInfo()).state, 'paused');
+    assert.equal((await session(sbx.sandboxId)).status, 'PAUSED');
+    assert.equal((await session(sbx.sandboxId)).max_lifetime, 0, 'no end while paused');
+    const paused = await Sandbox.list({ query: { metadata: { suite: run, paused: 'yes' }, state: ['paused'] } }).nextItems();
+    assert.deepEqual(paused.map((s) => s.sandboxId), [sbx.sandboxId]);
+    const asked = Date.now();
+    const again = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 120_000 });
+    assert.equal(again.sandboxId, sbx.sandboxId);
+    const info = await sbx.getInfo();
+    assert.equal(info.state, 'running');
+    assert.equal((await session(sbx.sandboxId)).status, 'READY');
+    const fromAsk = (info.endAt.getTime() - asked) / 1000;
+    assert.ok(fromAsk >= 119 && fromAsk <= 122, `endAt ${info.endAt} is ${fromAsk} s after connect`);
+  } finally {
+    await sbx.kill();
+  }
+});
+
 test('kill: then getInfo is SandboxNotFoundError, kill again false, the session stopped', async () => {
   const sbx = await Sandbox.create();
   assert.equal(await sbx.kill(), true);

@@ -78,6 +78,7 @@ static const expect_t documented[] = {
     {"GET", "/e2b/sandboxes/s-1", api_e2b_get, NONE, E2B, "s-1"},
     {"DELETE", "/e2b/sandboxes/s-1", api_e2b_kill, NONE, E2B, "s-1"},
     {"POST", "/e2b/sandboxes/s-1/timeout", api_e2b_set_timeout, NONE, E2B, "s-1"},
+    {"POST", "/e2b/sandboxes/s-1/pause", api_e2b_pause, NONE, E2B, "s-1"},
     {"POST", "/e2b/sandboxes/s-1/connect", api_e2b_connect, NONE, E2B, "s-1"},
     {"POST", "/e2b/v2/sandboxes/s-1/connect", api_e2b_connect, NONE, E2B, "s-1"},
 };

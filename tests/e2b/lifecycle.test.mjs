@@ -38,6 +38,9 @@ test('create with the default template: getInfo and the sandpipe session behind 
     assert.equal(s.owner, 'alice');
     assert.equal(s.max_lifetime, 300);
     assert.equal(s.idle_timeout, 0, 'E2B timeout is the only deadline');
+    // the filter's three layers of escaping undone: a space, '&' and '=' in a value
+    const found = await Sandbox.list({ query: { metadata: { who: 'a b&c=d', suite: run } } }).nextItems();
+    assert.deepEqual(found.map((x) => x.sandboxId), [sbx.sandboxId]);
   } finally {
     await sbx.kill();
   }

@@ -2,6 +2,7 @@
 #   make            build everything (MODE=debug|release|asan, default release)
 #   make test       unit + fuzz replay + integration tests (browser tests included)
 #   make web        the web UI into web/dist (npm ci + esbuild, only when sources changed)
+#   make e2b-sdk    the npm e2b SDK the E2B API tests drive (npm ci tests/e2b, when its lock changed)
 #   make run        install what is missing, build, start the stack on loopback
 #   make bench      benchmarks (results: docs/benchmarks.md)
 #   make soak       the fault suite, long (kills and restarts; counts must all be 0)
@@ -31,7 +32,7 @@ ALL_LDFLAGS := $(LDFLAGS_MODE) $(LDFLAGS)
 BINS :=
 TESTS_UNIT :=
 
-.PHONY: all test unit integration fuzz-replay bench run lint clean deps soak web
+.PHONY: all test unit integration fuzz-replay bench run lint clean deps soak web e2b-sdk
 all:
 
 include common/module.mk
@@ -46,6 +47,7 @@ include images/module.mk
 include tests/module.mk
 include bench/module.mk
 include web/module.mk
+include tests/e2b/module.mk
 
 all: $(BINS)
 
@@ -59,7 +61,7 @@ deps:
 run:
 	@scripts/run.sh
 
-test: all web
+test: all web e2b-sdk
 	@scripts/run-tests.sh $(MODE)
 
 # the fault suite, long: gateway kills, Redis restarts, executor kills (tests/soak/soak.py)

@@ -63,6 +63,11 @@ body(api_flavour_t f, int code, const char *text)
     size_t n = strnlen(text, sizeof msg - 1);
     memcpy(msg, text, n);
     msg[n] = '\0';
+    if (f == API_E2B) { /* the SDK reads "code" (the status) for its not-found cases */
+        json_set_int(o, "code", api_err_status(f, code));
+        json_set_str(o, "message", msg);
+        return o;
+    }
     if (f == API_OH_RUNTIME_API)
         json_set_str(o, "detail", msg);
     json_object *err = json_object_new_object();

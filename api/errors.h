@@ -2,9 +2,10 @@
  * a message); one table (common/err_http.c) gives each code its HTTP status, and the reply's body
  * has the shape of the API the request is answered as (r->flavour): REST {"error": {"code": name,
  * "message": message}} OpenHands action server      {"detail": message} (FastAPI's) OpenHands
- * Remote Runtime API {"detail": message, "error": {"code": name, "message": message}} name is
- * err_name(code). Functions that fail without replying return -code and fill an api_err_t (crun's
- * style); the handler, or a helper documented as replying, sends it once. */
+ * Remote Runtime API {"detail": message, "error": {"code": name, "message": message}} E2B's
+ * control API {"code": HTTP status, "message": message}; name is err_name(code). Functions that
+ * fail without replying return -code and fill an api_err_t (crun's style); the handler, or a helper
+ * documented as replying, sends it once. */
 #ifndef SP_API_ERRORS_H
 #define SP_API_ERRORS_H
 

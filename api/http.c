@@ -260,29 +260,47 @@ api_status_text(int status)
 }
 
 void
-api_reply_raw(api_req_t *r, int status, const char *content_type, const char *body, size_t len)
+api_reply_raw_with(api_req_t *r, int status, const char *content_type, const char *headers,
+                   const char *body, size_t len)
 {
     if (r->status)
         return;
     r->status = status;
     /* libfcgi's own printf knows no %zu: format the head here. */
-    char head[256];
+    char head[512];
     int n = snprintf(head, sizeof head,
                      "Status: %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-                     "Cache-Control: no-store\r\n\r\n",
-                     status, api_status_text(status), content_type, len);
+                     "Cache-Control: no-store\r\n%s\r\n",
+                     status, api_status_text(status), content_type, len, headers ? headers : "");
+    if (n < 0 || (size_t)n >= sizeof head) { /* headers too long: the caller's fault */
+        n = snprintf(head, sizeof head, "Status: 500 %s\r\nContent-Length: 0\r\n\r\n",
+                     api_status_text(500));
+        len = 0;
+    }
     FCGX_PutStr(head, n, r->fcgi->out);
     if (len)
         FCGX_PutStr(body, (int)len, r->fcgi->out);
 }
 
 void
-api_reply_json(api_req_t *r, int status, json_object *body)
+api_reply_raw(api_req_t *r, int status, const char *content_type, const char *body, size_t len)
+{
+    api_reply_raw_with(r, status, content_type, NULL, body, len);
+}
+
+void
+api_reply_json_with(api_req_t *r, int status, const char *headers, json_object *body)
 {
     size_t len = 0;
     char *fixed; /* a text from Redis or a gateway that was not UTF-8 */
     const char *t = json_valid_text(json_text(body, &len), &len, &fixed);
-    api_reply_raw(r, status, "application/json", t, len);
+    api_reply_raw_with(r, status, "application/json", headers, t, len);
     free(fixed);
     json_object_put(body);
+}
+
+void
+api_reply_json(api_req_t *r, int status, json_object *body)
+{
+    api_reply_json_with(r, status, NULL, body);
 }

@@ -27,6 +27,7 @@ typedef enum {
     API_OH_ACTION_SERVER, /* /runtime/{id}/ (what nginx could not route to a gateway): FastAPI's
                              {"detail": message} */
     API_OH_RUNTIME_API, /* /openhands/ (runtime_api.c): {"detail", "error": {"code", "message"}} */
+    API_E2B,            /* /e2b/ (api/e2b/): E2B's {"code": HTTP status, "message"} */
 } api_flavour_t;
 
 typedef struct {
@@ -83,6 +84,10 @@ json_object *api_body_object(api_req_t *r);
 void api_reply_raw(api_req_t *r, int status, const char *content_type, const char *body,
                    size_t len);
 void api_reply_json(api_req_t *r, int status, json_object *body); /* takes ownership */
+/* The same with more header lines (each "Name: value\r\n"; NULL: none). */
+void api_reply_raw_with(api_req_t *r, int status, const char *content_type, const char *headers,
+                        const char *body, size_t len);
+void api_reply_json_with(api_req_t *r, int status, const char *headers, json_object *body);
 
 const char *api_status_text(int status);
 

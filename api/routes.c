@@ -9,6 +9,7 @@
 
 #include "api.h"
 #include "auth.h"
+#include "e2b/e2b.h"
 #include "redis.h"
 
 #define NONE   API_ROUTE_AUTH_NONE
@@ -55,6 +56,18 @@ static const api_route_t routes[] = {
     {"GET", "/openhands/image_exists", api_oh_image_exists, NONE, API_OH_RUNTIME_API},
     {"POST", "/openhands/build", api_oh_build, NONE | STREAM, API_OH_RUNTIME_API}, /* form read */
     {"GET", "/openhands/build_status", api_oh_build_status, NONE, API_OH_RUNTIME_API},
+    /* E2B's control API (api/e2b/): own auth (X-API-Key), E2B's error bodies; the v1 paths are
+     * older SDKs' and the Python SDK's (docs/e2b-wire.md 2.6). */
+    {"POST", "/e2b/sandboxes", api_e2b_create, NONE, API_E2B},
+    {"POST", "/e2b/v2/sandboxes", api_e2b_create, NONE, API_E2B},
+    {"GET", "/e2b/sandboxes", api_e2b_list, NONE, API_E2B},
+    {"GET", "/e2b/v2/sandboxes", api_e2b_list, NONE, API_E2B},
+    {"GET", "/e2b/sandboxes/{}", api_e2b_get, NONE, API_E2B},
+    {"DELETE", "/e2b/sandboxes/{}", api_e2b_kill, NONE, API_E2B},
+    {"POST", "/e2b/sandboxes/{}/timeout", api_e2b_set_timeout, NONE, API_E2B},
+    {"POST", "/e2b/sandboxes/{}/pause", api_e2b_pause, NONE, API_E2B},
+    {"POST", "/e2b/sandboxes/{}/connect", api_e2b_connect, NONE, API_E2B},
+    {"POST", "/e2b/v2/sandboxes/{}/connect", api_e2b_connect, NONE, API_E2B},
 };
 
 /* Matches path against pattern; captures go to m (decoded). Returns 1 on a match, 0 on none,

@@ -38,6 +38,8 @@ api_session_from_hash(const redisReply *h)
         provider = json_get_str(sbj, "provider", "");
     }
     json_set_str(o, "provider", provider);
+    if (json_get_str(sbj, "image", "")[0]) /* the runtime image its sandbox runs */
+        json_set_str(o, "image", json_get_str(sbj, "image", ""));
     if (json_get_str(sbj, "warning", "")[0]) /* degraded isolation, as the gateway reports it */
         json_set_str(o, "warning", json_get_str(sbj, "warning", ""));
     json_object_put(sbj);

@@ -2,6 +2,7 @@
  * handlers. See ops.h. */
 #include "ops.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +250,22 @@ op_session_resume(const ops_call_t *c)
     ops_reply_free(to);
 }
 
+/* Sets the session's max_lifetime (seconds from its creation; 0: none) and keeps it in its
+ * record, so a gateway taking the session over enforces the same end: the E2B API's timeout,
+ * which setTimeout moves. */
+static void
+op_session_set_lifetime(const ops_call_t *c)
+{
+    json_object *v = json_get(c->args, "max_lifetime");
+    if (!v || !json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
+        json_object_get_int64(v) > INT32_MAX) {
+        ops_fail(c->reply, "bad_request", "max_lifetime must be an integer of seconds, 0 or more");
+        return;
+    }
+    session_set_max_lifetime(c->s, (int)json_object_get_int64(v));
+    ops_ok(c->reply, session_describe(c->s));
+}
+
 /* ---- the gateway ---- */
 
 static void
@@ -412,6 +429,8 @@ static const ops_t ops[] = {
      op_session_pause},
     {"session.resume", W, S, OPS_WS_API, "viewers cannot pause or resume sessions",
      op_session_resume},
+    {"session.set_lifetime", W, S, OPS_WS_API, "viewers cannot change a session's lifetime",
+     op_session_set_lifetime},
     {"pool", R, G, OPS_WS, NULL, op_pool},
     {"health", R, G, OPS_WS, NULL, op_gateway_health},
     /* the REST API's work on a session's sandbox */

@@ -191,6 +191,15 @@ session_describe(const gw_session_t *s)
     return o;
 }
 
+void
+session_set_max_lifetime(gw_session_t *s, int seconds)
+{
+    char life[32];
+    s->max_lifetime = seconds;
+    snprintf(life, sizeof life, "%d", seconds);
+    session_save_field(s, "max_lifetime", life);
+}
+
 gw_session_t *
 session_alloc(const char *id, const char *owner, const char *profile, uint64_t next_seq)
 {

@@ -101,6 +101,9 @@ json_object *session_describe(const gw_session_t *s);
 /* A plugin's state as its executor last told it ("running", "unavailable", ...; "" not yet
  * known). session_plugins.c. */
 const char *session_plugin_state(const gw_session_t *s, const char *plugin);
+/* Sets s's max_lifetime (seconds from its creation, 0: none; sessions_tick ends it past that)
+ * and its record's, which a gateway taking s over reads. */
+void session_set_max_lifetime(gw_session_t *s, int seconds);
 
 /* Queues an OpenHands action (borrowed); returns its event seq, or 0 with err. The action event
  * records who (origin: the token's subject) and the route it came by (via: "ws", "rest",

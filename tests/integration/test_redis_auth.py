@@ -168,6 +168,7 @@ class Permissions(Base):
         # the gateway reads the OpenHands runtime records (routing) but never writes them
         self.assertTrue(denied(refusal(gw, "HSET", "sp:oh:session:{x}", "runtime_id", "rt-1")))
         self.assertIsNone(gw("HGET", "sp:oh:session:{x}", "runtime_id"))
+        self.assertTrue(denied(refusal(gw, "HSET", "sp:e2b:{x}", "template", "base")))
         self.assertTrue(denied(refusal(gw, "PUBLISH", "other", "x")))
         self.assertEqual(self.s.redis("HGET", f"sp:session:{{{sid}}}", "gateway"), "gw-test")
 
@@ -205,7 +206,12 @@ class Permissions(Base):
                ("ZREVRANGE", "sp:sessions", "0", "1"), ("SMEMBERS", "sp:gateways"),
                ("SCARD", "sp:gateway:g:sessions"), ("EXISTS", "sp:gateway:g"), ("GET", "sp:gateway:g"),
                ("HGET", "sp:gateway:g:info", "addr"), ("GET", "sp:create:k"), ("SCAN", "0"),
-               ("LLEN", "sp:pool:{default}:g"), ("XRANGE", "sp:metrics:history", "0", "+"))
+               ("LLEN", "sp:pool:{default}:g"), ("XRANGE", "sp:metrics:history", "0", "+"),
+               # the E2B API's records (api/e2b/)
+               ("HSET", "sp:e2b:{s-1}", "template", "base"), ("HGETALL", "sp:e2b:{s-1}"),
+               ("DEL", "sp:e2b:{s-1}"), ("ZADD", "sp:e2b:sandboxes", "1", "s-1"),
+               ("ZREM", "sp:e2b:sandboxes", "s-1"), ("ZRANGE", "sp:e2b:sandboxes", "0", "1"),
+               ("ZREVRANGE", "sp:e2b:sandboxes", "0", "1"))
         admin = self.s.redis_conn(10)
         self.addCleanup(admin.close)
         for user, cmds in (("gateway", gateway), ("api", api)):

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gateway/ops.h"
@@ -20,9 +21,10 @@
 
 static const char *const ws_ops[] = {"session.create", "session.get",   "session.list",
                                      "session.delete", "session.pause", "session.resume",
-                                     "pool",           "health"};
-static const char *const api_ops[] = {"session.create", "session.delete", "action",        "signal",
-                                      "session.get",    "session.pause",  "session.resume"};
+                                     "pool",           "health",        "session.set_lifetime"};
+static const char *const api_ops[] = {"session.create", "session.delete",      "action",
+                                      "signal",         "session.get",         "session.pause",
+                                      "session.resume", "session.set_lifetime"};
 static const char *const read_only[] = {"session.get", "session.list", "pool",     "health",
                                         "file.read",   "file.list",    "file.stat"};
 
@@ -385,6 +387,41 @@ test_delete_answers_the_session_as_stopped(void **state)
     assert_null(session_find("s-alice"));
 }
 
+/* session.set_lifetime (the E2B API's timeout): the new max_lifetime in the session and its
+ * description; anything but whole seconds >= 0 refused; viewers refused. */
+static void
+test_set_lifetime_moves_the_sessions_end(void **state)
+{
+    (void)state;
+    const struct {
+        const char *json;
+        bool ok;
+    } cases[] = {{"120", true},  {"0", true},       {"-1", false},
+                 {"1.5", false}, {"\"60\"", false}, {"4294967296", false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_object_put(got.result);
+        memset(&got, 0, sizeof got);
+        json_object *args = json_object_new_object();
+        json_set_str(args, "session", "s-alice");
+        json_set(args, "max_lifetime", json_tokener_parse(cases[i].json));
+        ops_reply_t to = {.via = &api_like};
+        ops_call_t c = {.op = "session.set_lifetime", .args = args, .who = alice, .reply = &to};
+        ops_dispatch(&c);
+        json_object_put(args);
+        assert_int_equal(got.answers, 1);
+        if (!cases[i].ok) {
+            expect_fail("bad_request", "max_lifetime must be an integer of seconds, 0 or more");
+            continue;
+        }
+        assert_true(got.ok);
+        int64_t want = atoll(cases[i].json);
+        assert_int_equal(json_get_int(got.result, "max_lifetime", -1), want);
+        assert_int_equal(session_find("s-alice")->max_lifetime, want);
+    }
+    call(&ws_like, &viewer, "session.set_lifetime", "s-alice");
+    expect_fail("forbidden", "viewers cannot change a session's lifetime");
+}
+
 int
 main(void)
 {
@@ -406,6 +443,7 @@ main(void)
         WITH_SESSIONS(test_session_list_shows_what_the_caller_may_see),
         WITH_SESSIONS(test_unknown_ops_reach_the_transports_handler_after_its_checks),
         WITH_SESSIONS(test_delete_answers_the_session_as_stopped),
+        WITH_SESSIONS(test_set_lifetime_moves_the_sessions_end),
     };
     int failed = cmocka_run_group_tests_name("table", table, NULL, NULL);
     return failed + cmocka_run_group_tests_name("dispatch", dispatch, NULL, NULL);

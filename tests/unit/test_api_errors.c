@@ -1,5 +1,5 @@
 /* test_api_errors.c — api/errors.c, the API's one error table: each error code's HTTP status in
- * the three APIs (REST, the OpenHands action server, the Remote Runtime API), the body each
+ * the four APIs (REST, the OpenHands action server, the Remote Runtime API, E2B), the body each
  * gives it, the REST message's 511-byte cut, and a gateway's error names mapped back to codes
  * (every name a gateway or executor can send keeps its name and its status). */
 #include <setjmp.h>
@@ -22,6 +22,7 @@ api_cfg_t g_api; /* main.c's, which the test does not link */
 #define REST   API_REST
 #define ACTION API_OH_ACTION_SERVER
 #define RTAPI  API_OH_RUNTIME_API
+#define E2B    API_E2B
 
 /* Every code the API replies with: its name and its status in REST and the Remote Runtime API,
  * and in the action server. */
@@ -75,6 +76,7 @@ test_each_code_has_its_status_in_each_api(void **state)
         assert_int_equal(api_err_status(REST, codes[i].code), codes[i].rest);
         assert_int_equal(api_err_status(RTAPI, codes[i].code), codes[i].rest);
         assert_int_equal(api_err_status(ACTION, codes[i].code), codes[i].action);
+        assert_int_equal(api_err_status(E2B, codes[i].code), codes[i].rest);
         /* negative (a return value) or positive alike */
         assert_int_equal(api_err_status(REST, -codes[i].code), codes[i].rest);
     }
@@ -102,6 +104,10 @@ test_each_api_has_its_body(void **state)
     expect_body(RTAPI, ERR_NOT_FOUND, "no runtime rt-1",
                 "{\"detail\":\"no runtime rt-1\",\"error\":{\"code\":\"not_found\","
                 "\"message\":\"no runtime rt-1\"}}");
+    /* E2B's: the status as "code", which its SDK reads for NotFoundError */
+    expect_body(E2B, ERR_NOT_FOUND, "Sandbox s-1 not found",
+                "{\"code\":404,\"message\":\"Sandbox s-1 not found\"}");
+    expect_body(E2B, ERR_AUTH, "invalid API key", "{\"code\":401,\"message\":\"invalid API key\"}");
     expect_body(REST, ERR_AUTH_ROLE, "viewers cannot create sessions",
                 "{\"error\":{\"code\":\"unauthorized\","
                 "\"message\":\"viewers cannot create sessions\"}}");

@@ -1,5 +1,5 @@
 /* test_api_routes.c — api/routes.c's route table: every documented route (docs/api.md: the REST
- * API, /runtime/{id}/, /openhands/) resolves to its handler with its captures, auth, body
+ * API, /runtime/{id}/, /openhands/, /e2b/) resolves to its handler with its captures, auth, body
  * handling and error flavour; 404 and 405; the trailing slash; percent-decoded captures and
  * the segments refused (bad escapes, a '/' or a NUL once decoded, too long); a runtime's own
  * URL (/rt-…/) turned into /runtime/rt-…/. */
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/e2b/e2b.h"
 #include "api/routes.h"
 #include "xalloc.h"
 
@@ -26,6 +27,7 @@ api_cfg_t g_api; /* main.c's, which the test does not link */
 #define REST   API_REST
 #define ACTION API_OH_ACTION_SERVER
 #define RTAPI  API_OH_RUNTIME_API
+#define E2B    API_E2B
 
 typedef struct {
     const char *method, *path;
@@ -69,6 +71,16 @@ static const expect_t documented[] = {
     {"GET", "/openhands/image_exists", api_oh_image_exists, NONE, RTAPI, NULL},
     {"POST", "/openhands/build", api_oh_build, NONE | STREAM, RTAPI, NULL},
     {"GET", "/openhands/build_status", api_oh_build_status, NONE, RTAPI, NULL},
+    {"POST", "/e2b/sandboxes", api_e2b_create, NONE, E2B, NULL},
+    {"POST", "/e2b/v2/sandboxes", api_e2b_create, NONE, E2B, NULL},
+    {"GET", "/e2b/sandboxes", api_e2b_list, NONE, E2B, NULL},
+    {"GET", "/e2b/v2/sandboxes", api_e2b_list, NONE, E2B, NULL},
+    {"GET", "/e2b/sandboxes/s-1", api_e2b_get, NONE, E2B, "s-1"},
+    {"DELETE", "/e2b/sandboxes/s-1", api_e2b_kill, NONE, E2B, "s-1"},
+    {"POST", "/e2b/sandboxes/s-1/timeout", api_e2b_set_timeout, NONE, E2B, "s-1"},
+    {"POST", "/e2b/sandboxes/s-1/pause", api_e2b_pause, NONE, E2B, "s-1"},
+    {"POST", "/e2b/sandboxes/s-1/connect", api_e2b_connect, NONE, E2B, "s-1"},
+    {"POST", "/e2b/v2/sandboxes/s-1/connect", api_e2b_connect, NONE, E2B, "s-1"},
 };
 
 static void
@@ -92,7 +104,7 @@ test_every_documented_route_resolves_to_its_handler(void **state)
 }
 
 /* The API's flavour follows its prefix: /runtime/ is the action server, /openhands/ the Remote
- * Runtime API, everything else REST. */
+ * Runtime API, /e2b/ E2B's, everything else REST. */
 static void
 test_flavour_follows_the_prefix(void **state)
 {
@@ -101,6 +113,7 @@ test_flavour_follows_the_prefix(void **state)
         const char *p = documented[i].path;
         api_flavour_t want = !strncmp(p, "/runtime/", 9)      ? ACTION
                              : !strncmp(p, "/openhands/", 11) ? RTAPI
+                             : !strncmp(p, "/e2b/", 5)        ? E2B
                                                               : REST;
         assert_int_equal(documented[i].flavour, want);
     }

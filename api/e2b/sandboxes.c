@@ -1,0 +1,307 @@
+/* sandboxes.c — E2B's sandbox lifecycle on sandpipe sessions: create (POST /sandboxes and
+ * /v2/sandboxes), getInfo, kill, setTimeout, pause and connect (v1 and v2; it resumes). See
+ * e2b.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "auth.h"
+#include "clock.h"
+#include "e2b.h"
+#include "json_util.h"
+#include "redis.h"
+
+/* r's body as an object ({} when empty); NULL after a 400 reply. */
+static json_object *
+body_object(api_req_t *r)
+{
+    return r->body_len ? api_body_object(r) : json_object_new_object();
+}
+
+/* Field f of body as an object of strings (NULL: absent); -1 after a 400 reply. */
+static int
+string_map(api_req_t *r, json_object *body, const char *f, json_object **out)
+{
+    json_object *m = json_get(body, f);
+    *out = NULL;
+    if (!m || json_object_is_type(m, json_type_null))
+        return 0;
+    if (!json_object_is_type(m, json_type_object)) {
+        api_failf(r, ERR_BAD_REQ, "%s must be an object of strings", f);
+        return -1;
+    }
+    json_object_object_foreach(m, k, v)
+    {
+        (void)k;
+        if (!json_object_is_type(v, json_type_string)) {
+            api_failf(r, ERR_BAD_REQ, "%s must be an object of strings", f);
+            return -1;
+        }
+    }
+    *out = m;
+    return 0;
+}
+
+/* Field "timeout" of body in seconds, def when absent; -1 after a 400 reply. */
+static long long
+timeout_field(api_req_t *r, json_object *body, long long def)
+{
+    json_object *t = json_get(body, "timeout");
+    if (!t)
+        return def;
+    if (!json_object_is_type(t, json_type_int) || json_object_get_int64(t) < 0 ||
+        json_object_get_int64(t) > E2B_TIMEOUT_MAX) {
+        api_failf(r, ERR_BAD_REQ, "timeout must be whole seconds from 0 to %d", E2B_TIMEOUT_MAX);
+        return -1;
+    }
+    return json_object_get_int64(t);
+}
+
+/* E2B's Sandbox (what create and connect answer) of a loaded sandbox (new ref). */
+static json_object *
+sandbox_answer(json_object *s)
+{
+    json_object *d = e2b_detail(s), *o = json_object_new_object();
+    static const char *const keep[] = {"sandboxID", "templateID", "alias", "clientID",
+                                       "envdVersion"};
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+        json_set(o, keep[i], json_object_get(json_get(d, keep[i])));
+    json_set(o, "domain", NULL);
+    json_object_put(d);
+    return o;
+}
+
+void
+api_e2b_create(api_req_t *r, char **params)
+{
+    (void)params;
+    if (e2b_auth(r, true) < 0)
+        return;
+    json_object *body = body_object(r), *metadata, *env_vars;
+    if (!body)
+        return;
+    json_object *tmpl_j = json_get(body, "templateID");
+    const char *tmpl = tmpl_j && json_object_is_type(tmpl_j, json_type_string)
+                           ? json_object_get_string(tmpl_j)
+                           : E2B_DEFAULT_TEMPLATE;
+    long long timeout = timeout_field(r, body, E2B_TIMEOUT_DEFAULT);
+    if ((tmpl_j && !json_object_is_type(tmpl_j, json_type_string) &&
+         (api_failf(r, ERR_BAD_REQ, "templateID must be a string"), 1)) ||
+        timeout < 0 || string_map(r, body, "metadata", &metadata) < 0 ||
+        string_map(r, body, "envVars", &env_vars) < 0) {
+        json_object_put(body);
+        return;
+    }
+    if (!api_redis_get(r, true)) {
+        json_object_put(body);
+        return;
+    }
+    /* The session: "base" is the default image, another template a runtime image of that name
+     * (the gateway refuses one it does not have); E2B's timeout is its only deadline. */
+    json_object *p = json_object_new_object();
+    if (strcmp(tmpl, E2B_DEFAULT_TEMPLATE) != 0)
+        json_set_str(p, "image", tmpl);
+    if (env_vars)
+        json_set(p, "env", json_object_get(env_vars));
+    json_set_int(p, "max_lifetime", timeout > 0 ? timeout : 1);
+    json_set_int(p, "idle_timeout", 0);
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", "session.create");
+    json_set(req, "params", p);
+    api_err_t e;
+    api_gw_call_t c = {.req = req, .timeout_s = g_api.gw_timeout};
+    json_object *res = api_gateway_create(r, &c, &e);
+    json_object_put(req);
+    if (!res) {
+        json_object_put(body);
+        api_fail(r, &e);
+        return;
+    }
+    const char *sid = json_get_str(res, "id", "");
+    json_object *empty = json_object_new_object();
+    if (e2b_sandbox_save(r, sid, json_get_double(res, "created", clock_wall()), tmpl,
+                         metadata ? metadata : empty, env_vars ? env_vars : empty, &e) < 0) {
+        api_fail(r, &e);
+    } else {
+        api_metric_incr(r, "sessions_created", 1);
+        json_set_str(res, "e2b_template", tmpl);
+        api_reply_json(r, 201, sandbox_answer(res));
+    }
+    json_object_put(empty);
+    json_object_put(res);
+    json_object_put(body);
+}
+
+void
+api_e2b_get(api_req_t *r, char **params)
+{
+    if (e2b_auth(r, false) < 0)
+        return;
+    api_err_t e;
+    json_object *s = e2b_sandbox_load(r, params[0], &e);
+    if (!s) {
+        api_fail(r, &e);
+        return;
+    }
+    api_reply_json(r, 200, e2b_detail(s));
+    json_object_put(s);
+}
+
+/* Loads sid for a change by r and asks its gateway op (with the fields of extra, taken; NULL:
+ * none): the gateway's result (new ref), or NULL after the error reply. *s (may be NULL) gets
+ * the sandbox as loaded. */
+static json_object *
+gateway_op(api_req_t *r, const char *sid, const char *op, json_object *extra, json_object **s)
+{
+    api_err_t e;
+    char gw[128];
+    json_object *sb = e2b_sandbox_load(r, sid, &e);
+    if (!sb || api_session_gateway_for_write(r, sid, gw, sizeof gw, &e) < 0) {
+        json_object_put(sb);
+        json_object_put(extra);
+        api_fail(r, &e);
+        return NULL;
+    }
+    json_object *req = extra ? extra : json_object_new_object();
+    json_set_str(req, "op", op);
+    json_set_str(req, "session", sid);
+    json_object *res = api_gw_ask(r, gw, req, g_api.gw_timeout, &e);
+    json_object_put(req);
+    if (!res)
+        api_fail(r, &e);
+    if (s && res)
+        *s = sb;
+    else
+        json_object_put(sb);
+    return res;
+}
+
+void
+api_e2b_kill(api_req_t *r, char **params)
+{
+    if (e2b_auth(r, true) < 0)
+        return;
+    json_object *res = gateway_op(r, params[0], "session.delete", NULL, NULL);
+    if (!res)
+        return;
+    json_object_put(res);
+    e2b_sandbox_forget(r, params[0]);
+    api_reply_raw(r, 204, "application/json", "", 0);
+}
+
+/* max_lifetime (seconds from the sandbox's creation) for an end timeout seconds from now. */
+static long long
+lifetime_until(json_object *s, long long timeout)
+{
+    double since = clock_wall() - json_get_double(s, "created", clock_wall());
+    double end = since + (double)timeout;
+    long long life = (long long)end;
+    if ((double)life < end) /* rounded up: the end is never before what was asked */
+        life++;
+    return life > 0 ? life : 1; /* 0 would mean no end */
+}
+
+void
+api_e2b_set_timeout(api_req_t *r, char **params)
+{
+    if (e2b_auth(r, true) < 0)
+        return;
+    json_object *body = body_object(r);
+    if (!body)
+        return;
+    long long timeout = json_get(body, "timeout") ? timeout_field(r, body, 0) : -2;
+    json_object_put(body);
+    if (timeout == -2)
+        api_failf(r, ERR_BAD_REQ, "timeout is required");
+    if (timeout < 0)
+        return;
+    api_err_t e;
+    json_object *s = e2b_sandbox_load(r, params[0], &e);
+    if (!s) {
+        api_fail(r, &e);
+        return;
+    }
+    json_object *extra = json_object_new_object();
+    json_set_int(extra, "max_lifetime", lifetime_until(s, timeout));
+    json_object_put(s);
+    json_object *res = gateway_op(r, params[0], "session.set_lifetime", extra, NULL);
+    if (!res)
+        return;
+    json_object_put(res);
+    api_reply_raw(r, 204, "application/json", "", 0);
+}
+
+void
+api_e2b_pause(api_req_t *r, char **params)
+{
+    if (e2b_auth(r, true) < 0)
+        return;
+    api_err_t e;
+    json_object *s = e2b_sandbox_load(r, params[0], &e);
+    if (!s) {
+        api_fail(r, &e);
+        return;
+    }
+    bool paused = !strcmp(e2b_state(s), "paused");
+    json_object_put(s);
+    if (paused) { /* 409: the SDK's pause() answers false */
+        api_failf(r, ERR_CONFLICT, "Sandbox %.100s is already paused", params[0]);
+        return;
+    }
+    /* session.pause freezes it; a paused E2B sandbox has no end until connect resumes it */
+    json_object *res = gateway_op(r, params[0], "session.pause", NULL, NULL);
+    if (!res)
+        return;
+    json_object_put(res);
+    json_object *extra = json_object_new_object();
+    json_set_int(extra, "max_lifetime", 0);
+    res = gateway_op(r, params[0], "session.set_lifetime", extra, NULL);
+    if (!res)
+        return;
+    json_object_put(res);
+    api_reply_raw(r, 204, "application/json", "", 0);
+}
+
+void
+api_e2b_connect(api_req_t *r, char **params)
+{
+    if (e2b_auth(r, true) < 0)
+        return;
+    json_object *body = body_object(r);
+    if (!body)
+        return;
+    long long timeout = timeout_field(r, body, E2B_TIMEOUT_DEFAULT);
+    json_object_put(body);
+    if (timeout < 0)
+        return;
+    api_err_t e;
+    json_object *s = e2b_sandbox_load(r, params[0], &e);
+    if (!s) {
+        api_fail(r, &e);
+        return;
+    }
+    int status = 200;
+    if (!strcmp(e2b_state(s), "paused")) { /* connect resumes a paused sandbox */
+        json_object *res = gateway_op(r, params[0], "session.resume", NULL, NULL);
+        if (!res) {
+            json_object_put(s);
+            return;
+        }
+        json_object_put(res);
+        status = 201;
+    }
+    /* connect only ever extends a running sandbox's life (E2B's "TTL is only extended"); a
+     * resumed one (which had no end while paused) gets now + timeout */
+    long long life = lifetime_until(s, timeout), had = json_get_int(s, "max_lifetime", 0);
+    if (status == 201 || had == 0 || life > had) {
+        json_object *extra = json_object_new_object();
+        json_set_int(extra, "max_lifetime", life);
+        json_object *res = gateway_op(r, params[0], "session.set_lifetime", extra, NULL);
+        if (!res) {
+            json_object_put(s);
+            return;
+        }
+        json_object_put(res);
+    }
+    api_reply_json(r, status, sandbox_answer(s));
+    json_object_put(s);
+}

@@ -1,0 +1,51 @@
+"""E2B's control API (api/e2b/) driven by the real npm e2b SDK (tests/e2b/, pinned by its
+package-lock.json; `make e2b-sdk` installs it) against a real stack: redis, a gateway with bwrap
+sandboxes, sandpipe-api and nginx, E2B_API_URL=<origin>/e2b and a sandpipe user token as
+E2B_API_KEY. Each test runs one file of tests/e2b/ with node's test runner."""
+import os
+import shutil
+import subprocess
+import unittest
+
+from apistack import ApiStack
+from spexec import ROOT
+
+STACK = None
+E2B = os.path.join(ROOT, "tests", "e2b")
+
+
+def setUpModule():
+    global STACK
+    if not shutil.which("node"):
+        raise AssertionError("node is needed (scripts/install-deps.sh installs it)")
+    if not os.path.exists(os.path.join(E2B, "node_modules", "e2b")):
+        raise AssertionError("the e2b SDK is not installed (tests/e2b/node_modules): run make e2b-sdk")
+    STACK = ApiStack(pool=2)
+
+
+def tearDownModule():
+    if STACK:
+        STACK.stop()
+
+
+class E2BSdk(unittest.TestCase):
+    def run_sdk_test(self, name, timeout=300):
+        origin = f"http://127.0.0.1:{STACK.http_port}"
+        env = dict(os.environ, SP_URL=origin, E2B_API_URL=f"{origin}/e2b", E2B_SANDBOX_URL=origin,
+                   E2B_API_KEY=STACK.token(sub="alice", role="user"),
+                   SP_USER_TOKEN=STACK.token(sub="alice", role="user"),
+                   SP_ADMIN_TOKEN=STACK.token(sub="root", role="admin"))
+        env.pop("E2B_DEBUG", None)
+        env.pop("E2B_DOMAIN", None)
+        r = subprocess.run(["node", "--test", "--test-reporter=spec", f"{name}.test.mjs"],
+                           cwd=E2B, env=env, capture_output=True, text=True, timeout=timeout)
+        out = r.stdout + r.stderr
+        print(out)
+        self.assertEqual(r.returncode, 0, f"tests/e2b/{name}.test.mjs failed:\n{out[-6000:]}")
+
+    def test_lifecycle(self):
+        self.run_sdk_test("lifecycle")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -10,6 +10,7 @@
 #include "errors.h"
 #include "hex.h"
 #include "json_util.h"
+#include "pct_decode.h"
 #include "xalloc.h"
 
 const char *
@@ -127,31 +128,6 @@ api_req_free(api_req_t *r)
 }
 
 int
-api_pct_decode(const char *s, size_t n, char *out, size_t cap)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        int c = (unsigned char)s[i];
-        if (c == '%') {
-            if (i + 2 >= n)
-                return -1;
-            int h = hex_digit(s[i + 1]), l = hex_digit(s[i + 2]);
-            if (h < 0 || l < 0)
-                return -1;
-            c = h * 16 + l;
-            i += 2;
-        } else if (c == '+') {
-            c = ' ';
-        }
-        if (c == 0 || o + 1 >= cap)
-            return -1;
-        out[o++] = (char)c;
-    }
-    out[o] = '\0';
-    return (int)o;
-}
-
-int
 api_query(const api_req_t *r, const char *name, char *out, size_t cap)
 {
     size_t nlen = strlen(name);
@@ -160,7 +136,7 @@ api_query(const api_req_t *r, const char *name, char *out, size_t cap)
         const char *amp = strchr(p, '&');
         size_t len = amp ? (size_t)(amp - p) : strlen(p);
         if (len > nlen && !strncmp(p, name, nlen) && p[nlen] == '=') {
-            int k = api_pct_decode(p + nlen + 1, len - nlen - 1, out, cap);
+            int k = pct_decode(p + nlen + 1, len - nlen - 1, out, cap);
             return k < 0 ? -2 : k;
         }
         if (len == nlen && !strncmp(p, name, nlen)) {

@@ -72,10 +72,6 @@ long long api_query_int(api_req_t *r, const char *name, long long def, long long
 /* Query boolean ("true"/"1"/"false"/"0"); def when absent. */
 bool api_query_bool(const api_req_t *r, const char *name, bool def);
 
-/* Percent-decodes s[0..n) into out[0..cap). Returns the length or -1 (bad escape, a NUL, too
- * long). */
-int api_pct_decode(const char *s, size_t n, char *out, size_t cap);
-
 /* The body parsed as a JSON object; on failure replies bad_request/too_large and returns NULL.
  * New reference. */
 json_object *api_body_object(api_req_t *r);

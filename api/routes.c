@@ -10,6 +10,7 @@
 #include "api.h"
 #include "auth.h"
 #include "e2b/e2b.h"
+#include "pct_decode.h"
 #include "redis.h"
 
 #define NONE   API_ROUTE_AUTH_NONE
@@ -90,7 +91,7 @@ match(const char *pattern, const char *path, api_route_match_t *m)
             if (m->nparams >= API_ROUTE_PARAMS_MAX)
                 return -1;
             char *param = m->params[m->nparams];
-            if (api_pct_decode(s, slen, param, API_ROUTE_PARAM_MAX) < 0 || strchr(param, '/'))
+            if (pct_decode(s, slen, param, API_ROUTE_PARAM_MAX) < 0 || strchr(param, '/'))
                 return -1;
             m->nparams++;
         } else if (plen != slen || strncmp(p, s, plen) != 0) {

@@ -30,13 +30,13 @@ $(BUILD)/tests/unit/gw_test_%.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
 $(BUILD)/tests/unit/gw_test_%: $(BUILD)/tests/unit/gw_test_%.o $(GATEWAY_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(GATEWAY_LIBS)
 
-# The gateway's pure parsers, without the gateway's libraries.
-FUZZ_GW_SRCS := gateway/preview_head.c
+# The gateway's and the API's pure parsers, without those programs' libraries.
+FUZZ_GW_SRCS := gateway/preview_head.c api/e2b/metadata_filter.c
 
 $(BUILD)/tests/fuzz/%_replay: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay_main.o $(FUZZ_GW_SRCS:%.c=$(BUILD)/%.o) $(EXECUTOR_LIB) $(API_LIB) $(JUPYTER_LIB) $(BROWSER_LIB) $(NETD_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lutil $(PKG_LIBS) $(NETD_LIBS)
 
-$(BUILD)/tests/fuzz/%.o: ALL_CFLAGS += -Inetd -Igateway
+$(BUILD)/tests/fuzz/%.o: ALL_CFLAGS += -Inetd -Igateway -Iapi/e2b
 
 $(BUILD)/tests/fuzz/replay_main.o: tests/fuzz/replay_main.c
 	@mkdir -p $(dir $@)
@@ -47,7 +47,7 @@ $(BUILD)/tests/fuzz/replay_main.o: tests/fuzz/replay_main.c
 # inputs going to build/fuzz/corpus/<target> (copy the interesting ones into tests/fuzz/corpus).
 # `make fuzz-replay` runs every replay binary over tests/fuzz/corpus/<target>.
 FUZZ_TIME ?= 60
-FUZZ_CFLAGS := $(CFLAGS_BASE) -Inetd -Igateway -O1 -g -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_CFLAGS := $(CFLAGS_BASE) -Inetd -Igateway -Iapi/e2b -O1 -g -fsanitize=fuzzer-no-link,address,undefined
 FUZZ_LIBFUZZER_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_DEPS_OBJS := $(COMMON_SRCS:%.c=build/fuzz/obj/%.o) $(EXECUTOR_SRCS:%.c=build/fuzz/obj/%.o) \
                   $(NETD_SRCS:%.c=build/fuzz/obj/%.o) $(FUZZ_GW_SRCS:%.c=build/fuzz/obj/%.o) \

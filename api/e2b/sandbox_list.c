@@ -8,38 +8,12 @@
 #include <string.h>
 
 #include "e2b.h"
+#include "metadata_filter.h"
 #include "json_util.h"
 #include "redis.h"
 
 #define LIST_SCAN_MAX 5000 /* sandboxes looked at per page at most */
 #define LIST_LIMIT    100  /* E2B's default and largest page */
-#define FILTER_MAX    2048 /* bytes of the metadata filter */
-
-/* The metadata filter as E2B encodes it (docs/e2b-wire.md 2.2): the parameter, decoded once by
- * api_query, is "k=v&k2=v2" escaped once more, each key and value escaped a third time. Fills
- * want with the pairs; -1 when malformed. */
-static int
-metadata_filter(const char *param, json_object *want)
-{
-    char once[FILTER_MAX];
-    int n = api_pct_decode(param, strlen(param), once, sizeof once);
-    if (n < 0)
-        return -1;
-    for (char *pair = once, *next; pair && *pair; pair = next) {
-        next = strchr(pair, '&');
-        if (next)
-            *next++ = '\0';
-        char *eq = strchr(pair, '=');
-        if (!eq)
-            return -1;
-        char key[512], value[1024];
-        if (api_pct_decode(pair, (size_t)(eq - pair), key, sizeof key) < 0 ||
-            api_pct_decode(eq + 1, strlen(eq + 1), value, sizeof value) < 0)
-            return -1;
-        json_set_str(want, key, value);
-    }
-    return 0;
-}
 
 static bool
 metadata_matches(json_object *s, json_object *want)
@@ -76,11 +50,11 @@ api_e2b_list(api_req_t *r, char **params)
     long long skip = ok ? api_query_int(r, "nextToken", 0, 0, LIST_SCAN_MAX, &ok) : 0;
     if (!ok)
         return;
-    char filter[FILTER_MAX] = "", state[64] = "", order[8] = "";
+    char filter[E2B_FILTER_MAX] = "", state[64] = "", order[8] = "";
     json_object *want = json_object_new_object();
     if (api_query(r, "metadata", filter, sizeof filter) == -2 ||
         api_query(r, "state", state, sizeof state) == -2 ||
-        api_query(r, "order", order, sizeof order) == -2 || metadata_filter(filter, want) < 0) {
+        api_query(r, "order", order, sizeof order) == -2 || e2b_metadata_filter(filter, want) < 0) {
         json_object_put(want);
         api_failf(r, ERR_BAD_REQ, "malformed metadata, state or order");
         return;

@@ -14,6 +14,7 @@
 #include "gateway_client.h"
 #include "redis.h"
 #include "json_util.h"
+#include "pct_decode.h"
 
 #define OH_LIST_MAX  5000 /* runtimes one /list answers at most */
 #define OH_BATCH_MAX 100  /* ids one /sessions/batch takes */
@@ -311,7 +312,7 @@ query_ids(const api_req_t *r, char out[][OH_SID_MAX + 1], int max)
         const char *amp = strchrnul(p, '&');
         size_t len = (size_t)(amp - p);
         char v[1024];
-        if (len > 4 && !strncmp(p, "ids=", 4) && api_pct_decode(p + 4, len - 4, v, sizeof v) >= 0) {
+        if (len > 4 && !strncmp(p, "ids=", 4) && pct_decode(p + 4, len - 4, v, sizeof v) >= 0) {
             for (char *save = NULL, *t = strtok_r(v, ",", &save); t && n < max;
                  t = strtok_r(NULL, ",", &save))
                 if (strlen(t) <= OH_SID_MAX)

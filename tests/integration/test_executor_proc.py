@@ -188,13 +188,14 @@ class ProcTest(ExecutorTest):
             return seen
 
         ch.send(b"echo ready-$((1+1))\r")
-        seen = until(b"ready-2")  # readline edited that line: nothing hidden
-        self.assertFalse([x for x in seen if x[0] == "json"], seen)
-        ch.send(b"read -s -p 'Password: ' pw; echo; echo got-${#pw}\r")
-        seen = until(b"Password: ")
+        seen = until(b"ready-2")  # readline edited that line: nothing hidden at its end
+        told = [x[1]["on"] for x in seen if x[0] == "json" and x[1].get("event") == "hidden_input"]
+        self.assertFalse(told and told[-1], seen)
+        ch.send(b"read -s -p \"$(printf 'Pass%s: ' word)\" pw; echo; echo got-${#pw}\r")
+        seen = until(b"Password: ")  # the prompt (the command line, echoed, spells it otherwise)
         events = [x[1] for x in seen if x[0] == "json"]
-        self.assertEqual(events, [{"event": "hidden_input", "on": True}], seen)
-        at = seen.index(("json", events[0]))
+        self.assertEqual(events[-1:], [{"event": "hidden_input", "on": True}], seen)
+        at = len(seen) - 1 - seen[::-1].index(("json", events[-1]))
         self.assertNotIn(b"Password: ", b"".join(x[1] for x in seen[:at] if x[0] == "data"))
         ch.send(b"hunter2\r")
         seen = until(b"got-7")

@@ -279,8 +279,8 @@ class TerminalReattachTest(unittest.TestCase):
         sid = self.st.create_session()
         t = Term(self.st, sid)
         t.read(lambda y: b"$ " in y.data)  # the shell's prompt: nothing typed ahead
-        t.type("read -s -p 'Password: ' pw; echo; echo got-${#pw}\r")
-        t.read(lambda y: b"\rPassword: " in y.data)  # the prompt itself, not the echoed line
+        t.type("read -s -p \"$(printf 'Pass%s: ' word)\" pw; echo; echo got-${#pw}\r")
+        t.read(lambda y: b"Password: " in y.data)  # the prompt (the echoed line spells it otherwise)
         for k in "hunter2":
             t.type(k)
         t.type("\r")
@@ -292,7 +292,7 @@ class TerminalReattachTest(unittest.TestCase):
             time.sleep(0.1)
         evs = self.typed_events(sid)
         self.assertEqual([e.get("data", e.get("hidden")) for e in evs],
-                         ["read -s -p 'Password: ' pw; echo; echo got-${#pw}\r", 8, "echo after\r"])
+                         ["read -s -p \"$(printf 'Pass%s: ' word)\" pw; echo; echo got-${#pw}\r", 8, "echo after\r"])
         self.assertNotIn("hunter2", json.dumps(evs))
         self.assertEqual(evs[1]["origin"], "alice")
 

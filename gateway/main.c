@@ -489,7 +489,7 @@ main(int argc, char **argv)
         snprintf(cfg->advertise, sizeof cfg->advertise, "%.120s:%d", any ? host : listen_host,
                  cfg->listen_port);
     }
-    if (preview_listen_config(preview_listen, listen_host, cfg->advertise) < 0)
+    if (preview_listen_config(preview_listen, listen_addr.addr, cfg->advertise) < 0)
         return 2;
     if (!provider_find(cfg->provider)) {
         fprintf(stderr, "sandpipe-gateway: unknown provider %s\n", cfg->provider);

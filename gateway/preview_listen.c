@@ -2,6 +2,7 @@
 #include "preview_listen.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,13 +58,22 @@ preview_listen_config(const char *arg, const char *listen_host, const char *adve
     } else {
         snprintf(host, sizeof host, "%s", listen_host);
     }
-    /* [v6] as the main listener writes it */
+    /* [v6] as the main listener writes it; a name: its first address, as --listen's */
     size_t hl = strlen(host);
     if (hl > 2 && host[0] == '[' && host[hl - 1] == ']') {
         memmove(host, host + 1, hl - 2);
         host[hl - 2] = '\0';
     }
-    snprintf(bind_host, sizeof bind_host, "%s", host);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res) {
+        fprintf(stderr, "sandpipe-gateway: --preview-listen: %s does not resolve\n", host);
+        return -1;
+    }
+    const void *a = res->ai_family == AF_INET6
+                        ? (const void *)&((struct sockaddr_in6 *)res->ai_addr)->sin6_addr
+                        : (const void *)&((struct sockaddr_in *)res->ai_addr)->sin_addr;
+    inet_ntop(res->ai_family, a, bind_host, sizeof bind_host);
+    freeaddrinfo(res);
     bind_port = port;
     return 0;
 }

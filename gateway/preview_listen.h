@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Parses --preview-listen (NULL: the --listen host, port 0). 0, or -1 with a message on
- * stderr. Before preview_listen_start. */
+/* Parses --preview-listen (NULL: listen_host, the --listen address as resolved: numeric, port
+ * 0). 0, or -1 with a message on stderr. Before preview_listen_start. */
 int preview_listen_config(const char *arg, const char *listen_host, const char *advertise);
 /* Binds and listens; exits the process when it cannot (as the main listener does). */
 void preview_listen_start(void);

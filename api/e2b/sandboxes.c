@@ -175,6 +175,20 @@ gateway_op(api_req_t *r, const char *sid, const char *op, json_object *extra, js
     return res;
 }
 
+/* The session's max_lifetime set to seconds (0: none) by its gateway: true, or false once it
+ * answered r with why not. */
+static bool
+set_lifetime(api_req_t *r, const char *sid, long long seconds)
+{
+    json_object *extra = json_object_new_object();
+    json_set_int(extra, "max_lifetime", seconds);
+    json_object *res = gateway_op(r, sid, "session.set_lifetime", extra, NULL);
+    if (!res)
+        return false;
+    json_object_put(res);
+    return true;
+}
+
 void
 api_e2b_kill(api_req_t *r, char **params)
 {
@@ -220,14 +234,10 @@ api_e2b_set_timeout(api_req_t *r, char **params)
         api_fail(r, &e);
         return;
     }
-    json_object *extra = json_object_new_object();
-    json_set_int(extra, "max_lifetime", lifetime_until(s, timeout));
+    long long life = lifetime_until(s, timeout);
     json_object_put(s);
-    json_object *res = gateway_op(r, params[0], "session.set_lifetime", extra, NULL);
-    if (!res)
-        return;
-    json_object_put(res);
-    api_reply_raw(r, 204, "application/json", "", 0);
+    if (set_lifetime(r, params[0], life))
+        api_reply_raw(r, 204, "application/json", "", 0);
 }
 
 void
@@ -252,13 +262,8 @@ api_e2b_pause(api_req_t *r, char **params)
     if (!res)
         return;
     json_object_put(res);
-    json_object *extra = json_object_new_object();
-    json_set_int(extra, "max_lifetime", 0);
-    res = gateway_op(r, params[0], "session.set_lifetime", extra, NULL);
-    if (!res)
-        return;
-    json_object_put(res);
-    api_reply_raw(r, 204, "application/json", "", 0);
+    if (set_lifetime(r, params[0], 0))
+        api_reply_raw(r, 204, "application/json", "", 0);
 }
 
 void
@@ -292,15 +297,9 @@ api_e2b_connect(api_req_t *r, char **params)
     /* connect only ever extends a running sandbox's life (E2B's "TTL is only extended"); a
      * resumed one (which had no end while paused) gets now + timeout */
     long long life = lifetime_until(s, timeout), had = json_get_int(s, "max_lifetime", 0);
-    if (status == 201 || had == 0 || life > had) {
-        json_object *extra = json_object_new_object();
-        json_set_int(extra, "max_lifetime", life);
-        json_object *res = gateway_op(r, params[0], "session.set_lifetime", extra, NULL);
-        if (!res) {
-            json_object_put(s);
-            return;
-        }
-        json_object_put(res);
+    if ((status == 201 || had == 0 || life > had) && !set_lifetime(r, params[0], life)) {
+        json_object_put(s);
+        return;
     }
     api_reply_json(r, status, sandbox_answer(s));
     json_object_put(s);

@@ -38,7 +38,10 @@ test('Ctrl+Shift+← takes the keyboard out of the terminal to its tab; arrows w
   assert.equal((await focused()).tab, 'term1');
   assert.match(await page.locator('[data-tab=term1]').getAttribute('title'), /Ctrl\+Shift\+←/);
   // one tab in the Tab order, the selected one; ← → Home End move and select
-  assert.deepEqual(await page.locator('.tabs [role=tab]').evaluateAll((ts) => ts.map((t) => t.tabIndex)), [-1, -1, 0]);
+  const tabs = await page.locator('.tabs [role=tab]').evaluateAll((ts) => ts.map((t) => [t.dataset.tab, t.tabIndex]));
+  assert.deepEqual(tabs, [['agent', -1], ['files', -1], ['preview', -1], ['term1', 0]]);
+  await page.keyboard.press('ArrowLeft');
+  assert.deepEqual([(await focused()).tab, await selectedTab()], ['preview', 'preview']);
   await page.keyboard.press('ArrowLeft');
   assert.deepEqual([(await focused()).tab, await selectedTab()], ['files', 'files']);
   assert.equal(await page.locator('#pane-files').getAttribute('role'), 'tabpanel');

@@ -131,17 +131,25 @@ api_e2b_create(api_req_t *r, char **params)
     json_object_put(body);
 }
 
+/* The sandbox sid as r may see it (new ref), or NULL once r was answered with why not. */
+static json_object *
+load_or_fail(api_req_t *r, const char *sid)
+{
+    api_err_t e;
+    json_object *s = e2b_sandbox_load(r, sid, &e);
+    if (!s)
+        api_fail(r, &e);
+    return s;
+}
+
 void
 api_e2b_get(api_req_t *r, char **params)
 {
     if (e2b_auth(r, false) < 0)
         return;
-    api_err_t e;
-    json_object *s = e2b_sandbox_load(r, params[0], &e);
-    if (!s) {
-        api_fail(r, &e);
+    json_object *s = load_or_fail(r, params[0]);
+    if (!s)
         return;
-    }
     api_reply_json(r, 200, e2b_detail(s));
     json_object_put(s);
 }
@@ -228,12 +236,9 @@ api_e2b_set_timeout(api_req_t *r, char **params)
         api_failf(r, ERR_BAD_REQ, "timeout is required");
     if (timeout < 0)
         return;
-    api_err_t e;
-    json_object *s = e2b_sandbox_load(r, params[0], &e);
-    if (!s) {
-        api_fail(r, &e);
+    json_object *s = load_or_fail(r, params[0]);
+    if (!s)
         return;
-    }
     long long life = lifetime_until(s, timeout);
     json_object_put(s);
     if (set_lifetime(r, params[0], life))
@@ -245,12 +250,9 @@ api_e2b_pause(api_req_t *r, char **params)
 {
     if (e2b_auth(r, true) < 0)
         return;
-    api_err_t e;
-    json_object *s = e2b_sandbox_load(r, params[0], &e);
-    if (!s) {
-        api_fail(r, &e);
+    json_object *s = load_or_fail(r, params[0]);
+    if (!s)
         return;
-    }
     bool paused = !strcmp(e2b_state(s), "paused");
     json_object_put(s);
     if (paused) { /* 409: the SDK's pause() answers false */
@@ -278,12 +280,9 @@ api_e2b_connect(api_req_t *r, char **params)
     json_object_put(body);
     if (timeout < 0)
         return;
-    api_err_t e;
-    json_object *s = e2b_sandbox_load(r, params[0], &e);
-    if (!s) {
-        api_fail(r, &e);
+    json_object *s = load_or_fail(r, params[0]);
+    if (!s)
         return;
-    }
     int status = 200;
     if (!strcmp(e2b_state(s), "paused")) { /* connect resumes a paused sandbox */
         json_object *res = gateway_op(r, params[0], "session.resume", NULL, NULL);

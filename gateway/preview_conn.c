@@ -42,7 +42,7 @@ typedef struct pv_conn {
     preview_head_t head;
     buf_t app; /* the head the app gets */
     session_stream_t *st;
-    bool reading, client_eof, app_eof, answered, shut, closing;
+    bool reading, client_eof, answered, shut, closing;
     size_t queued; /* bytes handed to uv_write, not yet written */
     double last_io, opened;
 } pv_conn_t;
@@ -55,18 +55,11 @@ typedef struct {
     char data[];
 } pv_write_t;
 
-static int open_conns;
 static char rbuf[64 * 1024];
 
 static void conn_close(pv_conn_t *c);
 static void drain(pv_conn_t *c);
 static void reading(pv_conn_t *c, bool on);
-
-int
-preview_conn_count(void)
-{
-    return open_conns;
-}
 
 static void
 unref(pv_conn_t *c)
@@ -75,7 +68,6 @@ unref(pv_conn_t *c)
         return;
     buf_free(&c->in);
     buf_free(&c->app);
-    open_conns--;
     free(c);
 }
 
@@ -145,6 +137,23 @@ on_shutdown(uv_shutdown_t *req, int status)
     free(req);
 }
 
+/* FIN to the client once what is queued is written (uv_shutdown waits for it), once. False
+ * when the connection had to be closed instead. */
+static bool
+shut_write(pv_conn_t *c)
+{
+    if (c->shut)
+        return true;
+    c->shut = true;
+    uv_shutdown_t *req = xcalloc(1, sizeof *req);
+    if (uv_shutdown(req, &c->h.stream, on_shutdown) < 0) {
+        free(req);
+        conn_close(c);
+        return false;
+    }
+    return true;
+}
+
 /* Our side is done: what is queued goes out, then FIN; the client's bytes are read and
  * dropped until it closes (closing with unread bytes would reset the connection and could cost
  * nginx the end of the answer), PREVIEW_LINGER_MS at most. */
@@ -156,15 +165,8 @@ drain(pv_conn_t *c)
         return;
     if (c->st)
         session_stream_cancel(c->st);
-    if (!c->shut) {
-        c->shut = true;
-        uv_shutdown_t *req = xcalloc(1, sizeof *req);
-        if (uv_shutdown(req, &c->h.stream, on_shutdown) < 0) {
-            free(req);
-            conn_close(c);
-            return;
-        }
-    }
+    if (!shut_write(c))
+        return;
     if (c->client_eof) {
         conn_close(c);
         return;
@@ -310,17 +312,10 @@ static void
 on_app_eof(void *ud)
 {
     pv_conn_t *c = ud;
-    c->app_eof = true;
     /* FIN to nginx once what is queued is written: an answer delimited by its end (a stream,
      * HTTP/1.0) ends there, and nginx then closes its side */
-    if (!c->shut && !c->closing) {
-        c->shut = true;
-        uv_shutdown_t *req = xcalloc(1, sizeof *req);
-        if (uv_shutdown(req, &c->h.stream, on_shutdown) < 0) {
-            free(req);
-            conn_close(c);
-        }
-    }
+    if (!c->closing)
+        shut_write(c);
 }
 
 static const session_stream_cbs_t app_cbs = {
@@ -541,7 +536,6 @@ preview_conn_accept(uv_stream_t *server, bool is_unix)
     c->h.handle.data = c;
     c->timer.data = c;
     c->refs = 2;
-    open_conns++;
     c->opened = c->last_io = gw_now();
     if (uv_accept(server, &c->h.stream) < 0) {
         conn_close(c);

@@ -21,7 +21,5 @@
 
 /* Takes a connection accepted on server (TCP or unix). */
 void preview_conn_accept(uv_stream_t *server, bool is_unix);
-/* Connections open now. */
-int preview_conn_count(void);
 
 #endif

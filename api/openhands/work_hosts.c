@@ -7,21 +7,8 @@
 
 #include "api.h"
 #include "preview_token.h"
+#include "preview_url.h"
 #include "runtime_api.h"
-
-/* nginx's preview origin template ("http://{port}-{session}.DOMAIN:N", fastcgi param
- * SP_PREVIEW_ORIGIN, render.sh --preview-domain) filled in, or "" when there is none. */
-static void
-host_form(const api_req_t *r, const char *sid, unsigned port, char *out, size_t cap)
-{
-    const char *t = api_param(r, "SP_PREVIEW_ORIGIN");
-    const char *p = t ? strstr(t, "{port}") : NULL, *s = t ? strstr(t, "{session}") : NULL;
-    out[0] = '\0';
-    if (!p || !s || s < p)
-        return;
-    snprintf(out, cap, "%.*s%u%.*s%s%s/", (int)(p - t), t, port, (int)(s - p - 6), p + 6, sid,
-             s + 9);
-}
 
 json_object *
 oh_work_hosts(const api_req_t *r, const char *sid)
@@ -36,8 +23,8 @@ oh_work_hosts(const api_req_t *r, const char *sid)
         if (preview_token_mint(key, sid, PREVIEW_KIND_SHARE, ports[i],
                                (int64_t)time(NULL) + OH_WORK_TTL, tok, sizeof tok) < 0)
             continue;
-        host_form(r, sid, ports[i], host, sizeof host);
-        if (host[0]) {
+        const char *origin = api_param(r, "SP_PREVIEW_ORIGIN");
+        if (origin && preview_host_url(origin, sid, ports[i], host, sizeof host) == 0) {
             snprintf(url, sizeof url, "%s?sp_token=%s", host, tok);
         } else {
             /* the origin as the runtime's own URL names it */

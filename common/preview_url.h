@@ -1,7 +1,8 @@
 /* preview_url.h — the host form of a sandbox port's preview URL (docs/api.md, "Previews"):
  * nginx's wildcard preview origin, the template it sends the gateways as X-SP-Preview-Origin
  * ("http://{port}-{session}.DOMAIN:N"; "" when the deployment has no preview domain), filled
- * in. The ports routes (http_ports.c) and VS Code's redirect (http_rt_vscode.c) name it. Pure. */
+ * in. The gateway's ports routes and VS Code's redirect, and the API's OpenHands work_hosts
+ * (api/openhands/work_hosts.c, from the fastcgi parameter SP_PREVIEW_ORIGIN) name it. Pure. */
 #ifndef SP_PREVIEW_URL_H
 #define SP_PREVIEW_URL_H
 

@@ -15,6 +15,7 @@ static const struct {
     {"/runtime/", ROUTE_URI_RUNTIME, true, 9},
     {"/rt-", ROUTE_URI_RUNTIME, true, 1}, /* the id is rt-… itself */
     {"/preview/", ROUTE_URI_PREVIEW, true, 9},
+    {"/envd/", ROUTE_URI_ENVD, true, 6},
 };
 
 int

@@ -13,6 +13,7 @@ typedef enum {
     ROUTE_URI_REST,    /* /api/v1/sessions/{id}/… */
     ROUTE_URI_RUNTIME, /* /runtime/{id}/… or a runtime's own /rt-<16 hex>/… */
     ROUTE_URI_PREVIEW, /* /preview/{id}/{port}/… (a P-S.<domain> host's lookup asks this too) */
+    ROUTE_URI_ENVD,    /* /envd/{id}/…: E2B's envd (nginx names an E2b-Sandbox-Id's so) */
 } route_uri_kind_t;
 
 #define ROUTE_URI_ID_MAX 128

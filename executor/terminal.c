@@ -18,6 +18,7 @@
 #include "executor.h"
 #include "frame.h"
 #include "json_util.h"
+#include "proc.h"
 #include "pty.h"
 #include "ring.h"
 #include "xalloc.h"
@@ -260,8 +261,14 @@ static void
 on_client_json(channel_t *ch, json_object *msg)
 {
     terminal_t *t = ch->owner;
+    if (!t)
+        return;
+    /* a signal to the terminal's process group (E2B's pty.kill), as a proc's channel takes */
+    int sig = json_get(msg, "signal") ? signal_from_json(json_get(msg, "signal")) : -1;
+    if (sig > 0 && !t->exited)
+        kill(-t->pid, sig);
     json_object *rs = json_get(msg, "resize");
-    if (!t || !rs)
+    if (!rs)
         return;
     struct winsize ws = {.ws_col = (unsigned short)json_get_int(rs, "cols", 80),
                          .ws_row = (unsigned short)json_get_int(rs, "rows", 24)};

@@ -20,11 +20,14 @@
  *   GET  /runtime/{id}/view                the file viewer's page, streamed (http_rt_view.c)
  *   POST /runtime/{id}/upload_file         a multipart body, streamed (http_rt_upload.c)
  *   GET  /api/v1/sessions/{id}/ports, POST …/ports/{port}/token|link, PUT …/ports/{port}
- *                                          ports and preview links (http_ports.c) */
+ *                                          ports and preview links (http_ports.c)
+ *   POST /envd/{id}/process.Process/{method}, GET /envd/{id}/health
+ *                                          E2B's envd (envd_routes.h) */
 
 #include <stdio.h>
 #include <string.h>
 
+#include "envd_routes.h"
 #include "http_actions.h"
 #include "http_control.h"
 #include "http_files.h"
@@ -81,6 +84,8 @@ static const struct {
     {"GET", "/api/v1/sessions/", "/ports", http_ports_list, NULL, false},
     {"POST", "/api/v1/sessions/", "/ports", http_ports_post, NULL, true},
     {"PUT", "/api/v1/sessions/", "/ports", http_ports_put, NULL, true},
+    {"POST", "/envd/", "/process.Process", envd_process_rpc, NULL, true},
+    {"GET", "/envd/", "/health", envd_health, NULL, false},
 };
 
 bool

@@ -210,6 +210,9 @@ http_on_request(struct lws *wsi, http_req_t **slot, const char *uri)
     copy_custom(wsi, "x-sp-method:", h->uri_method, sizeof h->uri_method);
     copy_custom(wsi, "x-sp-route-key:", h->route_key, sizeof h->route_key);
     copy_custom(wsi, "x-sp-preview-origin:", h->preview_origin, sizeof h->preview_origin);
+    copy_custom(wsi, "x-access-token:", h->access_token, sizeof h->access_token);
+    copy_custom(wsi, "connect-timeout-ms:", h->connect_timeout, sizeof h->connect_timeout);
+    copy_custom(wsi, "keepalive-ping-interval:", h->keepalive, sizeof h->keepalive);
     char a[4200]; /* a file path (4096) and its name */
     for (int n = 0; h->nargs < HTTP_ARGS_MAX; n++) {
         int k = lws_hdr_copy_fragment(wsi, a, sizeof a, WSI_TOKEN_HTTP_URI_ARGS, n);

@@ -36,6 +36,11 @@ struct http_req {
      * ("" none: path previews only; nginx/render.sh --preview-domain) */
     char preview_origin[256];
     char content_type[256];
+    /* E2B's envd headers (envd_connect.h): X-Access-Token, Connect-Timeout-Ms,
+     * Keepalive-Ping-Interval ("" when absent) */
+    char access_token[64];
+    char connect_timeout[24];
+    char keepalive[16];
     char *args[HTTP_ARGS_MAX]; /* query "name=value", decoded */
     int nargs;
     char *body; /* NUL-terminated */

@@ -337,11 +337,11 @@ on_route(void *ud, const route_t *r)
         free(l);
         return;
     }
-    if (l->kind == ROUTE_URI_RUNTIME) {
-        /* The action server's requests are all answered by a gateway: the owner while it lives
-         * (it knows the session's state), else this one, which says why with the action server's
-         * texts (unknown, stopped, starting, its gateway gone: http_rt.c). Only the owner's answer
-         * is kept by nginx (a 204 is not). */
+    if (l->kind == ROUTE_URI_RUNTIME || l->kind == ROUTE_URI_ENVD) {
+        /* The action server's and envd's requests are all answered by a gateway: the owner
+         * while it lives (it knows the session's state), else this one, which says why in the
+         * API's own words (unknown, stopped, starting, its gateway gone: http_rt.c, envd's
+         * "not running"). Only the owner's answer is kept by nginx (a 204 is not). */
         bool owner = r && r->found && r->gw_alive && r->addr[0];
         snprintf(h->extra, sizeof h->extra, "x-sp-gateway: %s\r\n",
                  owner ? r->addr : g_gw.cfg.advertise);
@@ -445,7 +445,8 @@ route_http(http_req_t *h, const char *unused)
         return;
     }
     if (u.kind != ROUTE_URI_WS && u.kind != ROUTE_URI_PREVIEW &&
-        !http_serves(u.kind == ROUTE_URI_RUNTIME ? NULL : h->uri_method, h->uri)) {
+        !http_serves(u.kind == ROUTE_URI_RUNTIME || u.kind == ROUTE_URI_ENVD ? NULL : h->uri_method,
+                     h->uri)) {
         /* a route of the session the gateways do not serve (e.g. DELETE …/files beside GET
          * …/files): the API answers it */
         refuse(h, 404, ERR_NOT_FOUND, "not a route the gateway serves");

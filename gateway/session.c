@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "envd_proc.h"
 #include "gw.h"
 #include "pool.h"
 #include "json_util.h"
@@ -235,6 +236,7 @@ on_timer_closed(uv_handle_t *h)
     json_object_put(s->pending_env);
     json_object_put(s->plugin_status);
     session_ports_free(s);
+    envd_procs_free(s);
     free(s);
 }
 

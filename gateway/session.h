@@ -126,8 +126,10 @@ typedef struct oneshot session_stream_t;
 typedef struct {
     void (*on_json)(void *ud, json_object *msg);           /* borrowed */
     void (*on_data)(void *ud, const uint8_t *p, size_t n); /* borrowed */
-    void (*on_writable)(void *ud);                         /* more send credit */
-    void (*on_eof)(void *ud); /* the executor sends no more DATA (CLOSE still follows) */
+    /* DATA flagged stderr (a proc.spawn's); NULL: on_data takes it too */
+    void (*on_stderr)(void *ud, const uint8_t *p, size_t n);
+    void (*on_writable)(void *ud); /* more send credit */
+    void (*on_eof)(void *ud);      /* the executor sends no more DATA (CLOSE still follows) */
 } session_stream_cbs_t;
 /* auto_grant false: the caller grants receive credit itself (session_stream_grant). */
 session_stream_t *session_stream_open(gw_session_t *s, json_object *req,
@@ -137,6 +139,8 @@ session_stream_t *session_stream_open(gw_session_t *s, json_object *req,
  * on_writable), or < 0 when the channel no longer takes data. */
 ssize_t session_stream_send(session_stream_t *st, const void *p, size_t n);
 int session_stream_eof(session_stream_t *st);
+/* A JSON message to the op (a proc's {"signal"}, a terminal's {"resize"}). 0 or -1. */
+int session_stream_json(session_stream_t *st, json_object *msg);
 void session_stream_grant(session_stream_t *st, size_t n);
 /* Credit the executor still has to send to us. */
 size_t session_stream_recv_window(const session_stream_t *st);

@@ -20,7 +20,6 @@
 static void
 on_link_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
 {
-    (void)is_stderr;
     gw_session_t *s = ud;
     exec_client_t *c = exec_link_client(s->link);
     chan_kind_t *kind = c ? exec_client_get_chan_data(c, ch) : NULL;
@@ -42,7 +41,7 @@ on_link_data(void *ud, uint32_t ch, bool is_stderr, const uint8_t *p, size_t n)
         return;
     }
     if (kind && *kind == CH_ONESHOT) {
-        session_oneshot_data((oneshot_t *)kind, p, n);
+        session_oneshot_data((oneshot_t *)kind, is_stderr, p, n);
         return;
     }
     session_term_data(s, ch, p, n);

@@ -110,6 +110,7 @@ struct gw_session {
     int npublic;
     session_stream_t *ports_watch;
     json_object *ports;
+    struct envd_proc *envd_procs; /* E2B's processes (envd_proc.c) */
 };
 
 /* A terminal (session_term.c). It is the channel's data pointer: kind first. */
@@ -211,7 +212,7 @@ void session_plugins_json(gw_session_t *s, json_object *msg);
 /* session_stream.c: the executor link's events for one-shot and streamed ops. */
 void session_fail_oneshots(gw_session_t *s, const char *why);
 bool session_oneshot_closed(gw_session_t *s, uint32_t ch, json_object *res);
-void session_oneshot_data(oneshot_t *o, const uint8_t *p, size_t n);
+void session_oneshot_data(oneshot_t *o, bool is_stderr, const uint8_t *p, size_t n);
 void session_oneshot_json(oneshot_t *o, json_object *msg);
 void session_oneshot_writable(oneshot_t *o);
 void session_oneshot_eof(oneshot_t *o);

@@ -102,6 +102,16 @@ session_stream_eof(session_stream_t *o)
     return rc;
 }
 
+int
+session_stream_json(session_stream_t *o, json_object *msg)
+{
+    exec_client_t *c = client_of(o);
+    int rc = c ? exec_client_send_json(c, o->ch, msg) : -1;
+    if (rc == 0)
+        exec_link_flush(o->s->link);
+    return rc;
+}
+
 void
 session_stream_grant(session_stream_t *o, size_t n)
 {
@@ -131,9 +141,11 @@ session_stream_cancel(session_stream_t *o)
 /* ---- the executor link's events ---- */
 
 void
-session_oneshot_data(oneshot_t *o, const uint8_t *p, size_t n)
+session_oneshot_data(oneshot_t *o, bool is_stderr, const uint8_t *p, size_t n)
 {
-    if (o->scbs && o->scbs->on_data)
+    if (is_stderr && o->scbs && o->scbs->on_stderr)
+        o->scbs->on_stderr(o->ud, p, n);
+    else if (o->scbs && o->scbs->on_data)
         o->scbs->on_data(o->ud, p, n);
 }
 

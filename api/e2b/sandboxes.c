@@ -7,6 +7,7 @@
 #include "auth.h"
 #include "clock.h"
 #include "e2b.h"
+#include "envd_token.h"
 #include "json_util.h"
 #include "redis.h"
 
@@ -56,16 +57,34 @@ timeout_field(api_req_t *r, json_object *body, long long def)
     return json_object_get_int64(t);
 }
 
-/* E2B's Sandbox (what create and connect answer) of a loaded sandbox (new ref). */
+/* The domain of a sandbox's host names as the SDK builds them (getHost(port) is
+ * "<port>-<id>.<domain>"): the preview origin's "{port}-{session}.DOMAIN[:N]" when nginx serves
+ * one (render.sh --preview-domain), so a host the SDK names is the port's preview; else null
+ * (the SDK's own default). */
 static json_object *
-sandbox_answer(json_object *s)
+sandbox_domain(api_req_t *r)
+{
+    const char *origin = api_param(r, "SP_PREVIEW_ORIGIN");
+    const char *at = origin ? strstr(origin, "{port}-{session}.") : NULL;
+    if (!at || !at[17])
+        return NULL;
+    return json_object_new_string(at + 17);
+}
+
+/* E2B's Sandbox (what create and connect answer) of a loaded sandbox (new ref): with the
+ * sandbox's envdAccessToken (envd_token.h), which its envd routes require. */
+static json_object *
+sandbox_answer(api_req_t *r, json_object *s)
 {
     json_object *d = e2b_detail(s), *o = json_object_new_object();
     static const char *const keep[] = {"sandboxID", "templateID", "alias", "clientID",
                                        "envdVersion"};
     for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
         json_set(o, keep[i], json_object_get(json_get(d, keep[i])));
-    json_set(o, "domain", NULL);
+    char tok[ENVD_TOKEN_LEN + 1];
+    if (envd_token_make(g_api.secret, g_api.secret_len, json_get_str(d, "sandboxID", ""), tok) == 0)
+        json_set_str(o, "envdAccessToken", tok);
+    json_set(o, "domain", sandbox_domain(r));
     json_object_put(d);
     return o;
 }
@@ -124,7 +143,7 @@ api_e2b_create(api_req_t *r, char **params)
     } else {
         api_metric_incr(r, "sessions_created", 1);
         json_set_str(res, "e2b_template", tmpl);
-        api_reply_json(r, 201, sandbox_answer(res));
+        api_reply_json(r, 201, sandbox_answer(r, res));
     }
     json_object_put(empty);
     json_object_put(res);
@@ -300,6 +319,6 @@ api_e2b_connect(api_req_t *r, char **params)
         json_object_put(s);
         return;
     }
-    api_reply_json(r, status, sandbox_answer(s));
+    api_reply_json(r, status, sandbox_answer(r, s));
     json_object_put(s);
 }

@@ -46,6 +46,9 @@ class E2BSdk(unittest.TestCase):
     def test_lifecycle(self):
         self.run_sdk_test("lifecycle")
 
+    def test_commands(self):
+        self.run_sdk_test("commands")
+
 
 if __name__ == "__main__":
     unittest.main()

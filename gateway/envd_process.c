@@ -1,0 +1,346 @@
+/* envd_process.c — envd's process.Process service over Connect (docs/e2b-wire.md 3.3-3.6):
+ * Start and Connect stream a process's events, List, SendInput, SendSignal, CloseStdin and
+ * Update act on one by pid or tag. The processes themselves: envd_proc.h. */
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "base64.h"
+#include "envd_connect.h"
+#include "envd_proc.h"
+#include "envd_routes.h"
+#include "gw.h"
+#include "json_util.h"
+#include "session.h"
+#include "xalloc.h"
+
+/* ---- a stream following a process (Start, Connect) ---- */
+
+typedef struct {
+    envd_follower_t f;
+    uint64_t req;
+    uv_timer_t keepalive, deadline;
+    bool head_sent, done;
+    int timers_open;
+} follow_t;
+
+static http_req_t *
+req_of(follow_t *w)
+{
+    return w->done ? NULL : http_find(w->req);
+}
+
+static void
+send_msg(follow_t *w, http_req_t *h, json_object *msg)
+{
+    if (!w->head_sent) {
+        envd_stream_head(h);
+        w->head_sent = true;
+    }
+    envd_stream_send(h, json_object_get(msg));
+    uv_timer_again(&w->keepalive);
+}
+
+/* The stream ends (the process's end, an error, the deadline): the process goes on. */
+static void
+finish(follow_t *w, const envd_code_t *code, const char *msg)
+{
+    http_req_t *h = req_of(w);
+    w->done = true;
+    uv_timer_stop(&w->keepalive);
+    uv_timer_stop(&w->deadline);
+    if (!h)
+        return;
+    if (!w->head_sent) {
+        envd_stream_head(h);
+        w->head_sent = true;
+    }
+    envd_stream_end(h, code, msg);
+}
+
+static void
+on_event(envd_follower_t *f, json_object *msg)
+{
+    follow_t *w = (follow_t *)f;
+    http_req_t *h = req_of(w);
+    if (h)
+        send_msg(w, h, msg);
+}
+
+static void
+on_gone(envd_follower_t *f, const char *code, const char *message)
+{
+    follow_t *w = (follow_t *)f;
+    if (!code) {
+        finish(w, NULL, NULL);
+        return;
+    }
+    envd_code_t c = envd_code_of_name(code);
+    finish(w, &c, message);
+}
+
+static size_t
+queued(envd_follower_t *f)
+{
+    http_req_t *h = req_of((follow_t *)f);
+    return h ? h->pending_len : 0;
+}
+
+static void
+on_sent(void *ud, size_t n)
+{
+    (void)n;
+    follow_t *w = ud;
+    if (w->f.proc)
+        envd_proc_drained(w->f.proc);
+}
+
+static void
+on_keepalive(uv_timer_t *t)
+{
+    follow_t *w = t->data;
+    http_req_t *h = req_of(w);
+    if (!h || !w->head_sent)
+        return;
+    json_object *m = json_object_new_object(), *ev = json_object_new_object();
+    json_set(ev, "keepalive", json_object_new_object());
+    json_set(m, "event", ev);
+    send_msg(w, h, m);
+    json_object_put(m);
+}
+
+/* Connect-Timeout-Ms passed: the client gives up now (the SDK enforces it too); the process is
+ * not killed, a later Connect finds it. */
+static void
+on_deadline(uv_timer_t *t)
+{
+    follow_t *w = t->data;
+    envd_proc_unfollow(&w->f);
+    envd_code_t c = ENVD_DEADLINE_EXCEEDED;
+    finish(w, &c, "the operation timed out (the process goes on: connect to it by pid)");
+}
+
+static void
+on_timer_closed(uv_handle_t *t)
+{
+    follow_t *w = t->data;
+    if (--w->timers_open == 0)
+        free(w);
+}
+
+/* The request ended (its client left, or its stream is out): the process goes on. */
+static void
+follow_free(void *ud)
+{
+    follow_t *w = ud;
+    envd_proc_unfollow(&w->f);
+    w->done = true;
+    uv_close((uv_handle_t *)&w->keepalive, on_timer_closed);
+    uv_close((uv_handle_t *)&w->deadline, on_timer_closed);
+}
+
+static follow_t *
+follow_new(http_req_t *h)
+{
+    follow_t *w = xcalloc(1, sizeof *w);
+    w->f.on_event = on_event;
+    w->f.on_gone = on_gone;
+    w->f.queued = queued;
+    w->req = h->id;
+    uv_timer_init(g_gw.loop, &w->keepalive);
+    uv_timer_init(g_gw.loop, &w->deadline);
+    w->keepalive.data = w->deadline.data = w;
+    w->timers_open = 2;
+    unsigned ka = envd_keepalive_s(h);
+    uv_timer_start(&w->keepalive, on_keepalive, ka * 1000ull, ka * 1000ull);
+    uint64_t dl = envd_deadline_ms(h);
+    if (dl)
+        uv_timer_start(&w->deadline, on_deadline, dl, 0);
+    h->ud = w;
+    h->free_ud = follow_free;
+    h->on_sent = on_sent;
+    return w;
+}
+
+static void
+rpc_start(http_req_t *h, gw_session_t *s, json_object *req)
+{
+    char user[64];
+    if (envd_user(h, user, sizeof user) < 0) {
+        envd_stream_fail(h, ENVD_INVALID_ARGUMENT,
+                         "Authorization names the user as Basic base64(\"<user>:\")");
+        return;
+    }
+    follow_t *w = follow_new(h);
+    err_t err = {0};
+    if (!envd_proc_start(s, req, user, &w->f, &err)) {
+        envd_code_t c = envd_code_of(err.code);
+        finish(w, &c, err.msg);
+    }
+}
+
+static void
+rpc_connect(http_req_t *h, gw_session_t *s, json_object *req)
+{
+    err_t err = {0};
+    envd_proc_t *p = envd_proc_find(s, json_get(req, "process"), &err);
+    if (!p) {
+        envd_stream_fail(h, envd_code_of(err.code), "%s", err.msg);
+        return;
+    }
+    follow_t *w = follow_new(h);
+    envd_proc_follow(p, &w->f);
+}
+
+/* ---- unary calls on one process ---- */
+
+static envd_proc_t *
+find_or_fail(http_req_t *h, gw_session_t *s, json_object *req)
+{
+    err_t err = {0};
+    envd_proc_t *p = envd_proc_find(s, json_get(req, "process"), &err);
+    if (!p)
+        envd_fail(h, envd_code_of(err.code), "%s", err.msg);
+    return p;
+}
+
+static void
+answer_rc(http_req_t *h, int rc, const err_t *err)
+{
+    if (rc < 0)
+        envd_fail(h, envd_code_of(err->code), "%s", err->msg);
+    else
+        envd_answer(h, json_object_new_object());
+}
+
+static void
+rpc_list(http_req_t *h, gw_session_t *s, json_object *req)
+{
+    (void)req;
+    json_object *o = json_object_new_object();
+    json_set(o, "processes", envd_proc_list(s));
+    envd_answer(h, o);
+}
+
+static void
+rpc_send_input(http_req_t *h, gw_session_t *s, json_object *req)
+{
+    envd_proc_t *p = find_or_fail(h, s, req);
+    if (!p)
+        return;
+    json_object *in = json_get(req, "input"), *stdin_b = json_get(in, "stdin"),
+                *pty_b = json_get(in, "pty");
+    json_object *b = stdin_b ? stdin_b : pty_b;
+    if (!b || (stdin_b && pty_b) || !json_object_is_type(b, json_type_string)) {
+        envd_fail(h, ENVD_INVALID_ARGUMENT, "input: one of stdin or pty, as base64 bytes");
+        return;
+    }
+    const char *t = json_object_get_string(b);
+    size_t n = (size_t)json_object_get_string_len(b), len = 0;
+    char *raw = xmalloc(BASE64_DECODED_MAX(n + 3) + 1);
+    /* protobuf's JSON reader takes base64 with or without padding, in either alphabet */
+    char *std = xmalloc(n + 4);
+    for (size_t i = 0; i < n; i++)
+        std[i] = t[i] == '-' ? '+' : t[i] == '_' ? '/' : t[i];
+    while (n % 4)
+        std[n++] = '=';
+    int bad = base64_decode(std, n, raw, &len);
+    free(std);
+    if (bad < 0) {
+        free(raw);
+        envd_fail(h, ENVD_INVALID_ARGUMENT, "input: not base64");
+        return;
+    }
+    err_t err = {0};
+    int rc = envd_proc_input(p, pty_b != NULL, raw, len, &err);
+    free(raw);
+    answer_rc(h, rc, &err);
+}
+
+static void
+rpc_send_signal(http_req_t *h, gw_session_t *s, json_object *req)
+{
+    envd_proc_t *p = find_or_fail(h, s, req);
+    if (!p)
+        return;
+    json_object *sig = json_get(req, "signal");
+    const char *name =
+        sig && json_object_is_type(sig, json_type_string) ? json_object_get_string(sig) : "";
+    int64_t num = sig && json_object_is_type(sig, json_type_int) ? json_object_get_int64(sig) : 0;
+    int signo = !strcmp(name, "SIGNAL_SIGKILL") || num == 9    ? 9
+                : !strcmp(name, "SIGNAL_SIGTERM") || num == 15 ? 15
+                                                               : 0;
+    if (!signo) {
+        envd_fail(h, ENVD_INVALID_ARGUMENT, "signal: SIGNAL_SIGKILL or SIGNAL_SIGTERM");
+        return;
+    }
+    err_t err = {0};
+    answer_rc(h, envd_proc_signal(p, signo, &err), &err);
+}
+
+static void
+rpc_close_stdin(http_req_t *h, gw_session_t *s, json_object *req)
+{
+    envd_proc_t *p = find_or_fail(h, s, req);
+    if (!p)
+        return;
+    err_t err = {0};
+    answer_rc(h, envd_proc_close_stdin(p, &err), &err);
+}
+
+static void
+rpc_update(http_req_t *h, gw_session_t *s, json_object *req)
+{
+    envd_proc_t *p = find_or_fail(h, s, req);
+    if (!p)
+        return;
+    json_object *size = json_get(json_get(req, "pty"), "size");
+    if (!size) {
+        envd_answer(h, json_object_new_object()); /* nothing to change */
+        return;
+    }
+    err_t err = {0};
+    int rc = envd_proc_resize(p, (unsigned)json_get_int(size, "cols", 0),
+                              (unsigned)json_get_int(size, "rows", 0), &err);
+    answer_rc(h, rc, &err);
+}
+
+static const struct {
+    const char *name;
+    bool stream;
+    void (*fn)(http_req_t *h, gw_session_t *s, json_object *req);
+} methods[] = {
+    {"Start", true, rpc_start},
+    {"Connect", true, rpc_connect},
+    {"List", false, rpc_list},
+    {"SendInput", false, rpc_send_input},
+    {"SendSignal", false, rpc_send_signal},
+    {"CloseStdin", false, rpc_close_stdin},
+    {"Update", false, rpc_update},
+};
+
+void
+envd_process_rpc(http_req_t *h, const char *sid)
+{
+    const char *m = strrchr(h->path, '/') + 1;
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+        if (strcmp(m, methods[i].name) != 0)
+            continue;
+        gw_session_t *s = envd_session(h, sid, methods[i].stream);
+        if (!s)
+            return;
+        json_object *req = envd_request(h, methods[i].stream);
+        if (!req)
+            return;
+        methods[i].fn(h, s, req);
+        json_object_put(req);
+        return;
+    }
+    if (!strcmp(m, "StreamInput"))
+        envd_fail(h, ENVD_UNIMPLEMENTED,
+                  "process.Process/StreamInput (a client stream) is not served: send input with "
+                  "SendInput");
+    else
+        envd_fail(h, ENVD_UNIMPLEMENTED,
+                  "process.Process/%.100s is not a method of envd's process service", m);
+}

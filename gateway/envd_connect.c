@@ -8,6 +8,7 @@
 
 #include "base64.h"
 #include "envd_routes.h"
+#include "envd_wire.h"
 #include "envd_token.h"
 #include "gw.h"
 #include "json_util.h"
@@ -82,35 +83,6 @@ envd_code_of_name(const char *name)
         if ((e < 134 || e > ERR_BASE) && !strcmp(err_name(e), name))
             return envd_code_of(e);
     return ENVD_INTERNAL;
-}
-
-int
-envd_envelope_parse(const uint8_t *p, size_t n, uint8_t *flags, const uint8_t **msg, size_t *len,
-                    char *why, size_t cap)
-{
-    if (n < ENVD_HEAD_LEN) {
-        snprintf(why, cap, "a stream's request is one enveloped message: %zu bytes is too short",
-                 n);
-        return -1;
-    }
-    uint32_t l = (uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 8 | p[4];
-    if (p[0] & 0x01) {
-        snprintf(why, cap,
-                 "compressed messages are not accepted (send no Connect-Content-Encoding)");
-        return -1;
-    }
-    if (l > ENVD_MSG_MAX) {
-        snprintf(why, cap, "message of %u bytes: the limit is %u", l, ENVD_MSG_MAX);
-        return -1;
-    }
-    if ((size_t)l != n - ENVD_HEAD_LEN) {
-        snprintf(why, cap, "the envelope says %u bytes, the body holds %zu", l, n - ENVD_HEAD_LEN);
-        return -1;
-    }
-    *flags = p[0];
-    *msg = p + ENVD_HEAD_LEN;
-    *len = l;
-    return 0;
 }
 
 /* Whether h's Content-Type is want (parameters such as "; charset=utf-8" aside). */
@@ -201,23 +173,7 @@ envd_session(http_req_t *h, const char *sid, bool stream)
 int
 envd_user(const http_req_t *h, char *out, size_t cap)
 {
-    out[0] = '\0';
-    if (!h->authorization[0])
-        return 0;
-    if (strncasecmp(h->authorization, "Basic ", 6) != 0)
-        return -1;
-    const char *b = h->authorization + 6;
-    size_t n = strlen(b), len = 0;
-    char dec[BASE64_DECODED_MAX(256)];
-    if (n > 256 || base64_decode(b, n, dec, &len) < 0)
-        return -1;
-    const char *colon = memchr(dec, ':', len);
-    size_t ul = colon ? (size_t)(colon - dec) : len;
-    if (ul >= cap || memchr(dec, '\0', ul))
-        return -1;
-    memcpy(out, dec, ul);
-    out[ul] = '\0';
-    return 0;
+    return envd_basic_user(h->authorization, out, cap);
 }
 
 uint64_t

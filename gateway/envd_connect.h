@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "envd_wire.h"
 #include "http_server.h"
 
 typedef struct gw_session gw_session_t;
@@ -47,12 +48,6 @@ int envd_code_status(envd_code_t c);       /* its HTTP status (Connect's table) 
  * it). */
 envd_code_t envd_code_of(int err_code);
 envd_code_t envd_code_of_name(const char *err_name);
-
-/* Pure: the single enveloped message p[0..n) is: *flags, and its message at *msg, *len bytes.
- * 0, or -1 with why (cap bytes into why): short, longer than what came, bytes after it, over
- * ENVD_MSG_MAX, compressed. */
-int envd_envelope_parse(const uint8_t *p, size_t n, uint8_t *flags, const uint8_t **msg,
-                        size_t *len, char *why, size_t cap);
 
 /* The request message of h (a JSON object, new ref): the body of a unary call, the one
  * envelope of a stream's. NULL once the error is answered (wrong content type, not JSON, not an

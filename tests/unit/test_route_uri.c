@@ -31,6 +31,9 @@ test_session_routes_name_their_session(void **state)
     expect("/api/v1/sessions/s-2/actions?wait=true", ROUTE_URI_REST, "s-2", true);
     expect("/runtime/s-3/execute_action", ROUTE_URI_RUNTIME, "s-3", true);
     expect("/rt-0123456789abcdef/execute_action", ROUTE_URI_RUNTIME, "rt-0123456789abcdef", true);
+    /* nginx's name for an E2b-Sandbox-Id's envd request */
+    expect("/envd/s-4/process.Process/Start", ROUTE_URI_ENVD, "s-4", true);
+    expect("/envd/s-4/files?path=%2Ftmp", ROUTE_URI_ENVD, "s-4", true);
 }
 
 static void
@@ -41,6 +44,7 @@ test_other_paths_and_odd_ids_name_none(void **state)
         "/ws/control",
         "/ws/sessions/",
         "/ws/sessions//terminal",
+        "/envd//health",
         "/api/v1/sessions",
         "/api/v1/sessions/?x",
         "/runtime/",

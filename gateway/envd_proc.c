@@ -2,6 +2,7 @@
  * for its life (envd_proc.h). */
 #include "envd_proc.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,6 +300,14 @@ on_close(void *ud, json_object *res)
         /* it never ran, or its runtime went away: no end event, the followers hear why */
         const char *code = json_get_str(e, "code", "internal");
         const char *msg = json_get_str(e, "message", "the process failed");
+        const char *cwd = json_get_str(p->config, "cwd", "");
+        char m[PATH_MAX + 64];
+        if (!p->pid && cwd[0] && !strcmp(code, "not_found")) {
+            /* envd's words for the one thing a start misses that way */
+            snprintf(m, sizeof m, "cwd '%s' does not exist", cwd);
+            code = "invalid";
+            msg = m;
+        }
         p->end = NULL;
         let_go(p, code, msg);
         return;

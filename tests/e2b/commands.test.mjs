@@ -5,7 +5,7 @@
 // tests/integration/test_e2b.py starts the stack.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Sandbox, CommandExitError, AuthenticationError } from 'e2b';
+import { Sandbox, CommandExitError, InvalidArgumentError } from 'e2b';
 
 const SP_URL = process.env.SP_URL;
 const SP_USER_TOKEN = process.env.SP_USER_TOKEN;
@@ -51,6 +51,17 @@ test('run: a failing command throws CommandExitError with its code and output', 
 test('run: cwd, envs, and the sandbox envVars of create', async () => {
   const r = await sbx.commands.run('pwd; echo "$FOO"; echo "$GREETING"', { cwd: '/tmp', envs: { FOO: 'b a r' } });
   assert.equal(r.stdout, '/tmp\nb a r\nhello from create\n');
+});
+
+test('run: a cwd that is not there is envd\'s invalid_argument; user root is refused plainly where the executor is not root', async () => {
+  await assert.rejects(sbx.commands.run('pwd', { cwd: '/no/such/dir' }), (e) => {
+    assert.ok(e instanceof InvalidArgumentError, `${e}`);
+    assert.match(e.message, /cwd '\/no\/such\/dir' does not exist/);
+    return true;
+  });
+  assert.equal((await sbx.commands.run('id -u')).stdout, '1000\n', 'the sandbox user of this stack');
+  await assert.rejects(sbx.commands.run('id -u', { user: 'root' }), /permission_denied.*only when the executor runs as root/);
+  assert.equal((await sbx.commands.run('id -u', { user: 'user' })).stdout, '1000\n', 'E2B\'s default user is the sandbox user');
 });
 
 test('run: output streams to onStdout while the command still runs', async () => {

@@ -11,11 +11,12 @@
 #   zip, bench/bench_unzip.py; network: a sandbox's own network against the host's,
 #   bench/bench_network.py; rootinside: cold and warm starts with root inside against one uid,
 #   bench/bench_root_inside.py; preview: a sandbox app through the preview against the same
-#   client inside the sandbox, bench/bench_preview.py).
+#   client inside the sandbox, bench/bench_preview.py; e2b: E2B's SDK against sandpipe's own
+#   WebSocket and a raw reader, bench/bench_e2b.py).
 set -euo pipefail
 MODE=${1:-release}
 B=build/$MODE
-SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images rootinside takeover unzip network preview} "
+SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images rootinside takeover unzip network preview e2b} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/sp-bench.XXXXXX")
 chmod 711 "$work" # searchable: each sandbox runs as its own uid below it
@@ -192,6 +193,12 @@ if want preview; then # a sandbox's app through the preview (its own stack; the 
     echo
     SANDPIPE_EXECUTOR="$B/sandpipe-executor" images/sandpipe-image build --no-docker >/dev/null
     MODE=$MODE python3 bench/bench_preview.py
+fi
+if want e2b; then # E2B's SDK (tests/e2b, make e2b-sdk) against its peers (its own stack)
+    echo
+    echo "## E2B's SDK: commands through envd, create to first command, streaming ($(date -u +%F))"
+    echo
+    MODE=$MODE python3 bench/bench_e2b.py
 fi
 if want takeover; then # three gateways of its own (tests/integration/multigw.py)
     echo

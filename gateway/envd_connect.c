@@ -236,15 +236,27 @@ envd_stream_head(http_req_t *h)
 }
 
 static void
-send_envelope(http_req_t *h, uint8_t flags, json_object *msg)
+send_text(http_req_t *h, uint8_t flags, const char *t, size_t len)
 {
-    size_t len;
-    const char *t = json_text(msg, &len);
     uint8_t head[ENVD_HEAD_LEN] = {flags, (uint8_t)(len >> 24), (uint8_t)(len >> 16),
                                    (uint8_t)(len >> 8), (uint8_t)len};
     http_stream_write(h, head, sizeof head);
     http_stream_write(h, t, len);
+}
+
+static void
+send_envelope(http_req_t *h, uint8_t flags, json_object *msg)
+{
+    size_t len;
+    const char *t = json_text(msg, &len);
+    send_text(h, flags, t, len);
     json_object_put(msg);
+}
+
+void
+envd_stream_send_text(http_req_t *h, const char *msg, size_t len)
+{
+    send_text(h, 0, msg, len);
 }
 
 void

@@ -82,6 +82,7 @@ void envd_fail_result(http_req_t *h, json_object *result);
  * (NULL code: success; else the error and its message). */
 void envd_stream_head(http_req_t *h);
 void envd_stream_send(http_req_t *h, json_object *msg);
+void envd_stream_send_text(http_req_t *h, const char *msg, size_t len); /* JSON text */
 void envd_stream_end(http_req_t *h, const envd_code_t *code, const char *msg);
 /* A stream that fails before its first message: head and end at once. */
 void envd_stream_fail(http_req_t *h, envd_code_t c, const char *fmt, ...)

@@ -2,6 +2,7 @@
  * for its life (envd_proc.h). */
 #include "envd_proc.h"
 
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -59,31 +60,33 @@ record_start(envd_proc_t *p)
     event_log_append(p->s->log, e);
 }
 
-/* Output as text when it is UTF-8 without NUL, else base64; while Redis is behind it is
- * counted, not kept, and the count goes into the next event that is kept (or the end). */
+/* Output as text when it is UTF-8 without NUL, else base64 (b64: d's, made already); while
+ * Redis is behind it is counted, not kept, and the count goes into the next event that is kept
+ * (or the end). Built as text: json-c's escaping is slow on floods (as session_output.c). */
 static void
-record_output(envd_proc_t *p, const char *stream, const uint8_t *d, size_t n)
+record_output(envd_proc_t *p, const char *stream, const uint8_t *d, size_t n, const char *b64,
+              size_t b64_len)
 {
     if (event_log_full(p->s->log)) {
         p->unrecorded += n;
         return;
     }
-    json_object *e = session_event_new("process_output");
-    json_set_int(e, "pid", p->pid);
-    json_set_str(e, "stream", stream);
-    if (!memchr(d, '\0', n) && utf8_valid(d, n)) {
-        json_set_strn(e, "data", (const char *)d, n);
-    } else {
-        char *b = xmalloc(BASE64_ENCODED_LEN(n) + 1);
-        b[base64_encode(d, n, b)] = '\0';
-        json_set_str(e, "data_b64", b);
-        free(b);
-    }
+    buf_t m = BUF_INIT;
+    buf_printf(&m, "\"type\":\"process_output\",\"pid\":%u,\"stream\":\"%s\",", p->pid, stream);
     if (p->unrecorded) {
-        json_set_int(e, "unrecorded_before", (int64_t)p->unrecorded);
+        buf_printf(&m, "\"unrecorded_before\":%" PRIu64 ",", p->unrecorded);
         p->unrecorded = 0;
     }
-    event_log_append(p->s->log, e);
+    if (!memchr(d, '\0', n) && utf8_valid(d, n)) {
+        buf_puts(&m, "\"data\":\"");
+        json_escape_append(&m, (const char *)d, n);
+    } else {
+        buf_puts(&m, "\"data_b64\":\"");
+        buf_append(&m, b64, b64_len);
+    }
+    buf_puts(&m, "\"");
+    event_log_append_members(p->s->log, m.data, m.len);
+    buf_free(&m);
 }
 
 static void
@@ -102,10 +105,18 @@ record_end(envd_proc_t *p, json_object *end)
 /* ---- followers ---- */
 
 static void
-tell(envd_proc_t *p, json_object *msg)
+tell_text(envd_proc_t *p, const char *msg, size_t len)
 {
     for (envd_follower_t *f = p->followers; f; f = f->next)
-        f->on_event(f, msg);
+        f->on_event(f, msg, len);
+}
+
+static void
+tell(envd_proc_t *p, json_object *msg)
+{
+    size_t len;
+    const char *t = json_text(msg, &len);
+    tell_text(p, t, len);
 }
 
 /* Lets every follower go, with why (NULL: the process ended and they heard its end). */
@@ -155,10 +166,13 @@ envd_proc_follow(envd_proc_t *p, envd_follower_t *f)
 {
     f->proc = p;
     json_object *m = start_msg(p);
-    f->on_event(f, m);
+    size_t len;
+    const char *t = json_text(m, &len);
+    f->on_event(f, t, len);
     json_object_put(m);
     if (p->ended) {
-        f->on_event(f, p->end);
+        t = json_text(p->end, &len);
+        f->on_event(f, t, len);
         f->proc = NULL;
         f->on_gone(f, NULL, NULL);
         return;
@@ -198,22 +212,22 @@ on_json(void *ud, json_object *msg)
     json_object_put(m);
 }
 
+/* {"event":{"data":{"<stream>":"<base64>"}}}, built once as text for every follower (base64
+ * needs no escaping). */
 static void
 output(envd_proc_t *p, const char *stream, const uint8_t *d, size_t n)
 {
-    record_output(p, stream, d, n);
-    if (p->followers) {
-        char *b = xmalloc(BASE64_ENCODED_LEN(n) + 1);
-        b[base64_encode(d, n, b)] = '\0';
-        json_object *data = json_object_new_object(), *ev = json_object_new_object(),
-                    *m = json_object_new_object();
-        json_set_str(data, stream, b);
-        free(b);
-        json_set(ev, "data", data);
-        json_set(m, "event", ev);
-        tell(p, m);
-        json_object_put(m);
-    }
+    buf_t m = BUF_INIT;
+    buf_printf(&m, "{\"event\":{\"data\":{\"%s\":\"", stream);
+    size_t at = m.len;
+    char *b64 = buf_reserve(&m, BASE64_ENCODED_LEN(n) + 1);
+    size_t b64_len = base64_encode(d, n, b64);
+    buf_advance(&m, b64_len);
+    buf_puts(&m, "\"}}}");
+    record_output(p, stream, d, n, m.data + at, b64_len);
+    if (p->followers)
+        tell_text(p, m.data, m.len);
+    buf_free(&m);
     if (p->owed || !followers_keep_up(p))
         p->owed += n;
     else
@@ -454,6 +468,11 @@ envd_proc_start(gw_session_t *s, json_object *start, const char *user, envd_foll
         free(p);
         return NULL;
     }
+    /* a window wider than the channel's default: a stream of output is not held to one
+     * window per round trip through the gateway */
+    size_t w = session_stream_recv_window(p->st);
+    if (w < ENVD_PROC_WINDOW)
+        session_stream_grant(p->st, ENVD_PROC_WINDOW - w);
     f->proc = p;
     p->followers = f;
     p->next = s->envd_procs;

@@ -31,12 +31,14 @@ typedef struct envd_follower envd_follower_t;
 #define ENVD_ENDED_KEEP   30         /* seconds an ended process stays findable */
 #define ENVD_PROCS_MAX    256        /* processes a sandbox may have started and not ended */
 #define ENVD_INPUT_MAX    (1u << 20) /* input waiting for the process to take it */
+#define ENVD_PROC_WINDOW  (1u << 20) /* output the executor may send ahead of the gateway */
 
 struct envd_follower {
     envd_follower_t *next;
     envd_proc_t *proc; /* NULL once let go */
-    /* A message for the stream ({"event":{"start"|"data"|"end"|...}}, borrowed). */
-    void (*on_event)(envd_follower_t *f, json_object *msg);
+    /* A message for the stream: the JSON text of {"event":{"start"|"data"|"end"}} (borrowed;
+     * built once for every follower). */
+    void (*on_event)(envd_follower_t *f, const char *msg, size_t len);
     /* The process let f go: it ended (its end event came first: code NULL), or it could not
      * start or its runtime went away (code and message). f may be freed from here. */
     void (*on_gone)(envd_follower_t *f, const char *code, const char *message);

@@ -31,13 +31,13 @@ req_of(follow_t *w)
 }
 
 static void
-send_msg(follow_t *w, http_req_t *h, json_object *msg)
+send_msg(follow_t *w, http_req_t *h, const char *msg, size_t len)
 {
     if (!w->head_sent) {
         envd_stream_head(h);
         w->head_sent = true;
     }
-    envd_stream_send(h, json_object_get(msg));
+    envd_stream_send_text(h, msg, len);
     uv_timer_again(&w->keepalive);
 }
 
@@ -59,12 +59,12 @@ finish(follow_t *w, const envd_code_t *code, const char *msg)
 }
 
 static void
-on_event(envd_follower_t *f, json_object *msg)
+on_event(envd_follower_t *f, const char *msg, size_t len)
 {
     follow_t *w = (follow_t *)f;
     http_req_t *h = req_of(w);
     if (h)
-        send_msg(w, h, msg);
+        send_msg(w, h, msg, len);
 }
 
 static void
@@ -102,11 +102,8 @@ on_keepalive(uv_timer_t *t)
     http_req_t *h = req_of(w);
     if (!h || !w->head_sent)
         return;
-    json_object *m = json_object_new_object(), *ev = json_object_new_object();
-    json_set(ev, "keepalive", json_object_new_object());
-    json_set(m, "event", ev);
-    send_msg(w, h, m);
-    json_object_put(m);
+    static const char ka[] = "{\"event\":{\"keepalive\":{}}}";
+    send_msg(w, h, ka, sizeof ka - 1);
 }
 
 /* Connect-Timeout-Ms passed: the client gives up now (the SDK enforces it too); the process is

@@ -116,11 +116,16 @@ http_stream_write(http_req_t *h, const void *p, size_t n)
 {
     if (!h->streaming || h->stream_ended)
         return;
-    if (h->pending_len + n > h->pending_cap) {
-        h->pending_cap = (h->pending_len + n) * 2;
-        h->pending = xrealloc(h->pending, h->pending_cap);
+    if (h->pending_off + h->pending_len + n > h->pending_cap) {
+        /* what was written moves to the front once, not on every write */
+        memmove(h->pending, h->pending + h->pending_off, h->pending_len);
+        h->pending_off = 0;
+        if (h->pending_len + n > h->pending_cap) {
+            h->pending_cap = (h->pending_len + n) * 2;
+            h->pending = xrealloc(h->pending, h->pending_cap);
+        }
     }
-    memcpy(h->pending + h->pending_len, p, n);
+    memcpy(h->pending + h->pending_off + h->pending_len, p, n);
     h->pending_len += n;
     if (h->wsi)
         lws_callback_on_writable(h->wsi);
@@ -398,6 +403,14 @@ answered(struct lws *wsi, http_req_t **slot)
     return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
+/* n bytes of the pending body went out. */
+static void
+pending_taken(http_req_t *h, size_t n)
+{
+    h->pending_len -= n;
+    h->pending_off = h->pending_len ? h->pending_off + n : 0;
+}
+
 /* The next chunk of a chunked body (HTTP_STREAM_CHUNKED): at most HTTP_WRITE_MAX, framed, one
  * lws_write; the last-chunk once it ended. A stream that failed ends without the last-chunk:
  * the connection closes and nginx and the client see the body cut short. */
@@ -409,10 +422,9 @@ write_chunked(struct lws *wsi, http_req_t **slot)
     if (h->pending_len) {
         size_t n = h->pending_len < HTTP_WRITE_MAX ? h->pending_len : HTTP_WRITE_MAX;
         int k = snprintf((char *)piece + LWS_PRE, 16, "%zx\r\n", n);
-        memcpy(piece + LWS_PRE + k, h->pending, n);
+        memcpy(piece + LWS_PRE + k, h->pending + h->pending_off, n);
         memcpy(piece + LWS_PRE + k + n, "\r\n", 2);
-        memmove(h->pending, h->pending + n, h->pending_len - n);
-        h->pending_len -= n;
+        pending_taken(h, n);
         h->stream_sent += n;
         if (lws_write(wsi, piece + LWS_PRE, (size_t)k + n + 2, LWS_WRITE_HTTP) <
             (int)((size_t)k + n + 2))
@@ -445,9 +457,8 @@ write_streamed(struct lws *wsi, http_req_t **slot)
         size_t n = h->pending_len < HTTP_WRITE_MAX ? h->pending_len : HTTP_WRITE_MAX;
         if (h->stream_sent + n > h->stream_total)
             return -1; /* more than announced: a bug upstream, not a body to send */
-        memcpy(piece + LWS_PRE, h->pending, n);
-        memmove(h->pending, h->pending + n, h->pending_len - n);
-        h->pending_len -= n;
+        memcpy(piece + LWS_PRE, h->pending + h->pending_off, n);
+        pending_taken(h, n);
         h->stream_sent += n;
         bool last = h->stream_sent == h->stream_total;
         if (lws_write(wsi, piece + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) <

@@ -69,8 +69,8 @@ struct http_req {
     bool streaming, stream_ended, stream_failed;
     unsigned long long stream_total, stream_sent;
     char *pending;
-    size_t pending_len, pending_cap;
-    void (*on_sent)(void *ud, size_t n); /* n bytes of the body left for the socket */
+    size_t pending_off, pending_len, pending_cap; /* [off, off + len) of pending */
+    void (*on_sent)(void *ud, size_t n);          /* n bytes of the body left for the socket */
 };
 
 /* Once, at start-up (the loop exists). */

@@ -35,6 +35,9 @@ struct proc {
     char id[24];
     pid_t pid;
     json_object *argv;
+    /* as the spawn asked (a client taking the process up later names it by them): its "tag",
+     * "cwd" and "env" (NULL: none given) */
+    json_object *tag, *cwd, *env;
     pstream_t out[2]; /* stdout, stderr */
     int in_fd;
     watch_t win;
@@ -101,6 +104,12 @@ proc_status(const proc_t *p)
     json_set_str(o, "id", p->id);
     json_set_int(o, "pid", p->pid);
     json_set(o, "argv", json_object_get(p->argv));
+    if (p->tag)
+        json_set(o, "tag", json_object_get(p->tag));
+    if (p->cwd)
+        json_set(o, "cwd", json_object_get(p->cwd));
+    if (p->env)
+        json_set(o, "env", json_object_get(p->env));
     json_set_bool(o, "running", !p->exited);
     json_set(o, "exit_code", p->exited && !p->signo ? json_object_new_int(p->exit_code) : NULL);
     json_set(o, "signal", p->signo ? json_object_new_int(p->signo) : NULL);
@@ -130,6 +139,9 @@ proc_free(void *arg)
         close(p->in_fd);
     buf_free(&p->stdin_q);
     json_object_put(p->argv);
+    json_object_put(p->tag);
+    json_object_put(p->cwd);
+    json_object_put(p->env);
     free(p);
 }
 
@@ -469,6 +481,14 @@ proc_op_spawn(channel_t *ch, json_object *req)
     snprintf(p->id, sizeof p->id, "p%u", ++g_exec.next_proc_id);
     p->pid = l.pid;
     p->argv = args;
+    json_object *tag = json_get(req, "tag"), *wd = json_get(req, "cwd"),
+                *env = json_get(req, "env");
+    if (tag && json_object_is_type(tag, json_type_string))
+        p->tag = json_object_get(tag);
+    if (wd && json_object_is_type(wd, json_type_string))
+        p->cwd = json_object_get(wd);
+    if (env && json_object_is_type(env, json_type_object))
+        p->env = json_object_get(env);
     p->started = loop_now();
     p->in_fd = l.in;
     fcntl(p->in_fd, F_SETFL, O_NONBLOCK);
@@ -494,12 +514,30 @@ proc_op_spawn(channel_t *ch, json_object *req)
 void
 proc_op_attach(channel_t *ch, json_object *req)
 {
-    proc_t *p = proc_find(json_get_str(req, "id", ""));
+    /* by id, or by pid or tag (a client that knows the process by those: E2B's selectors); the
+     * newest first, as a pid may come round again */
+    json_object *pid = json_get(req, "pid"), *tag = json_get(req, "tag");
+    proc_t *p = NULL;
+    if (pid || tag) {
+        for (proc_t *q = g_exec.procs; q && !p; q = q->next)
+            if (pid ? (int64_t)q->pid == json_object_get_int64(pid)
+                    : q->tag &&
+                          !strcmp(json_object_get_string(q->tag), json_object_get_string(tag)))
+                p = q;
+    } else {
+        p = proc_find(json_get_str(req, "id", ""));
+    }
     if (!p) {
-        chan_close_error(ch, ERR_NOT_FOUND, "no process with that id");
+        chan_close_error(ch, ERR_NOT_FOUND,
+                         pid   ? "no process with that pid"
+                         : tag ? "no process with that tag"
+                               : "no process with that id");
         return;
     }
-    int64_t o = json_get_int(req, "stdout_offset", 0), e = json_get_int(req, "stderr_offset", 0);
+    /* live: from what it writes next, as a follower that joins late hears it */
+    bool live = json_get_bool(req, "live", false);
+    int64_t o = live ? (int64_t)p->out[0].ring.end : json_get_int(req, "stdout_offset", 0),
+            e = live ? (int64_t)p->out[1].ring.end : json_get_int(req, "stderr_offset", 0);
     if (o < 0 || e < 0 || (uint64_t)o > p->out[0].ring.end || (uint64_t)e > p->out[1].ring.end) {
         chan_close_error(ch, ERR_BAD_REQ, "offset beyond the bytes the process has written");
         return;

@@ -33,6 +33,15 @@ struct envd_proc {
     buf_t input;         /* input waiting for the executor's credit */
     json_object *end;    /* its end message, once ended */
     uint64_t unrecorded; /* output bytes the event log had no room for */
+    /* being taken up from the executor (envd_proc_lookup): who waits for it */
+    bool adopting;
+    struct waiter *waiters;
+};
+
+struct waiter {
+    struct waiter *next;
+    envd_found_cb cb;
+    void *ud;
 };
 
 uint32_t
@@ -199,10 +208,50 @@ envd_proc_unfollow(envd_follower_t *f)
 
 /* ---- the executor's channel ---- */
 
+/* Tells who waited for p to be taken up: p, or why not. */
+static void
+adopted(envd_proc_t *p, const err_t *err)
+{
+    p->adopting = false;
+    while (p->waiters) {
+        struct waiter *w = p->waiters;
+        p->waiters = w->next;
+        w->cb(w->ud, err ? NULL : p, err);
+        free(w);
+    }
+}
+
+/* The executor's status of a process taken up: its config as it was started. */
+static void
+take_status(envd_proc_t *p, json_object *st)
+{
+    json_object *argv = json_get(st, "argv"), *args = json_object_new_array();
+    size_t n =
+        argv && json_object_is_type(argv, json_type_array) ? json_object_array_length(argv) : 0;
+    for (size_t i = 1; i < n; i++)
+        json_object_array_add(args, json_object_get(json_object_array_get_idx(argv, i)));
+    json_set(p->config, "cmd",
+             json_object_new_string(n ? json_object_get_string(json_object_array_get_idx(argv, 0))
+                                      : ""));
+    json_set(p->config, "args", args);
+    json_object *env = json_get(st, "env"), *cwd = json_get(st, "cwd");
+    json_set(p->config, "envs", env ? json_object_get(env) : json_object_new_object());
+    if (cwd)
+        json_set(p->config, "cwd", json_object_get(cwd));
+    snprintf(p->tag, sizeof p->tag, "%s", json_get_str(st, "tag", ""));
+    p->pid = (uint32_t)json_get_int(st, "pid", 0);
+    json_object_object_del(p->config, "want");
+}
+
 static void
 on_json(void *ud, json_object *msg)
 {
     envd_proc_t *p = ud;
+    if (p->adopting && !strcmp(json_get_str(msg, "event", ""), "attached")) {
+        take_status(p, msg);
+        adopted(p, NULL);
+        return;
+    }
     if (strcmp(json_get_str(msg, "event", ""), "started") != 0 || p->pid)
         return;
     p->pid = (uint32_t)json_get_int(msg, "pid", 0);
@@ -301,6 +350,8 @@ end_msg(json_object *res, bool pty)
     return m;
 }
 
+static void forget(envd_proc_t *p);
+
 static void
 on_close(void *ud, json_object *res)
 {
@@ -310,6 +361,20 @@ on_close(void *ud, json_object *res)
     p->ended_at = gw_now();
     buf_free(&p->input);
     json_object *e = json_get(res, "error");
+    if (p->adopting) {
+        /* the executor has no such process: nothing to keep */
+        err_t err = {0};
+        const char *code = json_get_str(e, "code", "not_found");
+        if (!e || !strcmp(code, "not_found"))
+            err_set(&err, ERR_NOT_FOUND, "process with %s %s not found", p->pid ? "pid" : "tag",
+                    p->pid ? json_get_str(p->config, "want", "") : p->tag);
+        else
+            err_set(&err, ERR_UNAVAILABLE, "%s",
+                    json_get_str(e, "message", "the runtime went away"));
+        adopted(p, &err);
+        forget(p);
+        return;
+    }
     if (e) {
         /* it never ran, or its runtime went away: no end event, the followers hear why */
         const char *code = json_get_str(e, "code", "internal");
@@ -349,7 +414,10 @@ prune(gw_session_t *s)
     double now = gw_now();
     for (envd_proc_t **pp = &s->envd_procs; *pp;) {
         envd_proc_t *p = *pp;
-        if (p->ended && !p->followers && now - p->ended_at > ENVD_ENDED_KEEP) {
+        /* ended long enough ago, or cut off by its runtime going away (then a lookup takes
+         * it up again from the executor, where it may well run on) */
+        if (p->ended && !p->followers && !p->adopting &&
+            (now - p->ended_at > ENVD_ENDED_KEEP || !p->end)) {
             *pp = p->next;
             json_object_put(p->config);
             json_object_put(p->end);
@@ -448,6 +516,8 @@ envd_proc_start(gw_session_t *s, json_object *start, const char *user, envd_foll
     } else {
         json_set_str(req, "op", "proc.spawn");
         json_set_bool(req, "stdin", json_get_bool(start, "stdin", false));
+        if (tag) /* the executor keeps it: a gateway taking the process up finds it by it */
+            json_set(req, "tag", json_object_get(tag));
     }
     envd_proc_t *p = xcalloc(1, sizeof *p);
     p->s = s;
@@ -480,25 +550,89 @@ envd_proc_start(gw_session_t *s, json_object *start, const char *user, envd_foll
     return p;
 }
 
-envd_proc_t *
-envd_proc_find(gw_session_t *s, json_object *sel, err_t *err)
+/* Unlinks and frees p (a take-up that found nothing). */
+static void
+forget(envd_proc_t *p)
+{
+    for (envd_proc_t **pp = &p->s->envd_procs; *pp; pp = &(*pp)->next)
+        if (*pp == p) {
+            *pp = p->next;
+            break;
+        }
+    json_object_put(p->config);
+    json_object_put(p->end);
+    free(p);
+}
+
+void
+envd_proc_lookup(gw_session_t *s, json_object *sel, envd_found_cb cb, void *ud)
 {
     json_object *pid = json_get(sel, "pid"), *tag = json_get(sel, "tag");
-    if (!sel || (!pid && !tag)) {
-        err_set(err, ERR_BAD_REQ, "process: a selector with pid or tag is required");
-        return NULL;
+    err_t err = {0};
+    if (!sel || (!pid && !tag) || (pid && !json_object_is_type(pid, json_type_int)) ||
+        (tag && !json_object_is_type(tag, json_type_string))) {
+        err_set(&err, ERR_BAD_REQ, "process: a selector with pid (a number) or tag is required");
+        cb(ud, NULL, &err);
+        return;
     }
     prune(s);
     int64_t want = pid ? json_object_get_int64(pid) : 0;
     const char *t = tag ? json_object_get_string(tag) : NULL;
-    for (envd_proc_t *p = s->envd_procs; p; p = p->next)
-        if (p->pid && (pid ? p->pid == want : !strcmp(p->tag, t)))
-            return p;
+    for (envd_proc_t *p = s->envd_procs; p; p = p->next) {
+        if (!(pid ? p->pid == want : !strcmp(p->tag, t)) || (!p->pid && !p->adopting))
+            continue;
+        if (p->adopting) { /* another lookup takes it up already: wait with it */
+            struct waiter *w = xcalloc(1, sizeof *w);
+            w->cb = cb;
+            w->ud = ud;
+            w->next = p->waiters;
+            p->waiters = w;
+        } else {
+            cb(ud, p, NULL);
+        }
+        return;
+    }
+    if (want < 0 || want > UINT32_MAX) {
+        err_set(&err, ERR_NOT_FOUND, "process with pid %lld not found", (long long)want);
+        cb(ud, NULL, &err);
+        return;
+    }
+    /* not one of ours: the executor may have it */
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", "proc.attach");
     if (pid)
-        err_set(err, ERR_NOT_FOUND, "process with pid %lld not found", (long long)want);
+        json_set_int(req, "pid", want);
     else
-        err_set(err, ERR_NOT_FOUND, "process with tag %.100s not found", t);
-    return NULL;
+        json_set_str(req, "tag", t);
+    json_set_bool(req, "live", true);
+    envd_proc_t *p = xcalloc(1, sizeof *p);
+    p->s = s;
+    p->adopting = true;
+    p->stdin_open = true; /* as far as we know: the executor says no if it was not */
+    p->pid = (uint32_t)want;
+    if (tag)
+        snprintf(p->tag, sizeof p->tag, "%s", t);
+    p->config = json_object_new_object();
+    char ws[24];
+    snprintf(ws, sizeof ws, "%lld", (long long)want);
+    json_set_str(p->config, "want", ws);
+    p->st = session_stream_open(s, req, &proc_cbs, on_close, p, false, &err);
+    json_object_put(req);
+    if (!p->st) {
+        json_object_put(p->config);
+        free(p);
+        cb(ud, NULL, &err);
+        return;
+    }
+    size_t w = session_stream_recv_window(p->st);
+    if (w < ENVD_PROC_WINDOW)
+        session_stream_grant(p->st, ENVD_PROC_WINDOW - w);
+    struct waiter *wt = xcalloc(1, sizeof *wt);
+    wt->cb = cb;
+    wt->ud = ud;
+    p->waiters = wt;
+    p->next = s->envd_procs;
+    s->envd_procs = p;
 }
 
 static int
@@ -576,20 +710,40 @@ envd_proc_resize(envd_proc_t *p, unsigned cols, unsigned rows, err_t *err)
     return rc < 0 ? err_set(err, ERR_UNAVAILABLE, "the sandbox's executor is not connected") : 0;
 }
 
+static json_object *
+process_info(json_object *config, uint32_t pid, const char *tag)
+{
+    json_object *o = json_object_new_object();
+    json_set(o, "config", config);
+    json_set_int(o, "pid", pid);
+    if (tag && tag[0])
+        json_set_str(o, "tag", tag);
+    return o;
+}
+
 json_object *
-envd_proc_list(gw_session_t *s)
+envd_proc_list(gw_session_t *s, json_object *execs)
 {
     prune(s);
     json_object *a = json_object_new_array();
-    for (envd_proc_t *p = s->envd_procs; p; p = p->next) {
-        if (p->ended || !p->pid)
+    for (envd_proc_t *p = s->envd_procs; p; p = p->next)
+        if (!p->ended && p->pid && !p->adopting)
+            json_object_array_add(a, process_info(json_object_get(p->config), p->pid, p->tag));
+    size_t n =
+        execs && json_object_is_type(execs, json_type_array) ? json_object_array_length(execs) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *st = json_object_array_get_idx(execs, i);
+        uint32_t pid = (uint32_t)json_get_int(st, "pid", 0);
+        if (!json_get_bool(st, "running", false) || !pid)
             continue;
-        json_object *o = json_object_new_object();
-        json_set(o, "config", json_object_get(p->config));
-        json_set_int(o, "pid", p->pid);
-        if (p->tag[0])
-            json_set_str(o, "tag", p->tag);
-        json_object_array_add(a, o);
+        bool held = false;
+        for (envd_proc_t *p = s->envd_procs; p && !held; p = p->next)
+            held = p->pid == pid && !p->ended;
+        if (held)
+            continue;
+        envd_proc_t tmp = {.config = json_object_new_object()};
+        take_status(&tmp, st);
+        json_object_array_add(a, process_info(tmp.config, pid, tmp.tag));
     }
     return a;
 }

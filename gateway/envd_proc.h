@@ -52,8 +52,13 @@ struct envd_follower {
 envd_proc_t *envd_proc_start(gw_session_t *s, json_object *start, const char *user,
                              envd_follower_t *f, err_t *err);
 /* The process a ProcessSelector ({"pid":N} or {"tag":"…"}) names, ended ones still kept
- * included; NULL with err (not_found, in envd's words, or a malformed selector). */
-envd_proc_t *envd_proc_find(gw_session_t *s, json_object *selector, err_t *err);
+ * included, to cb (now, or once known): p, or NULL with err (not_found in envd's words, a
+ * malformed selector, the runtime not connected). One this gateway does not know (started
+ * before it restarted or took the sandbox over, or before its link to the executor dropped) is
+ * taken up from the executor (proc.attach by pid or tag, from its next output): commands
+ * outlive their gateway too. A PTY is not taken up: it ends with its gateway's link. */
+typedef void (*envd_found_cb)(void *ud, envd_proc_t *p, const err_t *err);
+void envd_proc_lookup(gw_session_t *s, json_object *selector, envd_found_cb cb, void *ud);
 /* f follows p from now: its start event first, then new output and the end (at once if p has
  * ended). */
 void envd_proc_follow(envd_proc_t *p, envd_follower_t *f);
@@ -68,8 +73,9 @@ int envd_proc_input(envd_proc_t *p, bool pty, const void *data, size_t n, err_t 
 int envd_proc_close_stdin(envd_proc_t *p, err_t *err);
 int envd_proc_signal(envd_proc_t *p, int signo, err_t *err);
 int envd_proc_resize(envd_proc_t *p, unsigned cols, unsigned rows, err_t *err);
-/* ListResponse's processes: those running (new ref). */
-json_object *envd_proc_list(gw_session_t *s);
+/* ListResponse's processes: those running (new ref): this gateway's, and of execs (the
+ * executor's proc.list, borrowed; NULL none) those running that it does not hold. */
+json_object *envd_proc_list(gw_session_t *s, json_object *execs);
 /* The session ends: its processes are forgotten (their channels have closed already). */
 void envd_procs_free(gw_session_t *s);
 

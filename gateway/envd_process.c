@@ -176,30 +176,59 @@ rpc_start(http_req_t *h, gw_session_t *s, json_object *req)
     }
 }
 
+/* ---- calls on one process: found (or taken up) first, then run ---- */
+
+typedef void (*proc_fn)(http_req_t *h, envd_proc_t *p, json_object *req);
+
+typedef struct {
+    uint64_t req_id;
+    bool stream;
+    proc_fn fn;
+    json_object *req;
+} pending_t;
+
 static void
-rpc_connect(http_req_t *h, gw_session_t *s, json_object *req)
+on_found(void *ud, envd_proc_t *p, const err_t *err)
 {
-    err_t err = {0};
-    envd_proc_t *p = envd_proc_find(s, json_get(req, "process"), &err);
-    if (!p) {
-        envd_stream_fail(h, envd_code_of(err.code), "%s", err.msg);
-        return;
-    }
+    pending_t *q = ud;
+    http_req_t *h = http_find(q->req_id);
+    if (h && !p && q->stream)
+        envd_stream_fail(h, envd_code_of(err->code), "%s", err->msg);
+    else if (h && !p)
+        envd_fail(h, envd_code_of(err->code), "%s", err->msg);
+    else if (h)
+        q->fn(h, p, q->req);
+    json_object_put(q->req);
+    free(q);
+}
+
+/* Runs fn on the process req's "process" selector names, once it is found. */
+static void
+with_proc(http_req_t *h, gw_session_t *s, json_object *req, bool stream, proc_fn fn)
+{
+    pending_t *q = xcalloc(1, sizeof *q);
+    q->req_id = h->id;
+    q->stream = stream;
+    q->fn = fn;
+    q->req = json_object_get(req);
+    envd_proc_lookup(s, json_get(req, "process"), on_found, q);
+}
+
+static void
+do_connect(http_req_t *h, envd_proc_t *p, json_object *req)
+{
+    (void)req;
     follow_t *w = follow_new(h);
     envd_proc_follow(p, &w->f);
 }
 
-/* ---- unary calls on one process ---- */
-
-static envd_proc_t *
-find_or_fail(http_req_t *h, gw_session_t *s, json_object *req)
+static void
+rpc_connect(http_req_t *h, gw_session_t *s, json_object *req)
 {
-    err_t err = {0};
-    envd_proc_t *p = envd_proc_find(s, json_get(req, "process"), &err);
-    if (!p)
-        envd_fail(h, envd_code_of(err.code), "%s", err.msg);
-    return p;
+    with_proc(h, s, req, true, do_connect);
 }
+
+/* ---- unary calls on one process ---- */
 
 static void
 answer_rc(http_req_t *h, int rc, const err_t *err)
@@ -210,21 +239,51 @@ answer_rc(http_req_t *h, int rc, const err_t *err)
         envd_answer(h, json_object_new_object());
 }
 
+typedef struct {
+    uint64_t req_id;
+    char sid[128];
+} list_t;
+
+/* The executor's processes: this gateway's table (PTYs among them), and the commands it runs
+ * that the table does not hold (started before a restart or a takeover). */
+static void
+on_proc_list(void *ud, json_object *res)
+{
+    list_t *l = ud;
+    http_req_t *h = http_find(l->req_id);
+    gw_session_t *s = session_find(l->sid);
+    if (h && s && json_get(res, "error")) {
+        envd_fail_result(h, res);
+    } else if (h && s) {
+        json_object *o = json_object_new_object();
+        json_set(o, "processes", envd_proc_list(s, json_get(res, "processes")));
+        envd_answer(h, o);
+    } else if (h) {
+        envd_fail(h, ENVD_UNAVAILABLE, "sandbox %.100s is not running", l->sid);
+    }
+    free(l);
+}
+
 static void
 rpc_list(http_req_t *h, gw_session_t *s, json_object *req)
 {
     (void)req;
-    json_object *o = json_object_new_object();
-    json_set(o, "processes", envd_proc_list(s));
-    envd_answer(h, o);
+    list_t *l = xcalloc(1, sizeof *l);
+    l->req_id = h->id;
+    snprintf(l->sid, sizeof l->sid, "%s", session_id(s));
+    json_object *op = json_object_new_object();
+    json_set_str(op, "op", "proc.list");
+    err_t err = {0};
+    if (session_probe_op(s, op, on_proc_list, l, &err) < 0) {
+        free(l);
+        envd_fail(h, envd_code_of(err.code), "%s", err.msg);
+    }
+    json_object_put(op);
 }
 
 static void
-rpc_send_input(http_req_t *h, gw_session_t *s, json_object *req)
+do_send_input(http_req_t *h, envd_proc_t *p, json_object *req)
 {
-    envd_proc_t *p = find_or_fail(h, s, req);
-    if (!p)
-        return;
     json_object *in = json_get(req, "input"), *stdin_b = json_get(in, "stdin"),
                 *pty_b = json_get(in, "pty");
     json_object *b = stdin_b ? stdin_b : pty_b;
@@ -255,11 +314,8 @@ rpc_send_input(http_req_t *h, gw_session_t *s, json_object *req)
 }
 
 static void
-rpc_send_signal(http_req_t *h, gw_session_t *s, json_object *req)
+do_send_signal(http_req_t *h, envd_proc_t *p, json_object *req)
 {
-    envd_proc_t *p = find_or_fail(h, s, req);
-    if (!p)
-        return;
     json_object *sig = json_get(req, "signal");
     const char *name =
         sig && json_object_is_type(sig, json_type_string) ? json_object_get_string(sig) : "";
@@ -276,21 +332,16 @@ rpc_send_signal(http_req_t *h, gw_session_t *s, json_object *req)
 }
 
 static void
-rpc_close_stdin(http_req_t *h, gw_session_t *s, json_object *req)
+do_close_stdin(http_req_t *h, envd_proc_t *p, json_object *req)
 {
-    envd_proc_t *p = find_or_fail(h, s, req);
-    if (!p)
-        return;
+    (void)req;
     err_t err = {0};
     answer_rc(h, envd_proc_close_stdin(p, &err), &err);
 }
 
 static void
-rpc_update(http_req_t *h, gw_session_t *s, json_object *req)
+do_update(http_req_t *h, envd_proc_t *p, json_object *req)
 {
-    envd_proc_t *p = find_or_fail(h, s, req);
-    if (!p)
-        return;
     json_object *size = json_get(json_get(req, "pty"), "size");
     if (!size) {
         envd_answer(h, json_object_new_object()); /* nothing to change */
@@ -300,6 +351,30 @@ rpc_update(http_req_t *h, gw_session_t *s, json_object *req)
     int rc = envd_proc_resize(p, (unsigned)json_get_int(size, "cols", 0),
                               (unsigned)json_get_int(size, "rows", 0), &err);
     answer_rc(h, rc, &err);
+}
+
+static void
+rpc_send_input(http_req_t *h, gw_session_t *s, json_object *req)
+{
+    with_proc(h, s, req, false, do_send_input);
+}
+
+static void
+rpc_send_signal(http_req_t *h, gw_session_t *s, json_object *req)
+{
+    with_proc(h, s, req, false, do_send_signal);
+}
+
+static void
+rpc_close_stdin(http_req_t *h, gw_session_t *s, json_object *req)
+{
+    with_proc(h, s, req, false, do_close_stdin);
+}
+
+static void
+rpc_update(http_req_t *h, gw_session_t *s, json_object *req)
+{
+    with_proc(h, s, req, false, do_update);
 }
 
 static const struct {

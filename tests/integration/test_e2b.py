@@ -2,6 +2,7 @@
 package-lock.json; `make e2b-sdk` installs it) against a real stack: redis, a gateway with bwrap
 sandboxes, sandpipe-api and nginx, E2B_API_URL=<origin>/e2b and a sandpipe user token as
 E2B_API_KEY. Each test runs one file of tests/e2b/ with node's test runner."""
+import json
 import os
 import shutil
 import subprocess
@@ -28,26 +29,47 @@ def tearDownModule():
         STACK.stop()
 
 
+def run_sdk_test(case, stack, name, timeout=300, **extra_env):
+    origin = f"http://127.0.0.1:{stack.http_port}"
+    env = dict(os.environ, SP_URL=origin, E2B_API_URL=f"{origin}/e2b", E2B_SANDBOX_URL=origin,
+               E2B_API_KEY=stack.token(sub="alice", role="user"),
+               SP_USER_TOKEN=stack.token(sub="alice", role="user"),
+               SP_ADMIN_TOKEN=stack.token(sub="root", role="admin"), **extra_env)
+    env.pop("E2B_DEBUG", None)
+    env.pop("E2B_DOMAIN", None)
+    r = subprocess.run(["node", "--test", "--test-reporter=spec", f"{name}.test.mjs"],
+                       cwd=E2B, env=env, capture_output=True, text=True, timeout=timeout)
+    out = r.stdout + r.stderr
+    print(out)
+    case.assertEqual(r.returncode, 0, f"tests/e2b/{name}.test.mjs failed:\n{out[-6000:]}")
+
+
 class E2BSdk(unittest.TestCase):
     def run_sdk_test(self, name, timeout=300):
-        origin = f"http://127.0.0.1:{STACK.http_port}"
-        env = dict(os.environ, SP_URL=origin, E2B_API_URL=f"{origin}/e2b", E2B_SANDBOX_URL=origin,
-                   E2B_API_KEY=STACK.token(sub="alice", role="user"),
-                   SP_USER_TOKEN=STACK.token(sub="alice", role="user"),
-                   SP_ADMIN_TOKEN=STACK.token(sub="root", role="admin"))
-        env.pop("E2B_DEBUG", None)
-        env.pop("E2B_DOMAIN", None)
-        r = subprocess.run(["node", "--test", "--test-reporter=spec", f"{name}.test.mjs"],
-                           cwd=E2B, env=env, capture_output=True, text=True, timeout=timeout)
-        out = r.stdout + r.stderr
-        print(out)
-        self.assertEqual(r.returncode, 0, f"tests/e2b/{name}.test.mjs failed:\n{out[-6000:]}")
+        run_sdk_test(self, STACK, name, timeout)
 
     def test_lifecycle(self):
         self.run_sdk_test("lifecycle")
 
     def test_commands(self):
         self.run_sdk_test("commands")
+
+
+class E2BTakeover(unittest.TestCase):
+    """Two gateways behind one nginx: the one that owns a sandbox is killed with SIGKILL while an
+    SDK's command runs (tests/e2b/takeover.test.mjs)."""
+
+    def setUp(self):
+        self.stack = ApiStack(pool=1, gateways=2)
+
+    def tearDown(self):
+        self.stack.stop()
+
+    def test_command_outlives_its_gateway(self):
+        st = self.stack
+        pids = {st.gateway_id: st.gw.pid}
+        pids.update({f"gw-test-{i + 2}": p.pid for i, p in enumerate(st.more_gws)})
+        run_sdk_test(self, st, "takeover", SP_GATEWAY_PIDS=json.dumps(pids))
 
 
 if __name__ == "__main__":

@@ -3,12 +3,14 @@
  * Update act on one by pid or tag. The processes themselves: envd_proc.h. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <uv.h>
 
 #include "base64.h"
 #include "envd_connect.h"
 #include "envd_proc.h"
 #include "envd_routes.h"
+#include "envd_wire.h"
 #include "gw.h"
 #include "json_util.h"
 #include "session.h"
@@ -281,36 +283,126 @@ rpc_list(http_req_t *h, gw_session_t *s, json_object *req)
     json_object_put(op);
 }
 
-static void
-do_send_input(http_req_t *h, envd_proc_t *p, json_object *req)
+/* A ProcessInput ({"stdin"|"pty": base64}) into *raw (xmalloc'd), *len bytes; NULL why, or
+ * why not. */
+static const char *
+input_of(json_object *in, bool *pty, char **raw, size_t *len)
 {
-    json_object *in = json_get(req, "input"), *stdin_b = json_get(in, "stdin"),
-                *pty_b = json_get(in, "pty");
+    json_object *stdin_b = json_get(in, "stdin"), *pty_b = json_get(in, "pty");
     json_object *b = stdin_b ? stdin_b : pty_b;
-    if (!b || (stdin_b && pty_b) || !json_object_is_type(b, json_type_string)) {
-        envd_fail(h, ENVD_INVALID_ARGUMENT, "input: one of stdin or pty, as base64 bytes");
-        return;
-    }
+    if (!b || (stdin_b && pty_b) || !json_object_is_type(b, json_type_string))
+        return "input: one of stdin or pty, as base64 bytes";
     const char *t = json_object_get_string(b);
-    size_t n = (size_t)json_object_get_string_len(b), len = 0;
-    char *raw = xmalloc(BASE64_DECODED_MAX(n + 3) + 1);
+    size_t n = (size_t)json_object_get_string_len(b);
     /* protobuf's JSON reader takes base64 with or without padding, in either alphabet */
     char *std = xmalloc(n + 4);
     for (size_t i = 0; i < n; i++)
         std[i] = t[i] == '-' ? '+' : t[i] == '_' ? '/' : t[i];
     while (n % 4)
         std[n++] = '=';
-    int bad = base64_decode(std, n, raw, &len);
+    *raw = xmalloc(BASE64_DECODED_MAX(n) + 1);
+    int bad = base64_decode(std, n, *raw, len);
     free(std);
     if (bad < 0) {
-        free(raw);
-        envd_fail(h, ENVD_INVALID_ARGUMENT, "input: not base64");
+        free(*raw);
+        *raw = NULL;
+        return "input: not base64";
+    }
+    *pty = pty_b != NULL;
+    return NULL;
+}
+
+static void
+do_send_input(http_req_t *h, envd_proc_t *p, json_object *req)
+{
+    char *raw = NULL;
+    size_t len = 0;
+    bool pty = false;
+    const char *why = input_of(json_get(req, "input"), &pty, &raw, &len);
+    if (why) {
+        envd_fail(h, ENVD_INVALID_ARGUMENT, "%s", why);
         return;
     }
     err_t err = {0};
-    int rc = envd_proc_input(p, pty_b != NULL, raw, len, &err);
+    int rc = envd_proc_input(p, pty, raw, len, &err);
     free(raw);
     answer_rc(h, rc, &err);
+}
+
+/* StreamInput, a client stream: its body (whole, as nginx sends it with its length) is the
+ * envelopes start{process}, then data{input} and keepalive{}, in order. */
+static void
+do_stream_input(http_req_t *h, envd_proc_t *p, json_object *req)
+{
+    json_object *inputs = json_get(req, "inputs");
+    for (size_t i = 0; i < json_object_array_length(inputs); i++) {
+        char *raw = NULL;
+        size_t len = 0;
+        bool pty = false;
+        const char *why = input_of(json_object_array_get_idx(inputs, i), &pty, &raw, &len);
+        err_t err = {0};
+        if (!why && envd_proc_input(p, pty, raw, len, &err) < 0)
+            why = err.msg;
+        free(raw);
+        if (why) {
+            envd_stream_fail(h, why == err.msg ? envd_code_of(err.code) : ENVD_INVALID_ARGUMENT,
+                             "%s", why);
+            return;
+        }
+    }
+    envd_stream_head(h);
+    envd_stream_send(h, json_object_new_object());
+    envd_stream_end(h, NULL, NULL);
+}
+
+static void
+rpc_stream_input(http_req_t *h, gw_session_t *s)
+{
+    if (strncasecmp(h->content_type, "application/connect+json", 24) != 0) {
+        envd_fail(h, ENVD_UNIMPLEMENTED, "StreamInput speaks application/connect+json");
+        return;
+    }
+    const uint8_t *body = (const uint8_t *)(h->body ? h->body : "");
+    size_t off = 0, len;
+    uint8_t flags;
+    const uint8_t *msg;
+    char why[160];
+    int rc;
+    json_object *sel = NULL, *inputs = json_object_new_array();
+    while ((rc = envd_envelope_next(body, h->body_len, &off, &flags, &msg, &len, why,
+                                    sizeof why)) == 1) {
+        if (flags & ENVD_FLAG_END)
+            continue;
+        err_t err = {0};
+        json_object *m = json_parse((const char *)msg, len, &err);
+        json_object *start = json_get(m, "start"), *data = json_get(m, "data");
+        if (!m || !json_object_is_type(m, json_type_object) || (!sel && !start) || (sel && start)) {
+            snprintf(why, sizeof why,
+                     "StreamInput: a start{process} message first, then data{input} and "
+                     "keepalive{}");
+            rc = -1;
+        } else if (start) {
+            sel = json_object_get(start);
+        } else if (data) {
+            json_object_array_add(inputs, json_object_get(json_get(data, "input")));
+        }
+        json_object_put(m);
+        if (rc < 0)
+            break;
+    }
+    if (rc < 0 || !sel) {
+        envd_stream_fail(h, ENVD_INVALID_ARGUMENT, "%s",
+                         rc < 0 ? why : "StreamInput: no start{process} message");
+        json_object_put(sel);
+        json_object_put(inputs);
+        return;
+    }
+    json_object *req = json_object_new_object();
+    json_set(req, "process", json_object_get(json_get(sel, "process")));
+    json_set(req, "inputs", inputs);
+    json_object_put(sel);
+    with_proc(h, s, req, true, do_stream_input);
+    json_object_put(req);
 }
 
 static void
@@ -408,11 +500,12 @@ envd_process_rpc(http_req_t *h, const char *sid)
         json_object_put(req);
         return;
     }
-    if (!strcmp(m, "StreamInput"))
-        envd_fail(h, ENVD_UNIMPLEMENTED,
-                  "process.Process/StreamInput (a client stream) is not served: send input with "
-                  "SendInput");
-    else
-        envd_fail(h, ENVD_UNIMPLEMENTED,
-                  "process.Process/%.100s is not a method of envd's process service", m);
+    if (!strcmp(m, "StreamInput")) {
+        gw_session_t *s = envd_session(h, sid, true);
+        if (s)
+            rpc_stream_input(h, s);
+        return;
+    }
+    envd_fail(h, ENVD_UNIMPLEMENTED,
+              "process.Process/%.100s is not a method of envd's process service", m);
 }

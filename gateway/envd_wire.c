@@ -37,6 +37,35 @@ envd_envelope_parse(const uint8_t *p, size_t n, uint8_t *flags, const uint8_t **
 }
 
 int
+envd_envelope_next(const uint8_t *p, size_t n, size_t *off, uint8_t *flags, const uint8_t **msg,
+                   size_t *len, char *why, size_t cap)
+{
+    if (*off >= n)
+        return 0;
+    size_t left = n - *off;
+    const uint8_t *e = p + *off;
+    if (left < ENVD_HEAD_LEN) {
+        snprintf(why, cap, "an envelope cut short: %zu bytes of its 5-byte head", left);
+        return -1;
+    }
+    uint32_t l = (uint32_t)e[1] << 24 | (uint32_t)e[2] << 16 | (uint32_t)e[3] << 8 | e[4];
+    if (e[0] & 0x01) {
+        snprintf(why, cap,
+                 "compressed messages are not accepted (send no Connect-Content-Encoding)");
+        return -1;
+    }
+    if (l > ENVD_MSG_MAX || l > left - ENVD_HEAD_LEN) {
+        snprintf(why, cap, "an envelope says %u bytes, %zu follow it", l, left - ENVD_HEAD_LEN);
+        return -1;
+    }
+    *flags = e[0];
+    *msg = e + ENVD_HEAD_LEN;
+    *len = l;
+    *off += ENVD_HEAD_LEN + l;
+    return 1;
+}
+
+int
 envd_basic_user(const char *authorization, char *out, size_t cap)
 {
     out[0] = '\0';

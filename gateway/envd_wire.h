@@ -16,6 +16,11 @@
  * ENVD_MSG_MAX, compressed. */
 int envd_envelope_parse(const uint8_t *p, size_t n, uint8_t *flags, const uint8_t **msg,
                         size_t *len, char *why, size_t cap);
+/* The next enveloped message of a client stream's body p[0..n) at *off: *flags and its message,
+ * *off moved past it. 1, 0 at the end of the body, or -1 with why: a message cut short, over
+ * ENVD_MSG_MAX, compressed. */
+int envd_envelope_next(const uint8_t *p, size_t n, size_t *off, uint8_t *flags, const uint8_t **msg,
+                       size_t *len, char *why, size_t cap);
 /* The user of an Authorization header's value "Basic base64(<user>:<anything>)" into out (cap
  * bytes), "" for an empty header. 0, or -1: another scheme, not base64, a NUL in the name, a
  * name of cap bytes or more. */

@@ -128,6 +128,45 @@ test('pty: create, input, resize, output as it comes, kill', async () => {
   await assert.rejects(pty.wait());
 });
 
+// The envdAccessToken the control API answers on connect (what the SDK sends as X-Access-Token).
+async function accessToken(id) {
+  const res = await fetch(`${process.env.E2B_API_URL}/v2/sandboxes/${id}/connect`, {
+    method: 'POST', headers: { 'X-API-Key': process.env.E2B_API_KEY, 'Content-Type': 'application/json' }, body: '{}',
+  });
+  return (await res.json()).envdAccessToken;
+}
+
+function envelope(obj, flags = 0) {
+  const m = Buffer.from(JSON.stringify(obj));
+  const h = Buffer.alloc(5);
+  h[0] = flags;
+  h.writeUInt32BE(m.length, 1);
+  return Buffer.concat([h, m]);
+}
+
+test('StreamInput, the client stream no JS SDK call makes: input in order, then an end', async () => {
+  const cat = await sbx.commands.run('cat', { background: true, stdin: true });
+  const body = Buffer.concat([
+    envelope({ start: { process: { pid: cat.pid } } }),
+    envelope({ data: { input: { stdin: Buffer.from('one\n').toString('base64') } } }),
+    envelope({ keepalive: {} }),
+    envelope({ data: { input: { stdin: Buffer.from('two\n').toString('base64') } } }),
+  ]);
+  const res = await fetch(`${SP_URL}/process.Process/StreamInput`, {
+    method: 'POST', body,
+    headers: { 'Content-Type': 'application/connect+json', 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': await accessToken(sbx.sandboxId) },
+  });
+  assert.equal(res.status, 200);
+  const raw = Buffer.from(await res.arrayBuffer());
+  assert.equal(raw[0], 0);
+  assert.deepEqual(JSON.parse(raw.subarray(5, 5 + raw.readUInt32BE(1))), {});
+  const end = raw.subarray(5 + raw.readUInt32BE(1));
+  assert.equal(end[0], 2, 'an end-of-stream envelope last');
+  assert.deepEqual(JSON.parse(end.subarray(5)), {});
+  await sbx.commands.closeStdin(cat.pid);
+  assert.equal((await cat.wait()).stdout, 'one\ntwo\n');
+});
+
 test('isRunning: true while it runs', async () => {
   assert.equal(await sbx.isRunning(), true);
 });

@@ -1,7 +1,7 @@
 /* fuzz_envd_wire.c — gateway/envd_wire on arbitrary bytes: a stream request's envelope is taken
  * only when its length is exactly what came (the message then lies inside the input, its flags
- * not compressed), and the user of an Authorization header is a NUL-free name shorter than the
- * room given, only from a Basic header. */
+ * not compressed), a client stream's envelopes one after another lie inside it, and the user of an
+ * Authorization header is a NUL-free name shorter than the room given, only from a Basic header. */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -24,6 +24,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!memchr(why, '\0', sizeof why)) {
         abort();
     }
+    /* a client stream: every message inside the input, the offset only moving forward */
+    size_t off = 0, prev = 0;
+    int rc;
+    while ((rc = envd_envelope_next(data, size, &off, &flags, &msg, &len, why, sizeof why)) == 1) {
+        if (off <= prev || off > size || msg < data || msg + len > data + size || (flags & 0x01))
+            abort();
+        prev = off;
+    }
+    if (rc == -1 && !memchr(why, '\0', sizeof why))
+        abort();
     char *text = malloc(size + 1);
     memcpy(text, data, size);
     text[size] = '\0';

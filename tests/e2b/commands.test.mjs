@@ -5,7 +5,7 @@
 // tests/integration/test_e2b.py starts the stack.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { Sandbox, CommandExitError, InvalidArgumentError } from 'e2b';
+import { Sandbox, CommandExitError, InvalidArgumentError, TimeoutError } from 'e2b';
 
 const SP_URL = process.env.SP_URL;
 const SP_USER_TOKEN = process.env.SP_USER_TOKEN;
@@ -165,6 +165,53 @@ test('StreamInput, the client stream no JS SDK call makes: input in order, then 
   assert.deepEqual(JSON.parse(end.subarray(5)), {});
   await sbx.commands.closeStdin(cat.pid);
   assert.equal((await cat.wait()).stdout, 'one\ntwo\n');
+});
+
+test('a quiet stream carries keepalives at the interval the client asks (Keepalive-Ping-Interval)', async () => {
+  const res = await fetch(`${SP_URL}/process.Process/Start`, {
+    method: 'POST',
+    body: envelope({ process: { cmd: '/bin/bash', args: ['-c', 'sleep 3.5; echo woke'] } }),
+    headers: {
+      'Content-Type': 'application/connect+json', 'Keepalive-Ping-Interval': '1',
+      'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': await accessToken(sbx.sandboxId),
+    },
+  });
+  const raw = Buffer.from(await res.arrayBuffer());
+  const msgs = [];
+  for (let o = 0; o < raw.length;) {
+    const n = raw.readUInt32BE(o + 1);
+    msgs.push({ flags: raw[o], m: JSON.parse(raw.subarray(o + 5, o + 5 + n)) });
+    o += 5 + n;
+  }
+  assert.ok(msgs[0].m.event.start.pid > 0, 'start first');
+  const kinds = msgs.slice(1, -1).map((x) => Object.keys(x.m.event)[0]);
+  assert.ok(kinds.filter((k) => k === 'keepalive').length >= 2, kinds.join());
+  assert.equal(kinds.at(-1), 'end');
+  assert.equal(msgs.at(-1).flags, 2);
+});
+
+test('pty: a second client connects to it by pid and sees what it prints next', async () => {
+  const pty = await sbx.pty.create({ cols: 80, rows: 24, onData: () => {} });
+  const other = await Sandbox.connect(sbx.sandboxId);
+  let seen = '';
+  const dec = new TextDecoder();
+  await other.pty.connect(pty.pid, { onData: (d) => { seen += dec.decode(d); } });
+  await sbx.pty.sendInput(pty.pid, new TextEncoder().encode('echo from-$((1+2))-first\n'));
+  await until(() => seen.includes('from-3-first'), 'the second client hears the PTY');
+  await other.pty.kill(pty.pid);
+});
+
+test('a sandbox killed while a command runs: the command fails, it does not hang', async () => {
+  const s2 = await Sandbox.create();
+  let started = false;
+  const failed = s2.commands.run('echo started; sleep 60', { onStdout: () => { started = true; } })
+    .then(() => null, (e) => e);
+  await until(() => started, 'the command runs');
+  await Sandbox.kill(s2.sandboxId);
+  const e = await failed;
+  assert.ok(e instanceof TimeoutError, `${e}`); // E2B's class for a sandbox that went away
+  assert.match(e.message, /\[unavailable\] the session was stopped/);
+  assert.equal(await s2.isRunning(), false);
 });
 
 test('isRunning: true while it runs', async () => {

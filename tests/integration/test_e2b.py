@@ -54,6 +54,9 @@ class E2BSdk(unittest.TestCase):
     def test_commands(self):
         self.run_sdk_test("commands")
 
+    def test_git(self):
+        self.run_sdk_test("git")
+
 
 class E2BTakeover(unittest.TestCase):
     """Two gateways behind one nginx: the one that owns a sandbox is killed with SIGKILL while an

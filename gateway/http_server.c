@@ -118,7 +118,8 @@ http_stream_write(http_req_t *h, const void *p, size_t n)
         return;
     if (h->pending_off + h->pending_len + n > h->pending_cap) {
         /* what was written moves to the front once, not on every write */
-        memmove(h->pending, h->pending + h->pending_off, h->pending_len);
+        if (h->pending_off)
+            memmove(h->pending, h->pending + h->pending_off, h->pending_len);
         h->pending_off = 0;
         if (h->pending_len + n > h->pending_cap) {
             h->pending_cap = (h->pending_len + n) * 2;

@@ -143,6 +143,8 @@ export function fileTree(S, me, cb) {
   // ---- keyboard ----
   // Keys act in order: a folder being opened (a request) finishes before the next key looks at
   // the rows, so → → Enter typed fast opens the folder, goes into it and opens its first file.
+  // Each key acts on the row the keys before it left focused (not the one focused when it was
+  // pressed: that may be before the folder had opened).
   let keys = Promise.resolve();
   const TREE_KEYS = new Set(['ArrowDown', 'ArrowUp', 'Home', 'End', 'ArrowRight', 'ArrowLeft', 'Enter', ' ', 'F2', 'Delete']);
   tree.addEventListener('keydown', (e) => {
@@ -152,7 +154,7 @@ export function fileTree(S, me, cb) {
     e.preventDefault();
     e.stopPropagation();
     const path = row.dataset.path;
-    keys = keys.then(() => onKey(e.key, path)).catch((err) => toast(err.message, 'error'));
+    keys = keys.then(() => onKey(e.key, focusPath || path)).catch((err) => toast(err.message, 'error'));
   });
 
   async function onKey(key, path) {

@@ -260,6 +260,7 @@ session_free(gw_session_t *s)
         json_object_put(q->action);
         free(q);
     }
+    session_file_watches_free(s);
     session_fail_oneshots(s, "the session was stopped");
     session_observed(s, 0, 0);
     session_stored_up_to(s, 0);
@@ -468,13 +469,13 @@ prune_listing(void)
                      gw_wall() - g_gw.cfg.retention);
 }
 
-/* An executor op under way (a download, a preview's connection) is use of the session; the
- * port watch, open for the session's whole life, is not. */
+/* An executor op under way (a download, a preview's connection) is use of the session; a watch
+ * (the port watch, open for the session's whole life, a client's file watch) is not. */
 static bool
 session_ops_running(const gw_session_t *s)
 {
     for (const oneshot_t *o = s->oneshots; o; o = o->next)
-        if (o != s->ports_watch)
+        if (!o->passive)
             return true;
     return false;
 }

@@ -135,6 +135,11 @@ typedef struct {
 session_stream_t *session_stream_open(gw_session_t *s, json_object *req,
                                       const session_stream_cbs_t *cbs, session_op_cb on_close,
                                       void *ud, bool auto_grant, err_t *err);
+/* session_stream_open for a watch a session may hold for long (port.watch, file.watch): neither
+ * its opening nor its being open is use of the session, so it does not keep it from idling. */
+session_stream_t *session_probe_stream_open(gw_session_t *s, json_object *req,
+                                            const session_stream_cbs_t *cbs, session_op_cb on_close,
+                                            void *ud, err_t *err);
 /* Queues up to n bytes within the executor's credit; returns how many (0: wait for
  * on_writable), or < 0 when the channel no longer takes data. */
 ssize_t session_stream_send(session_stream_t *st, const void *p, size_t n);

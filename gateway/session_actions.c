@@ -309,6 +309,7 @@ became_ready(gw_session_t *s)
         session_set_status(s, SESSION_STARTED, NULL);
     session_set_status(s, SESSION_READY, NULL);
     session_ports_watch(s);
+    session_file_watches_reopen(s);
     if (s->ready_cb) {
         session_ready_cb cb = s->ready_cb;
         s->ready_cb = NULL;
@@ -340,6 +341,7 @@ on_link_down(void *ud, const char *why)
         clear_action(s);
     }
     session_terms_lost(s);
+    session_file_watches_lost(s);
     session_fail_oneshots(s, "the runtime disconnected");
     if (s->ready_cb && !s->resuming) { /* a create: it failed */
         session_ready_cb cb = s->ready_cb;

@@ -41,6 +41,7 @@ struct oneshot {
     session_op_cb cb;
     void *ud;
     const session_stream_cbs_t *scbs;
+    bool passive; /* a watch (session_probe_stream_open): not use of the session */
 };
 typedef struct oneshot oneshot_t;
 
@@ -110,7 +111,8 @@ struct gw_session {
     int npublic;
     session_stream_t *ports_watch;
     json_object *ports;
-    struct envd_proc *envd_procs; /* E2B's processes (envd_proc.c) */
+    struct envd_proc *envd_procs;    /* E2B's processes (envd_proc.c) */
+    struct file_watch *file_watches; /* session_file_watch.c */
 };
 
 /* A terminal (session_term.c). It is the channel's data pointer: kind first. */
@@ -208,6 +210,12 @@ json_object *session_plugins_default(void);
 /* Opens the channel on a link just up (plugins_pending set); < 0 if it could not. */
 int session_plugins_open(gw_session_t *s);
 void session_plugins_json(gw_session_t *s, json_object *msg);
+
+/* session_file_watch.c: the link is READY (watches lost with it open again), the link is down
+ * (every watch is lost until then), the session goes away (every watcher is let go). */
+void session_file_watches_reopen(gw_session_t *s);
+void session_file_watches_lost(gw_session_t *s);
+void session_file_watches_free(gw_session_t *s);
 
 /* session_stream.c: the executor link's events for one-shot and streamed ops. */
 void session_fail_oneshots(gw_session_t *s, const char *why);

@@ -164,7 +164,7 @@ session_ports_watch(gw_session_t *s)
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "port.watch");
     err_t err = {0};
-    s->ports_watch = session_stream_open(s, req, &watch_cbs, on_watch_closed, s, true, &err);
+    s->ports_watch = session_probe_stream_open(s, req, &watch_cbs, on_watch_closed, s, &err);
     json_object_put(req);
     if (!s->ports_watch)
         GW_LOG("session %s: no port watch: %s", s->id, err.msg);

@@ -64,18 +64,33 @@ session_probe_op(gw_session_t *s, json_object *req, session_op_cb cb, void *ud, 
     return 0;
 }
 
-session_stream_t *
-session_stream_open(gw_session_t *s, json_object *req, const session_stream_cbs_t *cbs,
-                    session_op_cb on_close, void *ud, bool auto_grant, err_t *err)
+static session_stream_t *
+stream_open(gw_session_t *s, json_object *req, const session_stream_cbs_t *cbs,
+            session_op_cb on_close, void *ud, bool auto_grant, bool passive, err_t *err)
 {
-    oneshot_t *o = open_op(s, req, on_close, ud, true, err);
+    oneshot_t *o = open_op(s, req, on_close, ud, !passive, err);
     if (!o)
         return NULL;
     o->scbs = cbs;
+    o->passive = passive;
     if (!auto_grant)
         exec_client_set_auto_grant(client_of(o), o->ch, false);
     exec_link_flush(s->link);
     return o;
+}
+
+session_stream_t *
+session_stream_open(gw_session_t *s, json_object *req, const session_stream_cbs_t *cbs,
+                    session_op_cb on_close, void *ud, bool auto_grant, err_t *err)
+{
+    return stream_open(s, req, cbs, on_close, ud, auto_grant, false, err);
+}
+
+session_stream_t *
+session_probe_stream_open(gw_session_t *s, json_object *req, const session_stream_cbs_t *cbs,
+                          session_op_cb on_close, void *ud, err_t *err)
+{
+    return stream_open(s, req, cbs, on_close, ud, true, true, err);
 }
 
 ssize_t

@@ -66,7 +66,8 @@ typedef struct {
     bool close_sent, half_closed;
     bool write_asked; /* WRITEABLE asked for by ws_want_write and not yet delivered */
     uint64_t conn_id;
-    struct http_req *http; /* a plain HTTP request on this connection (http_server.c) */
+    struct ws_file_sub *files; /* K_SESSION: its file watches (ws_files.c) */
+    struct http_req *http;     /* a plain HTTP request on this connection (http_server.c) */
 } pss_t;
 
 /* ws_reply.c: asks for WRITEABLE unless already asked since the last one. Output arriving in
@@ -83,6 +84,13 @@ int ws_terminal_setup(struct lws *wsi, pss_t *p, gw_session_t *s);
 void ws_terminal_message(pss_t *p, json_object *msg);
 int ws_terminal_write(struct lws *wsi, pss_t *p);
 void ws_terminal_teardown(pss_t *p);
+/* ws_files.c: files.watch and files.unwatch on a session's socket (s NULL: the session is
+ * gone), the next due batch written (1: one was, 0: none is due, -1: close), the
+ * connection's watches ended with it. */
+void ws_files_watch(struct lws *wsi, pss_t *p, gw_session_t *s, json_object *msg);
+void ws_files_unwatch(struct lws *wsi, pss_t *p, gw_session_t *s, json_object *msg);
+int ws_files_write(struct lws *wsi, pss_t *p);
+void ws_files_teardown(pss_t *p);
 /* ws_reply.c: the registry of live connections (ws_lookup finds them). */
 void ws_conn_ref_add(uint64_t id, struct lws *wsi);
 void ws_conn_ref_del(uint64_t id);

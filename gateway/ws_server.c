@@ -1,7 +1,8 @@
 /* ws_server.c — the client WebSocket API (docs/api.md), one lws protocol callback:
  *   /ws/control                      JSON requests: session.create/get/list/delete, pool, health
  *   /ws/sessions/{id}?since=N        the session's events (a cursor over its event log) and
- *                                    actions/signals from the client; viewers read only
+ *                                    actions/signals from the client; viewers read only;
+ *                                    file events of the directories it watches (ws_files.c)
  *   /ws/sessions/{id}/terminal       raw PTY bytes as binary frames, {"resize":...} as text;
  *                                    ?term=ID&since=N takes a terminal back (session_term.c)
  * Plain HTTP requests on the same listener go to http_server.c.
@@ -153,6 +154,8 @@ static const struct {
     {"ping", false, msg_ping},
     {"action", true, msg_action},
     {"signal", true, msg_signal},
+    {"files.watch", false, ws_files_watch}, /* a read: viewers may watch */
+    {"files.unwatch", false, ws_files_unwatch},
 };
 
 static void
@@ -180,8 +183,11 @@ handle_session_msg(struct lws *wsi, pss_t *p, json_object *msg)
         session_msgs[i].fn(wsi, p, s, msg);
         return;
     }
-    char m[160];
-    snprintf(m, sizeof m, "unknown message type \"%.60s\" (expected action, signal, ping)", type);
+    char m[192];
+    snprintf(m, sizeof m,
+             "unknown message type \"%.60s\" (expected action, signal, ping, files.watch, "
+             "files.unwatch)",
+             type);
     ws_queue_reply(wsi, p, ws_error_msg("bad_request", m, id));
 }
 
@@ -314,6 +320,7 @@ teardown(pss_t *p)
         c->wsi = NULL;
         if (p->kind == K_TERMINAL)
             ws_terminal_teardown(p);
+        ws_files_teardown(p);
         if (!c->fetching)
             ws_cursor_free(c); /* else freed when the read returns */
         p->cur = NULL;
@@ -402,6 +409,11 @@ on_writeable(struct lws *wsi, pss_t *p)
     }
     if (p->kind == K_TERMINAL)
         return ws_terminal_write(wsi, p);
+    if (p->kind == K_SESSION && p->files) {
+        int rc = ws_files_write(wsi, p);
+        if (rc)
+            return rc < 0 ? -1 : 0;
+    }
     if (p->kind == K_SESSION && p->cur) {
         /* Several events per WRITEABLE while the socket takes them: a viewer that keeps up
          * costs one poll round per burst, not per event (this is what makes fan-out cheap). */

@@ -86,6 +86,9 @@ class Browser(unittest.TestCase):
     def test_files(self):
         self.run_web_test("files")
 
+    def test_file_events(self):
+        self.run_web_test("file_events")
+
     def test_keyboard(self):
         self.run_web_test("keyboard")
 

@@ -2,16 +2,31 @@
 // two gateways of one host behind nginx): the session's gateway is killed with SIGKILL while
 // numbered lines flow; the page reconnects by itself, nginx sends it to the peer that took the
 // session over, and the same terminal (the same shell) goes on: every line once, in order, no
-// gap, typing works.
+// gap, typing works. The Files tab, shown before, follows the sandbox after it: the page
+// watches the workspace again on its new socket (docs/api.md, "File events").
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, shot, createSession, rest, USER, ADMIN, typeIn, waitScreen, sessionPage, cleanUp, terminalBuffer } from './harness.mjs';
 
 let browser, page, id;
+const files = []; // the `files` messages of the session sockets opened after the first
 before(async () => {
   browser = await launch();
   id = await createSession(USER);
   page = await sessionPage(browser, id);
+  page.on('websocket', (ws) => {
+    if (!/\/ws\/sessions\/[^/]+(\?|$)/.test(ws.url())) return;
+    ws.on('framereceived', ({ payload }) => {
+      try {
+        const m = JSON.parse(payload);
+        if (m.type === 'files') files.push(m);
+      } catch { /* not JSON */ }
+    });
+  });
+  // the Files tab once: its tree watches the workspace from now on
+  await page.locator('[data-tab=files]').click();
+  await page.locator('.tree [role=treeitem], .tree .muted').first().waitFor();
+  await page.locator('[data-tab=term1]').click();
 });
 after(() => cleanUp(browser, id));
 
@@ -42,4 +57,12 @@ test('the gateway killed mid-output: the page takes the same shell back from its
   assert.ok(!lines.some((l) => /bytes of output were lost|new shell|exited/.test(l)), 'no gap, no new shell');
   await typeIn(page, 'echo "after $$ $KEPT $(pwd)"\n');
   await waitScreen(page, new RegExp(`^after ${pid} kept-42 /tmp\\s*$`, 'm'));
+});
+
+test('the Files tab follows the sandbox after the takeover, by the new gateway\'s file events', async () => {
+  await typeIn(page, 'echo made > /workspace/after-the-takeover.txt\n');
+  await page.locator('[data-tab=files]').click();
+  await page.locator('.tree [data-path="/workspace/after-the-takeover.txt"]').waitFor({ timeout: 20000 });
+  assert.ok(files.some((m) => m.events.some((e) => e.path === '/workspace/after-the-takeover.txt')),
+    'no files message of the new socket named the file');
 });

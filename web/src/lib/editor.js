@@ -36,6 +36,7 @@ const lightTheme = EditorView.theme({ '&': { backgroundColor: '#fff' } }, { dark
 
 export function createEditor(parent, { doc, path, readOnly = false, dark = true, onSave, onChange }) {
   const theme = new Compartment();
+  let replacing = false; // setText's own change is not the person's edit
   const themeFor = (d) => (d ? oneDark : [lightTheme, syntaxHighlighting(defaultHighlightStyle, { fallback: true })]);
   const view = new EditorView({
     parent,
@@ -53,7 +54,7 @@ export function createEditor(parent, { doc, path, readOnly = false, dark = true,
         theme.of(themeFor(dark)),
         EditorState.readOnly.of(readOnly),
         EditorView.editable.of(!readOnly),
-        EditorView.updateListener.of((u) => { if (u.docChanged) onChange?.(); }),
+        EditorView.updateListener.of((u) => { if (u.docChanged && !replacing) onChange?.(); }),
         EditorView.contentAttributes.of({ 'aria-label': `editor: ${path}` }),
       ],
     }),
@@ -61,6 +62,14 @@ export function createEditor(parent, { doc, path, readOnly = false, dark = true,
   return {
     view,
     getText: () => view.state.doc.toString(),
+    /** Replaces the whole text (the file changed on disk), the cursor kept where it can be. */
+    setText(text) {
+      const head = Math.min(view.state.selection.main.head, text.length);
+      replacing = true;
+      try {
+        view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, selection: { anchor: head } });
+      } finally { replacing = false; }
+    },
     /** Puts the cursor at the start of line n (1-based, clamped) and scrolls it to the middle. */
     gotoLine(n) {
       const doc = view.state.doc, line = doc.line(Math.min(Math.max(1, n), doc.lines));

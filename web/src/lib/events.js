@@ -10,12 +10,15 @@ export class EventStream {
    * opts.onEvent(ev): each event once, in order; may return a promise (pacing: nothing more is
    *   read until it settles).
    * opts.onState({up, code, error}): connection changes.
+   * opts.onOther(message): what the socket carries besides events and replies (file events:
+   *   docs/api.md, "File events").
    */
-  constructor(sessionId, { since = 0, onEvent, onState } = {}) {
+  constructor(sessionId, { since = 0, onEvent, onState, onOther } = {}) {
     this.id = sessionId;
     this.lastSeq = since;
     this.onEvent = onEvent;
     this.onState = onState;
+    this.onOther = onOther;
     this.sock = null;
     this.up = false;
     this.attempt = 0;
@@ -47,6 +50,10 @@ export class EventStream {
           if (this.lastSeq !== null && m.seq <= this.lastSeq) return undefined; // replayed: seen
           this.lastSeq = m.seq;
           return this.onEvent?.(m);
+        }
+        if (!reply) {
+          this.onOther?.(m);
+          return undefined;
         }
         const a = m.id !== undefined ? this.acks.get(m.id) : null;
         if (a) {

@@ -3,7 +3,9 @@
 // with unsaved changes, close (×, or Delete on the tab); closing one with unsaved changes asks
 // in a bar above it (Save, Discard, Cancel), never with confirm(). The tabs are an ARIA tablist
 // (lib/tablist.js). Which files are open, and the one shown, are kept per session in
-// sessionStorage: a reload opens them again.
+// sessionStorage: a reload opens them again. A file that changes on disk (file events:
+// changedOnDisk) is read again: a tab without unsaved changes shows the new text, one with them
+// keeps them and says so in a bar above its text (Reload takes the disk's; Save writes over it).
 import { api, q, ApiError } from '../lib/rest.js';
 import { h, mount, toast, bytes } from '../lib/dom.js';
 import { currentTheme } from '../lib/theme.js';
@@ -12,10 +14,10 @@ import { base } from './file_tree.js';
 
 /**
  * S: the session's REST prefix; store: its sessionStorage key. cb.changed() after anything the
- * file bar shows changed (the file shown, its dirty mark); cb.download(path); cb.saved(path).
+ * file bar shows changed (the file shown, its dirty mark); cb.download(path).
  */
 export function editorTabs(S, me, store, cb) {
-  const docs = [];  // {path, readOnly, dirty, editor, box, tab, note}
+  const docs = [];  // {path, readOnly, dirty, editor, box, tab, note, disk, notice}
   let shown = null;
   let loadingEditor = null;
   const bar = h('div.editor-tabs', { role: 'tablist', 'aria-label': 'open files' });
@@ -87,6 +89,7 @@ export function editorTabs(S, me, store, cb) {
         } else {
           loadingEditor ||= import('../lib/editor.js');
           const { createEditor } = await loadingEditor;
+          d.disk = r.content; // the text on disk as last read or written here
           d.readOnly = !me.canWrite || !!r.truncated;
           d.note = r.truncated ? 'too large to edit here: shown in part, read-only' : '';
           d.editor = createEditor(d.box, {
@@ -105,16 +108,18 @@ export function editorTabs(S, me, store, cb) {
   async function save(d = shown) {
     if (!d?.editor || d.readOnly) return;
     const text = d.editor.getText();
+    d.saving = text; // its file events may come before the answer: not news to this tab
     try {
       const r = await api(`${S}/files/content?path=${q(d.path)}`, { method: 'PUT', body: new Blob([text]) });
+      d.disk = text;
       setDirty(d, false);
+      setNotice(d, null);
       toast(`Saved ${base(r.path)} (${bytes(r.size)})`);
-      cb.saved(d.path);
       return true;
     } catch (e) {
       toast(`Save failed: ${e.message}`, 'error');
       return false;
-    }
+    } finally { d.saving = null; }
   }
 
   function drop(d) {
@@ -181,6 +186,69 @@ export function editorTabs(S, me, store, cb) {
     if (lost.length) toast(`${lost.join(', ')} deleted: its unsaved changes are gone`, 'error');
   }
 
+  /** The bar above d's text saying it changed on disk (kind 'changed' | 'deleted'), or none. */
+  function setNotice(d, kind) {
+    d.notice?.remove();
+    d.notice = null;
+    d.tab.dataset.disk = kind || '';
+    if (!kind) return;
+    const name = base(d.path);
+    const reload = h('button', { 'data-action': 'reload', onclick: () => check(d, { take: true }) }, 'Reload');
+    const keep = h('button', { 'data-action': 'keep', onclick: () => setNotice(d, null) }, 'Keep mine');
+    d.notice = kind === 'changed'
+      ? h('div.disk-notice', { role: 'status', 'data-notice': kind },
+        h('span', h('strong', name), ' changed on disk. Your unsaved changes are kept: Save writes them over it, Reload takes the version on disk.'),
+        h('span.spacer'), reload, keep)
+      : h('div.disk-notice', { role: 'status', 'data-notice': kind },
+        h('span', h('strong', name), ' was deleted on disk. ', d.dirty ? 'Your unsaved changes are kept: Save writes it again.' : 'Save writes it again.'),
+        h('span.spacer'), keep);
+    d.box.prepend(d.notice);
+  }
+
+  /** Reads d from disk again: the new text shown when d has no unsaved changes (or take), else
+   * said. Its tab counts the reads done (data-disk-checks: what the tests wait for). */
+  async function check(d, opts) {
+    try {
+      await recheck(d, opts);
+    } finally {
+      d.tab.dataset.diskChecks = String(Number(d.tab.dataset.diskChecks || 0) + 1);
+    }
+  }
+
+  async function recheck(d, { take = false } = {}) {
+    if (!d.editor) return;
+    let r;
+    try {
+      r = await api(`${S}/files/content?path=${q(d.path)}`);
+    } catch (e) {
+      if (e.status === 404 || e.code === 'not_found') setNotice(d, 'deleted');
+      return;
+    }
+    if (!docs.includes(d)) return; // closed meanwhile
+    if ((r.content === d.disk || r.content === d.saving) && !take) { // nothing new, or its own save
+      if (d.notice?.dataset.notice === 'deleted') setNotice(d, null);
+      return;
+    }
+    d.disk = r.content;
+    if (d.dirty && !take) { setNotice(d, 'changed'); return; }
+    d.editor.setText(r.content);
+    setDirty(d, false);
+    setNotice(d, null);
+  }
+
+  /** File events (docs/api.md, "File events"): the open files they name are read again. */
+  async function changedOnDisk(events) {
+    const hit = new Set();
+    for (const ev of events) {
+      for (const d of docs) {
+        if (!d.editor) continue;
+        const whole = ev.event === 'many' || ev.event === 'resync';
+        if (whole ? d.path.startsWith(ev.path === '/' ? '/' : ev.path + '/') : ev.path === d.path && ev.event !== 'attrib') hit.add(d);
+      }
+    }
+    for (const d of hit) await check(d);
+  }
+
   /** Opens again the files a reload left open (sessionStorage), the one shown last on top. */
   async function restore() {
     let kept;
@@ -192,7 +260,7 @@ export function editorTabs(S, me, store, cb) {
   }
 
   return {
-    bar, view, open, save, close, moved, removed, restore,
+    bar, view, open, save, close, moved, removed, restore, changedOnDisk,
     shown: () => shown,
     setTheme: (dark) => { for (const d of docs) d.editor?.setTheme(dark); },
     focus: () => shown?.editor?.focus(),

@@ -39,18 +39,54 @@ export function fileTree(S, me, cb) {
 
   const sig = () => [...listings].map(([d, es]) => d + ':' + es.map((e) => `${e.name}/${e.type}/${e.size}/${e.mtime}`).join(',')).join('|');
 
+  /** Reads folders again (a folder that is gone closes); draws the tree when something changed. */
+  async function relist(dirs, force = false) {
+    const before = sig();
+    for (const d of dirs) {
+      try { await list(d); } catch (e) {
+        if (d !== root && (e.status === 404 || e.code === 'not_found')) { expanded.delete(d); listings.delete(d); } else if (d === root) throw e;
+      }
+    }
+    if (force || sig() !== before) render();
+  }
+
   /** Re-reads the open folders; draws the tree again when something changed (or force). */
   async function refresh(force = false) {
-    const before = sig();
     try {
       if (!root) root = (await list('.')).path;
-      else await list(root);
-      for (const d of [...expanded]) {
-        try { await list(d); } catch (e) { if (e.status === 404 || e.code === 'not_found') { expanded.delete(d); listings.delete(d); } }
-      }
-      if (force || sig() !== before) render();
+      await relist([root, ...expanded], force);
     } catch (e) {
       if (!root) mount(tree, h('div.error.small', `Cannot list the workspace: ${e.message}`));
+    }
+  }
+
+  const isUnder = (p, dir) => p === dir || p.startsWith(dir === '/' ? '/' : dir + '/');
+
+  /**
+   * File events (docs/api.md, "File events"): reads again the folders shown that they name, the
+   * folder of each path that changed; a "many" or "resync" names a directory to read again
+   * with every folder shown below it.
+   */
+  async function changed(events) {
+    if (!root) return;
+    const shown = new Set([root, ...expanded]), dirs = new Set();
+    for (const ev of events) {
+      if (ev.event === 'many' || ev.event === 'resync') {
+        for (const d of shown) if (isUnder(d, ev.path)) dirs.add(d);
+        continue;
+      }
+      const d = parent(ev.path);
+      if (shown.has(d)) dirs.add(d);
+      if (ev.is_dir && (ev.event === 'deleted' || ev.event === 'moved_from')) {
+        // an open folder that went: closed (one made again under its name starts closed)
+        for (const x of [...expanded]) if (isUnder(x, ev.path)) { expanded.delete(x); listings.delete(x); dirs.delete(x); }
+      }
+    }
+    if (!dirs.size) return;
+    try {
+      await relist([...dirs]);
+    } catch (e) {
+      toast(`Cannot list the workspace: ${e.message}`, 'error');
     }
   }
 
@@ -104,7 +140,7 @@ export function fileTree(S, me, cb) {
     const rows = nodes();
     if (!rows.some((r) => r.dataset.path === focusPath)) focusPath = rows[0]?.dataset.path ?? null;
     for (const r of rows) r.tabIndex = r.dataset.path === focusPath ? 0 : -1;
-    // drawing again must not take the keyboard away from the tree (it re-reads every 3 s)
+    // drawing again must not take the keyboard away from the tree (file events re-read it)
     if (hadFocus && tree.contains(focused)) {
       focused.focus();
       if (caret) focused.setSelectionRange(...caret);
@@ -143,6 +179,8 @@ export function fileTree(S, me, cb) {
   // ---- keyboard ----
   // Keys act in order: a folder being opened (a request) finishes before the next key looks at
   // the rows, so → → Enter typed fast opens the folder, goes into it and opens its first file.
+  // Each key acts on the row the keys before it left focused (not the one focused when it was
+  // pressed: that may be before the folder had opened).
   let keys = Promise.resolve();
   const TREE_KEYS = new Set(['ArrowDown', 'ArrowUp', 'Home', 'End', 'ArrowRight', 'ArrowLeft', 'Enter', ' ', 'F2', 'Delete']);
   tree.addEventListener('keydown', (e) => {
@@ -152,7 +190,7 @@ export function fileTree(S, me, cb) {
     e.preventDefault();
     e.stopPropagation();
     const path = row.dataset.path;
-    keys = keys.then(() => onKey(e.key, path)).catch((err) => toast(err.message, 'error'));
+    keys = keys.then(() => onKey(e.key, focusPath || path)).catch((err) => toast(err.message, 'error'));
   });
 
   async function onKey(key, path) {
@@ -339,6 +377,7 @@ export function fileTree(S, me, cb) {
   return {
     el: tree,
     refresh,
+    changed,
     reveal,
     render,
     startRename: async (path) => { await reveal(path); startRename(path); },

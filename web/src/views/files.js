@@ -1,8 +1,9 @@
 // The Files tab: the tree of the workspace (file_tree.js: keyboard, rename, new and delete in
 // the tree), find across files (file_search.js), the open files as editor tabs (editor_tabs.js),
-// upload by drag and drop (or the Upload button), download. The tree follows the workspace: it
-// re-reads the open folders every few seconds while shown and after every finished action, so
-// a file a command made in a terminal appears without a click.
+// upload by drag and drop (or the Upload button), download. The tree and the open files follow
+// the sandbox by its file events (docs/api.md, "File events"): once the tab is first shown the
+// workspace is watched, and a folder shown or a file open is read again only when an event says
+// it changed (a file a command made appears without a click; nothing polls).
 import { api, q } from '../lib/rest.js';
 import { h, toast, bytes } from '../lib/dom.js';
 import { onTheme } from '../lib/theme.js';
@@ -10,11 +11,10 @@ import { fileTree, join, base } from './file_tree.js';
 import { editorTabs } from './editor_tabs.js';
 import { fileSearch } from './file_search.js';
 
-const POLL_MS = 3000;
-
 export function filesPanel(id, me, ctx) {
   const S = `/api/v1/sessions/${q(id)}`;
-  let timer = null, shown = false, gone = false, started = false;
+  let gone = false, started = false, stopWatch = null;
+  let following = false; // the watch is up: the events keep the tree current
 
   const tree = fileTree(S, me, {
     open: (path, opts) => open(path, opts),
@@ -25,7 +25,6 @@ export function filesPanel(id, me, ctx) {
   const editors = editorTabs(S, me, `sandpipe.files.${id}`, {
     changed: () => { setButtons(); tree.render(); },
     download: (path) => download(path),
-    saved: () => refresh(),
   });
   const search = fileSearch(S, () => tree.root(), (path, opts) => open(path, opts));
 
@@ -36,21 +35,41 @@ export function filesPanel(id, me, ctx) {
   const renBtn = me.canWrite && h('button', { disabled: true, onclick: () => tree.startRename(editors.shown()?.path), title: 'Rename the file, in the tree (F2 there)' }, 'Rename');
   const delBtn = me.canWrite && h('button.danger', { disabled: true, onclick: () => tree.askDelete(editors.shown()?.path), title: 'Delete the file, asked in the tree (Delete there)' }, 'Delete');
   const upInput = h('input', { type: 'file', multiple: true, hidden: true, onchange: (e) => upload([...e.target.files], tree.dir()) });
+  // said when the tree cannot follow the sandbox (the session's watches are all taken)
+  const watchNote = h('div.watch-note.muted.small', { hidden: true, role: 'status' });
   const treeTools = h('div.tree-tools',
     h('strong', 'Workspace'), h('div.spacer'),
     me.canWrite && h('button.ghost', { title: 'New file, named in the tree', 'data-action': 'new-file', onclick: () => tree.startNew('file') }, '+ File'),
     me.canWrite && h('button.ghost', { title: 'New folder, named in the tree', 'data-action': 'new-folder', onclick: () => tree.startNew('folder') }, '+ Folder'),
     me.canWrite && h('button.ghost', { title: 'Upload files', onclick: () => upInput.click() }, '⇪'),
     h('button.ghost', { title: 'Refresh', onclick: () => refresh(true) }, '↻'), upInput);
-  const side = h('div.side', treeTools, me.canWrite && search.el, tree.el);
+  const side = h('div.side', treeTools, watchNote, me.canWrite && search.el, tree.el);
   const pane = h('div.pane.files-pane', { 'data-panel': 'files' },
     side,
     h('div.main', editors.bar, h('div.file-bar', crumbs, dirtyMark, h('div.spacer'), renBtn, delBtn, dlBtn, saveBtn), editors.view));
 
   async function refresh(force = false) {
-    clearTimeout(timer);
     await tree.refresh(force);
-    if (!gone && shown) timer = setTimeout(() => refresh(), POLL_MS);
+  }
+
+  // File events, one batch after the other: the folders shown and the files open that they
+  // name are read again. A (re)started watch comes as a resync of the whole workspace.
+  let handling = Promise.resolve();
+  function onFiles({ events, error }) {
+    following = !error;
+    if (error) {
+      watchNote.hidden = false;
+      watchNote.dataset.watch = 'off';
+      watchNote.textContent = `Changes in the sandbox are not followed live (${error.message}); ↻ reads the tree again.`;
+      return;
+    }
+    watchNote.hidden = true;
+    delete watchNote.dataset.watch;
+    handling = handling.then(async () => {
+      if (gone) return;
+      await tree.changed(events);
+      await editors.changedOnDisk(events);
+    }).catch((e) => toast(e.message, 'error'));
   }
 
   async function open(path, opts) {
@@ -116,27 +135,22 @@ export function filesPanel(id, me, ctx) {
   }
 
   const offTheme = onTheme((t) => editors.setTheme(t === 'dark'));
-  let debounce = null;
-  const offEvent = ctx.onEvent((ev) => {
-    if (ev.type !== 'observation' || !shown) return;
-    clearTimeout(debounce);
-    debounce = setTimeout(() => refresh(), 200);
-  });
   window.__sandpipe_files = { open: (path, opts) => open(path, opts), refresh: () => refresh(true) };
 
   return {
     key: 'files', label: 'Files', pane,
     async onShow() {
-      shown = true;
+      if (following) return; // the events have kept it current
       await refresh(true);
+      if (gone || !tree.root()) return;
+      if (!stopWatch) stopWatch = ctx.watchFiles(tree.root(), onFiles);
       if (!started) { // the files a reload left open, and the folder of the one shown
         started = true;
         await editors.restore();
         if (editors.shown()) await tree.reveal(editors.shown().path);
       }
     },
-    onHide() { shown = false; clearTimeout(timer); },
     focusEditor() { editors.focus(); },
-    dispose() { gone = true; clearTimeout(timer); clearTimeout(debounce); offTheme(); offEvent(); editors.dispose(); },
+    dispose() { gone = true; stopWatch?.(); offTheme(); editors.dispose(); },
   };
 }

@@ -13,6 +13,7 @@
 // sentence says what happened and what is left to do.
 import { api } from '../lib/rest.js';
 import { EventStream } from '../lib/events.js';
+import { FileWatches } from '../lib/file_watch.js';
 import { h, mount, age } from '../lib/dom.js';
 import { when } from '../lib/auth.js';
 import { TerminalTab, darkTheme, lightTheme, KEEP_TYPED } from '../lib/terminal.js';
@@ -275,6 +276,7 @@ export function sessionView(el, id, me) {
   // promise (it is still drawing) holds the stream back (lib/socket.js, "Credit").
   const eventListeners = new Set(), stateListeners = new Set();
   let stream = null;
+  const fileWatches = new FileWatches(() => stream);
   const ctx = {
     session: () => session, // the last polled session (null before the first answer)
     onEvent(cb) { eventListeners.add(cb); return () => eventListeners.delete(cb); },
@@ -283,6 +285,8 @@ export function sessionView(el, id, me) {
       action: (a) => stream.action(a),
       signal: (sig) => stream.signal(sig),
     },
+    // file events of a directory of the sandbox (lib/file_watch.js); returns the stop function
+    watchFiles: (path, listener) => fileWatches.watch(path, listener),
   };
 
   window.__sandpipe = { terminals: new Map(), tabs, events: () => stream };
@@ -304,7 +308,9 @@ export function sessionView(el, id, me) {
       }
       return waits.length ? Promise.all(waits) : undefined;
     },
+    onOther: (m) => fileWatches.message(m),
     onState: (st) => {
+      if (st.up) fileWatches.connected();
       const was = eventsDown;
       eventsDown = !st.up && !st.final;
       if (was && !eventsDown) poll(); else renderHead();

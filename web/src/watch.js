@@ -10,7 +10,7 @@ import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import { takeTokenFromFragment, token, who } from './lib/auth.js';
 import { api, q } from './lib/rest.js';
-import { EventStream } from './lib/events.js';
+import { EventStream, eventText } from './lib/events.js';
 import { h, mount, age } from './lib/dom.js';
 import { initTheme, currentTheme, toggleTheme } from './lib/theme.js';
 import { darkTheme, lightTheme } from './lib/terminal.js';
@@ -57,8 +57,6 @@ function start() {
   new MutationObserver(() => { term.options.theme = currentTheme() === 'dark' ? darkTheme : lightTheme; })
     .observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
 
-  const decode = (ev) => (typeof ev.data === 'string' ? ev.data
-    : new TextDecoder().decode(Uint8Array.from(atob(ev.data_b64 || ''), (c) => c.charCodeAt(0))));
   let pending = 0, waiters = [];
   const write = (s) => {
     pending += s.length;
@@ -79,11 +77,11 @@ function start() {
         current.textContent = cmd;
         return write(`\x1b[1;36m${ev.origin || '?'} $\x1b[0m \x1b[1m${cmd}\x1b[0m\n`);
       }
-      if (ev.type === 'output') return write(decode(ev));
+      if (ev.type === 'output') return write(eventText(ev));
       if (ev.type === 'terminal_input') {
         // typed by hand: one line per Enter, marked apart from the agent's actions
         let out = ev.unrecorded ? `\x1b[33m[${ev.unrecorded} bytes typed into ${ev.term} were not recorded]\x1b[0m\n` : '';
-        for (const l of typedLines(decode(ev))) {
+        for (const l of typedLines(eventText(ev))) {
           out += `\x1b[1;35m${ev.origin || '?'} ⌨ ${ev.term}\x1b[0m ${l.text}${l.ended ? '' : ' \x1b[2m(no Enter yet)\x1b[0m'}\n`;
           if (l.ended && l.text) current.textContent = l.text;
         }

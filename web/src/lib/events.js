@@ -101,3 +101,11 @@ export class EventStream {
     this.sock?.close(1000, 'closed');
   }
 }
+
+/** The text an event carries (output, process_output, terminal_input): `data`, or `data_b64`
+ * decoded as UTF-8 (bytes that are not UTF-8 shown as U+FFFD); '' when it has neither. */
+export function eventText(ev) {
+  if (typeof ev.data === 'string') return ev.data;
+  if (typeof ev.data_b64 !== 'string') return '';
+  return new TextDecoder().decode(Uint8Array.from(atob(ev.data_b64), (c) => c.charCodeAt(0)));
+}

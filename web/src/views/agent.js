@@ -9,21 +9,13 @@
 import { h, mount, toast } from '../lib/dom.js';
 import { lineDiff, hunks, unifiedRows, catNumbered } from '../lib/diff.js';
 import { needsTerminal, renderTerminalText } from '../lib/ansi.js';
+import { eventText } from '../lib/events.js';
 import { isPluginObservation, pluginObservation, pluginSummary } from './plugin_obs.js';
 
 const SHOWN = 64 * 1024;       // output characters kept on screen per action (the tail)
 const BATCH = 1024 * 1024;     // output characters waiting to be drawn before we stop reading
 
 const time = (ts) => (ts ? new Date(ts * 1000).toLocaleTimeString() : '');
-
-function decodeOutput(ev) {
-  if (typeof ev.data === 'string') return ev.data;
-  if (typeof ev.data_b64 === 'string') {
-    const b = Uint8Array.from(atob(ev.data_b64), (c) => c.charCodeAt(0));
-    return new TextDecoder('utf-8', { fatal: false }).decode(b);
-  }
-  return '';
-}
 
 function summary(a) {
   const args = a?.args || {};
@@ -306,7 +298,7 @@ export function agentPanel(id, me, ctx) {
       case 'output': {
         const e = entries.get(ev.action);
         if (!e) break;
-        const t = decodeOutput(ev);
+        const t = eventText(ev);
         e.append(t);
         dirty.add(e);
         pendingChars += t.length;

@@ -4,7 +4,7 @@
 // block while another runs), stdout and stderr apart, its cwd, its exit code or signal; a PTY's
 // output is drawn by xterm.js; output is text, never HTML; a command still running when the
 // sandbox is killed does not stay "running". The IDE's agent view shows the same, and so does a
-// reload (the replay).
+// reload (the replay), also once the session has ended (its log read back from the REST API).
 // tests/integration/test_web.py sets E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -218,4 +218,28 @@ test('the sandbox killed while a command runs: its block does not stay "running"
   const end = await endInLog(h.pid);
   await ended(b);
   assert.equal(await b.locator('.badge').textContent(), end ? end.status : 'no end recorded');
+  finalChecks.push(async (root) => {
+    await ended(byPid(root, h.pid));
+    assert.equal(await byPid(root, h.pid).locator('.badge').textContent(), end ? end.status : 'no end recorded');
+  });
+});
+
+test('the ended sandbox replayed: /watch and the IDE read its log back, the same blocks', async () => {
+  const live = await snapshot(watch);
+  assert.equal(live.length, 8, live.join('\n'));
+  // no gateway holds the session any more: the log comes from the REST API
+  await page.reload();
+  await page.locator('.watch-head .conn', { hasText: 'closed: the session has ended' }).waitFor();
+  for (const check of finalChecks) await check(watch);
+  assert.deepEqual(await snapshot(watch), live);
+  await shot(page, 'watch-e2b-ended');
+
+  const ide = await signedIn(browser, USER);
+  await ide.goto(ide.url().replace(/#.*/, '') + '#/s/' + sbx.sandboxId);
+  await ide.locator('.banner', { hasText: 'has ended' }).waitFor();
+  await ide.locator('[data-tab=agent]').click();
+  const agent = ide.locator('[data-panel=agent]');
+  for (const check of finalChecks) await check(agent);
+  assert.deepEqual(await snapshot(agent), live);
+  await ide.context().close();
 });

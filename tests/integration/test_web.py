@@ -104,6 +104,14 @@ class Browser(unittest.TestCase):
     def test_preview_tab(self):
         self.run_web_test("preview")
 
+    def test_e2b_sdk_watched_live_and_replayed(self):
+        # the real npm e2b SDK (tests/e2b, make e2b-sdk) drives a sandbox while /watch shows it
+        if not os.path.exists(os.path.join(ROOT, "tests", "e2b", "node_modules", "e2b")):
+            raise AssertionError("the e2b SDK is not installed (tests/e2b/node_modules): run make e2b-sdk")
+        origin = f"http://127.0.0.1:{STACK.http_port}"
+        self.run_web_test("e2b_watch", E2B_API_URL=f"{origin}/e2b", E2B_SANDBOX_URL=origin,
+                          E2B_API_KEY=STACK.token(sub="alice", role="user"))
+
 
 class TakeoverBrowser(unittest.TestCase):
     """Two gateways of one host behind nginx: a terminal over its gateway's SIGKILL."""

@@ -1,8 +1,10 @@
 // /watch/{id}: a session's read-only dashboard for a wall screen or an embed: its status, large,
 // and the output of what runs in it, live (the event log from seq 0, drawn by a read-only
 // xterm.js so colours show), and what people type into its terminals (terminal_input events:
-// "alice ⌨ t1 ls -la", lib/typed.js). Works with a viewer token (#token=… once, then
-// sessionStorage). Other origins may frame it where the operator allows (render.sh
+// "alice ⌨ t1 ls -la", lib/typed.js). What an E2B SDK runs has a column of its own, one block
+// per process with its output (views/process_block.js; processes run at once, so their output
+// cannot share one terminal), and a line in the terminal when each starts and ends. Works with a
+// viewer token (#token=… once, then sessionStorage). Other origins may frame it where the operator allows (render.sh
 // --frame-ancestors).
 import './styles/app.css';
 import '@xterm/xterm/css/xterm.css';
@@ -10,12 +12,13 @@ import { Terminal } from '@xterm/xterm';
 import { FitAddon } from '@xterm/addon-fit';
 import { takeTokenFromFragment, token, who } from './lib/auth.js';
 import { api, q } from './lib/rest.js';
-import { EventStream } from './lib/events.js';
+import { EventStream, eventText } from './lib/events.js';
 import { h, mount, age } from './lib/dom.js';
 import { initTheme, currentTheme, toggleTheme } from './lib/theme.js';
 import { darkTheme, lightTheme } from './lib/terminal.js';
 import { typedLines } from './lib/typed.js';
 import { badge } from './views/common.js';
+import { ProcessBlocks, commandLine } from './views/process_block.js';
 
 const HIGH = 256 * 1024;
 
@@ -39,11 +42,12 @@ function start() {
   const conn = h('span.conn.muted', 'connecting…');
   const current = h('code.watch-cmd');
   const box = h('div.watch-term');
+  const procsBox = h('section.watch-procs', { hidden: true, 'aria-label': 'E2B processes' });
   mount(app, h('main.watch',
     h('header.watch-head',
       h('span.logo', '▚'), h('h1.mono', id), status, meta, h('div.spacer'), current, conn,
       h('button.ghost', { onclick: () => toggleTheme(), 'aria-label': 'toggle theme', title: 'Dark / light' }, '◐')),
-    box));
+    h('div.watch-body', box, procsBox)));
   const term = new Terminal({
     fontFamily: 'ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace',
     fontSize: Number(new URLSearchParams(location.search).get('font')) || 18,
@@ -57,8 +61,6 @@ function start() {
   new MutationObserver(() => { term.options.theme = currentTheme() === 'dark' ? darkTheme : lightTheme; })
     .observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
 
-  const decode = (ev) => (typeof ev.data === 'string' ? ev.data
-    : new TextDecoder().decode(Uint8Array.from(atob(ev.data_b64 || ''), (c) => c.charCodeAt(0))));
   let pending = 0, waiters = [];
   const write = (s) => {
     pending += s.length;
@@ -69,9 +71,36 @@ function start() {
     return pending > HIGH ? new Promise((r) => waiters.push(r)) : undefined;
   };
   const actions = new Map();
+  let stick = true; // the process column follows what arrives unless scrolled back
+  procsBox.addEventListener('scroll', () => {
+    stick = procsBox.scrollTop + procsBox.clientHeight >= procsBox.scrollHeight - 40;
+  });
+  const procs = new ProcessBlocks({
+    place: (el) => { procsBox.hidden = false; procsBox.append(el); },
+    onDraw: () => { if (stick) procsBox.scrollTop = procsBox.scrollHeight; },
+  });
+  let currentPid = null;
+  // A process's start and end as a line of the terminal's story; its output is in its block.
+  const processLine = (ev) => {
+    if (ev.type !== 'process') return '';
+    if (ev.event === 'start') {
+      const cmd = commandLine(ev.cmd, ev.args || []).replace(/[\x00-\x09\x0b-\x1f\x7f]/g, '\ufffd');
+      current.textContent = cmd;
+      currentPid = ev.pid;
+      return `\x1b[1;36mE2B ${ev.pty ? 'pty' : '$'}\x1b[0m \x1b[1m${cmd}\x1b[0m \x1b[2m(pid ${ev.pid})\x1b[0m\n`;
+    }
+    if (ev.pid === currentPid) current.textContent = '';
+    const signal = /^signal: /.test(ev.status || '');
+    return `\x1b[${signal ? '33' : ev.exit_code === 0 ? '32' : '31'}m[pid ${ev.pid} ${signal ? ev.status : `exit ${ev.exit_code}`}]\x1b[0m\n`;
+  };
   const stream = new EventStream(id, {
     since: 0,
     onEvent: (ev) => {
+      if (ProcessBlocks.handles(ev)) {
+        const line = processLine(ev);
+        const waits = [procs.onEvent(ev), line && write(line)].filter(Boolean);
+        return waits.length ? Promise.all(waits) : undefined;
+      }
       if (ev.type === 'action') {
         const a = ev.action || {};
         const cmd = a.action === 'run' ? a.args?.command : `${a.action} ${a.args?.path || ''}`;
@@ -79,11 +108,11 @@ function start() {
         current.textContent = cmd;
         return write(`\x1b[1;36m${ev.origin || '?'} $\x1b[0m \x1b[1m${cmd}\x1b[0m\n`);
       }
-      if (ev.type === 'output') return write(decode(ev));
+      if (ev.type === 'output') return write(eventText(ev));
       if (ev.type === 'terminal_input') {
         // typed by hand: one line per Enter, marked apart from the agent's actions
         let out = ev.unrecorded ? `\x1b[33m[${ev.unrecorded} bytes typed into ${ev.term} were not recorded]\x1b[0m\n` : '';
-        for (const l of typedLines(decode(ev))) {
+        for (const l of typedLines(eventText(ev))) {
           out += `\x1b[1;35m${ev.origin || '?'} ⌨ ${ev.term}\x1b[0m ${l.text}${l.ended ? '' : ' \x1b[2m(no Enter yet)\x1b[0m'}\n`;
           if (l.ended && l.text) current.textContent = l.text;
         }
@@ -97,6 +126,10 @@ function start() {
       }
       if (ev.type === 'status') {
         mount(status, badge(ev.status));
+        if (ev.status === 'STOPPED') { // nothing runs any more
+          procs.sessionEnded();
+          current.textContent = '';
+        }
         return write(`\x1b[2m[status ${ev.status}]\x1b[0m\n`);
       }
       if (ev.type === 'truncated') return write(`\x1b[33m[events ${ev.from}–${ev.to} are gone]\x1b[0m\n`);

@@ -2,7 +2,13 @@
 // Keeps the last sequence number it handed on; after a drop it reconnects with since=that, so
 // the consumer sees every event once: none lost, none repeated (the gateway replays from its
 // ring or Redis). Actions go out on the same connection and are acknowledged with their seq.
+// A session no gateway holds any more (it ended) is refused on the WebSocket; its log is still
+// in Redis, so the rest of it is read from the REST API (GET …/events), and a replay of an ended
+// session shows what a live viewer saw.
 import { openSocket, isFinal, backoff } from './socket.js';
+import { api } from './rest.js';
+
+const HISTORY_PAGE = 1000; // events per REST request when reading an ended session's log
 
 export class EventStream {
   /**
@@ -71,12 +77,41 @@ export class EventStream {
         for (const [, a] of this.acks) a.reject(Object.assign(new Error('the connection dropped'), { code: 'disconnected' }));
         this.acks.clear();
         const final = this.stopped || isFinal(code);
+        if (final && !this.stopped && error?.code === 'not_found' && this.lastSeq !== null) {
+          this.readHistory().then((read) => this.onState?.({
+            up: false, code, reason, final, error: read ? { code: 'ended', message: 'the session has ended' } : error,
+          }));
+          return;
+        }
         this.onState?.({ up: false, code, reason, error, final });
         if (final) return;
         this.reconnects++;
         setTimeout(() => this.connect(), backoff(this.attempt++));
       },
     });
+  }
+
+  /** The log after lastSeq from the REST API, page by page, to onEvent as the socket would;
+   * resolves true once it was read to its end. */
+  async readHistory() {
+    try {
+      while (!this.stopped) {
+        const since = this.lastSeq;
+        const page = await api(`/api/v1/sessions/${encodeURIComponent(this.id)}/events?since=${since}&limit=${HISTORY_PAGE}`);
+        for (const ev of page.events || []) {
+          if (this.stopped) return false;
+          if (typeof ev.seq !== 'number' || ev.seq <= this.lastSeq) continue;
+          this.lastSeq = ev.seq;
+          const r = this.onEvent?.(ev);
+          if (r && typeof r.then === 'function') await r;
+        }
+        if (!page.more || !(page.next_since > since)) return true;
+        this.lastSeq = Math.max(this.lastSeq, page.next_since);
+      }
+    } catch {
+      // an unknown session (404) or no server: the refusal stands as the reason
+    }
+    return false;
   }
 
   /** Sends {"type": type, ...body} with an id; resolves with the ack (or pong). */
@@ -107,4 +142,12 @@ export class EventStream {
     this.stopped = true;
     this.sock?.close(1000, 'closed');
   }
+}
+
+/** The text an event carries (output, process_output, terminal_input): `data`, or `data_b64`
+ * decoded as UTF-8 (bytes that are not UTF-8 shown as U+FFFD); '' when it has neither. */
+export function eventText(ev) {
+  if (typeof ev.data === 'string') return ev.data;
+  if (typeof ev.data_b64 !== 'string') return '';
+  return new TextDecoder().decode(Uint8Array.from(atob(ev.data_b64), (c) => c.charCodeAt(0)));
 }

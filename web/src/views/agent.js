@@ -1,7 +1,8 @@
 // The agent view: what happened in this session, from its event log — each action with who
 // sent it, its output streaming in as it arrives, its observation (exit code, working
-// directory), file edits as diffs, status changes; and a box to submit an action as an agent
-// would. The log is read from seq 0 on every load, so a reload shows the same timeline, once.
+// directory), file edits as diffs, status changes, what an E2B SDK ran (process_block.js); and
+// a box to submit an action as an agent would. The log is read from seq 0 on every load, so a
+// reload shows the same timeline, once.
 // It tells the truth: an action that failed (an error observation, an editor "ERROR:", a
 // non-zero exit) has a red badge and its error text, never a diff; output with escape codes is
 // drawn by xterm.js as /watch draws it (lib/ansi.js); an edit's diff is the observation's own
@@ -9,21 +10,14 @@
 import { h, mount, toast } from '../lib/dom.js';
 import { lineDiff, hunks, unifiedRows, catNumbered } from '../lib/diff.js';
 import { needsTerminal, renderTerminalText } from '../lib/ansi.js';
+import { eventText } from '../lib/events.js';
 import { isPluginObservation, pluginObservation, pluginSummary } from './plugin_obs.js';
+import { ProcessBlocks } from './process_block.js';
 
 const SHOWN = 64 * 1024;       // output characters kept on screen per action (the tail)
 const BATCH = 1024 * 1024;     // output characters waiting to be drawn before we stop reading
 
 const time = (ts) => (ts ? new Date(ts * 1000).toLocaleTimeString() : '');
-
-function decodeOutput(ev) {
-  if (typeof ev.data === 'string') return ev.data;
-  if (typeof ev.data_b64 === 'string') {
-    const b = Uint8Array.from(atob(ev.data_b64), (c) => c.charCodeAt(0));
-    return new TextDecoder('utf-8', { fatal: false }).decode(b);
-  }
-  return '';
-}
 
 function summary(a) {
   const args = a?.args || {};
@@ -294,7 +288,14 @@ export function agentPanel(id, me, ctx) {
     list.append(h('div.event', { class: cls, 'data-seq': ev.seq }, h('span.muted.small', time(ev.ts)), ' ', text));
   };
 
+  // What an E2B SDK runs: one block per process in the same timeline (views/process_block.js).
+  const procs = new ProcessBlocks({
+    place: (el) => { empty.remove(); list.append(el); },
+    onDraw: () => { if (stick) scroller.scrollTop = scroller.scrollHeight; },
+  });
+
   const onEvent = (ev) => {
+    if (ProcessBlocks.handles(ev)) return procs.onEvent(ev);
     switch (ev.type) {
       case 'action': {
         empty.remove();
@@ -306,7 +307,7 @@ export function agentPanel(id, me, ctx) {
       case 'output': {
         const e = entries.get(ev.action);
         if (!e) break;
-        const t = decodeOutput(ev);
+        const t = eventText(ev);
         e.append(t);
         dirty.add(e);
         pendingChars += t.length;
@@ -322,6 +323,7 @@ export function agentPanel(id, me, ctx) {
       }
       case 'status':
         line(ev, h('span', 'status ', h('strong', ev.status), ev.message ? ` — ${ev.message}` : ''), 'status');
+        if (ev.status === 'STOPPED') procs.sessionEnded();
         break;
       case 'signal':
         line(ev, `signal ${ev.signal} sent`, 'signal');
@@ -348,6 +350,6 @@ export function agentPanel(id, me, ctx) {
     onStatus(status) { // the session's plugins are known from its first poll; a stopped one takes no actions
       if (status === 'STOPPED') box?.form.remove(); else box?.checkPlugin();
     },
-    dispose() { offEvent(); offState(); if (frame) cancelAnimationFrame(frame); for (const w of waiters.splice(0)) w(); },
+    dispose() { offEvent(); offState(); procs.dispose(); if (frame) cancelAnimationFrame(frame); for (const w of waiters.splice(0)) w(); },
   };
 }

@@ -100,6 +100,8 @@ term_maybe_finish(terminal_t *t)
         json_object *r = json_object_new_object();
         json_set_int(r, "exit_code",
                      WIFEXITED(t->status) ? WEXITSTATUS(t->status) : 128 + WTERMSIG(t->status));
+        if (WIFSIGNALED(t->status)) /* the shell's convention above; the signal itself here */
+            json_set_int(r, "signal", WTERMSIG(t->status));
         channel_t *ch = t->ch;
         t->ch = NULL;
         ch->owner = NULL;

@@ -125,7 +125,7 @@ test('pty: create, input, resize, output as it comes, kill', async () => {
   await sbx.pty.sendInput(pty.pid, new TextEncoder().encode('stty size\n'));
   await until(() => out.includes('30 100'), 'the new size');
   assert.equal(await sbx.pty.kill(pty.pid), true);
-  await assert.rejects(pty.wait());
+  await assert.rejects(pty.wait(), (e) => e instanceof CommandExitError && e.exitCode === -1 && e.error === 'signal: killed');
 });
 
 // The envdAccessToken the control API answers on connect (what the SDK sends as X-Access-Token).

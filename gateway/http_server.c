@@ -16,7 +16,7 @@
 #include "json_util.h"
 #include "xalloc.h"
 
-#define HTTP_WRITE_MAX (64 * 1024)
+#define HTTP_WRITE_MAX (256 * 1024)
 /* Room left before an answer's body for its head: head and body leave in one write (one TCP
  * segment for nginx to read, no wake-up between them). */
 #define HTTP_HEAD_MAX 1024

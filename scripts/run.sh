@@ -256,6 +256,8 @@ sandpipe is running on http://127.0.0.1:$HTTP_PORT  (logs in $RUN/*.log, $RUN/ng
   Previews:      a port P of session S at http://P-S.localhost:$HTTP_PORT/ (its own origin) and
                  http://127.0.0.1:$HTTP_PORT/preview/S/P/ (docs/api.md, "Previews")
   OpenHands remote runtime API (SANDBOX_REMOTE_RUNTIME_API_URL): http://127.0.0.1:$HTTP_PORT/openhands
+  E2B's SDKs:    export E2B_API_URL=http://127.0.0.1:$HTTP_PORT/e2b E2B_SANDBOX_URL=http://127.0.0.1:$HTTP_PORT E2B_API_KEY=$TOKEN
+                 (docs/api.md, "E2B API"; each E2B sandbox is a session, shown live in the web IDE)
   Network:       ${netd_args:+sessions ask for it: {"network": true} (egress) or {"network": {"allow": ["pypi.org", "*.pythonhosted.org"]}}}${netd_args:-none for sandboxes (no sandpipe-netd)}
   token:         $TOKEN
 

@@ -110,7 +110,8 @@ struct gw_session {
     int npublic;
     session_stream_t *ports_watch;
     json_object *ports;
-    struct envd_proc *envd_procs; /* E2B's processes (envd_proc.c) */
+    struct envd_proc *envd_procs;       /* E2B's processes (envd_proc.c) */
+    struct envd_watcher *envd_watchers; /* E2B's polling watchers (envd_watch.c) */
 };
 
 /* A terminal (session_term.c). It is the channel's data pointer: kind first. */

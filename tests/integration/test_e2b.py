@@ -49,6 +49,9 @@ class E2BSdk(unittest.TestCase):
     def test_commands(self):
         self.run_sdk_test("commands")
 
+    def test_files(self):
+        self.run_sdk_test("files")
+
 
 if __name__ == "__main__":
     unittest.main()

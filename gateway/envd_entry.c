@@ -128,8 +128,14 @@ envd_watch_event(json_object *ev, const char *root, const char *client_root, boo
         {"moved_from", "EVENT_TYPE_RENAME", false},   {"attrib", "EVENT_TYPE_CHMOD", true},
         {"deleted_self", "EVENT_TYPE_REMOVE", false},
     };
-    const char *event = json_get_str(ev, "event", ""), *path = json_get_str(ev, "path", "");
-    const char *rel = path[0] == '/' ? envd_path_rel(root, path) : NULL;
+    const char *event = json_get_str(ev, "event", ""), *given = json_get_str(ev, "path", "");
+    /* the executor sends canonical paths; a sandbox's own words need not be */
+    char path[ENVD_PATH_MAX];
+    if (given[0] != '/' || strlen(given) >= sizeof path)
+        return NULL;
+    memcpy(path, given, strlen(given) + 1);
+    envd_path_clean(path);
+    const char *rel = envd_path_rel(root, path);
     if (!rel)
         return NULL;
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {

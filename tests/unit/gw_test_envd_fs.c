@@ -215,8 +215,10 @@ test_watch_events_as_envd_reports_them(void **state)
         {"moved_from", "/real/w/a.txt", "EVENT_TYPE_RENAME", "a.txt"},
         {"attrib", "/real/w/a.txt", "EVENT_TYPE_CHMOD", "a.txt"},
         {"deleted_self", "/real/w", "EVENT_TYPE_REMOVE", "."},
-        {"closed_write", "/real/w/a.txt", NULL, NULL}, /* fsnotify does not watch it */
-        {"deleted_self", "/real/w/sub", NULL, NULL},   /* its parent said "deleted" */
+        {"closed_write", "/real/w/a.txt", NULL, NULL},             /* fsnotify does not watch it */
+        {"deleted_self", "/real/w/sub", NULL, NULL},               /* its parent said "deleted" */
+        {"created", "/real/w//x/./y", "EVENT_TYPE_CREATE", "x/y"}, /* cleaned first */
+        {"created", "/real/w/../escape", NULL, NULL},
         {"created", "/elsewhere/x", NULL, NULL},
         {"created", "relative", NULL, NULL},
         {"overflow", "/real/w/a", NULL, NULL},

@@ -79,6 +79,16 @@ test('a 50 MiB file goes up and comes back whole', async () => {
   assert.equal(sha(back), sha(big));
 });
 
+test('a download the client drops halfway: the sandbox goes on serving', async () => {
+  await sbx.files.write('/tmp/drop/big', new Uint8Array(20 * 1024 * 1024));
+  const stream = await sbx.files.read('/tmp/drop/big', { format: 'stream' });
+  const reader = stream.getReader();
+  assert.ok((await reader.read()).value.length > 0);
+  await reader.cancel();
+  await sbx.files.write('/tmp/drop/small', 'still here');
+  assert.equal(await sbx.files.read('/tmp/drop/small'), 'still here');
+});
+
 test('several files in one write, parents made; relative and ~ paths are the home\'s', async () => {
   const infos = await sbx.files.write([
     { path: '/tmp/multi/a.txt', data: 'A' },
@@ -197,6 +207,15 @@ test('watchDir: a recursive watch sees what a command does, then onExit', async 
   let why;
   await sbx.files.watchDir('/tmp/w', () => {}, { timeoutMs: 500, onExit: (err) => { why = err ?? 'clean'; } });
   await until(() => why !== undefined, 'onExit at the deadline');
+  assert.ok(why instanceof Error, `${why}`);
+});
+
+test('a sandbox killed while watched: the watch ends and onExit hears why', async () => {
+  const s2 = await Sandbox.create();
+  let why;
+  await s2.files.watchDir('/tmp', () => {}, { timeoutMs: 0, onExit: (err) => { why = err ?? 'clean'; } });
+  await s2.kill();
+  await until(() => why !== undefined, 'onExit once the sandbox is gone');
   assert.ok(why instanceof Error, `${why}`);
 });
 

@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "durable.h"
+#include "env.h"
 #include "executor.h"
 #include "frame.h"
 #include "json_util.h"
@@ -420,6 +421,10 @@ send_hello(conn_t *c)
     json_set_int(h, "window", FRAME_DEFAULT_WINDOW);
     json_set_int(h, "pid", getpid());
     json_set_bool(h, "durable", true); /* action ids, action.attach/release (durable.h) */
+    /* the sandbox user's home: E2B's envd resolves relative paths and ~ against it */
+    const char *home = env_get(g_exec.base_env, "HOME");
+    if (home && home[0] == '/')
+        json_set_name(h, "home", home);
     send_json_frame(c, FRAME_HELLO, 0, h);
     json_object_put(h);
 }

@@ -246,7 +246,7 @@ typedef struct {
     int fd;
     watch_t w;
     channel_t *ch;
-    bool recursive;
+    bool recursive, details;
     int ndirs;
     int wd[WATCH_MAX_DIRS];
     char *dir[WATCH_MAX_DIRS];
@@ -341,6 +341,10 @@ on_inotify(watch_t *w, uint32_t events)
         json_set_str(ev, "event", event_name(ie->mask));
         json_set_name(ev, "path", path);
         json_set_bool(ev, "is_dir", (ie->mask & IN_ISDIR) != 0);
+        err_t serr = {0};
+        json_object *st = dw->details ? files_stat_path(path, true, &serr) : NULL;
+        if (st) /* what the path is now, when it still is */
+            json_set(ev, "stat", st);
         chan_send_json(dw->ch, ev);
         json_object_put(ev);
     }
@@ -375,8 +379,16 @@ file_op_watch(channel_t *ch, json_object *req)
     if (resolve(ch, req, "path", PATH_FOLLOW, path) < 0)
         return;
     struct stat st;
-    if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
-        chan_close_error(ch, ENOTDIR, "file.watch needs an existing directory");
+    char msg[PATH_MAX + 80];
+    if (stat(path, &st) < 0) {
+        int e = errno;
+        snprintf(msg, sizeof msg, "watch %s: %s", path, strerror(e));
+        chan_close_error(ch, e, msg);
+        return;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(msg, sizeof msg, "watch %s: not a directory (file.watch needs one)", path);
+        chan_close_error(ch, ENOTDIR, msg);
         return;
     }
     dirwatch_t *dw = xcalloc(1, sizeof *dw);
@@ -388,6 +400,7 @@ file_op_watch(channel_t *ch, json_object *req)
     }
     dw->ch = ch;
     dw->recursive = json_get_bool(req, "recursive", false);
+    dw->details = json_get_bool(req, "details", false);
     watch_add_tree(dw, path, 0);
     loop_watch_add(g_exec.loop, &dw->w, dw->fd, EPOLLIN, on_inotify, dw);
     ch->ops = &watch_ops;

@@ -1,9 +1,9 @@
 /* files.c — the executor's file.* operations (docs/protocol.md, "File operations").
  * Synchronous and stateless: each call borrows the request and returns a new result object (the
  * caller owns it) or NULL with err set. Paths go through path_resolve() against ctx->roots, so
- * everything below works on canonical absolute paths. This file: request fields, stat, list,
- * mkdir, move, remove; files_rw.c: read, write and atomic_file_*; files_oh_list.c: OpenHands'
- * /list_files. Needs _GNU_SOURCE
+ * everything below works on canonical absolute paths. This file: request fields, stat, mkdir,
+ * move, remove; files_list.c: list; files_details.c: the "details" of an entry; files_rw.c:
+ * read, write and atomic_file_*; files_oh_list.c: OpenHands' /list_files. Needs _GNU_SOURCE
  * (the build defines it) for renameat2 and newlocale. */
 #include "files.h"
 
@@ -21,8 +21,6 @@
 #include "files_int.h"
 #include "json_util.h"
 #include "xalloc.h"
-
-#define FILES_LIST_MAX 10000 /* file.list entries per reply */
 
 /* ---- request fields ---- */
 
@@ -134,9 +132,8 @@ files_type_name(mode_t m)
     return S_ISREG(m) ? "file" : S_ISDIR(m) ? "directory" : S_ISLNK(m) ? "symlink" : "other";
 }
 
-/* Adds type, size, mode, mtime (and target for a symlink) of st to o; at/name locate it. */
-static void
-stat_fields(json_object *o, const struct stat *st, int at, const char *name)
+void
+files_stat_fields(json_object *o, const struct stat *st, int at, const char *name)
 {
     char mode[8];
     snprintf(mode, sizeof mode, "%04o", (unsigned)(st->st_mode & 07777));
@@ -154,109 +151,35 @@ stat_fields(json_object *o, const struct stat *st, int at, const char *name)
 }
 
 json_object *
-files_stat(const files_ctx_t *c, json_object *req, err_t *err)
+files_stat_path(const char *abs, bool details, err_t *err)
 {
-    char abs[PATH_MAX];
     struct stat st;
-    if (files_req_check(req, err) < 0 ||
-        files_req_path(c, req, "path", PATH_NOFOLLOW, abs, err) < 0)
-        return NULL;
     if (lstat(abs, &st) < 0) {
         files_sys_err(err, errno, "stat", abs);
         return NULL;
     }
     json_object *o = json_object_new_object();
     json_set_name(o, "path", abs);
-    stat_fields(o, &st, AT_FDCWD, abs);
-    json_set_int(o, "uid", st.st_uid);
-    json_set_int(o, "gid", st.st_gid);
-    return o;
-}
-
-/* ---- list ---- */
-
-void
-names_add(names_t *v, const char *s)
-{
-    if (v->n == v->cap) {
-        v->cap = v->cap ? v->cap * 2 : 64;
-        v->names = xrealloc(v->names, v->cap * sizeof *v->names);
+    files_stat_fields(o, &st, AT_FDCWD, abs);
+    if (details) {
+        files_details(o, &st, abs, NULL);
+    } else {
+        json_set_int(o, "uid", st.st_uid);
+        json_set_int(o, "gid", st.st_gid);
     }
-    v->names[v->n++] = xstrdup(s);
-}
-
-void
-names_free(names_t *v)
-{
-    for (size_t i = 0; i < v->n; i++)
-        free(v->names[i]);
-    free(v->names);
-}
-
-static int
-cmp_bytes(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Keeps the max smallest names: sorted, the rest freed. */
-static void
-names_trim(names_t *v, size_t max)
-{
-    if (v->n > 1)
-        qsort(v->names, v->n, sizeof *v->names, cmp_bytes);
-    while (v->n > max)
-        free(v->names[--v->n]);
+    return o;
 }
 
 json_object *
-files_list(const files_ctx_t *c, json_object *req, err_t *err)
+files_stat(const files_ctx_t *c, json_object *req, err_t *err)
 {
     char abs[PATH_MAX];
-    bool hidden;
+    bool details;
     if (files_req_check(req, err) < 0 ||
-        files_req_path(c, req, "path", PATH_FOLLOW, abs, err) < 0 ||
-        files_req_bool(req, "hidden", true, &hidden, err) < 0)
+        files_req_path(c, req, "path", PATH_NOFOLLOW, abs, err) < 0 ||
+        files_req_bool(req, "details", false, &details, err) < 0)
         return NULL;
-    DIR *d = opendir(abs);
-    if (!d) {
-        files_sys_err(err, errno, "list", abs);
-        return NULL;
-    }
-    /* Sorting then cutting keeps the reply deterministic; trimming at twice the cap keeps
-     * memory bounded however large the directory is. */
-    names_t v = {0};
-    size_t total = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (!hidden && e->d_name[0] == '.')
-            continue;
-        total++;
-        names_add(&v, e->d_name);
-        if (v.n >= 2 * FILES_LIST_MAX)
-            names_trim(&v, FILES_LIST_MAX);
-    }
-    names_trim(&v, FILES_LIST_MAX);
-    json_object *entries = json_object_new_array();
-    for (size_t i = 0; i < v.n; i++) {
-        struct stat st;
-        if (fstatat(dirfd(d), v.names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
-            continue; /* removed since readdir */
-        json_object *en = json_object_new_object();
-        json_set_name(en, "name", v.names[i]);
-        stat_fields(en, &st, dirfd(d), v.names[i]);
-        json_object_array_add(entries, en);
-    }
-    closedir(d);
-    names_free(&v);
-    json_object *o = json_object_new_object();
-    json_set_name(o, "path", abs);
-    json_set(o, "entries", entries);
-    json_set_int(o, "total", (int64_t)total);
-    json_set_bool(o, "truncated", total > FILES_LIST_MAX);
-    return o;
+    return files_stat_path(abs, details, err);
 }
 
 /* ---- mkdir ---- */
@@ -372,12 +295,13 @@ json_object *
 files_move(const files_ctx_t *c, json_object *req, err_t *err)
 {
     char from[PATH_MAX], to[PATH_MAX];
-    bool overwrite;
+    bool overwrite, parents;
     struct stat st, tst;
     if (files_req_check(req, err) < 0 ||
         files_req_path(c, req, "from", PATH_NOFOLLOW, from, err) < 0 ||
         files_req_path(c, req, "to", PATH_NOFOLLOW, to, err) < 0 ||
-        files_req_bool(req, "overwrite", false, &overwrite, err) < 0)
+        files_req_bool(req, "overwrite", false, &overwrite, err) < 0 ||
+        files_req_bool(req, "parents", false, &parents, err) < 0)
         return NULL;
     if (holds_root(c, from) || holds_root(c, to)) {
         err_set(err, EPERM, "move %s to %s: refusing to move or replace a sandbox root", from, to);
@@ -386,6 +310,17 @@ files_move(const files_ctx_t *c, json_object *req, err_t *err)
     if (lstat(from, &st) < 0) {
         files_sys_err(err, errno, "move", from);
         return NULL;
+    }
+    if (parents) {
+        char dir[PATH_MAX];
+        bool created;
+        snprintf(dir, sizeof dir, "%s", to);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+            *slash = '\0';
+            if (files_mkdir_parents(dir, FILES_DIR_MODE, false, &created, err) < 0)
+                return NULL;
+        }
     }
     int rc =
         overwrite ? rename(from, to) : renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);

@@ -6,6 +6,7 @@
 #define SP_FILES_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -16,6 +17,10 @@ typedef struct {
     const char *cwd; /* relative paths resolve here */
     const path_roots_t *roots;
 } files_ctx_t;
+
+/* file.stat's reply for abs, a resolved path (lstat: a final symlink is not followed), with the
+ * "details" fields when asked; NULL with err when it cannot be stat'ed. */
+json_object *files_stat_path(const char *abs, bool details, err_t *err);
 
 json_object *files_stat(const files_ctx_t *c, json_object *req, err_t *err);
 json_object *files_list(const files_ctx_t *c, json_object *req, err_t *err);

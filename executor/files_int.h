@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "files.h"
 
@@ -31,6 +32,23 @@ const char *files_type_name(mode_t m);
 /* mkdir -p abs: missing directories get FILES_DIR_MODE, abs itself mode (exactly, past the
  * umask, when set_mode). *created tells whether abs itself was made. */
 int files_mkdir_parents(const char *abs, mode_t mode, bool set_mode, bool *created, err_t *err);
+
+/* Owner and group names already looked up (a listing's entries mostly share a few). */
+#define FILES_NAMES_CACHE 8
+typedef struct {
+    int n;
+    struct {
+        bool group;
+        unsigned id;
+        char name[64];
+    } slot[FILES_NAMES_CACHE];
+} files_names_t;
+/* Adds the "details" of st to o (docs/protocol.md "file.stat"): kind, mtime_ns, uid, gid,
+ * owner, group; for a symlink at abs (NULL: not known), resolved, resolved_kind and
+ * resolved_mode when it resolves. names may be NULL (no cache). files_details.c. */
+void files_details(json_object *o, const struct stat *st, const char *abs, files_names_t *names);
+/* type, size, mode, mtime of st (and target for a symlink, read at at/name) into o. */
+void files_stat_fields(json_object *o, const struct stat *st, int at, const char *name);
 
 /* A growing list of names (owned copies). */
 typedef struct {

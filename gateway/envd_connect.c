@@ -204,7 +204,7 @@ envd_answer(http_req_t *h, json_object *msg)
 static void
 vfail(http_req_t *h, envd_code_t c, const char *fmt, va_list ap)
 {
-    char m[ERR_MSG_MAX + 200];
+    char m[ENVD_TEXT_MAX];
     vsnprintf(m, sizeof m, fmt, ap);
     json_object *o = json_object_new_object();
     json_set_str(o, "code", envd_code_name(c));
@@ -227,6 +227,20 @@ envd_fail_result(http_req_t *h, json_object *result)
     json_object *e = json_get(result, "error");
     envd_fail(h, envd_code_of_name(json_get_str(e, "code", "internal")), "%s",
               json_get_str(e, "message", "the sandbox's executor failed"));
+}
+
+void
+envd_http_fail(http_req_t *h, int status, const char *fmt, ...)
+{
+    char m[ENVD_TEXT_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof m, fmt, ap);
+    va_end(ap);
+    json_object *o = json_object_new_object();
+    json_set_int(o, "code", status);
+    json_set_str(o, "message", m);
+    http_answer_json(h, status, o);
 }
 
 void
@@ -282,7 +296,7 @@ envd_stream_end(http_req_t *h, const envd_code_t *code, const char *msg)
 void
 envd_stream_fail(http_req_t *h, envd_code_t c, const char *fmt, ...)
 {
-    char m[ERR_MSG_MAX + 200];
+    char m[ENVD_TEXT_MAX];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(m, sizeof m, fmt, ap);

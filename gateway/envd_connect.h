@@ -41,6 +41,7 @@ typedef enum {
 #define ENVD_HEAD_LEN  5
 #define ENVD_MSG_MAX   (4u << 20) /* the largest request message read */
 #define ENVD_KEEPALIVE 50         /* seconds between keepalives when the client names none */
+#define ENVD_TEXT_MAX  9000       /* an error's message: room for two paths (envd names them) */
 
 const char *envd_code_name(envd_code_t c); /* "not_found" */
 int envd_code_status(envd_code_t c);       /* its HTTP status (Connect's table) */
@@ -77,6 +78,12 @@ void envd_fail(http_req_t *h, envd_code_t c, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* An executor op's error result ({"error":{"code","message"}}) as a unary error. */
 void envd_fail_result(http_req_t *h, json_object *result);
+
+/* An error of envd's plain HTTP routes (/files, /health): status with E2B's body
+ * {"code": status, "message"} (envd's jsonError), which the SDK maps by status
+ * (docs/e2b-wire.md 3.10). */
+void envd_http_fail(http_req_t *h, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* A server stream: its head (200, application/connect+json, chunked), messages (taken), its end
  * (NULL code: success; else the error and its message). */

@@ -12,6 +12,7 @@
 #include <uv.h>
 
 #include "gw.h"
+#include "json_util.h"
 #include "xalloc.h"
 
 #define READ_BUF (256 * 1024)
@@ -29,6 +30,7 @@ struct exec_link {
     int closing_handles;
     size_t backlog;
     double last_heard; /* any frame from the executor: a PONG may queue behind megabytes of DATA */
+    char home[1024];   /* its HELLO's "home" ("" when it named none) */
     char readbuf[READ_BUF];
 };
 
@@ -89,8 +91,14 @@ link_down(exec_link_t *l, const char *why)
 static void
 c_hello(void *ud, json_object *hello)
 {
-    (void)hello;
     exec_link_t *l = ud;
+    /* a sandbox path, only ever sent back into the sandbox: absolute, UTF-8, no NUL */
+    json_object *home = json_get(hello, "home");
+    const char *h =
+        home && json_object_is_type(home, json_type_string) ? json_object_get_string(home) : "";
+    bool ok = h[0] == '/' && !json_get(hello, "home_b64") &&
+              strlen(h) == (size_t)json_object_get_string_len(home) && strlen(h) < sizeof l->home;
+    snprintf(l->home, sizeof l->home, "%s", ok ? h : "");
     l->up = true;
     l->connecting = false;
     l->last_heard = gw_now();
@@ -358,6 +366,12 @@ exec_link_connect(exec_link_t *l, const char *path, int timeout_ms)
     l->up = false;
     uv_timer_start(&l->timer, on_timer, 5, 5); /* a starting sandbox: try every 5 ms */
     try_connect(l);
+}
+
+const char *
+exec_link_home(const exec_link_t *l)
+{
+    return l->home;
 }
 
 exec_client_t *

@@ -35,6 +35,9 @@ exec_link_t *exec_link_new(const exec_link_cbs_t *cbs, void *ud);
 /* Starts connecting to path, retrying every 5 ms for up to timeout_ms. */
 void exec_link_connect(exec_link_t *l, const char *path, int timeout_ms);
 exec_client_t *exec_link_client(exec_link_t *l);
+/* The sandbox user's home its executor's HELLO named (absolute; "" when it named none). A
+ * sandbox's word: a path inside the sandbox, never one on the host. */
+const char *exec_link_home(const exec_link_t *l);
 /* Writes what the client queued (call after queuing requests). */
 void exec_link_flush(exec_link_t *l);
 /* Quiet: no heartbeats and no death by silence (the sandbox is frozen on purpose). Leaving

@@ -21,7 +21,8 @@
  *   POST /runtime/{id}/upload_file         a multipart body, streamed (http_rt_upload.c)
  *   GET  /api/v1/sessions/{id}/ports, POST …/ports/{port}/token|link, PUT …/ports/{port}
  *                                          ports and preview links (http_ports.c)
- *   POST /envd/{id}/process.Process/{method}, GET /envd/{id}/health
+ *   POST /envd/{id}/process.Process/{method}, POST /envd/{id}/filesystem.Filesystem/{method},
+ *   GET  /envd/{id}/health, GET /envd/{id}/files, POST /envd/{id}/files (the body streamed)
  *                                          E2B's envd (envd_routes.h) */
 
 #include <stdio.h>
@@ -86,6 +87,9 @@ static const struct {
     {"PUT", "/api/v1/sessions/", "/ports", http_ports_put, NULL, true},
     {"POST", "/envd/", "/process.Process", envd_process_rpc, NULL, true},
     {"GET", "/envd/", "/health", envd_health, NULL, false},
+    {"POST", "/envd/", "/filesystem.Filesystem", envd_filesystem_rpc, NULL, true},
+    {"GET", "/envd/", "/files", envd_files_get, NULL, false},
+    {"POST", "/envd/", "/files", envd_files_post, envd_files_post_streams, false},
 };
 
 bool

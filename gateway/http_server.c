@@ -211,6 +211,8 @@ http_on_request(struct lws *wsi, http_req_t **slot, const char *uri)
         snprintf(h->path, sizeof h->path, "%.510s", uri);
     copy_header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION, h->authorization, sizeof h->authorization);
     copy_header(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE, h->content_type, sizeof h->content_type);
+    copy_header(wsi, WSI_TOKEN_HTTP_CONTENT_ENCODING, h->content_encoding,
+                sizeof h->content_encoding);
     copy_custom(wsi, "x-session-api-key:", h->api_key, sizeof h->api_key);
     copy_custom(wsi, "x-sp-uri:", h->uri, sizeof h->uri);
     copy_custom(wsi, "x-sp-method:", h->uri_method, sizeof h->uri_method);

@@ -36,6 +36,7 @@ struct http_req {
      * ("" none: path previews only; nginx/render.sh --preview-domain) */
     char preview_origin[256];
     char content_type[256];
+    char content_encoding[32]; /* "" when absent (E2B's gzip uploads: envd_upload.c) */
     /* E2B's envd headers (envd_connect.h): X-Access-Token, Connect-Timeout-Ms,
      * Keepalive-Ping-Interval ("" when absent) */
     char access_token[64];

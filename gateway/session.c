@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "envd_proc.h"
+#include "envd_routes.h"
 #include "gw.h"
 #include "pool.h"
 #include "json_util.h"
@@ -119,6 +120,12 @@ const char *
 session_owner(const gw_session_t *s)
 {
     return s->owner;
+}
+
+const char *
+session_home(const gw_session_t *s)
+{
+    return s->link ? exec_link_home(s->link) : "";
 }
 
 session_status_t
@@ -237,6 +244,7 @@ on_timer_closed(uv_handle_t *h)
     json_object_put(s->plugin_status);
     session_ports_free(s);
     envd_procs_free(s);
+    envd_watchers_free(s);
     free(s);
 }
 

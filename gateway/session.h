@@ -95,6 +95,8 @@ gw_session_t *session_next(const gw_session_t *s); /* iteration from g_gw.sessio
 const char *session_id(const gw_session_t *s);
 const char *session_owner(const gw_session_t *s);
 session_status_t session_status(const gw_session_t *s);
+/* The sandbox user's home as its executor said it (exec_link_home; "" not known). */
+const char *session_home(const gw_session_t *s);
 event_log_t *session_log(gw_session_t *s);
 bool session_stopped(const gw_session_t *s); /* status STOPPED (deleted), not just let go */
 json_object *session_describe(const gw_session_t *s);

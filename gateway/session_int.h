@@ -111,8 +111,9 @@ struct gw_session {
     int npublic;
     session_stream_t *ports_watch;
     json_object *ports;
-    struct envd_proc *envd_procs;    /* E2B's processes (envd_proc.c) */
-    struct file_watch *file_watches; /* session_file_watch.c */
+    struct envd_proc *envd_procs;       /* E2B's processes (envd_proc.c) */
+    struct envd_watcher *envd_watchers; /* E2B's polling watchers (envd_watch.c) */
+    struct file_watch *file_watches;    /* session_file_watch.c */
 };
 
 /* A terminal (session_term.c). It is the channel's data pointer: kind first. */

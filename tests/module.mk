@@ -31,7 +31,7 @@ $(BUILD)/tests/unit/gw_test_%: $(BUILD)/tests/unit/gw_test_%.o $(GATEWAY_LIB) $(
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcmocka $(GATEWAY_LIBS)
 
 # The gateway's and the API's pure parsers, without those programs' libraries.
-FUZZ_GW_SRCS := gateway/preview_head.c gateway/envd_wire.c api/e2b/metadata_filter.c
+FUZZ_GW_SRCS := gateway/preview_head.c gateway/envd_wire.c gateway/envd_path.c gateway/envd_entry.c api/e2b/metadata_filter.c
 
 $(BUILD)/tests/fuzz/%_replay: $(BUILD)/tests/fuzz/%.o $(BUILD)/tests/fuzz/replay_main.o $(FUZZ_GW_SRCS:%.c=$(BUILD)/%.o) $(EXECUTOR_LIB) $(API_LIB) $(JUPYTER_LIB) $(BROWSER_LIB) $(NETD_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lutil $(PKG_LIBS) $(NETD_LIBS)

@@ -57,6 +57,9 @@ class E2BSdk(unittest.TestCase):
     def test_git(self):
         self.run_sdk_test("git")
 
+    def test_files(self):
+        self.run_sdk_test("files")
+
 
 class E2BTakeover(unittest.TestCase):
     """Two gateways behind one nginx: the one that owns a sandbox is killed with SIGKILL while an

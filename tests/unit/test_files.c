@@ -1,5 +1,7 @@
 /* test_files.c — file.stat, file.list, file.mkdir, file.move, file.remove and OpenHands'
  * /list_files on real files (fixture: files_fixture.h). Read and write: test_files_rw.c. */
+#include <grp.h>
+#include <pwd.h>
 #include <stdbool.h>
 
 #include "files_fixture.h"
@@ -405,6 +407,111 @@ test_oh_list_paths(void **state)
     FAILS(ERR_BAD_REQ, files_oh_list, "{\"path\": 1}");
 }
 
+/* ---- details, depth, move with parents (what E2B's envd needs) ---- */
+
+static void
+test_stat_details_names_owner_and_resolves_links(void **state)
+{
+    (void)state;
+    put_str("f.txt", "hello");
+    assert_int_equal(mkdir(at("d"), 0750), 0);
+    assert_int_equal(symlink("d", at("to_dir")), 0);
+    assert_int_equal(symlink("f.txt", at("to_file")), 0);
+    assert_int_equal(symlink("gone", at("dangling")), 0);
+    struct passwd *pw = getpwuid(getuid());
+    struct group *gr = getgrgid(getgid());
+    char num[16];
+    json_object *r = run(files_stat, "{\"path\": \"f.txt\", \"details\": true}");
+    assert_non_null(r);
+    assert_string_equal(str(r, "kind"), "file");
+    if (pw) {
+        assert_string_equal(str(r, "owner"), pw->pw_name);
+    } else {
+        snprintf(num, sizeof num, "%u", (unsigned)getuid());
+        assert_string_equal(str(r, "owner"), num);
+    }
+    if (gr)
+        assert_string_equal(str(r, "group"), gr->gr_name);
+    struct stat st;
+    assert_int_equal(lstat(at("f.txt"), &st), 0);
+    assert_int_equal(json_get_int(r, "mtime_ns", 0),
+                     (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
+    assert_null(json_get(r, "resolved"));
+    json_object_put(r);
+    r = run(files_stat, "{\"path\": \"to_dir\", \"details\": true}");
+    assert_string_equal(str(r, "type"), "symlink");
+    assert_string_equal(str(r, "kind"), "symlink");
+    assert_string_equal(str(r, "resolved"), at("d"));
+    assert_string_equal(str(r, "resolved_kind"), "directory");
+    assert_string_equal(str(r, "resolved_mode"), "0750");
+    json_object_put(r);
+    r = run(files_stat, "{\"path\": \"to_file\", \"details\": true}");
+    assert_string_equal(str(r, "resolved_kind"), "file");
+    json_object_put(r);
+    r = run(files_stat, "{\"path\": \"dangling\", \"details\": true}");
+    assert_string_equal(str(r, "kind"), "symlink");
+    assert_null(json_get(r, "resolved"));
+    assert_null(json_get(r, "resolved_kind"));
+    json_object_put(r);
+    /* without details the reply is as it always was */
+    r = run(files_stat, "{\"path\": \"f.txt\"}");
+    assert_null(json_get(r, "owner"));
+    assert_null(json_get(r, "kind"));
+    json_object_put(r);
+}
+
+static void
+test_list_depth_walks_subdirectories_in_order_without_following_links(void **state)
+{
+    (void)state;
+    assert_int_equal(mkdir(at("t"), 0755), 0);
+    assert_int_equal(mkdir(at("t/b"), 0755), 0);
+    assert_int_equal(mkdir(at("t/b/c"), 0755), 0);
+    put_str("t/a.txt", "a");
+    put_str("t/b/x", "x");
+    put_str("t/b/c/deep", "d");
+    assert_int_equal(symlink(at("t/b"), at("t/link")), 0);
+    const char *const one[] = {"a.txt", "b", "link", NULL};
+    const char *const two[] = {"a.txt", "b", "b/c", "b/x", "link", NULL};
+    const char *const three[] = {"a.txt", "b", "b/c", "b/c/deep", "b/x", "link", NULL};
+    const char *const *want[] = {one, two, three};
+    for (int depth = 1; depth <= 3; depth++) {
+        json_object *r = run(files_list, "{\"path\": \"t\", \"depth\": %d}", depth);
+        assert_non_null(r);
+        json_object *e = json_get(r, "entries");
+        size_t n = 0;
+        while (want[depth - 1][n])
+            n++;
+        assert_int_equal(json_object_array_length(e), n);
+        for (size_t i = 0; i < n; i++)
+            assert_string_equal(str(json_object_array_get_idx(e, i), "name"), want[depth - 1][i]);
+        assert_false(json_get_bool(r, "truncated", true));
+        assert_int_equal(json_get_int(r, "total", -1), (int64_t)n);
+        json_object_put(r);
+    }
+    json_object *r = run(files_list, "{\"path\": \"t\", \"depth\": 2, \"details\": true}");
+    json_object *link = json_object_array_get_idx(json_get(r, "entries"), 4);
+    assert_string_equal(str(link, "name"), "link");
+    assert_string_equal(str(link, "resolved_kind"), "directory");
+    assert_non_null(json_get(link, "owner"));
+    json_object_put(r);
+    FAILS(ERR_BAD_REQ, files_list, "{\"path\": \"t\", \"depth\": 0}");
+    FAILS(ERR_BAD_REQ, files_list, "{\"path\": \"t\", \"depth\": \"2\"}");
+}
+
+static void
+test_move_with_parents_creates_the_destination_directory(void **state)
+{
+    (void)state;
+    put_str("m.txt", "m");
+    FAILS(ENOENT, files_move, "{\"from\": \"m.txt\", \"to\": \"new/dir/m.txt\"}");
+    OK(files_move, "{\"from\": \"m.txt\", \"to\": \"new/dir/m.txt\", \"parents\": true}");
+    assert_string_equal(get("new/dir/m.txt", NULL), "m");
+    /* a missing source creates nothing */
+    FAILS(ENOENT, files_move, "{\"from\": \"none\", \"to\": \"other/x\", \"parents\": true}");
+    assert_false(exists("other"));
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -426,6 +533,9 @@ main(void)
         T(test_oh_list_dirs_first_case_insensitive),
         T(test_oh_list_unicode_lowercase_order),
         T(test_oh_list_paths),
+        T(test_stat_details_names_owner_and_resolves_links),
+        T(test_list_depth_walks_subdirectories_in_order_without_following_links),
+        T(test_move_with_parents_creates_the_destination_directory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

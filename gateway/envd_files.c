@@ -1,0 +1,240 @@
+/* envd_files.c — envd's plain HTTP file routes (docs/e2b-wire.md 3.7): who may use them (the
+ * sandbox's envdAccessToken, or a URL signed with it), their paths, and GET /files, a file's
+ * bytes streamed from the executor's file.download channel under the gateway's credit (the
+ * executor gets credit back only for bytes that left for the socket: a slow client slows the
+ * read, and the gateway holds at most the executor's window). POST /files: envd_upload.c.
+ * Errors are envd's {"code": status, "message"}. */
+#include <openssl/crypto.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "envd_connect.h"
+#include "envd_fs.h"
+#include "envd_routes.h"
+#include "envd_token.h"
+#include "gw.h"
+#include "json_util.h"
+#include "metrics.h"
+#include "session.h"
+#include "xalloc.h"
+
+/* A signed URL's check (envd's validateSigning): 0, or -1 with why. */
+static int
+signature_ok(http_req_t *h, const char *sid, const char *op, char *why, size_t cap)
+{
+    const char *sig = http_arg(h, "signature"), *exp_s = http_arg(h, "signature_expiration");
+    if (!sig) {
+        snprintf(why, cap,
+                 "unauthorized access, please provide a valid access token or method signing if "
+                 "supported");
+        return -1;
+    }
+    long long exp = 0;
+    if (exp_s) {
+        char *end;
+        exp = strtoll(exp_s, &end, 10);
+        if (!exp_s[0] || *end || exp <= 0) {
+            snprintf(why, cap, "signature_expiration must be unix seconds");
+            return -1;
+        }
+    }
+    char token[ENVD_TOKEN_LEN + 1], want[ENVD_SIGNATURE_MAX];
+    if (envd_token_make(g_gw.secret, g_gw.secret_len, sid, token) < 0) {
+        snprintf(why, cap, "invalid signature");
+        return -1;
+    }
+    const char *path = http_arg(h, "path"), *user = http_arg(h, "username");
+    envd_signature(path ? path : "", op, user ? user : "", token, exp, want);
+    OPENSSL_cleanse(token, sizeof token);
+    bool match = strlen(sig) == strlen(want) && CRYPTO_memcmp(sig, want, strlen(want)) == 0;
+    if (!match) {
+        snprintf(why, cap, "invalid signature");
+        return -1;
+    }
+    if (exp_s && exp < (long long)time(NULL)) {
+        snprintf(why, cap, "signature is already expired");
+        return -1;
+    }
+    return 0;
+}
+
+gw_session_t *
+envd_files_session(http_req_t *h, const char *sid, const char *op)
+{
+    char why[200];
+    if (h->access_token[0]) {
+        if (!envd_token_matches(g_gw.secret, g_gw.secret_len, sid, h->access_token)) {
+            envd_http_fail(h, 401, "access token present in header but does not match");
+            return NULL;
+        }
+    } else if (signature_ok(h, sid, op, why, sizeof why) < 0) {
+        envd_http_fail(h, 401, "%s", why);
+        return NULL;
+    }
+    gw_session_t *s = session_find(sid);
+    session_status_t st = s ? session_status(s) : SESSION_STOPPED;
+    if (st == SESSION_READY)
+        return s;
+    /* 502: the SDK's word for a sandbox that is not running (TimeoutError) */
+    if (st == SESSION_PAUSED)
+        envd_http_fail(h, 502, "sandbox %.100s is paused: connect to it (resume) first", sid);
+    else
+        envd_http_fail(h, 502, "sandbox %.100s is not running", sid);
+    return NULL;
+}
+
+int
+envd_files_path(http_req_t *h, gw_session_t *s, const char *path, char out[ENVD_PATH_MAX])
+{
+    const char *user = http_arg(h, "username");
+    char why[400];
+    const char *home = user && !strcmp(user, "root") ? "/root" : session_home(s);
+    if (envd_path_abs(home, path, strlen(path), out, ENVD_PATH_MAX, why, sizeof why) == 0)
+        return 0;
+    envd_http_fail(h, 400, "error expanding and resolving path '%.300s': %s", path, why);
+    return -1;
+}
+
+int
+envd_files_status(json_object *res, const char *path, char *msg, size_t cap)
+{
+    json_object *e = json_get(res, "error");
+    const char *m = json_get_str(e, "message", "the sandbox's executor failed");
+    if (envd_fs_error_is(res, ERR_NOT_FOUND))
+        return snprintf(msg, cap, "path '%s' does not exist", path), 404;
+    if (envd_fs_error_is(res, EISDIR))
+        return snprintf(msg, cap, "path '%s' is a directory", path), 400;
+    snprintf(msg, cap, "%s", m);
+    if (envd_fs_error_is(res, EINVAL) || envd_fs_error_is(res, ERR_BAD_REQ) ||
+        envd_fs_error_is(res, ENOTDIR))
+        return 400;
+    if (envd_fs_error_is(res, EACCES) || envd_fs_error_is(res, ERR_ESCAPE))
+        return 403;
+    if (envd_fs_error_is(res, ENOSPC))
+        return 507; /* envd's, for a full disk (NotEnoughSpaceError) */
+    if (envd_fs_error_is(res, ERR_TOO_BIG))
+        return 413;
+    if (envd_fs_error_is(res, ERR_BUSY))
+        return 502;
+    return 500;
+}
+
+/* ---- GET /files ---- */
+
+/* One download; outlives its request when the client goes first (the channel's on_close
+ * always comes, and frees it). */
+typedef struct {
+    uint64_t req;         /* 0 once the request is gone */
+    session_stream_t *st; /* NULL once the executor closed the channel */
+    bool head_sent;
+    char path[ENVD_PATH_MAX];
+} download_t;
+
+static http_req_t *
+request_of(download_t *d)
+{
+    return d->req ? http_find(d->req) : NULL;
+}
+
+static void
+on_request_gone(void *ud)
+{
+    download_t *d = ud;
+    d->req = 0;
+    if (d->st)
+        session_stream_cancel(d->st); /* on_close follows, and frees d */
+    else
+        free(d);
+}
+
+static void
+on_sent(void *ud, size_t n)
+{
+    download_t *d = ud;
+    if (d->st)
+        session_stream_grant(d->st, n);
+}
+
+static void
+on_json(void *ud, json_object *msg)
+{
+    download_t *d = ud;
+    http_req_t *h = request_of(d);
+    if (!h || d->head_sent || strcmp(json_get_str(msg, "event", ""), "size") != 0)
+        return;
+    long long bytes = json_get_int(msg, "bytes", -1);
+    if (bytes < 0) {
+        envd_http_fail(h, 500, "the sandbox's executor announced no size");
+        return;
+    }
+    d->head_sent = true;
+    /* a Content-Length always, 0 for an empty file: the SDK reads it */
+    http_stream_head(h, 200, "application/octet-stream", (unsigned long long)bytes,
+                     "cache-control: no-store\r\n");
+}
+
+static void
+on_data(void *ud, const uint8_t *p, size_t n)
+{
+    download_t *d = ud;
+    http_req_t *h = request_of(d);
+    metrics_transfer(false, n);
+    if (h && d->head_sent)
+        http_stream_write(h, p, n);
+}
+
+static void
+on_close(void *ud, json_object *res)
+{
+    download_t *d = ud;
+    d->st = NULL;
+    http_req_t *h = request_of(d);
+    if (!h) {
+        free(d);
+        return;
+    }
+    char m[ENVD_TEXT_MAX];
+    if (d->head_sent) {
+        if (json_get(res, "error")) /* the body ends short of its length: the client sees it */
+            GW_LOG("envd download of %.200s cut short: %s", d->path,
+                   json_get_str(json_get(res, "error"), "message", "the executor failed"));
+        http_stream_end(h);
+    } else if (json_get(res, "error")) {
+        int status = envd_files_status(res, d->path, m, sizeof m);
+        envd_http_fail(h, status, "%s", m);
+    } else {
+        envd_http_fail(h, 500, "the sandbox's executor sent no size");
+    }
+    /* d is freed with the request (on_request_gone) */
+}
+
+static const session_stream_cbs_t download_cbs = {.on_json = on_json, .on_data = on_data};
+
+void
+envd_files_get(http_req_t *h, const char *sid)
+{
+    gw_session_t *s = envd_files_session(h, sid, "read");
+    if (!s)
+        return;
+    download_t *d = xcalloc(1, sizeof *d);
+    const char *path = http_arg(h, "path");
+    if (envd_files_path(h, s, path ? path : "", d->path) < 0) {
+        free(d);
+        return;
+    }
+    d->req = h->id;
+    h->ud = d;
+    h->free_ud = on_request_gone;
+    h->on_sent = on_sent;
+    json_object *op = json_object_new_object();
+    json_set_str(op, "op", "file.download");
+    json_set_str(op, "path", d->path);
+    err_t err = {0};
+    d->st = session_stream_open(s, op, &download_cbs, on_close, d, false, &err);
+    json_object_put(op);
+    if (!d->st)
+        envd_http_fail(h, 502, "%s", err.msg);
+}

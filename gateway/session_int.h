@@ -111,6 +111,7 @@ struct gw_session {
     session_stream_t *ports_watch;
     json_object *ports;
     struct envd_proc *envd_procs; /* E2B's processes (envd_proc.c) */
+    double stats_cpu_s, stats_at; /* the last session.stats sample's CPU time (session_stats.c) */
 };
 
 /* A terminal (session_term.c). It is the channel's data pointer: kind first. */

@@ -69,6 +69,21 @@ static const api_route_t routes[] = {
     {"POST", "/e2b/sandboxes/{}/pause", api_e2b_pause, NONE, API_E2B},
     {"POST", "/e2b/sandboxes/{}/connect", api_e2b_connect, NONE, API_E2B},
     {"POST", "/e2b/v2/sandboxes/{}/connect", api_e2b_connect, NONE, API_E2B},
+    {"POST", "/e2b/sandboxes/{}/resume", api_e2b_resume, NONE, API_E2B},
+    {"POST", "/e2b/sandboxes/{}/refreshes", api_e2b_refresh, NONE, API_E2B},
+    {"PUT", "/e2b/sandboxes/{}/network", api_e2b_update_network, NONE, API_E2B},
+    {"GET", "/e2b/sandboxes/{}/metrics", api_e2b_metrics, NONE, API_E2B},
+    {"GET", "/e2b/sandboxes/{}/logs", api_e2b_logs, NONE, API_E2B},
+    {"GET", "/e2b/v2/sandboxes/{}/logs", api_e2b_logs_v2, NONE, API_E2B},
+    {"POST", "/e2b/sandboxes/{}/snapshots", api_e2b_snapshot_create, NONE, API_E2B},
+    {"GET", "/e2b/snapshots", api_e2b_snapshots, NONE, API_E2B},
+    {"POST", "/e2b/sandboxes/{}/fork", api_e2b_fork, NONE, API_E2B},
+    {"GET", "/e2b/templates", api_e2b_templates, NONE, API_E2B},
+    {"GET", "/e2b/templates/aliases/{}", api_e2b_template_alias, NONE, API_E2B},
+    {"POST", "/e2b/v3/templates", api_e2b_template_build, NONE, API_E2B},
+    {"POST", "/e2b/v2/templates", api_e2b_template_build, NONE, API_E2B},
+    {"POST", "/e2b/templates", api_e2b_template_build, NONE, API_E2B},
+    {"DELETE", "/e2b/templates/{}", api_e2b_template_delete, NONE, API_E2B},
 };
 
 /* Matches path against pattern; captures go to m (decoded). Returns 1 on a match, 0 on none,
@@ -133,7 +148,10 @@ static void
 dispatch(api_req_t *r)
 {
     bool runtime = !strncmp(r->path, "/runtime/", 9);
-    r->flavour = runtime ? API_OH_ACTION_SERVER : API_REST;
+    /* E2B's SDK reads its own error bodies ("code"), also for a path it got wrong */
+    r->flavour = runtime                         ? API_OH_ACTION_SERVER
+                 : !strncmp(r->path, "/e2b/", 5) ? API_E2B
+                                                 : API_REST;
     api_route_match_t m;
     int found = api_route_find(r->method, r->path, &m);
     if (found == API_ROUTE_NO_METHOD) {

@@ -42,6 +42,13 @@ api_session_from_hash(const redisReply *h)
         json_set_str(o, "image", json_get_str(sbj, "image", ""));
     if (json_get_str(sbj, "warning", "")[0]) /* degraded isolation, as the gateway reports it */
         json_set_str(o, "warning", json_get_str(sbj, "warning", ""));
+    json_object *lim = json_object_new_object(); /* what its sandbox runs under; 0: no limit */
+    static const char *const limits[] = {"memory_bytes", "cpu_millicores", "disk_bytes"};
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        int64_t v = json_get_int(sbj, limits[i], 0);
+        json_set_int(lim, limits[i], v > 0 ? v : 0);
+    }
+    json_set(o, "limits", lim);
     json_object_put(sbj);
     const redisReply *v = hash_field(h, "created");
     json_set(o, "created", json_object_new_double(v && v->str ? atof(v->str) : 0.0));
@@ -71,6 +78,17 @@ api_session_from_hash(const redisReply *h)
         pst = json_object_new_object();
     }
     json_set(o, "plugin_status", pst);
+    v = hash_field(h, "network"); /* its normalised policy (docs/api.md "Network") */
+    json_object *net = NULL;
+    if (v && v->str) {
+        err_t err = {0};
+        net = json_parse_lossy(v->str, v->len, &err);
+    }
+    if (!net || !json_object_is_type(net, json_type_object) || !json_get_str(net, "mode", NULL)) {
+        json_object_put(net);
+        net = json_tokener_parse("{\"mode\":\"none\"}");
+    }
+    json_set(o, "network", net);
     v = hash_field(h, "ended");
     if (v && v->str)
         json_set(o, "ended", json_object_new_double(atof(v->str)));

@@ -13,6 +13,7 @@
 #include "pool.h"
 #include "redis_client.h"
 #include "session_network.h"
+#include "session_stats.h"
 #include "ws_server.h"
 #include "xalloc.h"
 
@@ -266,6 +267,33 @@ op_session_set_lifetime(const ops_call_t *c)
     ops_ok(c->reply, session_describe(c->s));
 }
 
+/* Replaces a running session's network policy (session_network.h): E2B's updateNetwork. */
+static void
+op_session_set_network(const ops_call_t *c)
+{
+    err_t err = {0};
+    if (session_network_set(c->s, json_get(c->args, "network"), c->who.role, c->who.sub, &err) < 0)
+        ops_fail(c->reply, err_name(err.code), err.msg);
+    else
+        ops_ok(c->reply, session_describe(c->s));
+}
+
+static void
+on_stats(void *ud, json_object *stats)
+{
+    ops_reply_t *to = ud;
+    ops_ok(to, json_object_get(stats));
+    ops_reply_free(to);
+}
+
+/* What the session's sandbox uses now (session_stats.h): E2B's getMetrics. A read: its idle
+ * clock keeps running. */
+static void
+op_session_stats(const ops_call_t *c)
+{
+    session_stats(c->s, on_stats, ops_reply_keep(c->reply));
+}
+
 /* ---- the gateway ---- */
 
 static void
@@ -431,6 +459,9 @@ static const ops_t ops[] = {
      op_session_resume},
     {"session.set_lifetime", W, S, OPS_WS_API, "viewers cannot change a session's lifetime",
      op_session_set_lifetime},
+    {"session.set_network", W, S, OPS_WS_API, "viewers cannot change a session's network",
+     op_session_set_network},
+    {"session.stats", R, S, OPS_WS_API, NULL, op_session_stats},
     {"pool", R, G, OPS_WS, NULL, op_pool},
     {"health", R, G, OPS_WS, NULL, op_gateway_health},
     /* the REST API's work on a session's sandbox */

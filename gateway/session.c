@@ -192,6 +192,11 @@ session_describe(const gw_session_t *s)
     json_set(o, "plugins", plugins ? json_object_get(plugins) : session_plugins_default());
     json_object *net = json_get(s->params, "network");
     json_set(o, "network", net ? json_object_get(net) : json_tokener_parse("{\"mode\":\"none\"}"));
+    json_object *lim = json_object_new_object(); /* what its sandbox runs under; 0: no limit */
+    json_set_int(lim, "memory_bytes", s->sb.memory_bytes);
+    json_set_int(lim, "cpu_millicores", s->sb.cpu_millicores);
+    json_set_int(lim, "disk_bytes", s->sb.disk_bytes);
+    json_set(o, "limits", lim);
     json_set(o, "plugin_status",
              s->plugin_status ? json_object_get(s->plugin_status) : json_object_new_object());
     if (s->sb.warning[0]) /* degraded isolation: no cgroup, no disk limit (provider.h) */

@@ -114,6 +114,7 @@ struct gw_session {
     struct envd_proc *envd_procs;       /* E2B's processes (envd_proc.c) */
     struct envd_watcher *envd_watchers; /* E2B's polling watchers (envd_watch.c) */
     struct file_watch *file_watches;    /* session_file_watch.c */
+    double stats_cpu_s, stats_at; /* the last session.stats sample's CPU time (session_stats.c) */
 };
 
 /* A terminal (session_term.c). It is the channel's data pointer: kind first. */

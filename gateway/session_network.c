@@ -67,11 +67,37 @@ wants_network(const gw_session_t *s)
     return strcmp(mode, "none") != 0;
 }
 
-int
-session_network_attach(gw_session_t *s, err_t *err)
+/* netd's detach of s's sandbox: 0 (also when it was not attached) or -1 with err set. */
+static int
+netd_detach(gw_session_t *s, err_t *err)
 {
-    if (s->net_attached || !wants_network(s))
-        return 0;
+    s->net_attached = false;
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", "detach");
+    json_set_str(req, "id", s->sb.id);
+    json_object *r = netd_request(req, -1, err);
+    json_object_put(req);
+    if (!r && err->code != ERR_NOT_FOUND)
+        return -1;
+    json_object_put(r);
+    return 0;
+}
+
+void
+session_network_detach(gw_session_t *s)
+{
+    if (!s->net_attached && !wants_network(s)) /* not known after a restart: ask netd */
+        return;
+    err_t err = {0};
+    if (netd_detach(s, &err) < 0)
+        GW_LOG("session %s: network detach: %s", s->id, err.msg);
+}
+
+/* netd's attach of s's sandbox under policy (borrowed): a link made, or, for an attached one,
+ * its policy replaced. 0 or -1 with err set. */
+static int
+netd_attach(gw_session_t *s, json_object *policy, err_t *err)
+{
     int ns = s->prov && s->prov->netns_open ? s->prov->netns_open(&s->sb, err)
                                             : provider_netns_open(&s->sb, err);
     if (ns < 0)
@@ -80,7 +106,7 @@ session_network_attach(gw_session_t *s, err_t *err)
     json_set_str(req, "op", "attach");
     json_set_str(req, "id", s->sb.id);
     json_set_str(req, "session", s->id);
-    json_set(req, "policy", json_object_get(json_get(s->params, "network")));
+    json_set(req, "policy", json_object_get(policy));
     json_object *info = netd_request(req, ns, err);
     json_object_put(req);
     close(ns);
@@ -93,21 +119,51 @@ session_network_attach(gw_session_t *s, err_t *err)
     return 0;
 }
 
-void
-session_network_detach(gw_session_t *s)
+int
+session_network_attach(gw_session_t *s, err_t *err)
 {
-    if (!s->net_attached && !wants_network(s)) /* not known after a restart: ask netd */
-        return;
-    s->net_attached = false;
-    json_object *req = json_object_new_object();
-    json_set_str(req, "op", "detach");
-    json_set_str(req, "id", s->sb.id);
-    err_t err = {0};
-    json_object *r = netd_request(req, -1, &err);
-    json_object_put(req);
-    if (!r && err.code != ERR_NOT_FOUND)
-        GW_LOG("session %s: network detach: %s", s->id, err.msg);
-    json_object_put(r);
+    if (s->net_attached || !wants_network(s))
+        return 0;
+    return netd_attach(s, json_get(s->params, "network"), err);
+}
+
+int
+session_network_set(gw_session_t *s, json_object *network, const char *role, const char *by,
+                    err_t *err)
+{
+    if (s->status != SESSION_READY && s->status != SESSION_PAUSED)
+        return err_set(err, ERR_BUSY, "the session is %s: its network changes once it is READY",
+                       session_status_text(s->status));
+    if (!network || json_object_is_type(network, json_type_null))
+        return err_set(err, ERR_BAD_REQ, "\"network\" is required (docs/api.md \"Network\")");
+    json_object *params = json_object_new_object();
+    json_set(params, "network", json_object_get(network));
+    json_set_str(params, "provider", s->prov ? s->prov->name : g_gw.cfg.provider);
+    int e = session_network_policy(params, role, err);
+    json_object *policy = json_get(params, "network");
+    if (e == 0 && strcmp(json_get_str(policy, "mode", "none"), "none") != 0)
+        e = netd_attach(s, policy, err); /* made, or its policy replaced in place */
+    else if (e == 0 && (s->net_attached || wants_network(s)))
+        e = netd_detach(s, err); /* lo only from now on */
+    if (e < 0) {
+        json_object_put(params);
+        return err->code ? -err->code : -ERR_INTERNAL;
+    }
+    if (!s->params)
+        s->params = json_object_new_object();
+    json_object_object_add(s->params, "network", json_object_get(policy));
+    session_save_field(s, "network",
+                       json_object_to_json_string_ext(policy, JSON_C_TO_STRING_PLAIN |
+                                                                  JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object *ev = session_event_new("network");
+    json_set_str(ev, "event", "policy");
+    json_set(ev, "policy", json_object_get(policy));
+    json_set_str(ev, "origin", by ? by : "");
+    event_log_append(s->log, ev);
+    GW_LOG("session %s: network policy now %s (by %s)", s->id, json_get_str(policy, "mode", "?"),
+           by ? by : "?");
+    json_object_put(params);
+    return 0;
 }
 
 /* A refusal netd reports: an event of the session's stream, when the session is ours. */

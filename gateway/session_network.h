@@ -24,6 +24,15 @@ int session_network_policy(json_object *params, const char *role, err_t *err);
 int session_network_attach(gw_session_t *s, err_t *err);
 void session_network_detach(gw_session_t *s);
 
+/* Replaces the network policy of running (or paused) s by network (borrowed; a session's
+ * "network" value, checked against role as at create): netd attaches its sandbox or changes
+ * the attached one's policy in place (connections already open keep going; new ones, names
+ * resolved and pins follow the new policy), or detaches it for "none"; then the record keeps
+ * it and a {"type":"network","event":"policy","policy","origin":by} event says so. 0, or < 0
+ * with err: what session_network_policy refuses, netd's refusal, ERR_BUSY while starting. */
+int session_network_set(gw_session_t *s, json_object *network, const char *role, const char *by,
+                        err_t *err);
+
 /* At start: netd's events (refusals) into the sessions' streams. */
 void session_network_start(void);
 void session_network_stop(void);

@@ -108,6 +108,14 @@ set_policy(netd_sb_t *sb, json_object *policy, err_t *err)
     sb->policy = p;
     json_object_put(sb->policy_json);
     sb->policy_json = net_policy_to_json(&p);
+    /* a changed policy (a running session's, session.set_network): the addresses its names
+     * resolved to open only what the new one still allows */
+    int k = 0;
+    for (int i = 0; i < sb->npins; i++)
+        if (!net_list_domain(&p.deny, sb->pins[i].name) &&
+            (p.mode == NET_EGRESS || net_list_domain(&p.allow, sb->pins[i].name)))
+            sb->pins[k++] = sb->pins[i];
+    sb->npins = k;
     return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "auth.h"
 #include "e2b.h"
@@ -110,9 +111,8 @@ e2b_state(json_object *s)
     return !strcmp(json_get_str(s, "status", ""), "PAUSED") ? "paused" : "running";
 }
 
-/* t (epoch seconds) as RFC 3339 in UTC with milliseconds, as E2B writes it. */
-static json_object *
-rfc3339(double t)
+json_object *
+e2b_rfc3339(double t)
 {
     time_t whole = (time_t)t; /* t > 0: truncation is floor */
     struct tm tm;
@@ -135,15 +135,23 @@ e2b_detail(json_object *s)
     json_set_str(o, "alias", tmpl);
     json_set_str(o, "clientID", "sandpipe");
     json_set_str(o, "envdVersion", E2B_ENVD_VERSION);
-    json_set(o, "startedAt", rfc3339(created));
+    json_set(o, "startedAt", e2b_rfc3339(created));
     /* no lifetime (a session made outside this API): as far as E2B can say, 24 h on */
-    json_set(o, "endAt", rfc3339(created + (double)(life > 0 ? life : E2B_TIMEOUT_MAX)));
+    json_set(o, "endAt", e2b_rfc3339(created + (double)(life > 0 ? life : E2B_TIMEOUT_MAX)));
     json_set_str(o, "state", e2b_state(s));
-    json_set_int(o, "cpuCount", 1);
-    json_set_int(o, "memoryMB", 0);
-    json_set_int(o, "diskSizeMB", 0);
+    /* its limits (the gateway's record of its sandbox); where there is none, this host's
+     * CPUs and memory, what the sandbox may use (with several hosts, the API's host's) */
+    json_object *lim = json_get(s, "limits");
+    int64_t millicores = json_get_int(lim, "cpu_millicores", 0),
+            memory = json_get_int(lim, "memory_bytes", 0);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN), pages = sysconf(_SC_PHYS_PAGES),
+         page = sysconf(_SC_PAGESIZE);
+    json_set_int(o, "cpuCount", millicores > 0 ? (millicores + 999) / 1000 : cpus > 0 ? cpus : 1);
+    json_set_int(o, "memoryMB", (memory > 0 ? memory : (int64_t)pages * page) >> 20);
+    json_set_int(o, "diskSizeMB", json_get_int(lim, "disk_bytes", 0) >> 20); /* 0: no own disk */
     json_object *md = json_get(s, "e2b_metadata");
     json_set(o, "metadata", md ? json_object_get(md) : json_object_new_object());
+    e2b_network_describe(json_get(s, "network"), o);
     return o;
 }
 

@@ -57,6 +57,28 @@ timeout_field(api_req_t *r, json_object *body, long long def)
     return json_object_get_int64(t);
 }
 
+/* Why a create asking for something sandpipe does not do is refused (NULL: nothing such): a
+ * caller counting on it would be fooled by a sandbox made without it. */
+static const char *
+unserved_field(json_object *body)
+{
+    json_object *resume = json_get(body, "autoResume"), *v;
+    if (json_get_bool(body, "autoPause", false))
+        return "lifecycle onTimeout 'pause' is not supported by sandpipe: a sandbox ends at its "
+               "timeout (pause() it before, or extend it with setTimeout)";
+    if (json_get_bool(resume, "enabled", false))
+        return "lifecycle autoResume is not supported by sandpipe: connect() resumes a paused "
+               "sandbox";
+    if ((v = json_get(body, "volumeMounts")) && json_object_is_type(v, json_type_array) &&
+        json_object_array_length(v) > 0)
+        return "volumeMounts are not supported by sandpipe: a sandbox has its own disk only";
+    if ((v = json_get(body, "mcp")) && !json_object_is_type(v, json_type_null))
+        return "mcp is not supported by sandpipe: its template has no mcp-gateway";
+    if ((v = json_get(body, "iam")) && !json_object_is_type(v, json_type_null))
+        return "iam (workload identity tokens) is not supported by sandpipe";
+    return NULL;
+}
+
 /* The domain of a sandbox's host names as the SDK builds them (getHost(port) is
  * "<port>-<id>.<domain>"): the preview origin's "{port}-{session}.DOMAIN[:N]" when nginx serves
  * one (render.sh --preview-domain), so a host the SDK names is the port's preview; else null
@@ -110,7 +132,31 @@ api_e2b_create(api_req_t *r, char **params)
         json_object_put(body);
         return;
     }
+    const char *unserved = unserved_field(body);
+    if (unserved) {
+        json_object_put(body);
+        api_failf(r, ERR_NOT_IMPLEMENTED, "%s", unserved);
+        return;
+    }
+    /* its network: E2B's rules as a sandpipe policy (NULL: the operator's default), which the
+     * gateway checks against the key's role and its network service */
+    json_object *network;
+    api_err_t e;
+    /* The v1 path's clients (E2B's Python SDK, JS before 2.46) send allow_internet_access: true
+     * on every create, asked or not: there true is no request, the operator's default applies.
+     * v2's send it only when their caller set it. */
+    json_object *internet = json_get(body, "allow_internet_access");
+    bool v1 = !strstr(r->path, "/v2/");
+    if (v1 && internet && json_object_is_type(internet, json_type_boolean) &&
+        json_object_get_boolean(internet))
+        internet = NULL;
+    if (e2b_network_policy(json_get(body, "network"), internet, false, &network, &e) < 0) {
+        json_object_put(body);
+        api_fail(r, &e);
+        return;
+    }
     if (!api_redis_get(r, true)) {
+        json_object_put(network);
         json_object_put(body);
         return;
     }
@@ -123,10 +169,11 @@ api_e2b_create(api_req_t *r, char **params)
         json_set(p, "env", json_object_get(env_vars));
     json_set_int(p, "max_lifetime", timeout > 0 ? timeout : 1);
     json_set_int(p, "idle_timeout", 0);
+    if (network)
+        json_set(p, "network", network);
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "session.create");
     json_set(req, "params", p);
-    api_err_t e;
     api_gw_call_t c = {.req = req, .timeout_s = g_api.gw_timeout};
     json_object *res = api_gateway_create(r, &c, &e);
     json_object_put(req);
@@ -173,11 +220,8 @@ api_e2b_get(api_req_t *r, char **params)
     json_object_put(s);
 }
 
-/* Loads sid for a change by r and asks its gateway op (with the fields of extra, taken; NULL:
- * none): the gateway's result (new ref), or NULL after the error reply. *s (may be NULL) gets
- * the sandbox as loaded. */
-static json_object *
-gateway_op(api_req_t *r, const char *sid, const char *op, json_object *extra, json_object **s)
+json_object *
+e2b_gateway_op(api_req_t *r, const char *sid, const char *op, json_object *extra, json_object **s)
 {
     api_err_t e;
     char gw[128];
@@ -209,7 +253,7 @@ set_lifetime(api_req_t *r, const char *sid, long long seconds)
 {
     json_object *extra = json_object_new_object();
     json_set_int(extra, "max_lifetime", seconds);
-    json_object *res = gateway_op(r, sid, "session.set_lifetime", extra, NULL);
+    json_object *res = e2b_gateway_op(r, sid, "session.set_lifetime", extra, NULL);
     if (!res)
         return false;
     json_object_put(res);
@@ -221,7 +265,7 @@ api_e2b_kill(api_req_t *r, char **params)
 {
     if (e2b_auth(r, true) < 0)
         return;
-    json_object *res = gateway_op(r, params[0], "session.delete", NULL, NULL);
+    json_object *res = e2b_gateway_op(r, params[0], "session.delete", NULL, NULL);
     if (!res)
         return;
     json_object_put(res);
@@ -279,12 +323,33 @@ api_e2b_pause(api_req_t *r, char **params)
         return;
     }
     /* session.pause freezes it; a paused E2B sandbox has no end until connect resumes it */
-    json_object *res = gateway_op(r, params[0], "session.pause", NULL, NULL);
+    json_object *res = e2b_gateway_op(r, params[0], "session.pause", NULL, NULL);
     if (!res)
         return;
     json_object_put(res);
     if (set_lifetime(r, params[0], 0))
         api_reply_raw(r, 204, "application/json", "", 0);
+}
+
+/* Resumes sid (loaded as s, paused) and gives it an end timeout seconds from now: true, or
+ * false once r was answered with why not. */
+static bool
+resume(api_req_t *r, const char *sid, json_object *s, long long timeout)
+{
+    json_object *res = e2b_gateway_op(r, sid, "session.resume", NULL, NULL);
+    if (!res)
+        return false;
+    json_object_put(res);
+    return set_lifetime(r, sid, lifetime_until(s, timeout));
+}
+
+/* Moves a running sandbox's end to timeout seconds from now unless it is later already (E2B's
+ * "TTL is only extended"; a sandbox with no end gets one): true, or false once r was answered. */
+static bool
+extend(api_req_t *r, const char *sid, json_object *s, long long timeout)
+{
+    long long life = lifetime_until(s, timeout), had = json_get_int(s, "max_lifetime", 0);
+    return (had != 0 && life <= had) || set_lifetime(r, sid, life);
 }
 
 void
@@ -302,23 +367,73 @@ api_e2b_connect(api_req_t *r, char **params)
     json_object *s = load_or_fail(r, params[0]);
     if (!s)
         return;
-    int status = 200;
-    if (!strcmp(e2b_state(s), "paused")) { /* connect resumes a paused sandbox */
-        json_object *res = gateway_op(r, params[0], "session.resume", NULL, NULL);
-        if (!res) {
-            json_object_put(s);
-            return;
-        }
-        json_object_put(res);
-        status = 201;
-    }
-    /* connect only ever extends a running sandbox's life (E2B's "TTL is only extended"); a
-     * resumed one (which had no end while paused) gets now + timeout */
-    long long life = lifetime_until(s, timeout), had = json_get_int(s, "max_lifetime", 0);
-    if ((status == 201 || had == 0 || life > had) && !set_lifetime(r, params[0], life)) {
-        json_object_put(s);
+    /* connect resumes a paused sandbox (201, its end now + timeout), extends a running one */
+    bool paused = !strcmp(e2b_state(s), "paused");
+    if (paused ? resume(r, params[0], s, timeout) : extend(r, params[0], s, timeout))
+        api_reply_json(r, paused ? 201 : 200, sandbox_answer(r, s));
+    json_object_put(s);
+}
+
+/* POST /sandboxes/{id}/resume {timeout?, autoPause?}: the deprecated resume, connect's resuming
+ * half: 201 with the sandbox, its end timeout seconds on (E2B's default here: 15); 409 when it
+ * runs already. */
+void
+api_e2b_resume(api_req_t *r, char **params)
+{
+    if (e2b_auth(r, true) < 0)
+        return;
+    json_object *body = body_object(r);
+    if (!body)
+        return;
+    long long timeout = timeout_field(r, body, E2B_RESUME_TIMEOUT_DEFAULT);
+    bool auto_pause = json_get_bool(body, "autoPause", false);
+    json_object_put(body);
+    if (timeout < 0)
+        return;
+    if (auto_pause) {
+        api_failf(r, ERR_NOT_IMPLEMENTED,
+                  "autoPause is not supported by sandpipe: a sandbox ends "
+                  "at its timeout");
         return;
     }
-    api_reply_json(r, status, sandbox_answer(r, s));
+    json_object *s = load_or_fail(r, params[0]);
+    if (!s)
+        return;
+    if (strcmp(e2b_state(s), "paused") != 0)
+        api_failf(r, ERR_CONFLICT, "Sandbox %.100s is already running", params[0]);
+    else if (resume(r, params[0], s, timeout))
+        api_reply_json(r, 201, sandbox_answer(r, s));
+    json_object_put(s);
+}
+
+/* POST /sandboxes/{id}/refreshes {duration?}: keeps a running sandbox alive duration seconds
+ * (at least E2B's 15, the default) from now; its end only ever moves later. 204. */
+void
+api_e2b_refresh(api_req_t *r, char **params)
+{
+    if (e2b_auth(r, true) < 0)
+        return;
+    json_object *body = body_object(r);
+    if (!body)
+        return;
+    json_object *d = json_get(body, "duration");
+    long long duration = E2B_RESUME_TIMEOUT_DEFAULT;
+    bool bad = d && !json_object_is_type(d, json_type_null) &&
+               (!json_object_is_type(d, json_type_int) || json_object_get_int64(d) < 0 ||
+                json_object_get_int64(d) > E2B_TIMEOUT_MAX);
+    if (d && !bad && json_object_is_type(d, json_type_int) && json_object_get_int64(d) > duration)
+        duration = json_object_get_int64(d);
+    json_object_put(body);
+    if (bad) {
+        api_failf(r, ERR_BAD_REQ, "duration must be whole seconds from 0 to %d", E2B_TIMEOUT_MAX);
+        return;
+    }
+    json_object *s = load_or_fail(r, params[0]);
+    if (!s)
+        return;
+    if (!strcmp(e2b_state(s), "paused")) /* it has no end while paused: connect() resumes it */
+        api_failf(r, ERR_CONFLICT, "Sandbox %.100s is paused: connect() resumes it", params[0]);
+    else if (extend(r, params[0], s, duration))
+        api_reply_raw(r, 204, "application/json", "", 0);
     json_object_put(s);
 }

@@ -569,6 +569,13 @@ cgroup_usage(const cgroup_t *cg)
     int64_t lim = read_int(md, v2 ? "memory.max" : "memory.limit_in_bytes");
     put_int(o, "memory_limit_bytes", lim >= (INT64_C(1) << 60) ? 0 : lim);
     put_int(o, "memory_max_bytes", read_int(md, v2 ? "memory.peak" : "memory.max_usage_in_bytes"));
+    /* the page cache in that figure (what E2B's memCache is): v2 "file", v1 "total_cache" (its
+     * child groups too, as usage_in_bytes counts them) */
+    char stat[8192];
+    if (md[0] && read_at(md, "memory.stat", stat, sizeof stat) > 0)
+        put_int(o, "memory_cache_bytes",
+                v2 ? keyed_value(stat, "file", -1)
+                   : keyed_value(stat, "total_cache", keyed_value(stat, "cache", -1)));
     if (md[0] && read_at(md, v2 ? "memory.events" : "memory.oom_control", buf, sizeof buf) > 0)
         put_int(o, "oom_kills", keyed_value(buf, "oom_kill", -1));
     put_int(o, "pids", read_int(pd, "pids.current"));

@@ -75,7 +75,8 @@ int cgroup_nprocs(const cgroup_t *cg);
  * Retries briefly while the kernel still sees exiting tasks. Returns 0 or < 0. */
 int cgroup_remove(const cgroup_t *cg, err_t *err);
 
-/* {"cgroup_version", "memory_bytes", "memory_limit_bytes", "memory_max_bytes", "oom_kills",
+/* {"cgroup_version", "memory_bytes", "memory_cache_bytes" (the page cache memory_bytes counts),
+ *  "memory_limit_bytes", "memory_max_bytes", "oom_kills",
  *  "pids", "pids_max", "cpu_usage_usec", "frozen"}: the fields that can be read; new object. */
 json_object *cgroup_usage(const cgroup_t *cg);
 

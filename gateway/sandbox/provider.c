@@ -344,6 +344,9 @@ provider_spawn(const sandbox_spec_t *spec, sandbox_t *sb, char *const argv[], ch
         add_warning(sb, cg->warning);
     sb->cgroup_version = cg->version;
     snprintf(sb->cgroup, sizeof sb->cgroup, "%s", cg->version ? cg->rel : "");
+    /* the limits its cgroup enforces (a controller missing: none, and a warning says so) */
+    sb->memory_bytes = cg->version && cg->dir[CG_MEMORY][0] ? spec->memory_bytes : 0;
+    sb->cpu_millicores = cg->version && cg->dir[CG_CPU][0] ? spec->cpu_millicores : 0;
 
     /* Its stdout and stderr: a pipe the gateway reads (provider_log_sink), never a host file:
      * every process of the sandbox that inherits it (bwrap's pid 1 keeps it, dumpable) could
@@ -416,6 +419,7 @@ out:
         cgroup_remove(cg, NULL);
         sb->cgroup_version = 0;
         sb->cgroup[0] = '\0';
+        sb->memory_bytes = sb->cpu_millicores = 0;
     }
     for (int i = 0; i < 2; i++)
         if (fds[i] >= 0)

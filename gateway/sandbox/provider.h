@@ -79,7 +79,11 @@ typedef struct {
                             * gateway's own cgroup where those are not writable), "" if none */
     int cgroup_version;    /* 0 none, 1, 2 */
     int64_t disk_bytes;    /* size of its own filesystem at <dir>/disk; 0 = none */
-    char warning[256];     /* set by create when isolation is degraded (log it) */
+    /* The limits it runs under (spec's, where they are enforced: a cgroup or Docker's); 0 =
+     * none. Kept so the session shows its real limits (E2B's cpuCount, memoryMB). */
+    int64_t memory_bytes;
+    int64_t cpu_millicores;
+    char warning[256]; /* set by create when isolation is degraded (log it) */
 } sandbox_t;
 
 typedef struct provider provider_t;

@@ -364,6 +364,8 @@ docker_create_async(const sandbox_spec_t *spec, provider_done_fn done, void *ud,
         free(h);
         return e;
     }
+    sb->memory_bytes = spec->memory_bytes > 0 ? spec->memory_bytes : 0; /* Docker enforces them */
+    sb->cpu_millicores = spec->cpu_millicores > 0 ? spec->cpu_millicores : 0;
     char passwd[512], group[256];
     snprintf(passwd, sizeof passwd,
              "root:x:0:0:root:/root:/bin/bash\nopenhands:x:%u:%u:openhands:" IMAGE_HOME

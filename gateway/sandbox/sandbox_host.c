@@ -31,6 +31,8 @@ sandbox_to_json(const sandbox_t *sb)
     json_set_str(o, "cgroup", sb->cgroup);
     json_set_int(o, "cgroup_version", sb->cgroup_version);
     json_set_int(o, "disk_bytes", sb->disk_bytes);
+    json_set_int(o, "memory_bytes", sb->memory_bytes);
+    json_set_int(o, "cpu_millicores", sb->cpu_millicores);
     if (sb->warning[0])
         json_set_str(o, "warning", sb->warning);
     json_set_int(o, "uid", sb->uid);
@@ -67,8 +69,9 @@ sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
         copy_str(o, "cgroup", sb->cgroup, sizeof sb->cgroup, false, err) < 0 ||
         copy_str(o, "warning", sb->warning, sizeof sb->warning, false, err) < 0)
         return -ERR_BAD_REQ;
-    const char *ints[] = {"pid", "start_time", "cgroup_version", "disk_bytes",
-                          "uid", "gid",        "uid_range"};
+    const char *ints[] = {"pid",        "start_time",   "cgroup_version",
+                          "disk_bytes", "memory_bytes", "cpu_millicores",
+                          "uid",        "gid",          "uid_range"};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
         json_object *v = json_get(o, ints[i]);
         if (v && !json_object_is_type(v, json_type_int))
@@ -80,6 +83,10 @@ sandbox_from_json(json_object *o, sandbox_t *sb, err_t *err)
         return err_set(err, ERR_BAD_REQ,
                        "sandbox: pid, start_time, cgroup_version or disk_bytes out of range");
     sb->disk_bytes = disk;
+    /* what it runs under, for showing only (a record from before has none: 0) */
+    int64_t mem = json_get_int(o, "memory_bytes", 0), cpu = json_get_int(o, "cpu_millicores", 0);
+    sb->memory_bytes = mem > 0 ? mem : 0;
+    sb->cpu_millicores = cpu > 0 ? cpu : 0;
     /* A record without them is from before per-sandbox uids: the gateway's (root's). */
     int64_t uid = json_get_int(o, "uid", 0), gid = json_get_int(o, "gid", 0);
     if (uid < 0 || uid >= UINT32_MAX || gid < 0 || gid >= UINT32_MAX)

@@ -1,7 +1,7 @@
 """E2B's control API (api/e2b/) driven by the real npm e2b SDK (tests/e2b/, pinned by its
 package-lock.json; `make e2b-sdk` installs it) against a real stack: redis, a gateway with bwrap
-sandboxes, sandpipe-api and nginx, E2B_API_URL=<origin>/e2b and a sandpipe user token as
-E2B_API_KEY. Each test runs one file of tests/e2b/ with node's test runner."""
+sandboxes, sandpipe-netd, sandpipe-api and nginx, E2B_API_URL=<origin>/e2b and a sandpipe user
+token as E2B_API_KEY. Each test runs one file of tests/e2b/ with node's test runner."""
 import json
 import os
 import shutil
@@ -21,7 +21,9 @@ def setUpModule():
         raise AssertionError("node is needed (scripts/install-deps.sh installs it)")
     if not os.path.exists(os.path.join(E2B, "node_modules", "e2b")):
         raise AssertionError("the e2b SDK is not installed (tests/e2b/node_modules): run make e2b-sdk")
-    STACK = ApiStack(pool=2)
+    # netd (sandboxes may have a network: control's network rules), users allowed allow-lists
+    # at most so that a role's refusal can be seen; no test here lets traffic leave the machine
+    STACK = ApiStack(pool=2, netd={}, extra=["--network-roles", "admin=egress,user=allowlist"])
 
 
 def tearDownModule():
@@ -59,6 +61,9 @@ class E2BSdk(unittest.TestCase):
 
     def test_files(self):
         self.run_sdk_test("files")
+
+    def test_control(self):
+        self.run_sdk_test("control")
 
 
 class E2BTakeover(unittest.TestCase):

@@ -383,6 +383,37 @@ class AllowlistTest(NetworkTestBase):
         self.assertIn(("198.51.100.10:80", "a TLS or HTTP start whose host name cannot be read"),
                       [(r.get("dest"), r["rule"]) for r in self.refusals(sid)])
 
+    def test_a_changed_policy_keeps_no_address_its_old_names_opened(self):
+        """session.set_network (E2B's updateNetwork) on a running sandbox: netd replaces its
+        policy in place, and the addresses an allowed name resolved to (pins) open nothing the
+        new policy does not allow: a connection that names no host is decided by them."""
+        sid = self.session({"allow": [FILES]})
+        self.assertEqual(self.curl(sid, f"http://{FILES}/hello.txt"), (self.hello, 0))  # pinned
+        script = ("import socket\n"
+                  "s = socket.create_connection(('198.51.100.10', 80), timeout=5)\n"
+                  "s.sendall(b'ping\\n')\n"
+                  "try:\n"
+                  "    print(s.recv(100) or b'closed')\n"
+                  "except OSError as e:\n"
+                  "    print('reset', e.errno)\n")
+        self.sh(sid, f"cat > /tmp/raw.py <<'EOF'\n{script}EOF")
+        self.sh(sid, "python3 /tmp/raw.py")
+        refused = lambda: [r for r in self.refusals(sid) if r.get("dest") == "198.51.100.10:80"]
+        self.assertEqual(refused(), [], "a name the policy allows resolved to it")
+        c = self.st.control(self.admin)
+        r = self.st.call(c, "session.set_network", {"session": sid, "network": {"allow": [OTHER]}})
+        c.close()
+        self.assertEqual(r["type"], "result", r)
+        self.assertEqual(r["result"]["network"], {"mode": "allowlist", "allow": [OTHER]})
+        self.assertEqual(self.network(sid)["policy"], {"mode": "allowlist", "allow": [OTHER]})
+        self.sh(sid, "python3 /tmp/raw.py")
+        self.assertEqual([x["rule"] for x in refused()],
+                         ["not in the allow-list (no allowed name resolved to this address)"])
+        self.assertEqual(self.curl(sid, f"http://{OTHER}/hello.txt"), (self.hello, 0))
+        policy = [e for e in self.stream_events(sid, "network") if e.get("event") == "policy"]
+        self.assertEqual([(e["policy"], e["origin"]) for e in policy],
+                         [({"mode": "allowlist", "allow": [OTHER]}, "root")])
+
     def test_a_wildcard_and_a_malformed_policy(self):
         sid = self.session({"allow": ["*.world.example"]})
         self.assertEqual(self.curl(sid, f"http://{OTHER}/hello.txt"), (self.hello, 0))

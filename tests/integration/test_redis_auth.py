@@ -211,7 +211,9 @@ class Permissions(Base):
                ("HSET", "sp:e2b:{s-1}", "template", "base"), ("HGETALL", "sp:e2b:{s-1}"),
                ("DEL", "sp:e2b:{s-1}"), ("ZADD", "sp:e2b:sandboxes", "1", "s-1"),
                ("ZREM", "sp:e2b:sandboxes", "s-1"), ("ZRANGE", "sp:e2b:sandboxes", "0", "1"),
-               ("ZREVRANGE", "sp:e2b:sandboxes", "0", "1"))
+               ("ZREVRANGE", "sp:e2b:sandboxes", "0", "1"),
+               # an E2B sandbox's log: a read-only script over its session's events
+               ("EVAL_RO", "return 1", "1", s + ":events"))
         admin = self.s.redis_conn(10)
         self.addCleanup(admin.close)
         for user, cmds in (("gateway", gateway), ("api", api)):

@@ -16,17 +16,21 @@
 #include <string.h>
 
 #include "gateway/ops.h"
+#include "net_policy.h"
 #include "gw_session_fixture.h"
 #include "json_util.h"
 
-static const char *const ws_ops[] = {"session.create", "session.get",   "session.list",
-                                     "session.delete", "session.pause", "session.resume",
-                                     "pool",           "health",        "session.set_lifetime"};
-static const char *const api_ops[] = {"session.create", "session.delete",      "action",
-                                      "signal",         "session.get",         "session.pause",
-                                      "session.resume", "session.set_lifetime"};
-static const char *const read_only[] = {"session.get", "session.list", "pool",     "health",
-                                        "file.read",   "file.list",    "file.stat"};
+static const char *const ws_ops[] = {
+    "session.create",       "session.get",         "session.list", "session.delete",
+    "session.pause",        "session.resume",      "pool",         "health",
+    "session.set_lifetime", "session.set_network", "session.stats"};
+static const char *const api_ops[] = {
+    "session.create",      "session.delete", "action",         "signal",
+    "session.get",         "session.pause",  "session.resume", "session.set_lifetime",
+    "session.set_network", "session.stats"};
+static const char *const read_only[] = {"session.get", "session.list", "pool",
+                                        "health",      "file.read",    "file.list",
+                                        "file.stat",   "session.stats"};
 
 static bool
 listed(const char *name, const char *const *v, size_t n)
@@ -422,6 +426,81 @@ test_set_lifetime_moves_the_sessions_end(void **state)
     expect_fail("forbidden", "viewers cannot change a session's lifetime");
 }
 
+/* Dispatches session.set_network {network: json} on s-alice as who through the API transport. */
+static void
+set_network(const ops_who_t *who, const char *json)
+{
+    json_object_put(got.result);
+    memset(&got, 0, sizeof got);
+    json_object *args = json_object_new_object();
+    json_set_str(args, "session", "s-alice");
+    if (json)
+        json_set(args, "network", json_tokener_parse(json));
+    ops_reply_t to = {.via = &api_like};
+    ops_call_t c = {.op = "session.set_network", .args = args, .who = *who, .reply = &to};
+    ops_dispatch(&c);
+    json_object_put(args);
+    assert_int_equal(got.answers, 1);
+}
+
+/* session.set_network (E2B's updateNetwork): the policy checked as at create (the role's widest
+ * mode, netd there), kept in the session and said by an event; not while it starts; viewers
+ * refused. (netd's side: test_e2b's control.test.mjs.) */
+static void
+test_set_network_replaces_the_policy_as_create_checks_it(void **state)
+{
+    (void)state;
+    gw_session_t *s = session_find("s-alice");
+    g_gw.cfg.provider = "bwrap";
+    s->status = SESSION_STARTING;
+    set_network(&alice, "\"none\"");
+    expect_fail("busy", "the session is STARTING_RUNTIME: its network changes once it is READY");
+    s->status = SESSION_READY;
+    set_network(&alice, NULL);
+    expect_fail("bad_request", "\"network\" is required (docs/api.md \"Network\")");
+    set_network(&alice, "{\"allow\":[\"198.51.100.0/24\"]}"); /* users: none at most here */
+    expect_fail("forbidden", "a user may ask for network modes up to \"none\" here, not "
+                             "\"allowlist\" (the operator's --network-roles)");
+    g_gw.cfg.network_max_admin = NET_EGRESS;
+    set_network(&admin, "\"egress\"");
+    expect_fail(
+        "unavailable",
+        "network mode \"egress\": this gateway has no network service (sandpipe-netd, --netd)");
+    set_network(&alice, "{\"allow\":[\"::1\"]}");
+    assert_false(got.ok);
+    assert_string_equal(got.code, "bad_request");
+    assert_string_equal(json_get_str(json_get(s->params, "network"), "mode", "?"), "?");
+    set_network(&alice, "{\"mode\":\"none\"}");
+    assert_true(got.ok);
+    assert_string_equal(json_get_str(json_get(got.result, "network"), "mode", ""), "none");
+    assert_string_equal(json_get_str(json_get(s->params, "network"), "mode", ""), "none");
+    json_object *ev = json_tokener_parse(fixture_last_event(s));
+    assert_string_equal(json_get_str(ev, "type", ""), "network");
+    assert_string_equal(json_get_str(ev, "event", ""), "policy");
+    assert_string_equal(json_get_str(json_get(ev, "policy"), "mode", ""), "none");
+    assert_string_equal(json_get_str(ev, "origin", ""), "alice");
+    json_object_put(ev);
+    call(&ws_like, &viewer, "session.set_network", "s-alice");
+    expect_fail("forbidden", "viewers cannot change a session's network");
+}
+
+/* session.stats (E2B's getMetrics) of a session whose sandbox has no cgroup and no executor
+ * connected: answered at once, from what the host says (no health to wait for). */
+static void
+test_stats_answers_without_an_executor(void **state)
+{
+    (void)state;
+    call(&api_like, &alice, "session.stats", "s-alice");
+    assert_true(got.ok);
+    assert_true(json_get_double(got.result, "at", 0) > 0);
+    assert_true(json_get_int(got.result, "cpu_count", 0) >= 1);
+    assert_true(json_get_int(got.result, "memory_total_bytes", 0) > 0);
+    assert_int_equal(json_get_int(got.result, "memory_used_bytes", -1), 0);
+    call(&api_like, &viewer, "session.stats", "s-alice"); /* a read: the viewer's session */
+    assert_true(got.ok);
+    fixture_drain(); /* the request's timer is closed and freed */
+}
+
 int
 main(void)
 {
@@ -444,6 +523,8 @@ main(void)
         WITH_SESSIONS(test_unknown_ops_reach_the_transports_handler_after_its_checks),
         WITH_SESSIONS(test_delete_answers_the_session_as_stopped),
         WITH_SESSIONS(test_set_lifetime_moves_the_sessions_end),
+        WITH_SESSIONS(test_set_network_replaces_the_policy_as_create_checks_it),
+        WITH_SESSIONS(test_stats_answers_without_an_executor),
     };
     int failed = cmocka_run_group_tests_name("table", table, NULL, NULL);
     return failed + cmocka_run_group_tests_name("dispatch", dispatch, NULL, NULL);

@@ -29,7 +29,11 @@ static void
 test_sandbox_json_round_trip_and_bad_input(void **state)
 {
     (void)state;
-    sandbox_t a = {.pid = 42, .start_time = 123456, .cgroup_version = 1};
+    sandbox_t a = {.pid = 42,
+                   .start_time = 123456,
+                   .cgroup_version = 1,
+                   .memory_bytes = 2LL << 30,
+                   .cpu_millicores = 1500};
     snprintf(a.id, sizeof a.id, "abc");
     snprintf(a.provider, sizeof a.provider, "bwrap");
     snprintf(a.dir, sizeof a.dir, "/s/abc");
@@ -46,6 +50,9 @@ test_sandbox_json_round_trip_and_bad_input(void **state)
     assert_string_equal(b.socket_path, "/s/abc/ctl/executor.sock");
     assert_string_equal(b.cgroup, "sandpipe/abc");
     assert_int_equal(b.uid_range, 1); /* one uid unless a block was mapped */
+    /* the limits it runs under, for showing (E2B's cpuCount, memoryMB) */
+    assert_int_equal(b.memory_bytes, 2LL << 30);
+    assert_int_equal(b.cpu_millicores, 1500);
     json_object_put(o);
     a.uid_range = SANDBOX_UID_WIDTH;
     o = sandbox_to_json(&a);

@@ -81,6 +81,21 @@ static const expect_t documented[] = {
     {"POST", "/e2b/sandboxes/s-1/pause", api_e2b_pause, NONE, E2B, "s-1"},
     {"POST", "/e2b/sandboxes/s-1/connect", api_e2b_connect, NONE, E2B, "s-1"},
     {"POST", "/e2b/v2/sandboxes/s-1/connect", api_e2b_connect, NONE, E2B, "s-1"},
+    {"POST", "/e2b/sandboxes/s-1/resume", api_e2b_resume, NONE, E2B, "s-1"},
+    {"POST", "/e2b/sandboxes/s-1/refreshes", api_e2b_refresh, NONE, E2B, "s-1"},
+    {"PUT", "/e2b/sandboxes/s-1/network", api_e2b_update_network, NONE, E2B, "s-1"},
+    {"GET", "/e2b/sandboxes/s-1/metrics", api_e2b_metrics, NONE, E2B, "s-1"},
+    {"GET", "/e2b/sandboxes/s-1/logs", api_e2b_logs, NONE, E2B, "s-1"},
+    {"GET", "/e2b/v2/sandboxes/s-1/logs", api_e2b_logs_v2, NONE, E2B, "s-1"},
+    {"POST", "/e2b/sandboxes/s-1/snapshots", api_e2b_snapshot_create, NONE, E2B, "s-1"},
+    {"GET", "/e2b/snapshots", api_e2b_snapshots, NONE, E2B, NULL},
+    {"POST", "/e2b/sandboxes/s-1/fork", api_e2b_fork, NONE, E2B, "s-1"},
+    {"GET", "/e2b/templates", api_e2b_templates, NONE, E2B, NULL},
+    {"GET", "/e2b/templates/aliases/my-image", api_e2b_template_alias, NONE, E2B, "my-image"},
+    {"POST", "/e2b/v3/templates", api_e2b_template_build, NONE, E2B, NULL},
+    {"POST", "/e2b/v2/templates", api_e2b_template_build, NONE, E2B, NULL},
+    {"POST", "/e2b/templates", api_e2b_template_build, NONE, E2B, NULL},
+    {"DELETE", "/e2b/templates/my-image", api_e2b_template_delete, NONE, E2B, "my-image"},
 };
 
 static void
@@ -131,6 +146,8 @@ test_a_path_with_another_method_is_405(void **state)
         {"DELETE", "/api/v1/sessions/s-1/files/content"},
         {"DELETE", "/openhands/list"},
         {"GET", "/openhands/start"},
+        {"GET", "/e2b/templates/base"},
+        {"GET", "/e2b/sandboxes/s-1/network"},
         {"get", "/api/v1/health"}, /* methods are case-sensitive, as HTTP's */
         {"", "/metrics"},
     };

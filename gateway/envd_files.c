@@ -1,8 +1,6 @@
 /* envd_files.c — envd's plain HTTP file routes (docs/e2b-wire.md 3.7): who may use them (the
  * sandbox's envdAccessToken, or a URL signed with it), their paths, and GET /files, a file's
- * bytes streamed from the executor's file.download channel under the gateway's credit (the
- * executor gets credit back only for bytes that left for the socket: a slow client slows the
- * read, and the gateway holds at most the executor's window). POST /files: envd_upload.c.
+ * bytes streamed under the gateway's credit (file_download.h). POST /files: envd_upload.c.
  * Errors are envd's {"code": status, "message"}. */
 #include <openssl/crypto.h>
 #include <stdint.h>
@@ -15,9 +13,9 @@
 #include "envd_fs.h"
 #include "envd_routes.h"
 #include "envd_token.h"
+#include "file_download.h"
 #include "gw.h"
 #include "json_util.h"
-#include "metrics.h"
 #include "session.h"
 #include "xalloc.h"
 
@@ -124,94 +122,23 @@ envd_files_status(json_object *res, const char *path, char *msg, size_t cap)
 
 /* ---- GET /files ---- */
 
-/* One download; outlives its request when the client goes first (the channel's on_close
- * always comes, and frees it). */
-typedef struct {
-    uint64_t req;         /* 0 once the request is gone */
-    session_stream_t *st; /* NULL once the executor closed the channel */
-    bool head_sent;
-    char path[ENVD_PATH_MAX];
-} download_t;
-
-static http_req_t *
-request_of(download_t *d)
+static void
+download_free(file_download_t *d)
 {
-    return d->req ? http_find(d->req) : NULL;
+    free(d);
 }
 
 static void
-on_request_gone(void *ud)
+download_fail(file_download_t *d, http_req_t *h, json_object *res)
 {
-    download_t *d = ud;
-    d->req = 0;
-    if (d->st)
-        session_stream_cancel(d->st); /* on_close follows, and frees d */
-    else
-        free(d);
-}
-
-static void
-on_sent(void *ud, size_t n)
-{
-    download_t *d = ud;
-    if (d->st)
-        session_stream_grant(d->st, n);
-}
-
-static void
-on_json(void *ud, json_object *msg)
-{
-    download_t *d = ud;
-    http_req_t *h = request_of(d);
-    if (!h || d->head_sent || strcmp(json_get_str(msg, "event", ""), "size") != 0)
-        return;
-    long long bytes = json_get_int(msg, "bytes", -1);
-    if (bytes < 0) {
-        envd_http_fail(h, 500, "the sandbox's executor announced no size");
-        return;
-    }
-    d->head_sent = true;
-    /* a Content-Length always, 0 for an empty file: the SDK reads it */
-    http_stream_head(h, 200, "application/octet-stream", (unsigned long long)bytes,
-                     "cache-control: no-store\r\n");
-}
-
-static void
-on_data(void *ud, const uint8_t *p, size_t n)
-{
-    download_t *d = ud;
-    http_req_t *h = request_of(d);
-    metrics_transfer(false, n);
-    if (h && d->head_sent)
-        http_stream_write(h, p, n);
-}
-
-static void
-on_close(void *ud, json_object *res)
-{
-    download_t *d = ud;
-    d->st = NULL;
-    http_req_t *h = request_of(d);
-    if (!h) {
-        free(d);
-        return;
-    }
     char m[ENVD_TEXT_MAX];
-    if (d->head_sent) {
-        if (json_get(res, "error")) /* the body ends short of its length: the client sees it */
-            GW_LOG("envd download of %.200s cut short: %s", d->path,
-                   json_get_str(json_get(res, "error"), "message", "the executor failed"));
-        http_stream_end(h);
-    } else if (json_get(res, "error")) {
+    if (res) {
         int status = envd_files_status(res, d->path, m, sizeof m);
         envd_http_fail(h, status, "%s", m);
     } else {
         envd_http_fail(h, 500, "the sandbox's executor sent no size");
     }
-    /* d is freed with the request (on_request_gone) */
 }
-
-static const session_stream_cbs_t download_cbs = {.on_json = on_json, .on_data = on_data};
 
 void
 envd_files_get(http_req_t *h, const char *sid)
@@ -219,22 +146,23 @@ envd_files_get(http_req_t *h, const char *sid)
     gw_session_t *s = envd_files_session(h, sid, "read");
     if (!s)
         return;
-    download_t *d = xcalloc(1, sizeof *d);
+    file_download_t *d = xcalloc(1, sizeof *d);
     const char *path = http_arg(h, "path");
-    if (envd_files_path(h, s, path ? path : "", d->path) < 0) {
+    char abs[ENVD_PATH_MAX];
+    if (envd_files_path(h, s, path ? path : "", abs) < 0) {
         free(d);
         return;
     }
-    d->req = h->id;
-    h->ud = d;
-    h->free_ud = on_request_gone;
-    h->on_sent = on_sent;
+    snprintf(d->path, sizeof d->path, "%s", abs);
+    d->extra = "cache-control: no-store\r\n";
+    d->fail = download_fail;
+    d->free = download_free;
+    file_download_attach(d, h);
     json_object *op = json_object_new_object();
     json_set_str(op, "op", "file.download");
     json_set_str(op, "path", d->path);
     err_t err = {0};
-    d->st = session_stream_open(s, op, &download_cbs, on_close, d, false, &err);
-    json_object_put(op);
-    if (!d->st)
+    if (file_download_open(d, s, op, &err) < 0)
         envd_http_fail(h, 502, "%s", err.msg);
+    json_object_put(op);
 }

@@ -108,6 +108,15 @@ exec(call_t *c, http_req_t *h, json_object *op, then_fn then)
     json_object_put(op);
 }
 
+/* exec for a call's first op: c is freed here when it could not even start (answered then). */
+static void
+start(call_t *c, http_req_t *h, json_object *op, then_fn then)
+{
+    exec(c, h, op, then);
+    if (!c->then)
+        free(c);
+}
+
 static json_object *
 file_op(const char *name, const char *key, const char *path)
 {
@@ -158,7 +167,7 @@ rpc_stat(http_req_t *h, gw_session_t *s, json_object *req, const char *home)
     }
     json_object *op = file_op("file.stat", "path", c->path);
     json_set_bool(op, "details", true);
-    exec(c, h, op, stat_done);
+    start(c, h, op, stat_done);
 }
 
 /* ---- MakeDir ---- */
@@ -194,7 +203,7 @@ rpc_make_dir(http_req_t *h, gw_session_t *s, json_object *req, const char *home)
     }
     json_object *op = file_op("file.mkdir", "path", c->path);
     json_set_bool(op, "parents", true);
-    exec(c, h, op, mkdir_done);
+    start(c, h, op, mkdir_done);
 }
 
 /* ---- Move ---- */
@@ -240,7 +249,7 @@ rpc_move(http_req_t *h, gw_session_t *s, json_object *req, const char *home)
     json_set_str(op, "to", c->dest);
     json_set_bool(op, "overwrite", true);
     json_set_bool(op, "parents", true);
-    exec(c, h, op, move_done);
+    start(c, h, op, move_done);
 }
 
 /* ---- ListDir ---- */
@@ -303,7 +312,7 @@ rpc_list_dir(http_req_t *h, gw_session_t *s, json_object *req, const char *home)
     json_object *op = file_op("file.list", "path", c->path);
     json_set_int(op, "depth", depth ? depth : 1); /* envd: 0 (absent) is 1 */
     json_set_bool(op, "details", true);
-    exec(c, h, op, list_done);
+    start(c, h, op, list_done);
 }
 
 /* ---- Remove ---- */
@@ -329,7 +338,7 @@ rpc_remove(http_req_t *h, gw_session_t *s, json_object *req, const char *home)
     }
     json_object *op = file_op("file.remove", "path", c->path);
     json_set_bool(op, "recursive", true);
-    exec(c, h, op, remove_done);
+    start(c, h, op, remove_done);
 }
 
 static const struct {

@@ -225,18 +225,31 @@ adopted(envd_proc_t *p, const err_t *err)
 static void
 take_status(envd_proc_t *p, json_object *st)
 {
+    /* the executor's words, not trusted: strings where strings belong, else nothing */
     json_object *argv = json_get(st, "argv"), *args = json_object_new_array();
     size_t n =
         argv && json_object_is_type(argv, json_type_array) ? json_object_array_length(argv) : 0;
-    for (size_t i = 1; i < n; i++)
-        json_object_array_add(args, json_object_get(json_object_array_get_idx(argv, i)));
+    json_object *cmd = n ? json_object_array_get_idx(argv, 0) : NULL;
+    for (size_t i = 1; i < n; i++) {
+        json_object *a = json_object_array_get_idx(argv, i);
+        if (json_object_is_type(a, json_type_string))
+            json_object_array_add(args, json_object_get(a));
+    }
     json_set(p->config, "cmd",
-             json_object_new_string(n ? json_object_get_string(json_object_array_get_idx(argv, 0))
-                                      : ""));
+             json_object_is_type(cmd, json_type_string) ? json_object_get(cmd)
+                                                        : json_object_new_string(""));
     json_set(p->config, "args", args);
-    json_object *env = json_get(st, "env"), *cwd = json_get(st, "cwd");
-    json_set(p->config, "envs", env ? json_object_get(env) : json_object_new_object());
-    if (cwd)
+    json_object *env = json_get(st, "env"), *cwd = json_get(st, "cwd"),
+                *envs = json_object_new_object();
+    if (json_object_is_type(env, json_type_object)) {
+        json_object_object_foreach(env, k, v)
+        {
+            if (json_object_is_type(v, json_type_string))
+                json_set(envs, k, json_object_get(v));
+        }
+    }
+    json_set(p->config, "envs", envs);
+    if (json_object_is_type(cwd, json_type_string))
         json_set(p->config, "cwd", json_object_get(cwd));
     snprintf(p->tag, sizeof p->tag, "%s", json_get_str(st, "tag", ""));
     p->pid = (uint32_t)json_get_int(st, "pid", 0);

@@ -31,9 +31,11 @@
 #include "session.h"
 #include "xalloc.h"
 
-#define ENVD_UPLOAD_FEED (64u * 1024)   /* body bytes parsed at a time */
-#define ENVD_UPLOAD_IN   (256u * 1024)  /* unparsed body bytes before reading pauses */
-#define ENVD_UPLOAD_HOLD (1024u * 1024) /* parsed bytes queued before parsing pauses */
+#define ENVD_UPLOAD_FEED  (64u * 1024)   /* body bytes parsed at a time */
+#define ENVD_UPLOAD_IN    (256u * 1024)  /* unparsed body bytes before reading pauses */
+#define ENVD_UPLOAD_HOLD  (1024u * 1024) /* parsed bytes queued before parsing pauses */
+#define ENVD_UPLOAD_PARTS 64    /* files queued before parsing pauses (each costs a part_t) */
+#define ENVD_UPLOAD_FILES 10000 /* files one request may write (its answer lists each) */
 
 typedef struct part part_t;
 struct part {
@@ -52,6 +54,7 @@ typedef struct {
     part_t *head, *tail; /* the queue; head is being written */
     part_t *parsing;     /* the part whose bytes the parser is reading (NULL: a skipped one) */
     size_t held;         /* bytes in the parts' data */
+    size_t nparts;       /* parts in the queue */
     unsigned long long received; /* body bytes that came */
     session_stream_t *st;        /* head's channel */
     bool eof_sent, closing;      /* EOF sent on st; st cancelled, its close awaited */
@@ -155,6 +158,11 @@ part_begin(upload_t *u, const char *path)
         fail(u, 502, "sandbox %.100s is not running", u->sid);
         return -1;
     }
+    if (u->nparts + json_object_array_length(u->written) >= ENVD_UPLOAD_FILES) {
+        fail(u, 413, "one upload writes at most %d files: send the rest in another",
+             ENVD_UPLOAD_FILES);
+        return -1;
+    }
     part_t *p = xcalloc(1, sizeof *p);
     if (envd_files_path(h, s, path, p->path) < 0) {
         u->finished = true;
@@ -175,6 +183,7 @@ part_begin(upload_t *u, const char *path)
         u->head = p;
     u->tail = p;
     u->parsing = p;
+    u->nparts++;
     return 0;
 }
 
@@ -258,6 +267,7 @@ on_close(void *ud, json_object *res)
     json_set_str(e, "type", "file");
     json_object_array_add(u->written, e);
     u->head = p->next;
+    u->nparts--;
     if (!u->head)
         u->tail = NULL;
     part_free(p);
@@ -369,7 +379,8 @@ inflate_some(upload_t *u)
 static void
 parse(upload_t *u)
 {
-    while ((u->in.len || (u->gzip && u->z_more)) && u->held < ENVD_UPLOAD_HOLD && !u->finished) {
+    while ((u->in.len || (u->gzip && u->z_more)) && u->held < ENVD_UPLOAD_HOLD &&
+           u->nparts < ENVD_UPLOAD_PARTS && !u->finished) {
         if (u->gzip) {
             int rc = inflate_some(u);
             if (rc < 0)

@@ -29,6 +29,7 @@
 #define ENVD_WATCH_QUEUE    (1u << 20) /* bytes a stream's client may leave unread */
 #define ENVD_WATCHERS_MAX   64         /* polling watchers per sandbox */
 #define ENVD_WATCHER_EVENTS 4096       /* events a polling watcher holds */
+#define ENVD_WATCHER_BYTES  (1u << 20) /* ... and at most this much of their JSON */
 
 /* The executor's file.watch request for path. */
 static json_object *
@@ -255,6 +256,7 @@ struct envd_watcher {
     uint64_t creating;    /* CreateWatcher's request, until the watch is set */
     bool started, removed, entry;
     json_object *events; /* FilesystemEvents not fetched yet */
+    size_t events_bytes; /* their JSON's size */
     unsigned long long dropped;
     envd_code_t fail_code; /* once its watch ended: fail_msg[0] set */
     char fail_msg[512];
@@ -308,11 +310,15 @@ on_watcher_json(void *ud, json_object *ev)
     json_object *fe = envd_watch_event(ev, w->root, w->client_root, w->entry);
     if (!fe)
         return;
-    if (json_object_array_length(w->events) >= ENVD_WATCHER_EVENTS) {
+    size_t len;
+    json_text(fe, &len); /* an entry's names are the executor's: bounded by bytes, not count */
+    if (json_object_array_length(w->events) >= ENVD_WATCHER_EVENTS ||
+        w->events_bytes + len > ENVD_WATCHER_BYTES) {
         json_object_put(fe);
         w->dropped++;
         return;
     }
+    w->events_bytes += len;
     json_object_array_add(w->events, fe);
 }
 
@@ -413,10 +419,11 @@ envd_watcher_events(http_req_t *h, gw_session_t *s, json_object *req, const char
         w->dropped = 0;
         json_object_put(w->events);
         w->events = json_object_new_array();
+        w->events_bytes = 0;
         envd_fail(h, ENVD_RESOURCE_EXHAUSTED,
-                  "%llu events were lost: a watcher holds at most %u between two polls (these "
-                  "and the ones held are dropped; poll more often)",
-                  lost, ENVD_WATCHER_EVENTS);
+                  "%llu events were lost: a watcher holds at most %u events (%u bytes) between "
+                  "two polls (these and the ones held are dropped; poll more often)",
+                  lost, ENVD_WATCHER_EVENTS, ENVD_WATCHER_BYTES);
         return;
     }
     if (w->fail_msg[0]) {
@@ -426,6 +433,7 @@ envd_watcher_events(http_req_t *h, gw_session_t *s, json_object *req, const char
     json_object *o = json_object_new_object();
     json_set(o, "events", w->events);
     w->events = json_object_new_array();
+    w->events_bytes = 0;
     envd_answer(h, o);
 }
 

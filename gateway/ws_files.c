@@ -118,11 +118,28 @@ key_of(struct lws *wsi, pss_t *p, json_object *msg, char *key, size_t cap)
     return false;
 }
 
+/* Forgets the watchers whose watch ended (refused, or ended since) and whose client was told:
+ * a client asking for path after path that is not there holds none of them. */
+static void
+sweep_ended(pss_t *p)
+{
+    for (sub_t **pp = &p->files; *pp;) {
+        sub_t *x = *pp;
+        if (!x->w.watch && !x->waiting) {
+            *pp = x->next;
+            sub_free(x);
+            continue;
+        }
+        pp = &x->next;
+    }
+}
+
 void
 ws_files_watch(struct lws *wsi, pss_t *p, gw_session_t *s, json_object *msg)
 {
     json_object *id = json_get(msg, "id");
     char key[FILE_WATCH_PATH_MAX + 1];
+    sweep_ended(p);
     if (!s) {
         ws_queue_reply(wsi, p, ws_error_msg("session_ended", "the session is gone", id));
         return;

@@ -280,3 +280,17 @@ test('signed upload and download URLs', async () => {
   assert.equal(expired.status, 401);
   assert.equal((await expired.json()).message, 'signature is already expired');
 });
+
+test('one upload of more files than a request may write is refused, saying the cap', async () => {
+  const form = new FormData();
+  for (let i = 0; i <= 10000; i++)
+    form.append('file', new Blob(['']), `/tmp/many/f${i}`);
+  const res = await fetch(`${SP_URL}/files`, {
+    method: 'POST', body: form,
+    headers: { 'E2b-Sandbox-Id': sbx.sandboxId, 'X-Access-Token': sbx.envdAccessToken },
+  });
+  assert.equal(res.status, 413);
+  assert.match((await res.json()).message, /at most 10000 files/);
+  const written = Number((await sbx.commands.run('ls /tmp/many 2>/dev/null | wc -l')).stdout.trim());
+  assert.ok(written <= 10000, `${written} files written`);
+});

@@ -19,6 +19,9 @@ def setUpModule():
     global STACK
     if not shutil.which("node"):
         raise AssertionError("node is needed (scripts/install-deps.sh installs it)")
+    version = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    if int(version.lstrip("v").split(".")[0] or 0) < 20:
+        raise AssertionError(f"the e2b SDK needs Node.js 20 or later (it requires ES modules); node is {version}")
     if not os.path.exists(os.path.join(E2B, "node_modules", "e2b")):
         raise AssertionError("the e2b SDK is not installed (tests/e2b/node_modules): run make e2b-sdk")
     # netd (sandboxes may have a network: control's network rules), users allowed allow-lists

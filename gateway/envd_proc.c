@@ -1,8 +1,8 @@
 /* envd_proc.c — E2B's processes in a sandbox, each on an executor channel the gateway holds
- * for its life (envd_proc.h). */
+ * for its life (envd_proc.h): starting them, their followers and credit, input, signals, their
+ * end. Finding and taking them up: envd_proc_adopt.c; the event log: envd_proc_record.c. */
 #include "envd_proc.h"
 
-#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,104 +11,16 @@
 
 #include "base64.h"
 #include "buf.h"
+#include "envd_proc_int.h"
 #include "gw.h"
 #include "json_util.h"
 #include "session_int.h"
-#include "utf8.h"
 #include "xalloc.h"
-
-#define TAG_MAX 128
-
-struct envd_proc {
-    envd_proc_t *next;
-    gw_session_t *s;
-    session_stream_t *st; /* NULL once the executor closed the op */
-    uint32_t pid;         /* 0 until it runs */
-    bool pty, stdin_open, stdin_eof_queued, ended;
-    double ended_at;
-    json_object *config; /* ProcessConfig as asked: {cmd, args, envs, cwd} */
-    char tag[TAG_MAX];
-    envd_follower_t *followers;
-    size_t owed;         /* executor credit held back for a slow follower */
-    buf_t input;         /* input waiting for the executor's credit */
-    json_object *end;    /* its end message, once ended */
-    uint64_t unrecorded; /* output bytes the event log had no room for */
-    /* being taken up from the executor (envd_proc_lookup): who waits for it */
-    bool adopting;
-    struct waiter *waiters;
-};
-
-struct waiter {
-    struct waiter *next;
-    envd_found_cb cb;
-    void *ud;
-};
 
 uint32_t
 envd_proc_pid(const envd_proc_t *p)
 {
     return p->pid;
-}
-
-/* ---- the event log: what an SDK ran, for the IDE, /watch and replays ---- */
-
-static void
-record_start(envd_proc_t *p)
-{
-    json_object *e = session_event_new("process");
-    json_set_str(e, "event", "start");
-    json_set_str(e, "via", "e2b");
-    json_set_int(e, "pid", p->pid);
-    json_set(e, "cmd", json_object_get(json_get(p->config, "cmd")));
-    json_set(e, "args", json_object_get(json_get(p->config, "args")));
-    if (json_get(p->config, "cwd"))
-        json_set(e, "cwd", json_object_get(json_get(p->config, "cwd")));
-    if (p->tag[0])
-        json_set_str(e, "tag", p->tag);
-    json_set_bool(e, "pty", p->pty);
-    event_log_append(p->s->log, e);
-}
-
-/* Output as text when it is UTF-8 without NUL, else base64 (b64: d's, made already); while
- * Redis is behind it is counted, not kept, and the count goes into the next event that is kept
- * (or the end). Built as text: json-c's escaping is slow on floods (as session_output.c). */
-static void
-record_output(envd_proc_t *p, const char *stream, const uint8_t *d, size_t n, const char *b64,
-              size_t b64_len)
-{
-    if (event_log_full(p->s->log)) {
-        p->unrecorded += n;
-        return;
-    }
-    buf_t m = BUF_INIT;
-    buf_printf(&m, "\"type\":\"process_output\",\"pid\":%u,\"stream\":\"%s\",", p->pid, stream);
-    if (p->unrecorded) {
-        buf_printf(&m, "\"unrecorded_before\":%" PRIu64 ",", p->unrecorded);
-        p->unrecorded = 0;
-    }
-    if (!memchr(d, '\0', n) && utf8_valid(d, n)) {
-        buf_puts(&m, "\"data\":\"");
-        json_escape_append(&m, (const char *)d, n);
-    } else {
-        buf_puts(&m, "\"data_b64\":\"");
-        buf_append(&m, b64, b64_len);
-    }
-    buf_puts(&m, "\"");
-    event_log_append_members(p->s->log, m.data, m.len);
-    buf_free(&m);
-}
-
-static void
-record_end(envd_proc_t *p, json_object *end)
-{
-    json_object *e = session_event_new("process");
-    json_set_str(e, "event", "end");
-    json_set_int(e, "pid", p->pid);
-    json_set_int(e, "exit_code", json_get_int(end, "exitCode", 0));
-    json_set_str(e, "status", json_get_str(end, "status", ""));
-    if (p->unrecorded)
-        json_set_int(e, "unrecorded", (int64_t)p->unrecorded);
-    event_log_append(p->s->log, e);
 }
 
 /* ---- followers ---- */
@@ -208,67 +120,19 @@ envd_proc_unfollow(envd_follower_t *f)
 
 /* ---- the executor's channel ---- */
 
-/* Tells who waited for p to be taken up: p, or why not. */
-static void
-adopted(envd_proc_t *p, const err_t *err)
-{
-    p->adopting = false;
-    while (p->waiters) {
-        struct waiter *w = p->waiters;
-        p->waiters = w->next;
-        w->cb(w->ud, err ? NULL : p, err);
-        free(w);
-    }
-}
-
-/* The executor's status of a process taken up: its config as it was started. */
-static void
-take_status(envd_proc_t *p, json_object *st)
-{
-    /* the executor's words, not trusted: strings where strings belong, else nothing */
-    json_object *argv = json_get(st, "argv"), *args = json_object_new_array();
-    size_t n =
-        argv && json_object_is_type(argv, json_type_array) ? json_object_array_length(argv) : 0;
-    json_object *cmd = n ? json_object_array_get_idx(argv, 0) : NULL;
-    for (size_t i = 1; i < n; i++) {
-        json_object *a = json_object_array_get_idx(argv, i);
-        if (json_object_is_type(a, json_type_string))
-            json_object_array_add(args, json_object_get(a));
-    }
-    json_set(p->config, "cmd",
-             json_object_is_type(cmd, json_type_string) ? json_object_get(cmd)
-                                                        : json_object_new_string(""));
-    json_set(p->config, "args", args);
-    json_object *env = json_get(st, "env"), *cwd = json_get(st, "cwd"),
-                *envs = json_object_new_object();
-    if (json_object_is_type(env, json_type_object)) {
-        json_object_object_foreach(env, k, v)
-        {
-            if (json_object_is_type(v, json_type_string))
-                json_set(envs, k, json_object_get(v));
-        }
-    }
-    json_set(p->config, "envs", envs);
-    if (json_object_is_type(cwd, json_type_string))
-        json_set(p->config, "cwd", json_object_get(cwd));
-    snprintf(p->tag, sizeof p->tag, "%s", json_get_str(st, "tag", ""));
-    p->pid = (uint32_t)json_get_int(st, "pid", 0);
-    json_object_object_del(p->config, "want");
-}
-
 static void
 on_json(void *ud, json_object *msg)
 {
     envd_proc_t *p = ud;
     if (p->adopting && !strcmp(json_get_str(msg, "event", ""), "attached")) {
-        take_status(p, msg);
-        adopted(p, NULL);
+        envd_proc_take_status(p, msg);
+        envd_proc_adopted(p, NULL);
         return;
     }
     if (strcmp(json_get_str(msg, "event", ""), "started") != 0 || p->pid)
         return;
     p->pid = (uint32_t)json_get_int(msg, "pid", 0);
-    record_start(p);
+    envd_proc_record_start(p);
     json_object *m = start_msg(p);
     tell(p, m);
     json_object_put(m);
@@ -286,7 +150,7 @@ output(envd_proc_t *p, const char *stream, const uint8_t *d, size_t n)
     size_t b64_len = base64_encode(d, n, b64);
     buf_advance(&m, b64_len);
     buf_puts(&m, "\"}}}");
-    record_output(p, stream, d, n, m.data + at, b64_len);
+    envd_proc_record_output(p, stream, d, n, m.data + at, b64_len);
     if (p->followers)
         tell_text(p, m.data, m.len);
     buf_free(&m);
@@ -363,8 +227,6 @@ end_msg(json_object *res, bool pty)
     return m;
 }
 
-static void forget(envd_proc_t *p);
-
 static void
 on_close(void *ud, json_object *res)
 {
@@ -384,8 +246,8 @@ on_close(void *ud, json_object *res)
         else
             err_set(&err, ERR_UNAVAILABLE, "%s",
                     json_get_str(e, "message", "the runtime went away"));
-        adopted(p, &err);
-        forget(p);
+        envd_proc_adopted(p, &err);
+        envd_proc_forget(p);
         return;
     }
     if (e) {
@@ -405,7 +267,7 @@ on_close(void *ud, json_object *res)
         return;
     }
     p->end = end_msg(res, p->pty);
-    record_end(p, json_get(json_get(p->end, "event"), "end"));
+    envd_proc_record_end(p, json_get(json_get(p->end, "event"), "end"));
     tell(p, p->end);
     let_go(p, NULL, NULL);
 }
@@ -417,11 +279,38 @@ static const session_stream_cbs_t proc_cbs = {
     .on_writable = on_writable,
 };
 
+void
+envd_proc_free(envd_proc_t *p)
+{
+    buf_free(&p->input);
+    json_object_put(p->config);
+    json_object_put(p->end);
+    free(p);
+}
+
+int
+envd_proc_open(envd_proc_t *p, json_object *req, err_t *err)
+{
+    p->st = session_stream_open(p->s, req, &proc_cbs, on_close, p, false, err);
+    if (!p->st) {
+        envd_proc_free(p);
+        return -1;
+    }
+    /* a window wider than the channel's default: a stream of output is not held to one
+     * window per round trip through the gateway */
+    size_t w = session_stream_recv_window(p->st);
+    if (w < ENVD_PROC_WINDOW)
+        session_stream_grant(p->st, ENVD_PROC_WINDOW - w);
+    p->next = p->s->envd_procs;
+    p->s->envd_procs = p;
+    return 0;
+}
+
 /* ---- the table ---- */
 
 /* Forgets ended processes kept past ENVD_ENDED_KEEP; counts those still running. */
-static int
-prune(gw_session_t *s)
+int
+envd_proc_prune(gw_session_t *s)
 {
     int running = 0;
     double now = gw_now();
@@ -432,9 +321,7 @@ prune(gw_session_t *s)
         if (p->ended && !p->followers && !p->adopting &&
             (now - p->ended_at > ENVD_ENDED_KEEP || !p->end)) {
             *pp = p->next;
-            json_object_put(p->config);
-            json_object_put(p->end);
-            free(p);
+            envd_proc_free(p);
             continue;
         }
         running += !p->ended;
@@ -500,7 +387,7 @@ envd_proc_start(gw_session_t *s, json_object *start, const char *user, envd_foll
         err_set(err, ERR_BAD_REQ, "tag: at most %d bytes", TAG_MAX - 1);
         return NULL;
     }
-    if (prune(s) >= ENVD_PROCS_MAX) {
+    if (envd_proc_prune(s) >= ENVD_PROCS_MAX) {
         err_set(err, ERR_AT_CAPACITY,
                 "this sandbox runs %d processes started through envd already (the limit)",
                 ENVD_PROCS_MAX);
@@ -544,108 +431,13 @@ envd_proc_start(gw_session_t *s, json_object *start, const char *user, envd_foll
         json_set(p->config, "cwd", json_object_get(cwd));
     if (tag)
         snprintf(p->tag, sizeof p->tag, "%s", json_object_get_string(tag));
-    p->st = session_stream_open(s, req, &proc_cbs, on_close, p, false, err);
+    int rc = envd_proc_open(p, req, err);
     json_object_put(req);
-    if (!p->st) {
-        json_object_put(p->config);
-        free(p);
+    if (rc < 0)
         return NULL;
-    }
-    /* a window wider than the channel's default: a stream of output is not held to one
-     * window per round trip through the gateway */
-    size_t w = session_stream_recv_window(p->st);
-    if (w < ENVD_PROC_WINDOW)
-        session_stream_grant(p->st, ENVD_PROC_WINDOW - w);
     f->proc = p;
     p->followers = f;
-    p->next = s->envd_procs;
-    s->envd_procs = p;
     return p;
-}
-
-/* Unlinks and frees p (a take-up that found nothing). */
-static void
-forget(envd_proc_t *p)
-{
-    for (envd_proc_t **pp = &p->s->envd_procs; *pp; pp = &(*pp)->next)
-        if (*pp == p) {
-            *pp = p->next;
-            break;
-        }
-    json_object_put(p->config);
-    json_object_put(p->end);
-    free(p);
-}
-
-void
-envd_proc_lookup(gw_session_t *s, json_object *sel, envd_found_cb cb, void *ud)
-{
-    json_object *pid = json_get(sel, "pid"), *tag = json_get(sel, "tag");
-    err_t err = {0};
-    if (!sel || (!pid && !tag) || (pid && !json_object_is_type(pid, json_type_int)) ||
-        (tag && !json_object_is_type(tag, json_type_string))) {
-        err_set(&err, ERR_BAD_REQ, "process: a selector with pid (a number) or tag is required");
-        cb(ud, NULL, &err);
-        return;
-    }
-    prune(s);
-    int64_t want = pid ? json_object_get_int64(pid) : 0;
-    const char *t = tag ? json_object_get_string(tag) : NULL;
-    for (envd_proc_t *p = s->envd_procs; p; p = p->next) {
-        if (!(pid ? p->pid == want : !strcmp(p->tag, t)) || (!p->pid && !p->adopting))
-            continue;
-        if (p->adopting) { /* another lookup takes it up already: wait with it */
-            struct waiter *w = xcalloc(1, sizeof *w);
-            w->cb = cb;
-            w->ud = ud;
-            w->next = p->waiters;
-            p->waiters = w;
-        } else {
-            cb(ud, p, NULL);
-        }
-        return;
-    }
-    if (want < 0 || want > UINT32_MAX) {
-        err_set(&err, ERR_NOT_FOUND, "process with pid %lld not found", (long long)want);
-        cb(ud, NULL, &err);
-        return;
-    }
-    /* not one of ours: the executor may have it */
-    json_object *req = json_object_new_object();
-    json_set_str(req, "op", "proc.attach");
-    if (pid)
-        json_set_int(req, "pid", want);
-    else
-        json_set_str(req, "tag", t);
-    json_set_bool(req, "live", true);
-    envd_proc_t *p = xcalloc(1, sizeof *p);
-    p->s = s;
-    p->adopting = true;
-    p->stdin_open = true; /* as far as we know: the executor says no if it was not */
-    p->pid = (uint32_t)want;
-    if (tag)
-        snprintf(p->tag, sizeof p->tag, "%s", t);
-    p->config = json_object_new_object();
-    char ws[24];
-    snprintf(ws, sizeof ws, "%lld", (long long)want);
-    json_set_str(p->config, "want", ws);
-    p->st = session_stream_open(s, req, &proc_cbs, on_close, p, false, &err);
-    json_object_put(req);
-    if (!p->st) {
-        json_object_put(p->config);
-        free(p);
-        cb(ud, NULL, &err);
-        return;
-    }
-    size_t w = session_stream_recv_window(p->st);
-    if (w < ENVD_PROC_WINDOW)
-        session_stream_grant(p->st, ENVD_PROC_WINDOW - w);
-    struct waiter *wt = xcalloc(1, sizeof *wt);
-    wt->cb = cb;
-    wt->ud = ud;
-    p->waiters = wt;
-    p->next = s->envd_procs;
-    s->envd_procs = p;
 }
 
 static int
@@ -723,44 +515,6 @@ envd_proc_resize(envd_proc_t *p, unsigned cols, unsigned rows, err_t *err)
     return rc < 0 ? err_set(err, ERR_UNAVAILABLE, "the sandbox's executor is not connected") : 0;
 }
 
-static json_object *
-process_info(json_object *config, uint32_t pid, const char *tag)
-{
-    json_object *o = json_object_new_object();
-    json_set(o, "config", config);
-    json_set_int(o, "pid", pid);
-    if (tag && tag[0])
-        json_set_str(o, "tag", tag);
-    return o;
-}
-
-json_object *
-envd_proc_list(gw_session_t *s, json_object *execs)
-{
-    prune(s);
-    json_object *a = json_object_new_array();
-    for (envd_proc_t *p = s->envd_procs; p; p = p->next)
-        if (!p->ended && p->pid && !p->adopting)
-            json_object_array_add(a, process_info(json_object_get(p->config), p->pid, p->tag));
-    size_t n =
-        execs && json_object_is_type(execs, json_type_array) ? json_object_array_length(execs) : 0;
-    for (size_t i = 0; i < n; i++) {
-        json_object *st = json_object_array_get_idx(execs, i);
-        uint32_t pid = (uint32_t)json_get_int(st, "pid", 0);
-        if (!json_get_bool(st, "running", false) || !pid)
-            continue;
-        bool held = false;
-        for (envd_proc_t *p = s->envd_procs; p && !held; p = p->next)
-            held = p->pid == pid && !p->ended;
-        if (held)
-            continue;
-        envd_proc_t tmp = {.config = json_object_new_object()};
-        take_status(&tmp, st);
-        json_object_array_add(a, process_info(tmp.config, pid, tmp.tag));
-    }
-    return a;
-}
-
 void
 envd_procs_free(gw_session_t *s)
 {
@@ -768,9 +522,6 @@ envd_procs_free(gw_session_t *s)
         envd_proc_t *p = s->envd_procs;
         s->envd_procs = p->next;
         let_go(p, "unavailable", "the sandbox ended");
-        buf_free(&p->input);
-        json_object_put(p->config);
-        json_object_put(p->end);
-        free(p);
+        envd_proc_free(p);
     }
 }

@@ -233,14 +233,21 @@ test('the polling watcher (E2B\'s Python SDK): create, events, remove', async ()
   assert.equal(made.status, 200, JSON.stringify(made.body));
   const id = made.body.watcherId;
   assert.match(id, /^w[0-9a-f]+$/);
-  await sbx.commands.run('printf x > /tmp/pw/sub/a && rm /tmp/pw/sub/a');
   let events = [];
-  for (let i = 0; i < 200 && !events.some((e) => e.type === 'EVENT_TYPE_REMOVE'); i++) {
-    const got = await rpc('GetWatcherEvents', { watcherId: id });
-    assert.equal(got.status, 200, JSON.stringify(got.body));
-    events = events.concat(got.body.events || []);
-    if (!events.some((e) => e.type === 'EVENT_TYPE_REMOVE')) await new Promise((r) => setTimeout(r, 25));
-  }
+  // polls until an event of type shows (bounded); the file is removed only once its write was
+  // seen, so its create's entry is read while the file is there
+  const pollFor = async (type) => {
+    for (let i = 0; i < 200 && !events.some((e) => e.type === type); i++) {
+      const got = await rpc('GetWatcherEvents', { watcherId: id });
+      assert.equal(got.status, 200, JSON.stringify(got.body));
+      events = events.concat(got.body.events || []);
+      if (!events.some((e) => e.type === type)) await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  await sbx.commands.run('printf x > /tmp/pw/sub/a');
+  await pollFor('EVENT_TYPE_WRITE');
+  await sbx.commands.run('rm /tmp/pw/sub/a');
+  await pollFor('EVENT_TYPE_REMOVE');
   assert.deepEqual(events.filter((e) => e.name === 'sub/a').map((e) => e.type).filter((t, i, a) => a.indexOf(t) === i),
     ['EVENT_TYPE_CREATE', 'EVENT_TYPE_WRITE', 'EVENT_TYPE_REMOVE']);
   assert.equal(events.find((e) => e.type === 'EVENT_TYPE_CREATE').entry.path, '/tmp/pw/sub/a');

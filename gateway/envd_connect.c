@@ -156,17 +156,25 @@ envd_session(http_req_t *h, const char *sid, bool stream)
                                     "(create and connect answer it)");
         return NULL;
     }
+    gw_session_t *s = envd_running(sid, m, sizeof m);
+    if (!s)
+        refuse(h, stream, ENVD_UNAVAILABLE, m);
+    return s;
+}
+
+gw_session_t *
+envd_running(const char *sid, char *why, size_t cap)
+{
     gw_session_t *s = session_find(sid);
     session_status_t st = s ? session_status(s) : SESSION_STOPPED;
     if (st == SESSION_READY)
         return s;
     if (st == SESSION_PAUSED)
-        snprintf(m, sizeof m, "sandbox %.100s is paused: connect to it (resume) first", sid);
+        snprintf(why, cap, "sandbox %.100s is paused: connect to it (resume) first", sid);
     else if (st == SESSION_STOPPED)
-        snprintf(m, sizeof m, "sandbox %.100s is not running", sid);
+        snprintf(why, cap, "sandbox %.100s is not running", sid);
     else
-        snprintf(m, sizeof m, "sandbox %.100s is not ready (%s)", sid, session_status_text(st));
-    refuse(h, stream, ENVD_UNAVAILABLE, m);
+        snprintf(why, cap, "sandbox %.100s is not ready (%s)", sid, session_status_text(st));
     return NULL;
 }
 
@@ -311,15 +319,9 @@ void
 envd_health(http_req_t *h, const char *sid)
 {
     /* no token: it tells only whether a sandbox of this id runs, as E2B's proxy does */
-    gw_session_t *s = session_find(sid);
-    if (s && session_status(s) == SESSION_READY) {
+    char why[200];
+    if (envd_running(sid, why, sizeof why))
         http_answer(h, 204, "text/plain", "", 0);
-        return;
-    }
-    json_object *o = json_object_new_object();
-    char m[200];
-    snprintf(m, sizeof m, "sandbox %.100s is not running", sid);
-    json_set_int(o, "code", 502);
-    json_set_str(o, "message", m);
-    http_answer_json(h, 502, o);
+    else
+        envd_http_fail(h, 502, "%s", why); /* the SDK's isRunning() reads 502 as false */
 }

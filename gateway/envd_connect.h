@@ -60,6 +60,9 @@ json_object *envd_request(http_req_t *h, bool stream);
  * here, paused, its runtime not connected) in the call's own form (stream: a 200 with the error
  * in its end). */
 gw_session_t *envd_session(http_req_t *h, const char *sid, bool stream);
+/* The session of sandbox sid if it runs here (READY), else NULL with why (cap bytes): paused,
+ * not running, not ready. */
+gw_session_t *envd_running(const char *sid, char *why, size_t cap);
 
 /* The Linux user a call names (Authorization: Basic base64("<user>:"), which E2B's SDK sends
  * when the caller named one; not a credential) into out, "" when none. -1 when the header is

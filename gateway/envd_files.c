@@ -72,16 +72,10 @@ envd_files_session(http_req_t *h, const char *sid, const char *op)
         envd_http_fail(h, 401, "%s", why);
         return NULL;
     }
-    gw_session_t *s = session_find(sid);
-    session_status_t st = s ? session_status(s) : SESSION_STOPPED;
-    if (st == SESSION_READY)
-        return s;
-    /* 502: the SDK's word for a sandbox that is not running (TimeoutError) */
-    if (st == SESSION_PAUSED)
-        envd_http_fail(h, 502, "sandbox %.100s is paused: connect to it (resume) first", sid);
-    else
-        envd_http_fail(h, 502, "sandbox %.100s is not running", sid);
-    return NULL;
+    gw_session_t *s = envd_running(sid, why, sizeof why);
+    if (!s) /* 502: the SDK's word for a sandbox that is not running (TimeoutError) */
+        envd_http_fail(h, 502, "%s", why);
+    return s;
 }
 
 int

@@ -351,13 +351,15 @@ on_watcher_close(void *ud, json_object *res)
 
 static const session_stream_cbs_t watcher_cbs = {.on_json = on_watcher_json};
 
+/* The watcher req names, or NULL once h is answered not_found. */
 static watcher_t *
-watcher_find(gw_session_t *s, json_object *req)
+watcher_find(http_req_t *h, gw_session_t *s, json_object *req)
 {
     const char *id = json_get_str(req, "watcherId", json_get_str(req, "watcher_id", ""));
     for (watcher_t *w = s->envd_watchers; w; w = w->next)
         if (!strcmp(w->id, id))
             return w;
+    envd_fail(h, ENVD_NOT_FOUND, "watcher with id %.40s not found", id);
     return NULL;
 }
 
@@ -407,12 +409,9 @@ void
 envd_watcher_events(http_req_t *h, gw_session_t *s, json_object *req, const char *home)
 {
     (void)home;
-    watcher_t *w = watcher_find(s, req);
-    if (!w) {
-        envd_fail(h, ENVD_NOT_FOUND, "watcher with id %.40s not found",
-                  json_get_str(req, "watcherId", json_get_str(req, "watcher_id", "")));
+    watcher_t *w = watcher_find(h, s, req);
+    if (!w)
         return;
-    }
     if (w->dropped) {
         /* said once, then the watcher goes on from what comes next */
         unsigned long long lost = w->dropped;
@@ -441,12 +440,9 @@ void
 envd_watcher_remove(http_req_t *h, gw_session_t *s, json_object *req, const char *home)
 {
     (void)home;
-    watcher_t *w = watcher_find(s, req);
-    if (!w) {
-        envd_fail(h, ENVD_NOT_FOUND, "watcher with id %.40s not found",
-                  json_get_str(req, "watcherId", json_get_str(req, "watcher_id", "")));
+    watcher_t *w = watcher_find(h, s, req);
+    if (!w)
         return;
-    }
     watcher_unlink(w);
     w->removed = true;
     if (w->st)

@@ -13,14 +13,22 @@ size_t
 base64_encode(const void *in, size_t n, char *out)
 {
     const unsigned char *p = in;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
-                     (i + 2 < n ? p[i + 2] : 0);
-        out[k++] = base64_alphabet[v >> 18 & 63];
+    size_t k = 0, i = 0;
+    /* whole groups without a branch per byte: this encodes every byte of streamed output */
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+        out[k] = base64_alphabet[v >> 18];
+        out[k + 1] = base64_alphabet[v >> 12 & 63];
+        out[k + 2] = base64_alphabet[v >> 6 & 63];
+        out[k + 3] = base64_alphabet[v & 63];
+        k += 4;
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
+        out[k++] = base64_alphabet[v >> 18];
         out[k++] = base64_alphabet[v >> 12 & 63];
         out[k++] = i + 1 < n ? base64_alphabet[v >> 6 & 63] : '=';
-        out[k++] = i + 2 < n ? base64_alphabet[v & 63] : '=';
+        out[k++] = '=';
     }
     return k;
 }

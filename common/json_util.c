@@ -1,6 +1,8 @@
 /* json_util.c — json-c helpers. */
 #include "json_util.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,30 +243,80 @@ json_write_line(int fd, json_object *obj)
     return rc;
 }
 
+/* Whether any of the 8 bytes in w is below 0x20, '"' or '\\' (the bytes a JSON string must
+ * escape): the classic "has a byte less than" and "has a zero byte" word tricks. */
+static inline bool
+word_needs_escape(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    uint64_t below_space = (w - ones * 0x20) & ~w;
+    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+    return ((below_space | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & highs) != 0;
+}
+
+static inline bool
+byte_needs_escape(unsigned char c)
+{
+    return c < 0x20 || c == '"' || c == '\\';
+}
+
+/* The end of the run of plain bytes of s[i..n), eight at a time. */
+static size_t
+plain_run_end(const char *s, size_t i, size_t n)
+{
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (word_needs_escape(w))
+            break;
+    }
+    while (i < n && !byte_needs_escape((unsigned char)s[i]))
+        i++;
+    return i;
+}
+
+/* Writes c's escape at out; returns its length (2, or 6 for \u00XX). */
+static size_t
+escape_byte(unsigned char c, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    char short_form = c == '"'    ? '"'
+                      : c == '\\' ? '\\'
+                      : c == '\n' ? 'n'
+                      : c == '\r' ? 'r'
+                      : c == '\t' ? 't'
+                      : c == '\b' ? 'b'
+                      : c == '\f' ? 'f'
+                                  : 0;
+    out[0] = '\\';
+    if (short_form) {
+        out[1] = short_form;
+        return 2;
+    }
+    memcpy(out + 1, "u00", 3);
+    out[4] = hex[c >> 4];
+    out[5] = hex[c & 15];
+    return 6;
+}
+
 void
 json_escape_append(buf_t *b, const char *s, size_t n)
 {
-    static const char hex[] = "0123456789abcdef";
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
-            continue;
-        buf_append(b, s + run, i - run);
-        run = i + 1;
-        switch (c) {
-        case '"': buf_append(b, "\\\"", 2); break;
-        case '\\': buf_append(b, "\\\\", 2); break;
-        case '\n': buf_append(b, "\\n", 2); break;
-        case '\r': buf_append(b, "\\r", 2); break;
-        case '\t': buf_append(b, "\\t", 2); break;
-        case '\b': buf_append(b, "\\b", 2); break;
-        case '\f': buf_append(b, "\\f", 2); break;
-        default: {
-            char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            buf_append(b, u, 6);
+    /* Room for the plain case and a few escapes reserved once; more only when escapes pile
+     * up. Text output has an escape (its newline) every line: appending run by run would be
+     * two calls and a bounds check per line. */
+    size_t i = 0;
+    while (i < n) {
+        size_t left = n - i, room = left + left / 8 + 64;
+        char *out = buf_reserve(b, room), *o = out;
+        while (i < n && (size_t)(o - out) + 6 <= room - (n - i)) {
+            size_t end = plain_run_end(s, i, n);
+            memcpy(o, s + i, end - i);
+            o += end - i;
+            i = end;
+            if (i < n)
+                o += escape_byte((unsigned char)s[i++], o);
         }
-        }
+        buf_advance(b, (size_t)(o - out));
     }
-    buf_append(b, s + run, n - run);
 }

@@ -2,7 +2,7 @@
  * (strict: overlongs and surrogates too) and says where; json_parse_lossy reads such bytes as
  * U+FFFD; a name that is not UTF-8 goes out as text plus its exact bytes (json_set_name) and
  * comes back from either field (json_get_name); json_valid_text makes a text valid on its way
- * out. */
+ * out; json_escape_append escapes as the plain byte-by-byte definition does, at every offset. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -137,6 +137,97 @@ test_valid_text_is_kept_and_the_rest_repaired(void **state)
     free(fixed);
 }
 
+/* The plain definition: byte by byte, as json_escape_append must answer. */
+static void
+escape_reference(buf_t *b, const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        const char *e = c == '"'    ? "\\\""
+                        : c == '\\' ? "\\\\"
+                        : c == '\n' ? "\\n"
+                        : c == '\r' ? "\\r"
+                        : c == '\t' ? "\\t"
+                        : c == '\b' ? "\\b"
+                        : c == '\f' ? "\\f"
+                                    : NULL;
+        if (e)
+            buf_puts(b, e);
+        else if (c < 0x20)
+            buf_printf(b, "\\u%04x", c);
+        else
+            buf_append(b, &c, 1);
+    }
+}
+
+static void
+expect_escapes_as_reference(const unsigned char *s, size_t n, const char *prefix)
+{
+    buf_t got = BUF_INIT, want = BUF_INIT;
+    buf_puts(&got, prefix); /* appends after what the buffer holds */
+    buf_puts(&want, prefix);
+    json_escape_append(&got, (const char *)s, n);
+    escape_reference(&want, s, n);
+    assert_int_equal(got.len, want.len);
+    assert_memory_equal(got.data, want.data, want.len);
+    buf_free(&got);
+    buf_free(&want);
+}
+
+static void
+test_escape_matches_the_plain_definition_at_every_offset(void **state)
+{
+    (void)state;
+    /* every byte below 0x80 (what the word check looks at) at every position of a 16-byte
+     * text of plain letters, so each lane of both 8-byte words meets it */
+    unsigned char s[16];
+    for (unsigned c = 0; c < 0x80; c++)
+        for (size_t at = 0; at < sizeof s; at++) {
+            memset(s, 'a', sizeof s);
+            s[at] = (unsigned char)c;
+            for (size_t n = at + 1; n <= sizeof s; n++)
+                expect_escapes_as_reference(s, n, "");
+        }
+    /* UTF-8 and the bytes around the special ones pass as they are */
+    const char *text = "\xC3\xA9t\xC3\xA9 \x1F\x21\x23\x5B\x5D\x7F \xF0\x9F\x98\x80\xE2\x82\xAC";
+    expect_escapes_as_reference((const unsigned char *)text, strlen(text), "{\"data\":\"");
+}
+
+static void
+test_escape_of_long_texts_dense_and_sparse(void **state)
+{
+    (void)state;
+    /* one control character per byte: six bytes out for each, past any first reservation */
+    size_t n = 100000;
+    unsigned char *s = malloc(n);
+    assert_non_null(s);
+    for (size_t i = 0; i < n; i++)
+        s[i] = (unsigned char)(i % 32);
+    expect_escapes_as_reference(s, n, "x");
+    /* lines of text, as streamed output is, and a random mix */
+    for (size_t i = 0; i < n; i++)
+        s[i] = i % 73 == 72 ? '\n' : (unsigned char)('0' + i % 43);
+    expect_escapes_as_reference(s, n, "");
+    srand(35);
+    for (size_t i = 0; i < n; i++)
+        s[i] = (unsigned char)(rand() % 128);
+    expect_escapes_as_reference(s, n, "");
+    /* and what json-c reads back is the text itself */
+    buf_t b = BUF_INIT;
+    buf_puts(&b, "{\"t\":\"");
+    json_escape_append(&b, (const char *)s, n);
+    buf_puts(&b, "\"}");
+    err_t err = {0};
+    json_object *o = json_parse(b.data, b.len, &err);
+    assert_non_null(o);
+    json_object *t = json_get(o, "t");
+    assert_int_equal(json_object_get_string_len(t), n);
+    assert_memory_equal(json_object_get_string(t), s, n);
+    json_object_put(o);
+    buf_free(&b);
+    free(s);
+}
+
 int
 main(void)
 {
@@ -146,6 +237,8 @@ main(void)
         cmocka_unit_test(test_a_name_goes_as_text_with_its_exact_bytes_beside_it),
         cmocka_unit_test(test_get_name_refuses_what_is_no_name),
         cmocka_unit_test(test_valid_text_is_kept_and_the_rest_repaired),
+        cmocka_unit_test(test_escape_matches_the_plain_definition_at_every_offset),
+        cmocka_unit_test(test_escape_of_long_texts_dense_and_sparse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

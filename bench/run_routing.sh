@@ -13,7 +13,10 @@
 #     (BENCH_ECHO_ROUNDS, 2000) and streaming throughput of the same generated text
 #     (BENCH_PEER_MB, 256 MiB) through a PTY and the gateway, next to websocketd's pipe and to
 #     websocketd serving the same command on a PTY of its own (script(1): the same kernel line
-#     discipline and \n → \r\n, the ceiling a terminal shares with any PTY server).
+#     discipline and \n → \r\n, the ceiling a terminal shares with any PTY server);
+#   - the same text from a pipe-mode command (stdout, no PTY: what E2B's commands.run starts),
+#     envd's Start over Connect through nginx, its stream read by curl (not decoded, as
+#     bench_ws drain does not decode websocketd's), next to websocketd's pipe (issue 35).
 ROUNDS=${BENCH_API_ROUNDS:-2000}
 echo
 echo "### several gateways behind one nginx (issue 21)"
@@ -91,8 +94,24 @@ s_wsd_pty=$("$B/bench/bench_ws" drain 127.0.0.1 "$WSD_PTY" /)
 echo "streaming $PEER_MB MiB, terminal through nginx (PTY, \\n → \\r\\n): $s_ours"
 echo "streaming $PEER_MB MiB, websocketd (pipe):                     $s_wsd"
 echo "streaming $PEER_MB MiB, websocketd + script (PTY, \\n → \\r\\n):  $s_wsd_pty"
+# A sandbox made through E2B's control API, its Start RPC's envelope (Connect's 5-byte prefix).
+read -r E2B_SID E2B_ACCESS < <(curl -sf -X POST -H "X-API-Key: $USER_TOKEN" -H 'Content-Type: application/json' \
+    -d '{}' "http://127.0.0.1:$HTTP_PORT/e2b/v2/sandboxes" |
+    python3 -c 'import json, sys; o = json.load(sys.stdin); print(o["sandboxID"], o["envdAccessToken"])')
+python3 - "$GEN" >"$work/start.connect" <<'PY'
+import json, struct, sys
+m = json.dumps({"process": {"cmd": "/bin/bash", "args": ["-c", sys.argv[1]]}}).encode()
+sys.stdout.buffer.write(b"\0" + struct.pack(">I", len(m)) + m)
+PY
+s_pipe=$(curl -s -o /dev/null -w '%{size_download} %{time_total}' --data-binary @"$work/start.connect" \
+    -H 'Content-Type: application/connect+json' -H "E2b-Sandbox-Id: $E2B_SID" -H "X-Access-Token: $E2B_ACCESS" \
+    "http://127.0.0.1:$HTTP_PORT/process.Process/Start" |
+    awk -v n=$((PEER_MB << 20)) '$1 >= n * 4 / 3 { printf "%d bytes of output (%d of its JSON) in %.3f s = %.1f MB/s\n", n, $1, $2, n / 1e6 / $2; next }
+        { print "short: " $1 " bytes of JSON" }')
+echo "streaming $PEER_MB MiB, a pipe-mode command through nginx (E2B's Start, Connect JSON): $s_pipe"
 mbs() { sed -n 's/.*= \([0-9.]*\) MB\/s.*/\1/p'; }
 echo "  → $(ratio "$(mbs <<<"$s_ours")" "$(mbs <<<"$s_wsd")")x websocketd's throughput (pipe)," \
     "$(ratio "$(mbs <<<"$s_ours")" "$(mbs <<<"$s_wsd_pty")")x websocketd's on a PTY;" \
     "keystroke echo p50 $(ratio "$(p50 <<<"$e_ours")" "$(p50 <<<"$e_wsd")")x websocketd's"
+echo "  → the pipe-mode command: $(ratio "$(mbs <<<"$s_pipe")" "$(mbs <<<"$s_wsd")")x websocketd's pipe (goal ≥ 0.5x)"
 echo '```'

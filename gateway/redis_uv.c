@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 
 #include "xalloc.h"
 
@@ -113,6 +114,12 @@ cleanup(void *ud)
     uv_close((uv_handle_t *)&p->flush, on_close);
 }
 
+/* Streamed output reaches Redis as XADDs of up to a few hundred KiB each; a write the socket
+ * takes only in part makes hiredis move all the rest of its buffer down (sdsrange), once per
+ * write: a send buffer that takes them whole spares those copies. The kernel caps it at
+ * net.core.wmem_max. */
+#define REDIS_UV_SNDBUF (2 << 20)
+
 int
 redis_uv_attach(redisAsyncContext *ac, uv_loop_t *loop)
 {
@@ -123,6 +130,8 @@ redis_uv_attach(redisAsyncContext *ac, uv_loop_t *loop)
         free(p);
         return REDIS_ERR;
     }
+    int sndbuf = REDIS_UV_SNDBUF;
+    (void)setsockopt(ac->c.fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf); /* best effort */
     uv_prepare_init(loop, &p->flush);
     p->poll.data = p->flush.data = p;
     p->open_handles = 2;

@@ -320,3 +320,63 @@ json_escape_append(buf_t *b, const char *s, size_t n)
         buf_advance(b, (size_t)(o - out));
     }
 }
+
+/* Whether any of the 8 bytes in w is at or above 0x80 (not ASCII). */
+static inline bool
+word_has_high_byte(uint64_t w)
+{
+    return (w & 0x8080808080808080u) != 0;
+}
+
+/* The end of the run of plain ASCII bytes of s[i..n): what needs no escape and no check. */
+static size_t
+plain_ascii_run_end(const char *s, size_t i, size_t n)
+{
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (word_needs_escape(w) || word_has_high_byte(w))
+            break;
+    }
+    while (i < n && !byte_needs_escape((unsigned char)s[i]) && (unsigned char)s[i] < 0x80)
+        i++;
+    return i;
+}
+
+bool
+json_escape_text_append(buf_t *b, const char *s, size_t n)
+{
+    size_t start_len = b->len, i = 0;
+    while (i < n) {
+        size_t left = n - i, room = left + left / 8 + 64;
+        char *out = buf_reserve(b, room), *o = out;
+        while (i < n && (size_t)(o - out) + 6 <= room - (n - i)) {
+            size_t end = plain_ascii_run_end(s, i, n);
+            memcpy(o, s + i, end - i);
+            o += end - i;
+            i = end;
+            if (i == n)
+                break;
+            unsigned char c = (unsigned char)s[i];
+            if (c == 0)
+                goto not_text;
+            if (c < 0x80) {
+                o += escape_byte(c, o);
+                i++;
+                continue;
+            }
+            size_t len = utf8_seq_len(s + i, n - i); /* at most 4: within the room's slack */
+            if (!len)
+                goto not_text;
+            memcpy(o, s + i, len);
+            o += len;
+            i += len;
+        }
+        buf_advance(b, (size_t)(o - out));
+    }
+    return true;
+not_text:
+    b->len = start_len;
+    b->data[b->len] = '\0';
+    return false;
+}

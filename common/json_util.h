@@ -56,6 +56,10 @@ json_object *json_error_new(int code, const char *msg);
  * control characters escaped, everything else copied as is (s must be valid UTF-8). Runs of
  * plain bytes are copied in one go: this is the hot path of streamed output. */
 void json_escape_append(buf_t *b, const char *s, size_t n);
+/* The same when s[0..n) is text: valid UTF-8 (utf8.h's strict rules) without NUL, checked in
+ * the same pass. Returns false, leaving b as it was, when it is not (the caller sends those
+ * bytes as base64). */
+bool json_escape_text_append(buf_t *b, const char *s, size_t n);
 
 /* t[0..*len) itself when it is valid UTF-8; else a copy with each bad byte as U+FFFD
  * (utf8_repair) in *fixed, which the caller frees (NULL when t was valid), *len its length. The

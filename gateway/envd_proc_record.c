@@ -8,7 +8,6 @@
 #include "envd_proc_int.h"
 #include "json_util.h"
 #include "session_int.h"
-#include "utf8.h"
 
 void
 envd_proc_record_start(envd_proc_t *p)
@@ -44,10 +43,10 @@ envd_proc_record_output(envd_proc_t *p, const char *stream, const uint8_t *d, si
         buf_printf(&m, "\"unrecorded_before\":%" PRIu64 ",", p->unrecorded);
         p->unrecorded = 0;
     }
-    if (!memchr(d, '\0', n) && utf8_valid(d, n)) {
-        buf_puts(&m, "\"data\":\"");
-        json_escape_append(&m, (const char *)d, n);
-    } else {
+    size_t key_at = m.len;
+    buf_puts(&m, "\"data\":\"");
+    if (!json_escape_text_append(&m, (const char *)d, n)) { /* checked as it is escaped */
+        m.len = key_at;                                     /* not text: base64 instead */
         buf_puts(&m, "\"data_b64\":\"");
         buf_append(&m, b64, b64_len);
     }

@@ -11,14 +11,6 @@
 #include "session_int.h"
 #include "utf8.h"
 
-/* Output goes as JSON text when it is UTF-8 without NUL (NUL would not keep JSON text clean),
- * else as base64. */
-static bool
-output_is_text(const uint8_t *p, size_t n)
-{
-    return !memchr(p, '\0', n) && utf8_valid(p, n);
-}
-
 /* ---- output ---- */
 
 /* Turns buffered output into "output" events of at most GW_OUTPUT_CHUNK bytes, each with the
@@ -46,10 +38,10 @@ session_flush_output(gw_session_t *s, bool final)
         buf_t m = BUF_INIT;
         buf_printf(&m, "\"type\":\"output\",\"action\":%" PRIu64 ",\"offset\":%" PRIu64 ",",
                    s->act_seq, base + off);
-        if (output_is_text(p, n)) {
-            buf_puts(&m, "\"data\":\"");
-            json_escape_append(&m, (const char *)p, n);
-        } else {
+        size_t key_at = m.len;
+        buf_puts(&m, "\"data\":\"");
+        if (!json_escape_text_append(&m, (const char *)p, n)) { /* checked as it is escaped */
+            m.len = key_at;                                     /* not text: base64 instead */
             buf_puts(&m, "\"data_b64\":\"");
             char *b64 = buf_reserve(&m, 4 * ((n + 2) / 3) + 1);
             int len = EVP_EncodeBlock((unsigned char *)b64, p, (int)n);

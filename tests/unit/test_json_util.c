@@ -2,7 +2,8 @@
  * (strict: overlongs and surrogates too) and says where; json_parse_lossy reads such bytes as
  * U+FFFD; a name that is not UTF-8 goes out as text plus its exact bytes (json_set_name) and
  * comes back from either field (json_get_name); json_valid_text makes a text valid on its way
- * out; json_escape_append escapes as the plain byte-by-byte definition does, at every offset. */
+ * out; json_escape_append escapes as the plain byte-by-byte definition does, at every offset, and
+ * json_escape_text_append refuses what is not text in the same pass. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -228,6 +229,64 @@ test_escape_of_long_texts_dense_and_sparse(void **state)
     free(s);
 }
 
+/* json_escape_text_append answers as the definition: false (b untouched) for NUL or bytes that
+ * are not UTF-8, else json_escape_append's text. */
+static void
+expect_text_escape_as_definition(const unsigned char *s, size_t n)
+{
+    bool text = !memchr(s, '\0', n) && utf8_valid(s, n);
+    buf_t got = BUF_INIT, want = BUF_INIT;
+    buf_puts(&got, "{\"data\":\"");
+    buf_puts(&want, "{\"data\":\"");
+    assert_int_equal(json_escape_text_append(&got, (const char *)s, n), text);
+    if (text)
+        escape_reference(&want, s, n);
+    assert_int_equal(got.len, want.len);
+    assert_memory_equal(got.data, want.data, want.len + 1); /* its NUL too */
+    buf_free(&got);
+    buf_free(&want);
+}
+
+static void
+test_text_escape_checks_utf8_and_nul_in_the_same_pass(void **state)
+{
+    (void)state;
+    /* every byte value, then valid and invalid sequences, at every offset of a 24-byte text,
+     * so each meets both 8-byte words and the byte-by-byte tail */
+    static const char *const pieces[] = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80",
+                                         "\xC0\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80",
+                                         "\xE2\x82", "\xFF",         "\x80",
+                                         "\"\\\n"};
+    unsigned char s[24];
+    for (unsigned c = 0; c < 256; c++)
+        for (size_t at = 0; at < sizeof s; at++) {
+            memset(s, 'a', sizeof s);
+            s[at] = (unsigned char)c;
+            expect_text_escape_as_definition(s, sizeof s);
+            expect_text_escape_as_definition(s, at + 1);
+        }
+    for (size_t k = 0; k < sizeof pieces / sizeof *pieces; k++) {
+        size_t len = strlen(pieces[k]);
+        for (size_t at = 0; at + len <= sizeof s; at++) {
+            memset(s, 'b', sizeof s);
+            memcpy(s + at, pieces[k], len);
+            expect_text_escape_as_definition(s, sizeof s);
+            expect_text_escape_as_definition(s, at + len);
+            expect_text_escape_as_definition(s, at + len - 1); /* cut inside it */
+        }
+    }
+    /* long: lines of UTF-8 text past the first reservation, and one bad byte at its end */
+    size_t n = 100000;
+    unsigned char *t = malloc(n);
+    assert_non_null(t);
+    for (size_t i = 0; i < n; i += 4)
+        memcpy(t + i, i % 80 == 76 ? "\t\"\xC3\xA9" : "x\xE2\x82\xAC", 4);
+    expect_text_escape_as_definition(t, n);
+    t[n - 1] = 0xFF;
+    expect_text_escape_as_definition(t, n);
+    free(t);
+}
+
 int
 main(void)
 {
@@ -239,6 +298,7 @@ main(void)
         cmocka_unit_test(test_valid_text_is_kept_and_the_rest_repaired),
         cmocka_unit_test(test_escape_matches_the_plain_definition_at_every_offset),
         cmocka_unit_test(test_escape_of_long_texts_dense_and_sparse),
+        cmocka_unit_test(test_text_escape_checks_utf8_and_nul_in_the_same_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

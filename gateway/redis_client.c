@@ -217,9 +217,18 @@ session_begin(void)
 static void
 drop_connection(const char *why)
 {
+    static char said[160];
+    static double said_at;
     if (!ac)
         return;
-    GW_LOG("redis: %s: dropping the connection", why);
+    /* Until the sentinels see a demotion they may name the same replica at every try: the
+     * same words at most every RDS_AUTH_LOG_S. */
+    if (strcmp(why, said) || gw_now() - said_at >= RDS_AUTH_LOG_S) {
+        GW_LOG("redis: %s: dropping the connection%s", why,
+               where.kind == REDIS_ADDR_SENTINEL ? " (asking the sentinels again)" : "");
+        snprintf(said, sizeof said, "%s", why);
+        said_at = gw_now();
+    }
     redisAsyncContext *dead = ac;
     ping_sent = 0;
     ac = NULL;

@@ -86,6 +86,8 @@ on_wait(redisReply *r, void *ud)
         return;
     }
     if (r->type == REDIS_REPLY_INTEGER && r->integer >= 1) {
+        if (timeouts)
+            GW_LOG("redis: a replica has the writes again (after %u WAITs without one)", timeouts);
         timeouts = 0;
         batch_done(b, true);
         continue_next();

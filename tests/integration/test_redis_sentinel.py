@@ -8,7 +8,9 @@ the sentinels' own users for their clients and for each other). The gateway and 
     (lost 0, dup 0, seqs increasing and never reused: fault_audit), the gateway and the API
     serve actions and new sessions on the new primary, and the old primary, back as a replica,
     is not written to. The times (sentinel-detected switch to the first event on the new
-    primary, and to the first action and create served) are printed, never asserted.
+    primary, and to the first action and create served) are printed, never asserted. Again
+    with the replica stopped for half a second when the primary dies: events the gateway had
+    not confirmed reach the new primary, and count as stored, not lost.
   - a demoted primary (SENTINEL FAILOVER: the sentinels send it REPLICAOF, it stays up and
     answers READONLY to writes): the gateway and the API follow, the stream whole again.
 """
@@ -217,14 +219,14 @@ class SentinelTest(unittest.TestCase):
         fs.finish(r, st, sid, f, seq, command, expected, 0, 90)
         print(f"  [{self.id().rsplit('.', 1)[-1]}] {r.line()}", file=sys.stderr)
         if fa.failures(r.counts):
-            redis_lines = [x for x in st.gateway_log().splitlines() if "redis" in x or "event" in x]
+            redis_lines = [x for x in st.gateway_log().splitlines() if "redis" in x or "event" in x or "DBG" in x]
             infos = []
             for port in st.redis_ports:
                 try:
                     infos.append(f"{port}: " + st.ask(port, "INFO", "replication").decode().replace("\r\n", " "))
                 except (OSError, ConnectionError) as e:
                     infos.append(f"{port}: {e}")
-            self.fail(r.line() + "\n  the gateway's log:\n    " + "\n    ".join(redis_lines[-30:]) +
+            self.fail(r.line() + "\n  the gateway's log:\n    " + "\n    ".join(redis_lines[-60:]) +
                       "\n  replication:\n    " + "\n    ".join(infos))
         self.assertTrue(r.flags["mid_stream"], "the fault came after the output: " + r.line())
         return r, sid
@@ -240,15 +242,31 @@ class SentinelTest(unittest.TestCase):
         return t_action, t_create
 
     def test_primary_killed_mid_stream_loses_nothing_and_everything_moves_to_the_new_one(self):
+        self.kill_primary_mid_stream(lag=0)
+
+    def test_primary_killed_while_its_replica_lags_loses_nothing(self):
+        """The replica stopped for half a second when the primary dies: the events written
+        meanwhile were not confirmed (no WAIT answered) yet reach the replica (its socket had
+        them), so the new primary has events the gateway never confirmed: they count as
+        stored once a replica has them, not as lost."""
+        self.kill_primary_mid_stream(lag=0.5)
+
+    def kill_primary_mid_stream(self, lag):
         st = self.st
         old = st.redis_ports[0]
         times = {}
 
         def kill_primary(sid):
             top_before = st.stream_top(st.redis_ports[1], sid)
+            replica = st.redis_procs[st.redis_ports[1]]
+            if lag:
+                replica.send_signal(signal.SIGSTOP)
+                time.sleep(lag)
             t_kill = time.monotonic()
             st.redis_procs[old].send_signal(signal.SIGKILL)
             st.redis_procs[old].wait(10)
+            if lag:
+                replica.send_signal(signal.SIGCONT)
             new = st.wait_primary_not(old, timeout=DOWN_AFTER_MS / 1000 + 30)
             t_switch = time.monotonic()
             # The old primary comes back at once (as an orchestrator restarts it): the
@@ -297,6 +315,30 @@ class SentinelTest(unittest.TestCase):
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and st.role(old) != "slave":
             time.sleep(0.1)
+        self.assertEqual(st.role(old), "slave")
+        self.probe()
+        self.assertEqual(st.gateway_clients(old), [])
+        self.assertIn(f"name=sp-gw:{st.gateway_id}", st.gateway_clients(new))
+        left = [line for line in st.gateway_log().splitlines() if "redis:" in line]
+        print("  the gateway's Redis log:\n    " + "\n    ".join(left[-8:]), file=sys.stderr)
+
+    def test_primary_made_a_replica_by_hand_is_left_for_the_new_one(self):
+        """REPLICAOF by hand, no sentinel involved: the replica made the primary and the primary
+        its replica. The gateway's writes to the old primary are refused (READONLY, or its
+        blocked WAIT ends with the connection); until the sentinels see it, they still name the
+        old one, whose ROLE says slave: the gateway asks again until they name the new one."""
+        st = self.st
+        old, new = st.redis_ports
+
+        def swap(sid):
+            t0 = time.monotonic()
+            self.assertEqual(st.ask(new, "REPLICAOF", "NO", "ONE"), "OK")
+            self.assertEqual(st.ask(old, "REPLICAOF", "127.0.0.1", str(new)), "OK")
+            st.wait_primary_not(old, timeout=60)
+            return {"sentinels_follow": time.monotonic() - t0}
+
+        self.stream_while(swap)
+        self.assertEqual(st.primary_port(), new)
         self.assertEqual(st.role(old), "slave")
         self.probe()
         self.assertEqual(st.gateway_clients(old), [])

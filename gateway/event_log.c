@@ -397,7 +397,7 @@ on_resync_range(redisReply *r, void *ud)
      * grow): count it as lost. Readers of Redis see the gap as a "truncated" event. */
     for (uint64_t s = l->acked + 1; s < top; s++) {
         event_log_entry_t *e = slot(l, s);
-        if (e && !e->stored) {
+        if (e && !e->stored && !e->written) {
             GW_LOG("session %s: event %" PRIu64 " lost by Redis", l->sid, s);
             e->stored = true;
             char *stub = xasprintf("{\"seq\":%" PRIu64 ",\"type\":\"truncated\",\"from\":%" PRIu64
@@ -415,7 +415,11 @@ on_resync_range(redisReply *r, void *ud)
     advance(l);
     l->sent = l->acked;
     l->stalled = false;
-    if (top > l->acked) { /* stored once a replica has them too (redis_replicated.h) */
+    if (top > l->acked) {
+        /* Their confirmation went with the connection, or the old primary's with it (a
+         * failover): stored once a replica has them (redis_replicated.h). */
+        GW_LOG("session %s: Redis has events %" PRIu64 "-%" PRIu64 " not confirmed yet", l->sid,
+               l->acked + 1, top);
         ack_t *a = xmalloc(sizeof *a);
         a->ref = ref_get(l);
         a->seq = top;

@@ -24,7 +24,6 @@ static char *addr_saved;
 static redis_addr_t where;         /* addr_saved, parsed */
 static redis_endpoint_t primary;   /* sentinel mode: the primary this connection is to */
 static redis_auth_t sentinel_auth; /* password_file NULL: no AUTH to the sentinels */
-static int replicas_seen;          /* sentinel mode: replicas the primary's ROLE listed last */
 static char sentinel_logged_why[ERR_MSG_MAX];
 static void (*ready_cb)(void);
 static uv_timer_t retry_timer, watch_timer;
@@ -158,8 +157,7 @@ on_watch(uv_timer_t *t)
     ping_sent = gw_now();
     if (redisAsyncCommand(ac, on_ping, NULL, "PING") != REDIS_OK)
         ping_sent = 0;
-    /* A primary demoted without this gateway writing anything is noticed here too, and the
-     * replicas WAIT counts on are known (redis_client_replicated). */
+    /* A primary demoted without this gateway writing anything is noticed here too. */
     if (connected && where.kind == REDIS_ADDR_SENTINEL)
         redisAsyncCommand(ac, on_role, NULL, "ROLE");
 }
@@ -219,9 +217,18 @@ session_begin(void)
 static void
 drop_connection(const char *why)
 {
+    static char said[160];
+    static double said_at;
     if (!ac)
         return;
-    GW_LOG("redis: %s: dropping the connection", why);
+    /* Until the sentinels see a demotion they may name the same replica at every try: the
+     * same words at most every RDS_AUTH_LOG_S. */
+    if (strcmp(why, said) || gw_now() - said_at >= RDS_AUTH_LOG_S) {
+        GW_LOG("redis: %s: dropping the connection%s", why,
+               where.kind == REDIS_ADDR_SENTINEL ? " (asking the sentinels again)" : "");
+        snprintf(said, sizeof said, "%s", why);
+        said_at = gw_now();
+    }
     redisAsyncContext *dead = ac;
     ping_sent = 0;
     ac = NULL;
@@ -231,21 +238,19 @@ drop_connection(const char *why)
 }
 
 /* ROLE, at connection (privdata 1) and from the watchdog: a server that is no longer the
- * primary is left at once; a primary's replicas are counted for redis_client_replicated. */
+ * primary is left at once. */
 static void
 on_role(redisAsyncContext *c, void *r, void *privdata)
 {
     (void)privdata;
     if (!r || c != ac)
         return;
-    int replicas = 0;
-    if (!redis_role_is_master(r, &replicas)) {
+    if (!redis_role_is_master(r, NULL)) {
         const redisReply *reply = r;
         drop_connection(reply->type == REDIS_REPLY_ERROR ? reply->str
                                                          : "the server is not the primary now");
         return;
     }
-    replicas_seen = replicas;
 }
 
 static void
@@ -325,7 +330,6 @@ async_open(void)
         return NULL;
     }
     sentinel_logged_why[0] = '\0';
-    replicas_seen = 0;
     return redisAsyncConnect(primary.host, primary.port);
 }
 
@@ -407,16 +411,10 @@ redis_client_connected(void)
     return connected;
 }
 
-int
-redis_client_replicas(void)
+bool
+redis_client_sentinel(void)
 {
-    return where.kind == REDIS_ADDR_SENTINEL ? replicas_seen : -1;
-}
-
-void
-redis_client_set_replicas(int n)
-{
-    replicas_seen = n;
+    return where.kind == REDIS_ADDR_SENTINEL;
 }
 
 void

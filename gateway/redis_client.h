@@ -36,10 +36,8 @@ int redis_client_cmd(redis_client_cb cb, void *ud, const char *fmt, ...);
 int redis_client_cmdv(redis_client_cb cb, void *ud, int argc, const char **argv,
                       const size_t *lens);
 
-/* Sentinel mode: the replicas the primary's ROLE listed last (asked at connection and every
- * second); -1 in the other modes (no replica is waited for). */
-int redis_client_replicas(void);
-void redis_client_set_replicas(int n);
+/* Whether --redis names sentinels. */
+bool redis_client_sentinel(void);
 /* Leaves the connection now (pending commands answered NULL) and makes a new one. */
 void redis_client_reconnect(const char *why);
 

@@ -2,8 +2,8 @@
  *
  * WAIT's order: it covers every command the connection ran before it. A waiter arrives after
  * its write was answered, so the WAIT sent next covers it; the one in flight may not. A WAIT
- * that times out (0 replicas) asks ROLE: a primary with no replica left confirms (there is
- * nothing a failover could promote), one with replicas is waited for again. */
+ * blocks the connection (the commands behind it wait), hence its short timeout; one that timed
+ * out is sent again. */
 #include "redis_replicated.h"
 
 #include <hiredis/hiredis.h>
@@ -11,7 +11,6 @@
 
 #include "gw.h"
 #include "redis_client.h"
-#include "redis_sentinel.h"
 #include "xalloc.h"
 
 typedef struct {
@@ -79,34 +78,6 @@ continue_next(void)
 }
 
 static void
-on_role(redisReply *r, void *ud)
-{
-    batch_t *b = ud;
-    if (!r) {
-        fail_all(b);
-        return;
-    }
-    int replicas = 0;
-    if (!redis_role_is_master(r, &replicas)) {
-        in_flight = false;
-        redis_client_reconnect("the server is not the primary now"); /* fails b's WAIT */
-        fail_all(b);
-        return;
-    }
-    redis_client_set_replicas(replicas);
-    if (replicas == 0) {
-        batch_done(b, true);
-        continue_next();
-        return;
-    }
-    for (size_t i = 0; i < next.n; i++) /* one WAIT for both */
-        batch_add(b, next.w[i].cb, next.w[i].ud);
-    free(next.w);
-    next = (batch_t){0};
-    send_wait(b);
-}
-
-static void
 on_wait(redisReply *r, void *ud)
 {
     batch_t *b = ud;
@@ -115,16 +86,23 @@ on_wait(redisReply *r, void *ud)
         return;
     }
     if (r->type == REDIS_REPLY_INTEGER && r->integer >= 1) {
+        if (timeouts)
+            GW_LOG("redis: a replica has the writes again (after %u WAITs without one)", timeouts);
         timeouts = 0;
         batch_done(b, true);
         continue_next();
         return;
     }
-    if (timeouts++ % 30 == 0)
-        GW_LOG("redis: no replica confirmed the last writes in %d ms; asking ROLE",
+    /* No replica has them yet (none connected: the one promoted, a primary restarting):
+     * ask again, with the waiters that came meanwhile. Never confirmed without one. */
+    if (timeouts++ % 50 == 0)
+        GW_LOG("redis: no replica has the last writes yet (WAIT %d ms); holding them",
                REDIS_REPLICATED_WAIT_MS);
-    if (redis_client_cmd(on_role, b, "ROLE") < 0)
-        return; /* on_role had NULL */
+    for (size_t i = 0; i < next.n; i++)
+        batch_add(b, next.w[i].cb, next.w[i].ud);
+    free(next.w);
+    next = (batch_t){0};
+    send_wait(b);
 }
 
 static void
@@ -137,7 +115,7 @@ send_wait(batch_t *b)
 void
 redis_replicated(redis_replicated_cb cb, void *ud)
 {
-    if (redis_client_replicas() <= 0) {
+    if (!redis_client_sentinel()) {
         cb(ud, true);
         return;
     }

@@ -10,15 +10,15 @@
 
 #include <stdbool.h>
 
-#define REDIS_REPLICATED_WAIT_MS 1000 /* a WAIT's timeout before the replicas are counted again */
+#define REDIS_REPLICATED_WAIT_MS 100 /* a WAIT's timeout (it holds the connection meanwhile) */
 
-/* ok: everything the shared connection ran before this call is on a replica (or the primary
- * has none to give it to); false: the connection was lost first (its successor's resync
- * decides what is stored). */
+/* ok: everything the shared connection ran before this call is on a replica; false: the connection
+ * was lost first (its successor's resync decides what is stored). */
 typedef void (*redis_replicated_cb)(void *ud, bool ok);
 
 /* Calls cb once every command answered on the shared connection before this call is
- * replicated. At once (ok) outside sentinel mode or when the primary lists no replica. */
+ * replicated. At once (ok) outside sentinel mode. With no replica connected (the other one
+ * promoted and the old primary not back yet) it waits: events are held, as when Redis is away. */
 void redis_replicated(redis_replicated_cb cb, void *ud);
 
 #endif

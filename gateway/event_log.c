@@ -11,6 +11,7 @@
 #include "json_util.h"
 #include "metrics.h"
 #include "redis_client.h"
+#include "redis_replicated.h"
 #include "xalloc.h"
 
 /* The byte cap is enforced in steps: a checkpoint every cap/CAP_STEPS bytes stored. */
@@ -50,6 +51,7 @@ typedef struct log_ref {
 typedef struct {
     log_ref_t *ref;
     uint64_t seq;
+    bool upto; /* the replication wait covers every written event <= seq, not seq alone */
 } ack_t;
 
 static void send_from(event_log_t *l);
@@ -212,6 +214,27 @@ already_there(const redisReply *r)
     return r && r->type == REDIS_REPLY_ERROR && strstr(r->str, "equal or smaller");
 }
 
+/* The written events a covers are on a replica (or the primary has none): stored. Not ok:
+ * the connection went first, and the resync on the next one finds out what is there. */
+static void
+on_replicated(void *ud, bool ok)
+{
+    ack_t *a = ud;
+    event_log_t *l = a->ref->log;
+    if (l && ok) {
+        for (uint64_t s = a->upto ? l->acked + 1 : a->seq; s <= a->seq; s++) {
+            event_log_entry_t *e = slot(l, s);
+            if (e && e->written)
+                e->stored = true;
+        }
+        advance(l);
+    } else if (l) {
+        l->stalled = true;
+    }
+    ref_put(a->ref);
+    free(a);
+}
+
 static void
 on_xadd(redisReply *r, void *ud)
 {
@@ -221,8 +244,9 @@ on_xadd(redisReply *r, void *ud)
         event_log_entry_t *e = slot(l, a->seq);
         bool ok = r && (r->type != REDIS_REPLY_ERROR || already_there(r));
         if (ok && e && !e->stored) {
-            e->stored = true;
-            advance(l);
+            e->written = true;
+            redis_replicated(on_replicated, a); /* at once unless in sentinel mode */
+            return;
         } else if (!ok && !l->stalled) {
             /* Hold everything after it: a later event stored before this one would make it
              * impossible to store (ids only grow). event_log_resync takes it from here. */
@@ -247,6 +271,7 @@ xadd(event_log_t *l, const event_log_entry_t *e)
     ack_t *a = xmalloc(sizeof *a);
     a->ref = ref_get(l);
     a->seq = e->seq;
+    a->upto = false;
     redis_client_cmdv(on_xadd, a, 8, argv, lens);
 }
 
@@ -257,7 +282,7 @@ send_from(event_log_t *l)
     while (!l->stalled && !l->resyncing && l->sent + 1 < l->next_seq) {
         const event_log_entry_t *e = slot(l, l->sent + 1);
         l->sent++;
-        if (!e || e->stored)
+        if (!e || e->stored || e->written)
             continue;
         if (!redis_client_connected()) { /* fails at once: hold until the reconnection resyncs */
             l->stalled = true;
@@ -309,6 +334,7 @@ event_log_append_members(event_log_t *l, const char *members, size_t mlen)
     e->len = t.len;
     e->text = buf_steal(&t);
     e->stored = false;
+    e->written = false;
     l->ring_bytes += e->len;
     l->unacked_bytes += e->len;
     metrics_events(1);
@@ -347,6 +373,13 @@ on_resync_range(redisReply *r, void *ud)
     l->resyncing = false;
     if (!r || r->type != REDIS_REPLY_ARRAY)
         return; /* still stalled: the next tick or reconnection tries again */
+    /* What the old connection's server confirmed counts for nothing here: after a failover
+     * the new primary may not have it. Only what this one lists is written. */
+    for (uint64_t s = l->acked + 1; s < l->next_seq; s++) {
+        event_log_entry_t *e = slot(l, s);
+        if (e && !e->stored)
+            e->written = false;
+    }
     uint64_t top = 0;
     for (size_t i = 0; i < r->elements; i++) {
         redisReply *item = r->element[i];
@@ -355,8 +388,8 @@ on_resync_range(redisReply *r, void *ud)
             continue;
         uint64_t seq = id_seq(item->element[0]->str);
         event_log_entry_t *e = slot(l, seq);
-        if (e)
-            e->stored = true;
+        if (e && !e->stored)
+            e->written = true;
         if (seq > top)
             top = seq;
     }
@@ -382,6 +415,13 @@ on_resync_range(redisReply *r, void *ud)
     advance(l);
     l->sent = l->acked;
     l->stalled = false;
+    if (top > l->acked) { /* stored once a replica has them too (redis_replicated.h) */
+        ack_t *a = xmalloc(sizeof *a);
+        a->ref = ref_get(l);
+        a->seq = top;
+        a->upto = true;
+        redis_replicated(on_replicated, a);
+    }
     send_from(l);
 }
 

@@ -33,7 +33,8 @@ typedef struct {
     uint64_t seq;
     char *text; /* the event's JSON, "seq" included; owned by the log */
     size_t len;
-    bool stored; /* Redis confirmed it */
+    bool stored;  /* Redis confirmed it (in sentinel mode: and a replica has it) */
+    bool written; /* the primary confirmed it, a replica may not have it yet */
 } event_log_entry_t;
 
 typedef struct event_log event_log_t;

@@ -1,0 +1,147 @@
+/* redis_replicated.c — batched WAIT 1 for the event log (redis_replicated.h).
+ *
+ * WAIT's order: it covers every command the connection ran before it. A waiter arrives after
+ * its write was answered, so the WAIT sent next covers it; the one in flight may not. A WAIT
+ * that times out (0 replicas) asks ROLE: a primary with no replica left confirms (there is
+ * nothing a failover could promote), one with replicas is waited for again. */
+#include "redis_replicated.h"
+
+#include <hiredis/hiredis.h>
+#include <stdlib.h>
+
+#include "gw.h"
+#include "redis_client.h"
+#include "redis_sentinel.h"
+#include "xalloc.h"
+
+typedef struct {
+    redis_replicated_cb cb;
+    void *ud;
+} waiter_t;
+
+typedef struct {
+    waiter_t *w;
+    size_t n, cap;
+} batch_t;
+
+static batch_t next;      /* waiting for the next WAIT */
+static bool in_flight;    /* a WAIT (or its ROLE) is out */
+static unsigned timeouts; /* WAITs in a row no replica answered, for the log */
+
+static void send_wait(batch_t *b);
+
+static void
+batch_add(batch_t *b, redis_replicated_cb cb, void *ud)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 16;
+        b->w = xrealloc(b->w, b->cap * sizeof *b->w);
+    }
+    b->w[b->n++] = (waiter_t){cb, ud};
+}
+
+/* Answers every waiter of b (and frees b). Waiters may add new ones meanwhile: to next. */
+static void
+batch_done(batch_t *b, bool ok)
+{
+    for (size_t i = 0; i < b->n; i++)
+        b->w[i].cb(b->w[i].ud, ok);
+    free(b->w);
+    free(b);
+}
+
+static batch_t *
+take_next(void)
+{
+    batch_t *b = xmalloc(sizeof *b);
+    *b = next;
+    next = (batch_t){0};
+    return b;
+}
+
+/* The connection went (a NULL reply): the next batch's writes were on it too. */
+static void
+fail_all(batch_t *b)
+{
+    in_flight = false;
+    batch_done(b, false);
+    if (next.n)
+        batch_done(take_next(), false);
+}
+
+/* After a WAIT or ROLE answered: the next batch goes out, if any. */
+static void
+continue_next(void)
+{
+    in_flight = false;
+    if (next.n)
+        send_wait(take_next());
+}
+
+static void
+on_role(redisReply *r, void *ud)
+{
+    batch_t *b = ud;
+    if (!r) {
+        fail_all(b);
+        return;
+    }
+    int replicas = 0;
+    if (!redis_role_is_master(r, &replicas)) {
+        in_flight = false;
+        redis_client_reconnect("the server is not the primary now"); /* fails b's WAIT */
+        fail_all(b);
+        return;
+    }
+    redis_client_set_replicas(replicas);
+    if (replicas == 0) {
+        batch_done(b, true);
+        continue_next();
+        return;
+    }
+    for (size_t i = 0; i < next.n; i++) /* one WAIT for both */
+        batch_add(b, next.w[i].cb, next.w[i].ud);
+    free(next.w);
+    next = (batch_t){0};
+    send_wait(b);
+}
+
+static void
+on_wait(redisReply *r, void *ud)
+{
+    batch_t *b = ud;
+    if (!r) {
+        fail_all(b);
+        return;
+    }
+    if (r->type == REDIS_REPLY_INTEGER && r->integer >= 1) {
+        timeouts = 0;
+        batch_done(b, true);
+        continue_next();
+        return;
+    }
+    if (timeouts++ % 30 == 0)
+        GW_LOG("redis: no replica confirmed the last writes in %d ms; asking ROLE",
+               REDIS_REPLICATED_WAIT_MS);
+    if (redis_client_cmd(on_role, b, "ROLE") < 0)
+        return; /* on_role had NULL */
+}
+
+static void
+send_wait(batch_t *b)
+{
+    in_flight = true;
+    redis_client_cmd(on_wait, b, "WAIT 1 %d", REDIS_REPLICATED_WAIT_MS);
+}
+
+void
+redis_replicated(redis_replicated_cb cb, void *ud)
+{
+    if (redis_client_replicas() <= 0) {
+        cb(ud, true);
+        return;
+    }
+    batch_add(&next, cb, ud);
+    if (!in_flight)
+        send_wait(take_next());
+}

@@ -33,9 +33,10 @@ while kill -0 "$api" 2>/dev/null && kill -0 "$nginx" 2>/dev/null; do
     sleep 1
     now=$(gateways || true)
     [ "$now" = "$seen" ] && continue
+    # what failed (a full disk, a bad render) is tried again the next second
+    render "$now" && nginx -p /tmp/nginx -c /tmp/nginx/nginx.conf -s reload || continue
     echo "front.sh: gateways now at ${now:-nothing}: nginx reloaded" >&2
     seen=$now
-    render "$seen" && nginx -p /tmp/nginx -c /tmp/nginx/nginx.conf -s reload
 done
 echo "front.sh: nginx or sandpipe-api ended: the task ends" >&2
 kill "$api" "$nginx" 2>/dev/null || true

@@ -28,7 +28,7 @@ primary=$(current_primary)
 case "$kind" in
 redis)
     sandpipe redis-acl --dir /run/secrets --template /opt/sandpipe/users.acl \
-        --template /run/sandpipe/redis-ha.acl --out /tmp/users.acl
+        --template /run/sandpipe/replication.acl --out /tmp/users.acl
     {
         echo "include /opt/sandpipe/redis.conf"
         echo "bind 0.0.0.0"

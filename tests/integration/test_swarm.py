@@ -2,7 +2,7 @@
 (unless this Docker is a manager already; the swarm is left as it was found), the stack's image
 built here (deploy/swarm/images.sh), `deploy.sh` (`docker stack deploy`) brings up the front
 (nginx + the API), the gateway (global, the node's Docker), Redis primary + replica and three
-sentinels; a session end to end through the stack's nginx: created over REST, a command's output
+sentinels, through which the gateway and the API find the primary; a session end to end through the stack's nginx: created over REST, a command's output
 read on its WebSocket stream; the gateway task's container killed: Swarm starts another task on
 the node, the same gateway (its id from the node), which re-attaches the session: a second
 command over REST, the stream read again from where it was, nothing lost or repeated. Then
@@ -21,7 +21,7 @@ import uuid
 from spexec import ROOT
 from stack import BUILD, free_port
 from providers import docker, ensure_docker_image
-from wsclient import WS
+from wsclient import WS, HandshakeError
 
 SWARM = os.path.join(ROOT, "deploy", "swarm")
 
@@ -163,6 +163,21 @@ class SwarmTest(unittest.TestCase):
             health = s.wait_gateways(1)
             gw = health["gateways"][0]["id"]
             self.assertTrue(gw.startswith(s.gateway_prefix + "-"), health)
+            # the gateway and the API found the primary through the sentinels, which know it
+            # and its replica
+            sentinel = s.containers("sentinel-1")[0]
+            with open(f"{s.dir}/sentinel.password") as f:
+                auth = "REDISCLI_AUTH=" + f.read().strip()
+            deadline = time.monotonic() + 60  # a sentinel learns of the replica from INFO (10 s)
+            while True:
+                info = docker("exec", "-e", auth, sentinel, "redis-cli", "-p", "26379", "--raw",
+                              "SENTINEL", "master", "sandpipe")
+                fields = dict(zip(info.split("\n")[::2], info.split("\n")[1::2]))
+                if fields.get("num-slaves") == "1" or time.monotonic() > deadline:
+                    break
+                time.sleep(1)
+            self.assertEqual((fields["ip"], fields["num-slaves"]), ("redis-1", "1"), info)
+            self.assertIn("sentinel://", s.logs("gateway", tail=200))
             token = s.token()
             st, sess = request(s.port, "POST", "/api/v1/sessions", {}, token)
             self.assertEqual(st, 201, (sess, s.logs("gateway"), s.logs("front")))
@@ -209,7 +224,10 @@ class SwarmTest(unittest.TestCase):
             self.assertEqual((st, rec["status"], rec["gateway"]), (200, "READY", gw), rec)
 
             # the stream again from where it was read: the second command, each seq once
-            ws = WS("127.0.0.1", s.port, f"/ws/sessions/{sid}?since={last}&token={token}")
+            try:
+                ws = WS("127.0.0.1", s.port, f"/ws/sessions/{sid}?since={last}&token={token}")
+            except (OSError, HandshakeError) as e:
+                raise AssertionError((e, s.logs("gateway", 60), s.logs("front", 60))) from e
             after = read_until(ws, lambda e: e.get("type") == "observation" and "two-42" in
                                e["observation"].get("content", ""))
             ws.close()

@@ -218,12 +218,14 @@ class LastGatewayOfHostTest(unittest.TestCase):
         ms = self.ms
         sid = ms.create_on(0)
         other = ms.create_on(1)
+        t0 = time.monotonic()
         ms.kill(0)
         # gw-1 runs on another host: it cannot reach the sandbox, it says why; the sandbox is out
         # of reach, not failed (the host's gateway, back, re-attaches it)
         lost = "ERROR_RUNTIME_DISCONNECTED"
         self.assertTrue(wait_until(lambda: ms.redis("HGET", f"sp:session:{{{sid}}}", "status") == lost, 60),
                         ms.gateway_log()[-3000:])
+        print(f"\n  host's last gateway killed to {lost}: {time.monotonic() - t0:.1f} s", flush=True)
         ev = [e for e in stream_events(ms, sid) if e.get("type") == "status" and e.get("status") == lost]
         self.assertEqual(len(ev), 1)
         self.assertIn("gw-0", ev[0]["message"])

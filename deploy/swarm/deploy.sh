@@ -4,7 +4,8 @@
 # First makes the secrets that are missing in $SANDPIPE_SWARM_DIR (default run/swarm; never
 # overwritten): the JWT secret, Redis' passwords (users gateway, api, replica, sentinel) and the
 # sentinels' own. Swarm configs cannot change in place, so the scripts' configs are named after
-# their content: an edited script deploys as a new config. The stack's image must be on every
+# their content: an edited script deploys as a new config, and every task that mounts it starts
+# again (ha.sh: the Redis nodes and the sentinels together). The stack's image must be on every
 # node already (images.sh). Environment: SANDPIPE_PORT (8088), SANDPIPE_FRONTS (1),
 # SANDPIPE_POOL (2), SANDPIPE_STACK_IMAGE, SANDPIPE_GATEWAY_PREFIX (gw), SANDPIPE_STATE_DIR.
 set -euo pipefail
@@ -24,6 +25,6 @@ d=$SANDPIPE_SWARM_DIR
 # The gateway's bind of /var/lib/sandpipe needs it on this node (every other node: images.sh).
 mkdir -p /var/lib/sandpipe
 export SANDPIPE_CONFIG_VERSION SANDPIPE_STACK=$stack
-SANDPIPE_CONFIG_VERSION=$(cat "$HERE"/*.sh "$ROOT/deploy/kubernetes/redis/replication.acl" |
+SANDPIPE_CONFIG_VERSION=$(cat "$HERE"/{front,gateway,ha}.sh "$ROOT/deploy/kubernetes/redis/replication.acl" |
     sha256sum | cut -c1-12)
 exec docker stack deploy --resolve-image never -c "$HERE/stack.yml" "$stack"

@@ -94,5 +94,6 @@ echo "streaming $PEER_MB MiB, websocketd + script (PTY, \\n → \\r\\n):  $s_wsd
 mbs() { sed -n 's/.*= \([0-9.]*\) MB\/s.*/\1/p'; }
 echo "  → $(ratio "$(mbs <<<"$s_ours")" "$(mbs <<<"$s_wsd")")x websocketd's throughput (pipe)," \
     "$(ratio "$(mbs <<<"$s_ours")" "$(mbs <<<"$s_wsd_pty")")x websocketd's on a PTY;" \
-    "keystroke echo p50 $(ratio "$(p50 <<<"$e_ours")" "$(p50 <<<"$e_wsd")")x websocketd's"
+    "keystroke echo p50 $(ratio "$(p50 <<<"$e_ours")" "$(p50 <<<"$e_wsd")")x websocketd's through nginx," \
+    "$(ratio "$(p50 <<<"$e_ours_direct")" "$(p50 <<<"$e_wsd")")x straight"
 echo '```'

@@ -307,11 +307,17 @@ static const char CLAIM_LUA[] =
     "end\n"
     "return v\n";
 
+bool
+pool_serves(const char *profile)
+{
+    return strcmp(profile, POOL_PROFILE) == 0 && g_gw.cfg.pool_size > 0;
+}
+
 void
 pool_claim(const char *profile, const char *session_id, bool env_pending, pool_claim_cb cb,
            void *ud)
 {
-    if (strcmp(profile, POOL_PROFILE) != 0 || g_gw.cfg.pool_size <= 0) {
+    if (!pool_serves(profile)) {
         cb(ud, NULL);
         return;
     }

@@ -19,6 +19,9 @@ void pool_start(void);
 void pool_restore(void);
 /* Whether sandbox_id is warming here or was in the ready list at pool_restore. */
 bool pool_owns(const char *sandbox_id);
+/* Whether pool_claim of profile asks Redis (a pool of that profile is kept): it answers cb only
+ * once its claim ran there, after whatever was sent before it on the same connection. */
+bool pool_serves(const char *profile);
 void pool_claim(const char *profile, const char *session_id, bool env_pending, pool_claim_cb cb,
                 void *ud);
 /* A started sandbox (borrowed), or NULL with code and msg. */

@@ -35,6 +35,17 @@ attach_sandbox(gw_session_t *s, const sandbox_t *sb)
         session_save_field(s, "env_pending", "1");
         s->env_pending_saved = true;
     }
+    /* A warm sandbox's link from warming up, still open: the session's now, up already. */
+    exec_link_t *warm = pool_take_link(sb->id);
+    if (warm) {
+        exec_link_free(s->link);
+        s->link = warm;
+        exec_link_rebind(warm, &session_link_cbs, s);
+        if (exec_link_up(warm)) {
+            session_link_cbs.on_up(s);
+            return;
+        }
+    }
     exec_link_connect(s->link, s->sb.socket_path, 15000);
 }
 

@@ -298,6 +298,38 @@ class GatewayTest(unittest.TestCase):
         self.assertTrue(all(sid in line for line in between), between)  # its record's, no PING
         c.close()
 
+    def test_warm_claim_keeps_the_link_its_sandbox_warmed_up_with(self):
+        """The claimed sandbox's executor link is the one the pool opened when it warmed up: the
+        claim waits for no new connection and no HELLO (issue 35). Its executor's sockets are the
+        same before and after the claim, and it takes commands."""
+        c = self.st.control()
+        for _ in range(100):
+            if self.st.call(c, "pool")["result"]["default"]["ready"] >= 1:
+                break
+            time.sleep(0.1)
+        first = json.loads(self.st.redis("LRANGE", f"sp:pool:{{default}}:{self.st.gateway_id}", "0", "0"))
+        pid = executor_pid(first["pid"])
+
+        def sockets():
+            out = set()
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    continue
+                if target.startswith("socket:"):
+                    out.add(target)
+            return out
+        before = sockets()
+        r = self.st.call(c, "session.create")
+        self.assertEqual(r["result"]["status"], "READY", r)
+        self.assertEqual(json.loads(self.st.redis("HGET", f"sp:session:{{{r['result']['id']}}}", "sandbox"))["id"],
+                         first["id"])
+        _, out, _ = run_action(self.session_ws(r["result"]["id"]), "echo claimed")
+        self.assertEqual(out, "claimed\n")
+        self.assertEqual(sockets(), before)  # no connection closed, none accepted
+        c.close()
+
     def test_env_applies_to_a_warm_sandbox(self):
         c = self.st.control()
         claims = self.st.call(c, "pool")["result"]["default"]["claims"]

@@ -4,8 +4,10 @@ by hand: a mount added there belongs here), running `true` or `bash -c true` ins
 executor. Left out, and said so next to the figure: the gateway's own steps (the disk, the
 cgroup, the uid switch, the user namespace it makes for root inside, the seccomp filter, the
 executor's HELLO): what they cost is what the ratio to this floor shows."""
+import atexit
 import os
 import shutil
+import tempfile
 import time
 
 ETC_FILES = ["/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
@@ -27,6 +29,30 @@ def _memfd(name, data):
     return fd
 
 
+_etc = None
+
+
+def etc_copy():
+    """A copy of ETC_FILES and GENERATED in a directory of its own, as sandbox_etc.c makes one
+    (a named symlink followed, symlinks inside directories kept); made once per run."""
+    global _etc
+    if _etc is None:
+        _etc = tempfile.mkdtemp(prefix="sp-floor-etc-")
+        atexit.register(shutil.rmtree, _etc, True)
+        for f in ETC_FILES:
+            dst = os.path.join(_etc, os.path.relpath(f, "/etc"))
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if os.path.isdir(f):
+                shutil.copytree(f, dst, symlinks=True, ignore_dangling_symlinks=True)
+            elif os.path.isfile(f):
+                shutil.copy2(f, dst)
+        for name, data in GENERATED.items():
+            with open(os.path.join(_etc, name), "wb") as out:
+                out.write(data if name != "resolv.conf" else b"")
+        os.chmod(_etc, 0o755)
+    return _etc
+
+
 def command(workspace, executor, inside):
     """(argv, fds to pass): bwrap with a sandbox's options running inside (a list)."""
     bwrap = shutil.which("bwrap") or "/usr/bin/bwrap"
@@ -41,13 +67,10 @@ def command(workspace, executor, inside):
             a += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             a += ["--ro-bind", top, top]
-    for f in ETC_FILES:
-        a += ["--ro-bind-try", f, f]
-    fds = []
-    for name, data in GENERATED.items():
-        fd = _memfd(name, data)
-        fds.append(fd)
-        a += ["--perms", "0644", "--ro-bind-data", str(fd), f"/etc/{name}"]
+    a += ["--ro-bind", etc_copy(), "/etc"]  # sandbox_etc.h: one copy, one bind
+    fd = _memfd("resolv.conf", GENERATED["resolv.conf"])
+    fds = [fd]
+    a += ["--perms", "0644", "--ro-bind-data", str(fd), "/etc/resolv.conf"]
     a += ["--proc", "/proc", "--dev", "/dev"]
     for where in ("/dev/shm", "/tmp", "/var/tmp"):
         a += ["--perms", "1777", "--size", str(1 << 30), "--tmpfs", where]

@@ -61,6 +61,8 @@ def to_first_command(params):
     c.send_json({"id": 1, "method": "session.create", "params": params})
     r = c.recv_json(60)
     t2 = time.perf_counter()
+    if "result" not in r:
+        raise RuntimeError(f"session.create {params}: {r}")
     sid = r["result"]["id"]
     s = ws(f"/ws/sessions/{sid}")
     run(s, "true")

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -231,18 +232,39 @@ build(const char *tmp, const char *const host_paths[], const sandbox_etc_file_t 
     return e;
 }
 
+/* <state_dir>/.etc, a tmpfs of its own where the gateway may mount one (see the header). */
+static int
+store_open(const char *state_dir, char *store, size_t cap, err_t *err)
+{
+    if (snprintf(store, cap, "%s/" SANDBOX_ETC_STORE, state_dir) >= (int)cap)
+        return err_set(err, ENAMETOOLONG, "%s: path too long", state_dir);
+    if (mkdir(store, 0755) < 0 && errno != EEXIST)
+        return err_set(err, errno, "mkdir %s: %s", store, strerror(errno));
+    struct stat top, st;
+    if (stat(state_dir, &top) < 0 || lstat(store, &st) < 0 || !S_ISDIR(st.st_mode))
+        return err_set(err, errno ? errno : ENOTDIR, "%s: not a directory", store);
+    if (st.st_dev == top.st_dev && /* not mounted yet (a fresh state directory, a reboot) */
+        mount("sandpipe-etc", store, "tmpfs", MS_NOSUID | MS_NODEV, SANDBOX_ETC_TMPFS) < 0 &&
+        errno != EPERM)
+        return err_set(err, errno, "mount tmpfs on %s: %s", store, strerror(errno));
+    return 0;
+}
+
 int
 sandbox_etc_dir(const char *state_dir, const char *const host_paths[],
                 const sandbox_etc_file_t *generated, size_t n, char *out, size_t cap, err_t *err)
 {
-    static char last[PATH_MAX], last_state[PATH_MAX];
+    static char last[PATH_MAX + 64], last_state[PATH_MAX];
     static int64_t checked;
     if (last[0] && now_ns() - checked < RECHECK_NS && strcmp(last_state, state_dir) == 0 &&
         (size_t)snprintf(out, cap, "%s", last) < cap)
         return 0;
-    char hex[65] = "", path[PATH_MAX], tmp[PATH_MAX + 16];
+    char hex[65] = "", store[PATH_MAX], path[PATH_MAX + 64], tmp[PATH_MAX + 80];
+    int e = store_open(state_dir, store, sizeof store, err);
+    if (e < 0)
+        return e;
     signature(host_paths, generated, n, hex);
-    if (snprintf(path, sizeof path, "%s/" SANDBOX_ETC_PREFIX "%.32s", state_dir, hex) >=
+    if (snprintf(path, sizeof path, "%s/" SANDBOX_ETC_PREFIX "%.32s", store, hex) >=
             (int)sizeof path ||
         snprintf(out, cap, "%s", path) >= (int)cap)
         return err_set(err, ENAMETOOLONG, "%s: path too long", state_dir);
@@ -251,7 +273,7 @@ sandbox_etc_dir(const char *state_dir, const char *const host_paths[],
         snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
         if (!mkdtemp(tmp))
             return err_set(err, errno, "mkdtemp %s: %s", tmp, strerror(errno));
-        int e = build(tmp, host_paths, generated, n, err);
+        e = build(tmp, host_paths, generated, n, err);
         if (e == 0 && rename(tmp, path) < 0 && errno != EEXIST && errno != ENOTEMPTY)
             e = err_set(err, errno, "rename %s: %s", tmp, strerror(errno));
         if (access(tmp, F_OK) == 0) /* not renamed: failed, or another gateway made it first */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,7 +36,9 @@ static int
 teardown(void **s)
 {
     (void)s;
-    char cmd[128];
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "%s/" SANDBOX_ETC_STORE, state);
+    umount2(cmd, MNT_DETACH); /* its tmpfs, where the test may mount */
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", state);
     return system(cmd);
 }
@@ -83,7 +86,15 @@ test_a_copy_of_the_named_host_files_and_the_generated_ones(void **s)
     err_t err = {0};
     assert_int_equal(sandbox_etc_dir(state, host, gen, 2, dir, sizeof dir, &err), 0);
     assert_true(strncmp(dir, state, strlen(state)) == 0);
-    assert_non_null(strstr(dir, "/" SANDBOX_ETC_PREFIX));
+    assert_non_null(strstr(dir, "/" SANDBOX_ETC_STORE "/" SANDBOX_ETC_PREFIX));
+    if (geteuid() == 0) { /* root: the copies are on a tmpfs of their own */
+        struct stat top, store;
+        char s2[PATH_MAX];
+        snprintf(s2, sizeof s2, "%s/" SANDBOX_ETC_STORE, state);
+        assert_int_equal(stat(state, &top), 0);
+        assert_int_equal(stat(s2, &store), 0);
+        assert_true(top.st_dev != store.st_dev);
+    }
     struct stat st;
     assert_int_equal(stat(dir, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0755);

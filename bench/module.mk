@@ -28,6 +28,6 @@ bench: $(BUILD)/bench/bench_api
 
 # bench_disk: a sandbox's own disk (gateway/sandbox/sandbox_disk.c, loopdev.c) made and removed.
 $(BUILD)/bench/bench_disk.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
-$(BUILD)/bench/bench_disk: $(BUILD)/bench/bench_disk.o $(BUILD)/gateway/sandbox/sandbox_disk.o $(BUILD)/gateway/sandbox/loopdev.o $(COMMON_LIB)
+$(BUILD)/bench/bench_disk: $(BUILD)/bench/bench_disk.o $(BUILD)/gateway/sandbox/sandbox_disk.o $(BUILD)/gateway/sandbox/disk_template.o $(BUILD)/gateway/sandbox/loopdev.o $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 bench: $(BUILD)/bench/bench_disk

@@ -157,7 +157,7 @@ done
 "$B/bench/bench_stream" "$work/e.sock" "$work/ws/text.txt" pty | sed 's/^/executor alone, /'
 "$B/bench/bench_ws" fanout 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" 100 'seq 1 300000' | sed 's/^/bulk output (2 MB, CPU-bound): /'
 "$B/bench/bench_ws" fanout 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" 100 'for i in $(seq 1 100); do echo line $i of a build log; sleep 0.005; done' | sed 's/^/paced output (a build log): /'
-python3 bench/bench_gateway.py "$GW_PORT" "$(cat "$work/secret")" "$work/redis.sock"
+python3 bench/bench_gateway.py "$GW_PORT" "$(cat "$work/secret")" "$work/redis.sock" "$B/sandpipe-executor"
 "$B/bench/bench_disk" "$work" 20 || true # a sandbox's own disk (root and loop devices needed)
 "$B/bench/bench_evlog" "unix:$work/redis.sock" 500000 gateway "$work/redis-gateway.password" 2>/dev/null
 R0=$(awk '/VmRSS/{print $2}' /proc/$GW/status)

@@ -374,6 +374,19 @@ exec_link_home(const exec_link_t *l)
     return l->home;
 }
 
+bool
+exec_link_up(const exec_link_t *l)
+{
+    return l->up;
+}
+
+void
+exec_link_rebind(exec_link_t *l, const exec_link_cbs_t *cbs, void *ud)
+{
+    l->cbs = *cbs;
+    l->ud = ud;
+}
+
 exec_client_t *
 exec_link_client(exec_link_t *l)
 {

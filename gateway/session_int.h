@@ -235,9 +235,9 @@ void session_arm_flush(gw_session_t *s);
 /* A start that failed: ERROR with msg in the record's "error" (who asked may read it there),
  * the ready callback told, the session deleted with its sandbox. session_sandbox.c. */
 void session_start_failed(gw_session_t *s, int code, const char *msg);
-/* Takes the sandbox of the new session id (owned: freed here), once its record is in Redis:
- * claimed from the pool or started for it. session_sandbox.c. */
-void session_take_sandbox(char *id);
+/* Takes the sandbox of the new session s, whose record session_save has just sent: claimed
+ * from the pool or started for it, never before Redis holds the record. session_sandbox.c. */
+void session_take_sandbox(gw_session_t *s);
 /* Writes the session's record (sp:session:{id}) and its place in the listings. session.c. */
 void session_save(gw_session_t *s);
 

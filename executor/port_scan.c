@@ -5,6 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,9 +48,85 @@ read_proc_file(const char *path, buf_t *b)
     return rc;
 }
 
+#define TCP_STATE_LISTEN 10 /* include/net/tcp_states.h */
+
+/* Appends the TCP sockets of family in LISTEN state, as the kernel's sock_diag lists them for
+ * the namespace of fd (a NETLINK_SOCK_DIAG socket). 0 or -errno. */
+static int
+diag_dump(int fd, int family, port_table_t *t)
+{
+    struct {
+        struct nlmsghdr nlh;
+        struct inet_diag_req_v2 req;
+    } msg = {
+        .nlh = {.nlmsg_len = sizeof msg,
+                .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+                .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+                .nlmsg_seq = 1},
+        .req = {.sdiag_family = (uint8_t)family,
+                .sdiag_protocol = IPPROTO_TCP,
+                .idiag_states = 1u << TCP_STATE_LISTEN},
+    };
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    if (sendto(fd, &msg, sizeof msg, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0)
+        return -errno;
+    static uint32_t answer[8192]; /* 32 KiB, aligned for nlmsghdr */
+    for (;;) {
+        ssize_t got = recv(fd, answer, sizeof answer, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return got < 0 ? -errno : -EIO;
+        int len = (int)got;
+        for (struct nlmsghdr *h = (struct nlmsghdr *)answer; NLMSG_OK(h, len);
+             h = NLMSG_NEXT(h, len)) {
+            if (h->nlmsg_type == NLMSG_DONE)
+                return 0;
+            if (h->nlmsg_type == NLMSG_ERROR) {
+                const struct nlmsgerr *e = NLMSG_DATA(h);
+                return e->error < 0 ? e->error : -EIO;
+            }
+            const struct inet_diag_msg *m = NLMSG_DATA(h);
+            if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof *m) ||
+                m->idiag_family != family)
+                continue;
+            port_sock_t s = {
+                .family = family, .port = ntohs(m->id.idiag_sport), .inode = m->idiag_inode};
+            memcpy(s.addr, m->id.idiag_src, family == AF_INET ? 4 : 16);
+            port_table_add(t, &s);
+        }
+    }
+}
+
+/* The listening sockets from the kernel's sock_diag: it walks only the listening sockets,
+ * where reading /proc/net/tcp walks every bucket of the host's established hash (shared by
+ * all namespaces: ~2 ms a read on a 24 GiB host), which a few thousand idle sandboxes polling
+ * their ports made the host's main load. 0, or -errno (no sock_diag: the caller reads /proc). */
+static int
+port_scan_diag(port_table_t *t)
+{
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0)
+        return -errno;
+    int rc = diag_dump(fd, AF_INET, t);
+    if (rc == 0) {
+        rc = diag_dump(fd, AF_INET6, t);
+        if (rc == -ENOENT || rc == -EAFNOSUPPORT) /* a kernel without IPv6 */
+            rc = 0;
+    }
+    close(fd);
+    if (rc < 0)
+        port_table_free(t);
+    return rc;
+}
+
 int
 port_scan(port_table_t *t)
 {
+    if (port_scan_diag(t) == 0) {
+        port_table_sort(t);
+        return 0;
+    }
     static const struct {
         const char *path;
         int family;

@@ -119,6 +119,16 @@ parse_line(const char *p, size_t n, int family, port_sock_t *s)
     return st == TCP_LISTEN;
 }
 
+void
+port_table_add(port_table_t *t, const port_sock_t *s)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 16;
+        t->v = xrealloc(t->v, t->cap * sizeof *t->v);
+    }
+    t->v[t->n++] = *s;
+}
+
 size_t
 port_table_parse(port_table_t *t, const char *text, size_t len, int family)
 {
@@ -134,11 +144,7 @@ port_table_parse(port_table_t *t, const char *text, size_t len, int family)
         if (r < 0) {
             skipped++;
         } else if (r > 0) {
-            if (t->n == t->cap) {
-                t->cap = t->cap ? t->cap * 2 : 16;
-                t->v = xrealloc(t->v, t->cap * sizeof *t->v);
-            }
-            t->v[t->n++] = s;
+            port_table_add(t, &s);
         }
         p += n + (nl != NULL);
     }

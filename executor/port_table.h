@@ -38,6 +38,9 @@ typedef struct {
  * Returns the number of lines skipped that way (0 for a well-formed text). */
 size_t port_table_parse(port_table_t *t, const char *text, size_t len, int family);
 
+/* Appends a copy of s (its command, if any, now t's). */
+void port_table_add(port_table_t *t, const port_sock_t *s);
+
 /* Sorts t by port, then family (IPv4 first), then address, and keeps one entry per (port,
  * family, address): sockets sharing one (SO_REUSEPORT) are one listener to a client. */
 void port_table_sort(port_table_t *t);

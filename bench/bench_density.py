@@ -9,7 +9,8 @@ their work grew), the gateway's RSS after every session was deleted against its 
 answered `echo hi`, Redis memory per session, and the gateway's descriptors per session.
 Bounded: creation stops early when MemAvailable falls under BENCH_DENSITY_MIN_AVAIL_GIB
 (default 4) or after BENCH_DENSITY_MAX_S (default 3600 s), and says so; every sandbox is
-destroyed and checked for by the stack on the way out."""
+destroyed and checked for by the stack on the way out. BENCH_DENSITY_DISK=0: sandboxes without
+a disk of their own (the gateway's --disk 0)."""
 import collections
 import concurrent.futures as cf
 import os
@@ -25,6 +26,10 @@ N = int(os.environ.get("BENCH_DENSITY_N", "5000"))
 CLIENTS = int(os.environ.get("BENCH_DENSITY_CLIENTS", "8"))
 MIN_AVAIL = float(os.environ.get("BENCH_DENSITY_MIN_AVAIL_GIB", "4")) * (1 << 30)
 MAX_S = float(os.environ.get("BENCH_DENSITY_MAX_S", "3600"))
+# The gateway's --disk: "" its default (each sandbox its own sparse ext4 disk on a loop device,
+# ~0.5 MiB of the host's disk each when empty), "0" none (the workspace in the sandbox's
+# directory, /tmp a tmpfs): for a host whose disk would not hold N of them.
+DISK = os.environ.get("BENCH_DENSITY_DISK", "")
 PID_MAX_WANTED = 4194304
 
 
@@ -106,7 +111,8 @@ def raise_limits():
 
 def main():
     old_pid_max = raise_limits()
-    st = ApiStack(pool=int(os.environ.get("BENCH_DENSITY_POOL", "4")), workers=8)
+    st = ApiStack(pool=int(os.environ.get("BENCH_DENSITY_POOL", "4")), workers=8,
+                  extra=["--disk", DISK] if DISK else [])
     ids = []
     try:
         tok = st.token(role="admin")
@@ -138,7 +144,8 @@ def main():
         t_create = time.monotonic() - t0
         n = len(ids)
         print(f"sessions created over REST: {n} of {N} in {t_create:.0f} s, "
-              f"{n / t_create:.1f} sessions/s ({CLIENTS} clients at a time, warm pool of {st.pool})"
+              f"{n / t_create:.1f} sessions/s ({CLIENTS} clients at a time, warm pool of {st.pool}, "
+              f"disks: {'--disk ' + DISK if DISK else 'the default'})"
               + (f"; stopped early: {stop_why}" if stop_why else ""))
         for why, count in failed.items():
             print(f"  failed creates: {count} x {why}")

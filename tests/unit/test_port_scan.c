@@ -13,8 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -153,12 +156,40 @@ test_scan_matches_proc_net_tcp(void **state)
         close(l6);
 }
 
+/* The scan does not read /proc/net/tcp (each read walks the host's whole connection hash): with
+ * an empty tmpfs over /proc (in a mount namespace of a child's own) it still finds the
+ * listener. Needs root, as make test does. */
+static void
+test_scan_does_not_read_proc_net_tcp(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount("tmpfs", "/proc", "tmpfs", 0, "size=4k") < 0)
+            _exit(2);
+        uint16_t port;
+        int fd = loopback_socket(AF_INET, true, &port);
+        port_table_t t = PORT_TABLE_INIT;
+        int found = port_scan(&t) == 0 && find(&t, AF_INET, port) != NULL;
+        port_table_free(&t);
+        close(fd);
+        _exit(found ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0); /* 2: no mount namespace (not root) */
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_finds_this_process_listeners_and_only_them),
         cmocka_unit_test(test_scan_matches_proc_net_tcp),
+        cmocka_unit_test(test_scan_does_not_read_proc_net_tcp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,7 +28,11 @@ struct event_log {
     bool resyncing; /* the resync's XRANGE is in flight */
     size_t unacked_bytes;
     int64_t cap_events, cap_bytes;
-    event_log_entry_t ring[EVENT_LOG_RING_EVENTS];
+    /* seq lives at ring[seq % ring_cap]; ring_cap, a power of two, grows as events come, up
+     * to EVENT_LOG_RING_EVENTS, and shrinks again with event_log_shrink: an idle session holds
+     * a few entries, not 2048 (64 KiB). */
+    event_log_entry_t *ring;
+    size_t ring_cap;
     uint64_t first; /* oldest seq in the ring */
     size_t ring_bytes;
     event_log_stored_fn stored;
@@ -99,7 +103,8 @@ event_log_free(event_log_t *l)
         GW_LOG("session %s: %" PRIu64 " events not confirmed by Redis when the session went away",
                l->sid, l->next_seq - 1 - l->acked);
     for (uint64_t s = l->first; s < l->next_seq; s++)
-        free(l->ring[s % EVENT_LOG_RING_EVENTS].text);
+        free(l->ring[s % l->ring_cap].text);
+    free(l->ring);
     l->ref->log = NULL;
     ref_put(l->ref);
     free(l->sid);
@@ -142,7 +147,42 @@ slot(const event_log_t *l, uint64_t seq)
 {
     if (seq < l->first || seq >= l->next_seq)
         return NULL;
-    return (event_log_entry_t *)&l->ring[seq % EVENT_LOG_RING_EVENTS];
+    return &l->ring[seq % l->ring_cap];
+}
+
+/* The ring re-laid out for cap entries, a power of two holding the events [first, end). */
+static void
+ring_resize(event_log_t *l, size_t cap, uint64_t end)
+{
+    event_log_entry_t *ring = xcalloc(cap, sizeof *ring);
+    for (uint64_t s = l->first; s < end; s++)
+        ring[s % cap] = l->ring[s % l->ring_cap];
+    free(l->ring);
+    l->ring = ring;
+    l->ring_cap = cap;
+}
+
+size_t
+event_log_ring_capacity(const event_log_t *l)
+{
+    return l->ring_cap;
+}
+
+void
+event_log_shrink(event_log_t *l, size_t keep)
+{
+    while (l->first < l->next_seq && l->next_seq - l->first > keep && l->first <= l->acked) {
+        event_log_entry_t *old = &l->ring[l->first % l->ring_cap];
+        l->ring_bytes -= old->len;
+        free(old->text);
+        old->text = NULL;
+        l->first++;
+    }
+    size_t cap = EVENT_LOG_RING_MIN;
+    while (cap < l->next_seq - l->first)
+        cap *= 2;
+    if (cap < l->ring_cap)
+        ring_resize(l, cap, l->next_seq);
 }
 
 const event_log_entry_t *
@@ -314,7 +354,7 @@ event_log_append_members(event_log_t *l, const char *members, size_t mlen)
     /* Drop the oldest stored ring entries beyond the count or byte bound. */
     while (l->first < seq &&
            (seq - l->first >= EVENT_LOG_RING_EVENTS || l->ring_bytes > EVENT_LOG_RING_BYTES)) {
-        event_log_entry_t *old = &l->ring[l->first % EVENT_LOG_RING_EVENTS];
+        event_log_entry_t *old = &l->ring[l->first % l->ring_cap];
         if (old->seq > l->acked) {
             if (seq - l->first < EVENT_LOG_RING_EVENTS)
                 break; /* only over the byte bound: keep it until stored */
@@ -325,11 +365,13 @@ event_log_append_members(event_log_t *l, const char *members, size_t mlen)
         old->text = NULL;
         l->first++;
     }
+    if (seq - l->first >= l->ring_cap) /* below the count bound: room for one more */
+        ring_resize(l, l->ring_cap ? l->ring_cap * 2 : EVENT_LOG_RING_MIN, seq);
     buf_t t = BUF_INIT;
     buf_printf(&t, "{\"seq\":%" PRIu64 ",\"ts\":%.6f%s", seq, gw_wall(), mlen ? "," : "");
     buf_append(&t, members, mlen);
     buf_puts(&t, "}");
-    event_log_entry_t *e = &l->ring[seq % EVENT_LOG_RING_EVENTS];
+    event_log_entry_t *e = &l->ring[seq % l->ring_cap];
     e->seq = seq;
     e->len = t.len;
     e->text = buf_steal(&t);

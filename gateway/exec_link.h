@@ -48,6 +48,8 @@ void exec_link_flush(exec_link_t *l);
 /* Quiet: no heartbeats and no death by silence (the sandbox is frozen on purpose). Leaving
  * quiet restarts the dead-man timer from now. */
 void exec_link_set_quiet(exec_link_t *l, bool quiet);
+/* An idle link lets go of its empty buffers (exec_client_shrink). Returns the bytes let go. */
+size_t exec_link_shrink(exec_link_t *l);
 void exec_link_free(exec_link_t *l);
 
 #endif

@@ -251,6 +251,7 @@ on_timer_closed(uv_handle_t *h)
     envd_procs_free(s);
     envd_watchers_free(s);
     free(s);
+    session_memory_freed();
 }
 
 static void
@@ -493,6 +494,8 @@ sessions_tick(void)
         session_flush_last_execute(s);
         session_terms_tick(s, now);
         bool busy = s->act_ch || s->qhead || s->terms || session_ops_running(s);
+        if (!busy && now - s->last_activity >= SESSION_SHRINK_AFTER_S)
+            session_shrink(s);
         bool paused = s->status == SESSION_PAUSED;
         bool idle =
             s->idle_timeout > 0 && !busy && !paused && now - s->last_activity > s->idle_timeout;
@@ -508,6 +511,7 @@ sessions_tick(void)
             session_delete(s, "idle timeout");
         }
     }
+    sessions_trim_heap();
 }
 
 void

@@ -232,6 +232,15 @@ void session_on_stored(gw_session_t *s, uint64_t seq);
 void session_flush_output(gw_session_t *s, bool final);
 void session_arm_flush(gw_session_t *s);
 
+/* session_memory.c: a session idle for SESSION_SHRINK_AFTER_S (nothing running, queued or
+ * open) lets go of what its last work grew (sessions_tick); a session was freed (counted); the
+ * heap's free pages go back to the kernel if one was (sessions_tick, once a second). */
+#define SESSION_SHRINK_AFTER_S   10.0
+#define SESSION_IDLE_EVENTS_KEPT 16
+void session_shrink(gw_session_t *s);
+void session_memory_freed(void);
+void sessions_trim_heap(void);
+
 /* A start that failed: ERROR with msg in the record's "error" (who asked may read it there),
  * the ready callback told, the session deleted with its sandbox. session_sandbox.c. */
 void session_start_failed(gw_session_t *s, int code, const char *msg);

@@ -145,6 +145,27 @@ class GatewayTest(unittest.TestCase):
         self.assertEqual(len(got), int(self.st.redis("XLEN", f"sp:session:{{{sid}}}:events")))
         self.assertIn('"r2', raw)
 
+    def test_an_idle_session_replays_every_event_after_shrinking(self):
+        """An idle session keeps only its newest 16 events in memory (session_memory.c, after
+        10 s with nothing running): a client replaying from the start, or from one of the
+        events let go, still gets every event once, in order, from Redis then memory."""
+        sid = self.st.create_session()
+        ws = self.session_ws(sid)
+        for i in range(12):  # 3 events each, past the 16 kept
+            run_action(ws, f"echo idle{i}", ident=f"i{i}")
+        ws.close()
+        time.sleep(12)  # idle past SESSION_SHRINK_AFTER_S (10 s): the gateway lets them go
+        total = int(self.st.redis("XLEN", f"sp:session:{{{sid}}}:events"))
+        self.assertGreater(total, 36)
+        for since in (0, 5, total - 20, total - 3):
+            replay = self.session_ws(sid, since=since)
+            got = [replay.recv_json()["seq"] for _ in range(total - since)]
+            self.assertEqual(got, list(range(since + 1, total + 1)), f"since={since}")
+            replay.close()
+        ws = self.session_ws(sid, since=total)  # and the ring grows again with new events
+        run_action(ws, "echo after", ident="after")
+        self.assertEqual(int(self.st.redis("XLEN", f"sp:session:{{{sid}}}:events")), total + 3)
+
     def test_viewer_reads_but_cannot_act(self):
         sid = self.st.create_session()
         viewer = self.st.token(sub="dash", role="viewer", session=sid)

@@ -3,6 +3,7 @@
 #   make test       unit + fuzz replay + integration tests (browser tests included)
 #   make web        the web UI into web/dist (npm ci + esbuild, only when sources changed)
 #   make e2b-sdk    the npm e2b SDK the E2B API tests drive (npm ci tests/e2b, when its lock changed)
+#   make k8s-schemas the Kubernetes schemas deploy/kubernetes is linted with (npm ci tests/k8s)
 #   make run        install what is missing, build, start the stack on loopback
 #   make bench      benchmarks (results: docs/benchmarks.md)
 #   make soak       the fault suite, long (kills and restarts; counts must all be 0)
@@ -32,7 +33,7 @@ ALL_LDFLAGS := $(LDFLAGS_MODE) $(LDFLAGS)
 BINS :=
 TESTS_UNIT :=
 
-.PHONY: all test unit integration fuzz-replay bench run lint clean deps soak web e2b-sdk
+.PHONY: all test unit integration fuzz-replay bench run lint clean deps soak web e2b-sdk k8s-schemas
 all:
 
 include common/module.mk
@@ -48,6 +49,7 @@ include tests/module.mk
 include bench/module.mk
 include web/module.mk
 include tests/e2b/module.mk
+include tests/k8s/module.mk
 
 all: $(BINS)
 
@@ -61,7 +63,7 @@ deps:
 run:
 	@scripts/run.sh
 
-test: all web e2b-sdk
+test: all web e2b-sdk k8s-schemas
 	@scripts/run-tests.sh $(MODE)
 
 # the fault suite, long: gateway kills, Redis restarts, executor kills (tests/soak/soak.py)

@@ -15,6 +15,7 @@
 #include "gateway_client.h"
 #include "http.h"
 #include "jwt.h"
+#include "redis_addr.h"
 #include "redis_password.h"
 
 #define API_VERSION               "0.1.0"
@@ -24,8 +25,10 @@
 #define API_OH_START_WAIT_DEFAULT 5000 /* ms /start waits for READY (--oh-start-wait) */
 
 typedef struct {
-    const char *redis;       /* "unix:/path" or "host:port" */
-    redis_auth_t redis_auth; /* --redis-user, --redis-password-file (none: no AUTH) */
+    const char *redis;        /* "unix:/path", "host:port" or "sentinel://..." (redis_addr.h) */
+    redis_addr_t redis_where; /* redis, parsed */
+    redis_auth_t redis_auth;  /* --redis-user, --redis-password-file (none: no AUTH) */
+    redis_auth_t redis_sentinel_auth; /* --redis-sentinel-user, -password-file (the sentinels') */
     uint8_t secret[JWT_SECRET_MAX];
     size_t secret_len;
     size_t body_max;

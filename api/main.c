@@ -1,8 +1,10 @@
 /* main.c — sandpipe-api: the REST API as pre-forked FastCGI workers behind nginx.
  *
  *   sandpipe-api --socket unix:/run/sp/api.sock | --fcgi-fd N
- *                --redis unix:/path|host:port --secret-file PATH [--workers N]
+ *                --redis unix:/path|host:port|sentinel://HOST:PORT[,...]/NAME
+ *                --secret-file PATH [--workers N]
  *                [--redis-user NAME --redis-password-file PATH]
+ *                [--redis-sentinel-user NAME --redis-sentinel-password-file PATH]
  *                [--max-body BYTES] [--max-upload BYTES] [--gateway-timeout S]
  *                [--oh-idle-timeout S] [--oh-max-runtimes N] [--oh-start-wait MS]
  *                [--oh-memory BYTES] [--oh-cpu MILLICORES] [--oh-pids N]
@@ -43,6 +45,7 @@ usage(void)
 {
     fprintf(stderr, "usage: sandpipe-api (--socket unix:PATH | --fcgi-fd N) --redis ADDR "
                     "[--redis-user NAME --redis-password-file PATH] "
+                    "[--redis-sentinel-user NAME --redis-sentinel-password-file PATH] "
                     "--secret-file PATH [--workers N] [--max-body BYTES] [--max-upload BYTES] "
                     "[--gateway-timeout S] [--oh-idle-timeout S] [--oh-max-runtimes N] "
                     "[--oh-start-wait MS] [--oh-memory BYTES] [--oh-cpu MILLICORES] "
@@ -87,7 +90,12 @@ spawn(int fd)
 }
 
 /* Long options without a letter of their own. */
-enum { OPT_REDIS_USER = 256, OPT_REDIS_PASSWORD_FILE };
+enum {
+    OPT_REDIS_USER = 256,
+    OPT_REDIS_PASSWORD_FILE,
+    OPT_REDIS_SENTINEL_USER,
+    OPT_REDIS_SENTINEL_PASSWORD_FILE
+};
 
 int
 main(int argc, char **argv)
@@ -109,6 +117,8 @@ main(int argc, char **argv)
         {"redis", required_argument, 0, 'r'},
         {"redis-user", required_argument, 0, OPT_REDIS_USER},
         {"redis-password-file", required_argument, 0, OPT_REDIS_PASSWORD_FILE},
+        {"redis-sentinel-user", required_argument, 0, OPT_REDIS_SENTINEL_USER},
+        {"redis-sentinel-password-file", required_argument, 0, OPT_REDIS_SENTINEL_PASSWORD_FILE},
         {"secret-file", required_argument, 0, 'k'},
         {"workers", required_argument, 0, 'w'},
         {"max-body", required_argument, 0, 'b'},
@@ -132,6 +142,10 @@ main(int argc, char **argv)
         case 'r': g_api.redis = optarg; break;
         case OPT_REDIS_USER: g_api.redis_auth.user = optarg; break;
         case OPT_REDIS_PASSWORD_FILE: g_api.redis_auth.password_file = optarg; break;
+        case OPT_REDIS_SENTINEL_USER: g_api.redis_sentinel_auth.user = optarg; break;
+        case OPT_REDIS_SENTINEL_PASSWORD_FILE:
+            g_api.redis_sentinel_auth.password_file = optarg;
+            break;
         case 'k': secret_file = optarg; break;
         case 'w': nworkers = atoi(optarg); break;
         case 'b': g_api.body_max = (size_t)strtoull(optarg, NULL, 10); break;
@@ -161,6 +175,17 @@ main(int argc, char **argv)
     }
     if (redis_auth_check(&g_api.redis_auth, &err) < 0) {
         fprintf(stderr, "sandpipe-api: %s\n", err.msg);
+        return 1;
+    }
+    if (redis_addr_parse(g_api.redis, &g_api.redis_where, &err) < 0) {
+        fprintf(stderr, "sandpipe-api: %s\n", err.msg);
+        return 2;
+    }
+    if (redis_auth_check(&g_api.redis_sentinel_auth, &err) < 0) {
+        fprintf(stderr,
+                "sandpipe-api: the sentinels' credentials (--redis-sentinel-user, "
+                "--redis-sentinel-password-file): %s\n",
+                err.msg);
         return 1;
     }
     if (FCGX_Init() != 0) {

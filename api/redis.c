@@ -7,7 +7,8 @@
  * that finds out. A connection that breaks under a command (closed or reset after the check)
  * is made again and the command sent once more when running it twice cannot matter: a read,
  * outside WATCH/MULTI (their state dies with the connection). Writes, counters and scripts are
- * never sent twice: Redis may have run them. */
+ * never sent twice: Redis may have run them. A command a demoted primary refused (READONLY: it
+ * ran nothing) is sent once more on a new connection to the primary the sentinels name now. */
 #include "redis.h"
 
 #include <errno.h>
@@ -24,6 +25,7 @@
 #include "clock.h"
 #include "json_util.h"
 #include "redis_auth.h"
+#include "redis_sentinel.h"
 
 static redisContext *conn; /* one per worker process */
 static int posted;         /* commands sent without waiting: replies not read yet */
@@ -138,24 +140,14 @@ api_redis_get(api_req_t *r, bool reply)
         return NULL;
     }
     if (!conn) {
-        struct timeval tv = {1, 0};
-        const char *a = g_api.redis;
-        if (!strncmp(a, "unix:", 5)) {
-            conn = redisConnectUnixWithTimeout(a + 5, tv);
-        } else {
-            char host[256];
-            snprintf(host, sizeof host, "%s", a);
-            char *colon = strrchr(host, ':');
-            int port = 6379;
-            if (colon) {
-                *colon = '\0';
-                port = atoi(colon + 1);
-            }
-            conn = redisConnectWithTimeout(host, port, tv);
-        }
-        if (!conn || conn->err) {
+        /* In sentinel mode, asked anew at every connection: a failover is followed here. */
+        err_t cerr = {0};
+        conn = redis_connect_sync(&g_api.redis_where, &g_api.redis_sentinel_auth, 1000, &cerr);
+        if (!conn) {
             api_redis_drop(r);
             refused_why[0] = '\0'; /* not reachable: that is why now */
+            if (g_api.redis_where.kind == REDIS_ADDR_SENTINEL)
+                log_refusal(cerr.msg, "the sentinels and the primary they name");
             if (reply)
                 api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
             return NULL;
@@ -185,6 +177,14 @@ api_redis_get(api_req_t *r, bool reply)
             refused_until = clock_mono() + AUTH_RETRY_S;
             if (reply)
                 api_failf(r, ERR_UNAVAILABLE, "%s", refused_why);
+            return NULL;
+        }
+        if (redis_check_primary(conn, &g_api.redis_where, &err) < 0) {
+            log_refusal(err.msg, "a stale answer or a failover under way: asking again");
+            api_redis_drop(r);
+            refused_why[0] = '\0';
+            if (reply)
+                api_failf(r, ERR_UNAVAILABLE, "Redis is not reachable");
             return NULL;
         }
         refused_why[0] = '\0';
@@ -244,6 +244,23 @@ run(api_req_t *r, int timeout_ms, const char *cmd, int len, const char *name, si
         void *rep = NULL;
         if (redisAppendFormattedCommand(c, cmd, (size_t)len) == REDIS_OK &&
             redisGetReply(c, &rep) == REDIS_OK) {
+            const redisReply *rr = rep;
+            if (rr->type == REDIS_REPLY_ERROR && redis_reply_readonly(rr->str)) {
+                /* A demoted primary (a failover): it ran nothing. The next connection asks
+                 * the sentinels again; the command is sent there once, unless a WATCH or
+                 * MULTI was open (its state stayed behind). */
+                bool again = attempt == 0 && !transaction;
+                fprintf(stderr,
+                        "sandpipe-api: worker %d: redis: the server is a replica now: "
+                        "connecting again\n",
+                        (int)getpid());
+                api_redis_drop(r);
+                if (again) {
+                    freeReplyObject(rep);
+                    continue;
+                }
+                return rep;
+            }
             track_transaction(name, n);
             check_reply(rep);
             if (timeout_ms > 0)

@@ -1,5 +1,6 @@
 /* bench_disk.c — what a sandbox's own disk (gateway/sandbox/sandbox_disk.c) costs: N rounds of
- * create (sparse image, mkfs.ext4, loop device, mount, layout) and remove (unmount, detach, delete)
+ * create (sparse image, mkfs.ext4 in the first round only, disk_template.h: its bytes after;
+ * loop device, mount, layout) and remove (unmount, detach, delete)
  * in a temporary directory under DIR, at SIZE bytes. Needs root and loop devices. bench_disk DIR
  * [ROUNDS] [SIZE] */
 #include <limits.h>

@@ -1,6 +1,6 @@
 /* bench_latency.c — `echo hi` round trip through the executor socket (run action → CLOSE with
  * the observation), and the same command typed into a bare interactive bash on a PTY (the
- * floor any PTY-based executor sits on), measured in the same run.
+ * floor any PTY-based executor sits on), measured in the same run, their rounds alternating.
  * usage: bench_latency SOCKET [N] */
 #include <fcntl.h>
 #include <signal.h>
@@ -17,12 +17,14 @@
 #include "bench_stats.h"
 #include "frame.h"
 
-static void
+/* Prints the figures; returns the p50. */
+static double
 report(const char *name, double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     printf("%-28s n=%d p50=%.0fus p90=%.0fus p99=%.0fus\n", name, n, v[n / 2], v[n * 9 / 10],
            v[n * 99 / 100]);
+    return v[n / 2];
 }
 
 static int
@@ -70,8 +72,8 @@ wait_close(int fd, uint32_t ch)
     }
 }
 
-static void
-bench_executor(const char *path, int n)
+static int
+executor_connect(const char *path)
 {
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -83,62 +85,70 @@ bench_executor(const char *path, int n)
     uint8_t hello[4096];
     frame_t f;
     read_frame(fd, hello, sizeof hello, &f);
-    const char *req = "{\"op\":\"action\",\"session\":\"bench\",\"action\":{\"action\":\"run\","
-                      "\"args\":{\"command\":\"echo hi\"}}}";
-    double *v = calloc((size_t)n, sizeof *v);
-    for (int i = -20; i < n; i++) { /* 20 warm-up rounds (the first starts the shell) */
-        uint8_t msg[512];
-        frame_encode_header(msg, FRAME_OPEN, 0, 1, (uint32_t)strlen(req));
-        memcpy(msg + FRAME_HEADER_LEN, req, strlen(req));
-        double t0 = now_us();
-        if (write(fd, msg, FRAME_HEADER_LEN + strlen(req)) < 0 || wait_close(fd, 1) < 0) {
-            fprintf(stderr, "executor round trip failed\n");
-            exit(1);
-        }
-        if (i >= 0)
-            v[i] = now_us() - t0;
-    }
-    report("executor echo hi", v, n);
-    free(v);
-    close(fd);
+    return fd;
 }
 
-/* The floor: `echo hi` typed into a bare bash on a PTY, waiting for the next prompt. */
+/* One `echo hi` through the executor: its microseconds. */
+static double
+executor_round(int fd)
+{
+    static const char req[] = "{\"op\":\"action\",\"session\":\"bench\",\"action\":{"
+                              "\"action\":\"run\",\"args\":{\"command\":\"echo hi\"}}}";
+    uint8_t msg[512];
+    frame_encode_header(msg, FRAME_OPEN, 0, 1, (uint32_t)strlen(req));
+    memcpy(msg + FRAME_HEADER_LEN, req, strlen(req));
+    double t0 = now_us();
+    if (write(fd, msg, FRAME_HEADER_LEN + strlen(req)) < 0 || wait_close(fd, 1) < 0) {
+        fprintf(stderr, "executor round trip failed\n");
+        exit(1);
+    }
+    return now_us() - t0;
+}
+
+/* Reads the bare shell's PTY until its prompt. */
 static void
-bench_bare_pty(int n)
+bare_until_prompt(int master)
+{
+    char buf[65536];
+    size_t have = 0;
+    for (;;) {
+        ssize_t r = read(master, buf + have, sizeof buf - 1 - have);
+        if (r <= 0)
+            exit(1);
+        have += (size_t)r;
+        buf[have] = '\0';
+        if (strstr(buf, "#P#"))
+            return;
+    }
+}
+
+/* The floor: a bare bash on a PTY, driven directly; returns the master, its first prompt read. */
+static int
+bare_start(pid_t *pid)
 {
     int master;
-    pid_t pid = forkpty(&master, NULL, NULL, NULL);
-    if (pid == 0) {
+    *pid = forkpty(&master, NULL, NULL, NULL);
+    if (*pid == 0) {
         setenv("PS1", "#P#", 1);
         execl("/bin/bash", "bash", "--norc", "--noprofile", "--noediting", "-i", (char *)NULL);
         _exit(127);
     }
-    char buf[65536];
-    size_t have = 0;
-    double *v = calloc((size_t)n, sizeof *v);
-    for (int i = -21; i < n; i++) {
-        double t0 = now_us();
-        if (i > -21 && write(master, "echo hi\n", 8) != 8)
-            exit(1);
-        have = 0;
-        for (;;) {
-            ssize_t r = read(master, buf + have, sizeof buf - 1 - have);
-            if (r <= 0)
-                exit(1);
-            have += (size_t)r;
-            buf[have] = '\0';
-            if (strstr(buf, "#P#"))
-                break;
-        }
-        if (i >= 0)
-            v[i] = now_us() - t0;
-    }
-    report("bare bash on a PTY (floor)", v, n);
-    free(v);
-    kill(pid, 9);
+    bare_until_prompt(master);
+    return master;
 }
 
+/* One `echo hi` typed into the bare bash, until its next prompt: its microseconds. */
+static double
+bare_round(int master)
+{
+    double t0 = now_us();
+    if (write(master, "echo hi\n", 8) != 8)
+        exit(1);
+    bare_until_prompt(master);
+    return now_us() - t0;
+}
+
+/* The rounds of both alternate, so that a busy moment of a shared machine falls on both alike. */
 int
 main(int argc, char **argv)
 {
@@ -147,7 +157,23 @@ main(int argc, char **argv)
         return 2;
     }
     int n = argc > 2 ? atoi(argv[2]) : 2000;
-    bench_executor(argv[1], n);
-    bench_bare_pty(n);
+    int fd = executor_connect(argv[1]);
+    pid_t pid;
+    int master = bare_start(&pid);
+    double *ours = calloc((size_t)n, sizeof *ours), *bare = calloc((size_t)n, sizeof *bare);
+    for (int i = -20; i < n; i++) { /* 20 warm-up rounds (the first starts the shell) */
+        double a = executor_round(fd), b = bare_round(master);
+        if (i >= 0) {
+            ours[i] = a;
+            bare[i] = b;
+        }
+    }
+    double p_ours = report("executor echo hi", ours, n);
+    double p_bare = report("bare bash on a PTY (floor)", bare, n);
+    printf("  -> executor p50 / floor p50: %.2fx (rounds alternating)\n", p_ours / p_bare);
+    free(ours);
+    free(bare);
+    close(fd);
+    kill(pid, 9);
     return 0;
 }

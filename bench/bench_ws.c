@@ -10,6 +10,8 @@
  *                                                   answered, TOTAL actions in all: actions/s
  * Any WebSocket server (a terminal, websocketd), PATH as it is:
  *   bench_ws echo  HOST PORT PATH N text|binary     a keystroke ("a") → its echo, p50/p90/p99
+ *     [PORT PATH text|binary]...                    more targets on HOST, their rounds
+ *                                                   alternating with the first's
  *   bench_ws drain HOST PORT PATH [SEND]            sends SEND (binary) if given, then counts
  *                                                   binary payload bytes until the server closes
  */
@@ -354,44 +356,72 @@ discard_after(ws_t *w, useconds_t us)
     w->have = w->consumed = 0;
 }
 
-/* echo: keystroke round trips on PATH (after the first output, e.g. a prompt, settled). */
-static int
-echo_mode(const char *host, int port, const char *path, int n, bool binary)
-{
+/* One target of echo mode: a WebSocket, whether it is a terminal (binary), its round trips. */
+typedef struct {
+    const char *path;
+    int port;
+    bool binary;
     ws_t w;
-    if (ws_open(&w, host, port, path) < 0) {
-        fprintf(stderr, "cannot connect to %s\n", path);
-        return 1;
-    }
-    double *v = calloc((size_t)n, sizeof *v);
+    double *v;
+} echo_target_t;
+
+/* One keystroke ("a") to t and the time until its echo; a fresh line now and then. */
+static double
+echo_round(echo_target_t *t, int i)
+{
     size_t len;
     int op;
-    if (binary) { /* a terminal: its prompt comes first */
-        ws_recv_or_end(&w, &len, &op);
-        discard_after(&w, 300000);
-    }
-    for (int i = -20; i < n; i++) {
-        double t0 = now_us();
-        ws_send_op(&w, "a", binary ? 2 : 1);
-        for (;;) {
-            char *m = ws_recv_or_end(&w, &len, &op);
-            if (!m) {
-                fprintf(stderr, "closed\n");
-                return 1;
-            }
-            if (memchr(m, 'a', len))
-                break;
+    double t0 = now_us();
+    ws_send_op(&t->w, "a", t->binary ? 2 : 1);
+    for (;;) {
+        char *m = ws_recv_or_end(&t->w, &len, &op);
+        if (!m) {
+            fprintf(stderr, "%s closed\n", t->path);
+            exit(1);
         }
-        if (i >= 0)
-            v[i] = now_us() - t0;
-        if (binary && i % 64 == 63) { /* a fresh line now and then: readline stays simple */
-            ws_send_op(&w, "\x15", 2);
-            discard_after(&w, 20000);
+        if (memchr(m, 'a', len))
+            break;
+    }
+    double us = now_us() - t0;
+    if (t->binary && i % 64 == 63) { /* readline stays simple */
+        ws_send_op(&t->w, "\x15", 2);
+        discard_after(&t->w, 20000);
+    }
+    return us;
+}
+
+/* echo: keystroke round trips on each target (after the first output, e.g. a prompt,
+ * settled), their rounds alternating so that a busy moment falls on all alike. */
+static int
+echo_mode(const char *host, echo_target_t *ts, int nt, int n)
+{
+    for (int k = 0; k < nt; k++) {
+        echo_target_t *t = &ts[k];
+        if (ws_open(&t->w, host, t->port, t->path) < 0) {
+            fprintf(stderr, "cannot connect to %s\n", t->path);
+            return 1;
+        }
+        t->v = calloc((size_t)n, sizeof *t->v);
+        if (t->binary) { /* a terminal: its prompt comes first */
+            size_t len;
+            int op;
+            ws_recv_or_end(&t->w, &len, &op);
+            discard_after(&t->w, 300000);
         }
     }
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    printf("keystroke echo %s n=%d p50=%.0fus p90=%.0fus p99=%.0fus\n", path, n,
-           pct(v, (size_t)n, 50), pct(v, (size_t)n, 90), pct(v, (size_t)n, 99));
+    for (int i = -20; i < n; i++)
+        for (int k = 0; k < nt; k++) {
+            double us = echo_round(&ts[k], i);
+            if (i >= 0)
+                ts[k].v[i] = us;
+        }
+    for (int k = 0; k < nt; k++) {
+        double *v = ts[k].v;
+        qsort(v, (size_t)n, sizeof *v, cmp_double);
+        printf("keystroke echo %s n=%d p50=%.0fus p90=%.0fus p99=%.0fus\n", ts[k].path, n,
+               pct(v, (size_t)n, 50), pct(v, (size_t)n, 90), pct(v, (size_t)n, 99));
+        free(v);
+    }
     return 0;
 }
 
@@ -423,9 +453,17 @@ drain_mode(const char *host, int port, const char *path, const char *send)
 int
 main(int argc, char **argv)
 {
-    if (argc >= 7 && !strcmp(argv[1], "echo"))
-        return echo_mode(argv[2], atoi(argv[3]), argv[4], atoi(argv[5]),
-                         !strcmp(argv[6], "binary"));
+    if (argc >= 7 && !strcmp(argv[1], "echo")) {
+        /* echo HOST PORT PATH N MODE [PORT PATH MODE]...: targets alternate round by round */
+        echo_target_t ts[8] = {
+            {.port = atoi(argv[3]), .path = argv[4], .binary = !strcmp(argv[6], "binary")}};
+        int nt = 1;
+        for (int a = 7; a + 2 < argc && nt < 8; a += 3)
+            ts[nt++] = (echo_target_t){.port = atoi(argv[a]),
+                                       .path = argv[a + 1],
+                                       .binary = !strcmp(argv[a + 2], "binary")};
+        return echo_mode(argv[2], ts, nt, atoi(argv[5]));
+    }
     if (argc >= 5 && !strcmp(argv[1], "drain"))
         return drain_mode(argv[2], atoi(argv[3]), argv[4], argc > 5 ? argv[5] : NULL);
     if (argc < 7) {

@@ -15,7 +15,7 @@ bench: all $(BENCH_BINS)
 
 # bench_evlog links the gateway's event log, Redis client, clocks and counters (gw.o, metrics.o; not the whole gateway).
 $(BUILD)/bench/bench_evlog.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
-$(BUILD)/bench/bench_evlog: $(BUILD)/bench/bench_evlog.o $(BUILD)/gateway/gw.o $(BUILD)/gateway/event_log.o $(BUILD)/gateway/metrics.o $(BUILD)/gateway/redis_client.o $(BUILD)/gateway/redis_uv.o $(COMMON_LIB)
+$(BUILD)/bench/bench_evlog: $(BUILD)/bench/bench_evlog.o $(BUILD)/gateway/gw.o $(BUILD)/gateway/event_log.o $(BUILD)/gateway/metrics.o $(BUILD)/gateway/redis_client.o $(BUILD)/gateway/redis_replicated.o $(BUILD)/gateway/redis_uv.o $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(GATEWAY_LIBS)
 bench: $(BUILD)/bench/bench_evlog
 
@@ -28,6 +28,6 @@ bench: $(BUILD)/bench/bench_api
 
 # bench_disk: a sandbox's own disk (gateway/sandbox/sandbox_disk.c, loopdev.c) made and removed.
 $(BUILD)/bench/bench_disk.o: ALL_CFLAGS += $(GATEWAY_CFLAGS)
-$(BUILD)/bench/bench_disk: $(BUILD)/bench/bench_disk.o $(BUILD)/gateway/sandbox/sandbox_disk.o $(BUILD)/gateway/sandbox/loopdev.o $(COMMON_LIB)
+$(BUILD)/bench/bench_disk: $(BUILD)/bench/bench_disk.o $(BUILD)/gateway/sandbox/sandbox_disk.o $(BUILD)/gateway/sandbox/disk_template.o $(BUILD)/gateway/sandbox/loopdev.o $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
 bench: $(BUILD)/bench/bench_disk

@@ -12,11 +12,12 @@
 #   bench/bench_network.py; rootinside: cold and warm starts with root inside against one uid,
 #   bench/bench_root_inside.py; preview: a sandbox app through the preview against the same
 #   client inside the sandbox, bench/bench_preview.py; e2b: E2B's SDK against sandpipe's own
-#   WebSocket and a raw reader, bench/bench_e2b.py).
+#   WebSocket and a raw reader, bench/bench_e2b.py; density: BENCH_DENSITY_N idle sandboxes,
+#   default 5000, created over REST, each answering `echo hi`, then deleted, bench/bench_density.py).
 set -euo pipefail
 MODE=${1:-release}
 B=build/$MODE
-SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images rootinside takeover unzip network preview e2b} "
+SECTIONS=" ${BENCH_SECTIONS:-executor plugins gateway api web images rootinside takeover unzip network preview e2b density} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/sp-bench.XXXXXX")
 chmod 711 "$work" # searchable: each sandbox runs as its own uid below it
@@ -157,7 +158,7 @@ done
 "$B/bench/bench_stream" "$work/e.sock" "$work/ws/text.txt" pty | sed 's/^/executor alone, /'
 "$B/bench/bench_ws" fanout 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" 100 'seq 1 300000' | sed 's/^/bulk output (2 MB, CPU-bound): /'
 "$B/bench/bench_ws" fanout 127.0.0.1 "$GW_PORT" "$SID" "$TOKEN" 100 'for i in $(seq 1 100); do echo line $i of a build log; sleep 0.005; done' | sed 's/^/paced output (a build log): /'
-python3 bench/bench_gateway.py "$GW_PORT" "$(cat "$work/secret")" "$work/redis.sock"
+python3 bench/bench_gateway.py "$GW_PORT" "$(cat "$work/secret")" "$work/redis.sock" "$B/sandpipe-executor"
 "$B/bench/bench_disk" "$work" 20 || true # a sandbox's own disk (root and loop devices needed)
 "$B/bench/bench_evlog" "unix:$work/redis.sock" 500000 gateway "$work/redis-gateway.password" 2>/dev/null
 R0=$(awk '/VmRSS/{print $2}' /proc/$GW/status)
@@ -212,6 +213,13 @@ if want unzip; then # one gateway of its own (tests/integration/apistack.py)
     echo "## upload_file's zip unpacking and the other sessions ($(date -u +%F))"
     echo '```'
     MODE=$MODE python3 bench/bench_unzip.py
+    echo '```'
+fi
+if want density; then # one gateway of its own (tests/integration/apistack.py); BENCH_DENSITY_N
+    echo
+    echo "## Density: idle sandboxes on one machine ($(date -u +%F), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo))"
+    echo '```'
+    MODE=$MODE python3 bench/bench_density.py
     echo '```'
 fi
 if want network; then # its own stack with a sandpipe-netd, and its own test world (networld.py)

@@ -65,6 +65,21 @@ exec_client_out(exec_client_t *c)
     return &c->out;
 }
 
+size_t
+exec_client_shrink(exec_client_t *c)
+{
+    size_t freed = 0;
+    if (c->in_feed) /* process() is reading c->in */
+        return 0;
+    buf_t *bufs[] = {&c->in, &c->out};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i]->len == 0 && bufs[i]->data) {
+            freed += bufs[i]->cap;
+            buf_free(bufs[i]);
+        }
+    return freed;
+}
+
 json_object *
 exec_client_hello(const exec_client_t *c)
 {

@@ -95,6 +95,10 @@ int exec_client_feed(exec_client_t *c, const void *p, size_t n, err_t *err);
 /* Bytes waiting to be written to the server. Write a prefix, then buf_consume(out, written). */
 buf_t *exec_client_out(exec_client_t *c);
 
+/* Lets go of the input and output buffers while they are empty (an idle connection): they
+ * grow again with the next partial frame or request. Returns the bytes let go. */
+size_t exec_client_shrink(exec_client_t *c);
+
 /* The server's HELLO (borrowed, NULL before it arrived). */
 json_object *exec_client_hello(const exec_client_t *c);
 

@@ -172,8 +172,19 @@ session_drain(bash_session_t *s)
             size_t n = limit;
             if (a->ch) {
                 int64_t cr = chan_credit(a->ch);
-                if (cr <= 0)
+                if (cr <= 0) {
+                    /* Output waits for the reader (the gateway grants credit once Redis has
+                     * stored it): the command is not quiet, we are slow. The no-change clock
+                     * stops until credit comes back. */
+                    if (!a->nochange_held)
+                        loop_timer_stop(g_exec.loop, &a->nochange);
+                    a->nochange_held = true;
                     break;
+                }
+                if (a->nochange_held) {
+                    a->nochange_held = false;
+                    session_arm_nochange(s);
+                }
                 if ((int64_t)n > cr)
                     n = (size_t)cr;
                 if (a->kind == ACT_RUN)

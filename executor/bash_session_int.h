@@ -44,8 +44,9 @@ typedef struct {
     bool hidden, continuation, interrupted, is_input;
     char key; /* the C-<letter> key this action sent, 0 if none */
     buf_t obs;
-    size_t obs_lines; /* newlines in obs */
-    bool obs_dropped; /* older output was cut from obs */
+    size_t obs_lines;   /* newlines in obs */
+    bool obs_dropped;   /* older output was cut from obs */
+    bool nochange_held; /* no-change timer stopped: the reader gave no credit (session_drain) */
     ltimer_t hard, nochange;
 } action_t;
 

@@ -1,6 +1,9 @@
 /* conn.c — client connections: frame I/O, channel table, credits, op dispatch.
- * Reads are decoded in place from `in`; writes go straight to the socket when nothing is
- * queued (the hot path for streamed output) and otherwise queue in `out` until EPOLLOUT. */
+ * Reads are decoded in place from `in`. Small frames queue in `out` and leave together at the
+ * end of the loop's turn (conn_flush_queued): a command's last output, its observation and a
+ * credit grant reach the client in one write and one wake-up, not one each. A large frame
+ * (streamed output) is written at once, after what is queued, without copying its payload;
+ * whatever the socket does not take waits in `out` for EPOLLOUT. */
 #include "conn.h"
 
 #include <stdio.h>
@@ -20,6 +23,8 @@
 
 #define READ_CHUNK   (256 * 1024)
 #define MAX_CHANNELS 1024
+/* Frames with a payload up to this are copied into `out` and sent at the turn's end. */
+#define QUEUE_MAX_PAYLOAD 4096
 
 struct conn {
     watch_t w;
@@ -73,7 +78,7 @@ flush_out(conn_t *c)
     }
 }
 
-/* Queues or writes one frame. */
+/* Queues one frame for the turn's end, or writes it now with what is queued before it. */
 static void
 send_frame(conn_t *c, uint8_t type, uint8_t flags, uint32_t channel, const void *p, size_t n)
 {
@@ -81,25 +86,51 @@ send_frame(conn_t *c, uint8_t type, uint8_t flags, uint32_t channel, const void 
         return;
     uint8_t hdr[FRAME_HEADER_LEN];
     frame_encode_header(hdr, type, flags, channel, (uint32_t)n);
-    size_t done = 0, total = sizeof hdr + n;
-    if (conn_pending(c) == 0) {
-        struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)p, n}};
+    size_t queued = conn_pending(c), done = 0, total = queued + sizeof hdr + n;
+    /* EPOLLOUT armed: the socket was full, everything waits in order behind it. */
+    if (n > QUEUE_MAX_PAYLOAD && !(c->w.events & EPOLLOUT)) {
+        struct iovec iov[3] = {
+            {c->out.data + c->out_off, queued}, {hdr, sizeof hdr}, {(void *)p, n}};
         ssize_t w;
         do
-            w = writev(c->w.fd, iov, n ? 2 : 1);
+            w = writev(c->w.fd, iov + (queued ? 0 : 1), queued ? 3 : 2);
         while (w < 0 && errno == EINTR);
         if (w > 0)
             done = (size_t)w;
-        if (done == total)
+        if (done == total) {
+            buf_clear(&c->out);
+            c->out_off = 0;
             return;
+        }
     }
-    if (done < sizeof hdr) {
-        buf_append(&c->out, hdr + done, sizeof hdr - done);
+    if (done < queued) {
+        c->out_off += done;
+        buf_append(&c->out, hdr, sizeof hdr);
         buf_append(&c->out, p, n);
     } else {
-        buf_append(&c->out, (const uint8_t *)p + (done - sizeof hdr), total - done);
+        buf_clear(&c->out);
+        c->out_off = 0;
+        done -= queued;
+        if (done < sizeof hdr) {
+            buf_append(&c->out, hdr + done, sizeof hdr - done);
+            buf_append(&c->out, p, n);
+        } else {
+            buf_append(&c->out, (const uint8_t *)p + (done - sizeof hdr), sizeof hdr + n - done);
+        }
     }
-    loop_watch_set(g_exec.loop, &c->w, EPOLLIN | EPOLLOUT);
+    if (done > 0 || n > QUEUE_MAX_PAYLOAD) /* the socket took less than all: wait for room */
+        loop_watch_set(g_exec.loop, &c->w, EPOLLIN | EPOLLOUT);
+}
+
+void
+conn_flush_queued(void *unused)
+{
+    (void)unused;
+    for (conn_t *c = g_open, *next; c; c = next) {
+        next = c->next_open; /* flush_out may close c */
+        if (conn_pending(c) > 0 && !(c->w.events & EPOLLOUT))
+            flush_out(c);
+    }
 }
 
 /* Every JSON text we send is UTF-8 (docs/protocol.md): names are carried as json_set_name
@@ -582,6 +613,7 @@ conn_start(int fd, bool need_token, const char *token)
 void
 conn_close_all(void)
 {
+    conn_flush_queued(NULL); /* what was said before the end still goes out */
     while (g_open)
         conn_close(g_open);
 }

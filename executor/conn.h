@@ -66,6 +66,8 @@ channel_t *chan_adopt(channel_t *fresh, channel_t *orphan);
 void chan_orphan(channel_t *ch, const char *why);
 /* Sends DATA that was sent before (a replay): takes credit, records nothing. */
 void chan_resend(channel_t *ch, const void *p, size_t n);
+/* Writes what this loop turn queued, one write per connection (the loop's before-wait hook). */
+void conn_flush_queued(void *unused);
 /* Bytes queued for the socket: owners may use it to avoid piling up output. */
 size_t conn_pending(const conn_t *c);
 

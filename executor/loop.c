@@ -28,6 +28,8 @@ struct loop {
     watch_t sigw;
     signal_cb on_signal;
     void *sigdata;
+    void (*before_wait)(void *);
+    void *before_wait_data;
 };
 
 uint64_t
@@ -193,10 +195,21 @@ loop_stop(loop_t *l)
 }
 
 void
+loop_before_wait(loop_t *l, void (*fn)(void *), void *data)
+{
+    l->before_wait = fn;
+    l->before_wait_data = data;
+}
+
+void
 loop_run(loop_t *l)
 {
     struct epoll_event evs[MAX_EVENTS];
     while (!l->stop) {
+        if (l->before_wait) {
+            l->before_wait(l->before_wait_data);
+            loop_run_deferred(l);
+        }
         int timeout = -1;
         if (l->timers) {
             uint64_t now = loop_now_ms();

@@ -47,6 +47,10 @@ void loop_defer_free(loop_t *l, void *p, void (*fn)(void *));
 /* Runs the deferred frees now (after loop_run returned). */
 void loop_run_deferred(loop_t *l);
 
+/* Calls fn(data) once per turn, after the turn's handlers and timers and before the loop
+ * waits again: conn.c writes what a turn queued then, one write per connection. One hook. */
+void loop_before_wait(loop_t *l, void (*fn)(void *), void *data);
+
 /* Runs until loop_stop(). */
 void loop_run(loop_t *l);
 void loop_stop(loop_t *l);

@@ -358,6 +358,7 @@ main(int argc, char **argv)
     g_exec.is_init = getpid() == 1;
     g_exec.started = loop_now();
     g_exec.loop = loop_new(on_signal, NULL);
+    loop_before_wait(g_exec.loop, conn_flush_queued, NULL);
     int lfd = listen_on(lst.listen);
     if (lst.tcp && (!lst.token || !*lst.token))
         die("%s", "tcp listening needs --token-file");

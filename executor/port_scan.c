@@ -1,4 +1,5 @@
-/* port_scan.c — listening sockets from /proc and the processes holding them. See port_scan.h. */
+/* port_scan.c — listening sockets from sock_diag (port_diag.h) or /proc, and the processes
+ * holding them. See port_scan.h. */
 #include "port_scan.h"
 
 #include <dirent.h>
@@ -13,6 +14,7 @@
 
 #include "buf.h"
 #include "json_util.h"
+#include "port_diag.h"
 #include "utf8.h"
 #include "xalloc.h"
 
@@ -52,6 +54,8 @@ port_scan(port_table_t *t)
         int family;
     } files[] = {{"/proc/net/tcp", AF_INET}, {"/proc/net/tcp6", AF_INET6}};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        if (port_diag_scan(t, files[i].family) == 0) /* port_diag.h: why it comes first */
+            continue;
         buf_t text = BUF_INIT;
         int rc = read_proc_file(files[i].path, &text);
         if (rc < 0 && !(rc == -ENOENT && files[i].family == AF_INET6)) {

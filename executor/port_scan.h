@@ -1,9 +1,10 @@
 /* port_scan.h — the TCP ports listening in the sandbox now, and the port.list op.
  *
- * The executor lives in the sandbox's network namespace, so its /proc/net/tcp and tcp6 are the
- * sandbox's. The process holding a socket is found by its inode in the /proc/PID/fd links the
- * executor may read (all of them as root, its own user's otherwise): best effort, a socket
- * whose holder it cannot see has no pid. Blocking reads of /proc only: nothing here waits. */
+ * The executor lives in the sandbox's network namespace, so what sock_diag answers it
+ * (port_diag.h), or else its /proc/net/tcp and tcp6, are the sandbox's sockets. The process holding
+ * a socket is found by its inode in the /proc/PID/fd links the executor may read (all of them as
+ * root, its own user's otherwise): best effort, a socket whose holder it cannot see has no pid.
+ * Blocking reads of /proc only: nothing here waits. */
 #ifndef SP_PORT_SCAN_H
 #define SP_PORT_SCAN_H
 

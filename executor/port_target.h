@@ -22,8 +22,8 @@ typedef struct {
 size_t port_targets_loopback(uint16_t port, port_target_t out[2]);
 
 /* The sandbox's own concrete addresses listening on port (loopback and wildcards left out: the
- * loopback targets reach them), at most cap, into out; returns how many. Reads /proc/net/tcp*
- * and the interfaces' addresses. */
+ * loopback targets reach them), at most cap, into out; returns how many. Reads the listeners
+ * (port_scan) and the interfaces' addresses. */
 size_t port_targets_from_table(uint16_t port, port_target_t *out, size_t cap);
 
 #endif

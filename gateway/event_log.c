@@ -11,6 +11,7 @@
 #include "json_util.h"
 #include "metrics.h"
 #include "redis_client.h"
+#include "redis_replicated.h"
 #include "xalloc.h"
 
 /* The byte cap is enforced in steps: a checkpoint every cap/CAP_STEPS bytes stored. */
@@ -27,7 +28,11 @@ struct event_log {
     bool resyncing; /* the resync's XRANGE is in flight */
     size_t unacked_bytes;
     int64_t cap_events, cap_bytes;
-    event_log_entry_t ring[EVENT_LOG_RING_EVENTS];
+    /* seq lives at ring[seq % ring_cap]; ring_cap, a power of two, grows as events come, up
+     * to EVENT_LOG_RING_EVENTS, and shrinks again with event_log_shrink: an idle session holds
+     * a few entries, not 2048 (64 KiB). */
+    event_log_entry_t *ring;
+    size_t ring_cap;
     uint64_t first; /* oldest seq in the ring */
     size_t ring_bytes;
     event_log_stored_fn stored;
@@ -50,6 +55,7 @@ typedef struct log_ref {
 typedef struct {
     log_ref_t *ref;
     uint64_t seq;
+    bool upto; /* the replication wait covers every written event <= seq, not seq alone */
 } ack_t;
 
 static void send_from(event_log_t *l);
@@ -97,7 +103,8 @@ event_log_free(event_log_t *l)
         GW_LOG("session %s: %" PRIu64 " events not confirmed by Redis when the session went away",
                l->sid, l->next_seq - 1 - l->acked);
     for (uint64_t s = l->first; s < l->next_seq; s++)
-        free(l->ring[s % EVENT_LOG_RING_EVENTS].text);
+        free(l->ring[s % l->ring_cap].text);
+    free(l->ring);
     l->ref->log = NULL;
     ref_put(l->ref);
     free(l->sid);
@@ -140,7 +147,42 @@ slot(const event_log_t *l, uint64_t seq)
 {
     if (seq < l->first || seq >= l->next_seq)
         return NULL;
-    return (event_log_entry_t *)&l->ring[seq % EVENT_LOG_RING_EVENTS];
+    return &l->ring[seq % l->ring_cap];
+}
+
+/* The ring re-laid out for cap entries, a power of two holding the events [first, end). */
+static void
+ring_resize(event_log_t *l, size_t cap, uint64_t end)
+{
+    event_log_entry_t *ring = xcalloc(cap, sizeof *ring);
+    for (uint64_t s = l->first; s < end; s++)
+        ring[s % cap] = l->ring[s % l->ring_cap];
+    free(l->ring);
+    l->ring = ring;
+    l->ring_cap = cap;
+}
+
+size_t
+event_log_ring_capacity(const event_log_t *l)
+{
+    return l->ring_cap;
+}
+
+void
+event_log_shrink(event_log_t *l, size_t keep)
+{
+    while (l->first < l->next_seq && l->next_seq - l->first > keep && l->first <= l->acked) {
+        event_log_entry_t *old = &l->ring[l->first % l->ring_cap];
+        l->ring_bytes -= old->len;
+        free(old->text);
+        old->text = NULL;
+        l->first++;
+    }
+    size_t cap = EVENT_LOG_RING_MIN;
+    while (cap < l->next_seq - l->first)
+        cap *= 2;
+    if (cap < l->ring_cap)
+        ring_resize(l, cap, l->next_seq);
 }
 
 const event_log_entry_t *
@@ -212,6 +254,27 @@ already_there(const redisReply *r)
     return r && r->type == REDIS_REPLY_ERROR && strstr(r->str, "equal or smaller");
 }
 
+/* The written events a covers are on a replica (or the primary has none): stored. Not ok:
+ * the connection went first, and the resync on the next one finds out what is there. */
+static void
+on_replicated(void *ud, bool ok)
+{
+    ack_t *a = ud;
+    event_log_t *l = a->ref->log;
+    if (l && ok) {
+        for (uint64_t s = a->upto ? l->acked + 1 : a->seq; s <= a->seq; s++) {
+            event_log_entry_t *e = slot(l, s);
+            if (e && e->written)
+                e->stored = true;
+        }
+        advance(l);
+    } else if (l) {
+        l->stalled = true;
+    }
+    ref_put(a->ref);
+    free(a);
+}
+
 static void
 on_xadd(redisReply *r, void *ud)
 {
@@ -221,8 +284,9 @@ on_xadd(redisReply *r, void *ud)
         event_log_entry_t *e = slot(l, a->seq);
         bool ok = r && (r->type != REDIS_REPLY_ERROR || already_there(r));
         if (ok && e && !e->stored) {
-            e->stored = true;
-            advance(l);
+            e->written = true;
+            redis_replicated(on_replicated, a); /* at once unless in sentinel mode */
+            return;
         } else if (!ok && !l->stalled) {
             /* Hold everything after it: a later event stored before this one would make it
              * impossible to store (ids only grow). event_log_resync takes it from here. */
@@ -247,6 +311,7 @@ xadd(event_log_t *l, const event_log_entry_t *e)
     ack_t *a = xmalloc(sizeof *a);
     a->ref = ref_get(l);
     a->seq = e->seq;
+    a->upto = false;
     redis_client_cmdv(on_xadd, a, 8, argv, lens);
 }
 
@@ -257,7 +322,7 @@ send_from(event_log_t *l)
     while (!l->stalled && !l->resyncing && l->sent + 1 < l->next_seq) {
         const event_log_entry_t *e = slot(l, l->sent + 1);
         l->sent++;
-        if (!e || e->stored)
+        if (!e || e->stored || e->written)
             continue;
         if (!redis_client_connected()) { /* fails at once: hold until the reconnection resyncs */
             l->stalled = true;
@@ -289,7 +354,7 @@ event_log_append_members(event_log_t *l, const char *members, size_t mlen)
     /* Drop the oldest stored ring entries beyond the count or byte bound. */
     while (l->first < seq &&
            (seq - l->first >= EVENT_LOG_RING_EVENTS || l->ring_bytes > EVENT_LOG_RING_BYTES)) {
-        event_log_entry_t *old = &l->ring[l->first % EVENT_LOG_RING_EVENTS];
+        event_log_entry_t *old = &l->ring[l->first % l->ring_cap];
         if (old->seq > l->acked) {
             if (seq - l->first < EVENT_LOG_RING_EVENTS)
                 break; /* only over the byte bound: keep it until stored */
@@ -300,15 +365,18 @@ event_log_append_members(event_log_t *l, const char *members, size_t mlen)
         old->text = NULL;
         l->first++;
     }
+    if (seq - l->first >= l->ring_cap) /* below the count bound: room for one more */
+        ring_resize(l, l->ring_cap ? l->ring_cap * 2 : EVENT_LOG_RING_MIN, seq);
     buf_t t = BUF_INIT;
     buf_printf(&t, "{\"seq\":%" PRIu64 ",\"ts\":%.6f%s", seq, gw_wall(), mlen ? "," : "");
     buf_append(&t, members, mlen);
     buf_puts(&t, "}");
-    event_log_entry_t *e = &l->ring[seq % EVENT_LOG_RING_EVENTS];
+    event_log_entry_t *e = &l->ring[seq % l->ring_cap];
     e->seq = seq;
     e->len = t.len;
     e->text = buf_steal(&t);
     e->stored = false;
+    e->written = false;
     l->ring_bytes += e->len;
     l->unacked_bytes += e->len;
     metrics_events(1);
@@ -347,6 +415,13 @@ on_resync_range(redisReply *r, void *ud)
     l->resyncing = false;
     if (!r || r->type != REDIS_REPLY_ARRAY)
         return; /* still stalled: the next tick or reconnection tries again */
+    /* What the old connection's server confirmed counts for nothing here: after a failover
+     * the new primary may not have it. Only what this one lists is written. */
+    for (uint64_t s = l->acked + 1; s < l->next_seq; s++) {
+        event_log_entry_t *e = slot(l, s);
+        if (e && !e->stored)
+            e->written = false;
+    }
     uint64_t top = 0;
     for (size_t i = 0; i < r->elements; i++) {
         redisReply *item = r->element[i];
@@ -355,8 +430,8 @@ on_resync_range(redisReply *r, void *ud)
             continue;
         uint64_t seq = id_seq(item->element[0]->str);
         event_log_entry_t *e = slot(l, seq);
-        if (e)
-            e->stored = true;
+        if (e && !e->stored)
+            e->written = true;
         if (seq > top)
             top = seq;
     }
@@ -364,7 +439,7 @@ on_resync_range(redisReply *r, void *ud)
      * grow): count it as lost. Readers of Redis see the gap as a "truncated" event. */
     for (uint64_t s = l->acked + 1; s < top; s++) {
         event_log_entry_t *e = slot(l, s);
-        if (e && !e->stored) {
+        if (e && !e->stored && !e->written) {
             GW_LOG("session %s: event %" PRIu64 " lost by Redis", l->sid, s);
             e->stored = true;
             char *stub = xasprintf("{\"seq\":%" PRIu64 ",\"type\":\"truncated\",\"from\":%" PRIu64
@@ -382,6 +457,17 @@ on_resync_range(redisReply *r, void *ud)
     advance(l);
     l->sent = l->acked;
     l->stalled = false;
+    if (top > l->acked) {
+        /* Their confirmation went with the connection, or the old primary's with it (a
+         * failover): stored once a replica has them (redis_replicated.h). */
+        GW_LOG("session %s: Redis has events %" PRIu64 "-%" PRIu64 " not confirmed yet", l->sid,
+               l->acked + 1, top);
+        ack_t *a = xmalloc(sizeof *a);
+        a->ref = ref_get(l);
+        a->seq = top;
+        a->upto = true;
+        redis_replicated(on_replicated, a);
+    }
     send_from(l);
 }
 

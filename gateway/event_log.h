@@ -24,7 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define EVENT_LOG_RING_EVENTS      2048
+#define EVENT_LOG_RING_EVENTS      2048 /* at most this many events in memory per session */
+#define EVENT_LOG_RING_MIN         16   /* the ring's first allocation, and its smallest */
 #define EVENT_LOG_RING_BYTES       (8u << 20)
 #define EVENT_LOG_UNCONFIRMED_MAX  1024 /* producers stop above this many unconfirmed events */
 #define EVENT_LOG_UNCONFIRMED_BYTE (4u << 20) /* ... or this many unconfirmed bytes */
@@ -33,7 +34,8 @@ typedef struct {
     uint64_t seq;
     char *text; /* the event's JSON, "seq" included; owned by the log */
     size_t len;
-    bool stored; /* Redis confirmed it */
+    bool stored;  /* Redis confirmed it (in sentinel mode: and a replica has it) */
+    bool written; /* the primary confirmed it, a replica may not have it yet */
 } event_log_entry_t;
 
 typedef struct event_log event_log_t;
@@ -57,6 +59,12 @@ uint64_t event_log_acked_seq(const event_log_t *l); /* every seq <= this is stor
 /* The stored event with this seq if it is still in memory, else NULL (borrowed). */
 const event_log_entry_t *event_log_get(const event_log_t *l, uint64_t seq);
 uint64_t event_log_first_in_memory(const event_log_t *l);
+/* An idle session's log lets go of memory: stored events beyond the newest keep leave it
+ * (readers read them from Redis, as after the ring's bound), and the ring shrinks to fit what
+ * is left. Unconfirmed events always stay. */
+void event_log_shrink(event_log_t *l, size_t keep);
+/* How many entries the ring has room for now (it grows with use up to EVENT_LOG_RING_EVENTS). */
+size_t event_log_ring_capacity(const event_log_t *l);
 /* The event with this seq, stored or not yet: only for the last words to a session's readers
  * as it goes away (its final events are still on their way to Redis). */
 const event_log_entry_t *event_log_peek(const event_log_t *l, uint64_t seq);

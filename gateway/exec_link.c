@@ -15,7 +15,11 @@
 #include "json_util.h"
 #include "xalloc.h"
 
+/* One read buffer for every link: a read is handed to exec_client_feed, which keeps what it
+ * does not consume, before the loop reads anything else, so nothing outlives the call. An idle
+ * link then costs no buffer (256 KiB each was most of an idle session's memory). */
 #define READ_BUF (256 * 1024)
+static char *shared_readbuf;
 
 struct exec_link {
     exec_link_cbs_t cbs;
@@ -31,7 +35,6 @@ struct exec_link {
     size_t backlog;
     double last_heard; /* any frame from the executor: a PONG may queue behind megabytes of DATA */
     char home[1024];   /* its HELLO's "home" ("" when it named none) */
-    char readbuf[READ_BUF];
 };
 
 typedef struct {
@@ -227,8 +230,10 @@ static void
 on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b)
 {
     (void)suggested;
-    exec_link_t *l = h->data;
-    *b = uv_buf_init(l->readbuf, sizeof l->readbuf);
+    (void)h;
+    if (!shared_readbuf)
+        shared_readbuf = xmalloc(READ_BUF);
+    *b = uv_buf_init(shared_readbuf, READ_BUF);
 }
 
 static void
@@ -374,6 +379,19 @@ exec_link_home(const exec_link_t *l)
     return l->home;
 }
 
+bool
+exec_link_up(const exec_link_t *l)
+{
+    return l->up;
+}
+
+void
+exec_link_rebind(exec_link_t *l, const exec_link_cbs_t *cbs, void *ud)
+{
+    l->cbs = *cbs;
+    l->ud = ud;
+}
+
 exec_client_t *
 exec_link_client(exec_link_t *l)
 {
@@ -386,6 +404,12 @@ exec_link_set_quiet(exec_link_t *l, bool quiet)
     l->quiet = quiet;
     if (!quiet)
         l->last_heard = gw_now(); /* a thawed executor answers the next ping */
+}
+
+size_t
+exec_link_shrink(exec_link_t *l)
+{
+    return l->client && !l->backlog ? exec_client_shrink(l->client) : 0;
 }
 
 void

@@ -35,6 +35,11 @@ exec_link_t *exec_link_new(const exec_link_cbs_t *cbs, void *ud);
 /* Starts connecting to path, retrying every 5 ms for up to timeout_ms. */
 void exec_link_connect(exec_link_t *l, const char *path, int timeout_ms);
 exec_client_t *exec_link_client(exec_link_t *l);
+/* Whether it is connected and the executor's HELLO was heard. */
+bool exec_link_up(const exec_link_t *l);
+/* Its callbacks from now on are cbs with ud: a link handed from one owner to another (a warm
+ * sandbox's, pool.c, to the session that claimed it), up or not. */
+void exec_link_rebind(exec_link_t *l, const exec_link_cbs_t *cbs, void *ud);
 /* The sandbox user's home its executor's HELLO named (absolute; "" when it named none). A
  * sandbox's word: a path inside the sandbox, never one on the host. */
 const char *exec_link_home(const exec_link_t *l);
@@ -43,6 +48,8 @@ void exec_link_flush(exec_link_t *l);
 /* Quiet: no heartbeats and no death by silence (the sandbox is frozen on purpose). Leaving
  * quiet restarts the dead-man timer from now. */
 void exec_link_set_quiet(exec_link_t *l, bool quiet);
+/* An idle link lets go of its empty buffers (exec_client_shrink). Returns the bytes let go. */
+size_t exec_link_shrink(exec_link_t *l);
 void exec_link_free(exec_link_t *l);
 
 #endif

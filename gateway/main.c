@@ -19,6 +19,7 @@
 #include "listen_addr.h"
 #include "pool.h"
 #include "preview_listen.h"
+#include "redis_addr.h"
 #include "redis_client.h"
 #include "sandbox/sandbox_disk.h"
 #include "sandbox/sandbox_root.h"
@@ -56,10 +57,14 @@ usage(FILE *f)
         "                           this host (render.sh --gateway ADDR=unix:PATH)\n"
         "  --advertise HOST:PORT    where nginx reaches that listener (default: the --listen\n"
         "                           address; this host's name when it listens on any address)\n"
-        "  --redis ADDR             unix:/path or host:port (default 127.0.0.1:6379)\n"
+        "  --redis ADDR             unix:/path, host:port (default 127.0.0.1:6379) or\n"
+        "                           sentinel://HOST:PORT[,HOST:PORT...]/NAME: the primary\n"
+        "                           the sentinels name, followed through a failover\n"
         "  --redis-user NAME        the Redis ACL user to be (redis/users.acl: gateway)\n"
         "  --redis-password-file FILE  its password, one line, mode 0600 (read again at each\n"
         "                           reconnection); alone: the default user's password\n"
+        "  --redis-sentinel-user NAME, --redis-sentinel-password-file FILE\n"
+        "                           the same for the sentinels (default: no AUTH to them)\n"
         "  --id ID                  gateway id (default gw-<hostname>)\n"
         "  --host-id ID             the machine whose sandboxes this gateway reaches: peers\n"
         "                           with the same one take over each other's sessions\n"
@@ -304,6 +309,8 @@ on_redis_ready(void)
 enum {
     OPT_REDIS_USER = 256,
     OPT_REDIS_PASSWORD_FILE,
+    OPT_REDIS_SENTINEL_USER,
+    OPT_REDIS_SENTINEL_PASSWORD_FILE,
     OPT_PREVIEW_LISTEN,
     OPT_PREVIEW_PUBLIC,
     OPT_PREVIEW_TIMEOUT
@@ -312,7 +319,7 @@ enum {
 int
 main(int argc, char **argv)
 {
-    static redis_auth_t redis_auth;
+    static redis_auth_t redis_auth, sentinel_auth;
     static const struct option opts[] = {
         {"listen", required_argument, 0, 'l'},
         {"advertise", required_argument, 0, 'A'},
@@ -320,6 +327,8 @@ main(int argc, char **argv)
         {"redis", required_argument, 0, 'r'},
         {"redis-user", required_argument, 0, OPT_REDIS_USER},
         {"redis-password-file", required_argument, 0, OPT_REDIS_PASSWORD_FILE},
+        {"redis-sentinel-user", required_argument, 0, OPT_REDIS_SENTINEL_USER},
+        {"redis-sentinel-password-file", required_argument, 0, OPT_REDIS_SENTINEL_PASSWORD_FILE},
         {"id", required_argument, 0, 'i'},
         {"host-id", required_argument, 0, 'H'},
         {"provider", required_argument, 0, 'p'},
@@ -393,6 +402,8 @@ main(int argc, char **argv)
         case 'r': cfg->redis = optarg; break;
         case OPT_REDIS_USER: redis_auth.user = optarg; break;
         case OPT_REDIS_PASSWORD_FILE: redis_auth.password_file = optarg; break;
+        case OPT_REDIS_SENTINEL_USER: sentinel_auth.user = optarg; break;
+        case OPT_REDIS_SENTINEL_PASSWORD_FILE: sentinel_auth.password_file = optarg; break;
         case OPT_PREVIEW_LISTEN: preview_listen = optarg; break;
         case OPT_PREVIEW_PUBLIC:
             if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
@@ -530,6 +541,18 @@ main(int argc, char **argv)
         fprintf(stderr, "sandpipe-gateway: %s\n", err.msg);
         return 1;
     }
+    redis_addr_t redis_where;
+    if (redis_addr_parse(cfg->redis, &redis_where, &err) < 0) {
+        fprintf(stderr, "sandpipe-gateway: %s\n", err.msg);
+        return 2;
+    }
+    if (redis_auth_check(&sentinel_auth, &err) < 0) {
+        fprintf(stderr,
+                "sandpipe-gateway: the sentinels' credentials (--redis-sentinel-user, "
+                "--redis-sentinel-password-file): %s\n",
+                err.msg);
+        return 1;
+    }
     mkdir(cfg->state_dir, 0711); /* searchable by the sandboxes' uids, not listable */
     signal(SIGPIPE, SIG_IGN);
     /* One fd per client and per executor: take all the descriptors we are allowed. */
@@ -566,6 +589,7 @@ main(int argc, char **argv)
     uv_timer_init(g_gw.loop, &listen_timer);
     uv_timer_start(&listen_timer, on_listen_timer, LISTEN_WAIT_MS, 0);
     redis_client_set_auth(&redis_auth);
+    redis_client_set_sentinel_auth(&sentinel_auth);
     redis_client_start(cfg->redis, on_redis_ready);
     http_server_init();
     session_network_start();

@@ -25,6 +25,17 @@ typedef struct warming {
 
 static warming_t *warming;
 static int nwarming;
+
+/* Warm sandboxes of the ready list whose link from warming up stays open: handed to the session
+ * that claims one (pool_take_link), which then waits for no connection and no HELLO. One link
+ * (its read buffer) per warm sandbox, as a session of it would hold. */
+typedef struct kept_link {
+    struct kept_link *next;
+    char id[sizeof(((sandbox_t *)0)->id)];
+    exec_link_t *link;
+} kept_link_t;
+
+static kept_link_t *kept_links;
 static long long ready_count = -1; /* last known length of our list */
 static unsigned long long claims, misses;
 static uv_timer_t refill_timer;
@@ -176,9 +187,51 @@ warming_remove(warming_t *w)
 }
 
 static void
+kept_remove(kept_link_t *k, bool free_link)
+{
+    for (kept_link_t **pp = &kept_links; *pp; pp = &(*pp)->next)
+        if (*pp == k) {
+            *pp = k->next;
+            break;
+        }
+    if (free_link)
+        exec_link_free(k->link);
+    free(k);
+}
+
+/* Its executor went away while it waited in the ready list: a claim finds it dead (alive). */
+static void
+on_kept_down(void *ud, const char *why)
+{
+    (void)why;
+    kept_remove(ud, true);
+}
+
+static const exec_link_cbs_t kept_cbs = {.on_down = on_kept_down};
+
+exec_link_t *
+pool_take_link(const char *sandbox_id)
+{
+    for (kept_link_t *k = kept_links; k; k = k->next)
+        if (strcmp(k->id, sandbox_id) == 0) {
+            exec_link_t *l = k->link;
+            kept_remove(k, false);
+            return l;
+        }
+    return NULL;
+}
+
+static void
 on_warm_up(void *ud)
 {
     warming_t *w = ud;
+    kept_link_t *k = xcalloc(1, sizeof *k);
+    snprintf(k->id, sizeof k->id, "%s", w->sb.id);
+    k->link = w->link;
+    w->link = NULL;
+    exec_link_rebind(k->link, &kept_cbs, k);
+    k->next = kept_links;
+    kept_links = k;
     char key[160];
     pool_key(key, sizeof key, POOL_PROFILE);
     json_object *o = sandbox_to_json(&w->sb);
@@ -307,11 +360,17 @@ static const char CLAIM_LUA[] =
     "end\n"
     "return v\n";
 
+bool
+pool_serves(const char *profile)
+{
+    return strcmp(profile, POOL_PROFILE) == 0 && g_gw.cfg.pool_size > 0;
+}
+
 void
 pool_claim(const char *profile, const char *session_id, bool env_pending, pool_claim_cb cb,
            void *ud)
 {
-    if (strcmp(profile, POOL_PROFILE) != 0 || g_gw.cfg.pool_size <= 0) {
+    if (!pool_serves(profile)) {
         cb(ud, NULL);
         return;
     }
@@ -418,6 +477,8 @@ pool_stop(void)
     free(restored);
     restored = NULL;
     nrestored = 0;
+    while (kept_links)
+        kept_remove(kept_links, true);
     /* Those a provider is still starting stay: its answer comes to them (the loop is ending). */
     for (warming_t *w = warming, *next; w; w = next) {
         next = w->next;

@@ -12,13 +12,19 @@
 #include <string.h>
 
 #include "gw.h"
+#include "redis_addr.h"
 #include "redis_auth.h"
+#include "redis_sentinel.h"
 #include "redis_uv.h"
 #include "xalloc.h"
 
 static redisAsyncContext *ac;
 static bool connected;
 static char *addr_saved;
+static redis_addr_t where;         /* addr_saved, parsed */
+static redis_endpoint_t primary;   /* sentinel mode: the primary this connection is to */
+static redis_auth_t sentinel_auth; /* password_file NULL: no AUTH to the sentinels */
+static char sentinel_logged_why[ERR_MSG_MAX];
 static void (*ready_cb)(void);
 static uv_timer_t retry_timer, watch_timer;
 static bool timer_init;
@@ -52,6 +58,8 @@ typedef struct {
 static void connect_now(void);
 static void schedule_retry(void);
 static void on_ping(redisAsyncContext *c, void *r, void *privdata);
+static void on_role(redisAsyncContext *c, void *r, void *privdata);
+static void drop_connection(const char *why);
 
 static bool stopped; /* redis_client_stop was called */
 
@@ -149,6 +157,9 @@ on_watch(uv_timer_t *t)
     ping_sent = gw_now();
     if (redisAsyncCommand(ac, on_ping, NULL, "PING") != REDIS_OK)
         ping_sent = 0;
+    /* A primary demoted without this gateway writing anything is noticed here too. */
+    if (connected && where.kind == REDIS_ADDR_SENTINEL)
+        redisAsyncCommand(ac, on_role, NULL, "ROLE");
 }
 
 /* Connected (or the watchdog's PING): a server still loading its AOF answers -LOADING; wait for
@@ -175,8 +186,11 @@ on_ping(redisAsyncContext *c, void *r, void *privdata)
     connected = true;
     loading_waits = 0;
     auth_ok();
-    GW_LOG("redis: connected to %s%s%s", addr_saved, auth.user ? " as " : "",
-           auth.user ? auth.user : "");
+    char name[REDIS_HOST_MAX + 16] = "";
+    if (where.kind == REDIS_ADDR_SENTINEL)
+        redis_endpoint_str(&primary, name, sizeof name);
+    GW_LOG("redis: connected to %s%s%s%s%s", addr_saved, name[0] ? ", primary " : "", name,
+           auth.user ? " as " : "", auth.user ? auth.user : "");
     if (ready_cb)
         ready_cb();
 }
@@ -188,9 +202,55 @@ session_begin(void)
     /* Named, so a peer that takes this gateway's sessions over can cut a stalled gateway off
      * (takeover.c): its next write fails, and its reconnection checks ownership first. */
     redisAsyncCommand(ac, NULL, NULL, "CLIENT SETNAME sp-gw:%s", g_gw.cfg.id);
+    /* The sentinel's answer may be stale or the server demoted since: a replica is dropped
+     * before anything is written to it (on_role), and the sentinels asked again. */
+    if (where.kind == REDIS_ADDR_SENTINEL)
+        redisAsyncCommand(ac, on_role, (void *)1, "ROLE");
     /* ready only once it answers PING (not -LOADING) */
     if (redisAsyncCommand(ac, on_ping, (void *)1, "PING") != REDIS_OK)
         schedule_retry();
+}
+
+/* Drops the shared connection now (from a reply callback too: hiredis frees it once the
+ * callback returns); every pending command's callback gets NULL, and the next connection asks
+ * the sentinels again. */
+static void
+drop_connection(const char *why)
+{
+    static char said[160];
+    static double said_at;
+    if (!ac)
+        return;
+    /* Until the sentinels see a demotion they may name the same replica at every try: the
+     * same words at most every RDS_AUTH_LOG_S. */
+    if (strcmp(why, said) || gw_now() - said_at >= RDS_AUTH_LOG_S) {
+        GW_LOG("redis: %s: dropping the connection%s", why,
+               where.kind == REDIS_ADDR_SENTINEL ? " (asking the sentinels again)" : "");
+        snprintf(said, sizeof said, "%s", why);
+        said_at = gw_now();
+    }
+    redisAsyncContext *dead = ac;
+    ping_sent = 0;
+    ac = NULL;
+    connected = false;
+    redisAsyncFree(dead);
+    schedule_retry();
+}
+
+/* ROLE, at connection (privdata 1) and from the watchdog: a server that is no longer the
+ * primary is left at once. */
+static void
+on_role(redisAsyncContext *c, void *r, void *privdata)
+{
+    (void)privdata;
+    if (!r || c != ac)
+        return;
+    if (!redis_role_is_master(r, NULL)) {
+        const redisReply *reply = r;
+        drop_connection(reply->type == REDIS_REPLY_ERROR ? reply->str
+                                                         : "the server is not the primary now");
+        return;
+    }
 }
 
 static void
@@ -251,31 +311,26 @@ on_disconnect(const redisAsyncContext *c, int status)
     schedule_retry();
 }
 
-/* "unix:/path" → path (returns 1); "host:port" → host and port (returns 0). */
-static int
-parse_addr(const char *addr, char *host, size_t cap, int *port)
+/* A new connection to where (in sentinel mode, to the primary they name now: a blocking ask,
+ * REDIS_SENTINEL_TIMEOUT_MS per sentinel to connect and to answer, made on the loop at each
+ * (re)connection). NULL when no sentinel named a primary (logged when its reason changes). */
+static redisAsyncContext *
+async_open(void)
 {
-    if (strncmp(addr, "unix:", 5) == 0) {
-        snprintf(host, cap, "%s", addr + 5);
-        return 1;
+    if (where.kind == REDIS_ADDR_UNIX)
+        return redisAsyncConnectUnix(where.path);
+    if (where.kind == REDIS_ADDR_TCP)
+        return redisAsyncConnect(where.tcp.host, where.tcp.port);
+    err_t err = {0};
+    if (redis_sentinel_ask(&where, &sentinel_auth, &primary, &err) < 0) {
+        if (strcmp(err.msg, sentinel_logged_why)) {
+            GW_LOG("redis: no primary from the sentinels (%s); asking again", err.msg);
+            snprintf(sentinel_logged_why, sizeof sentinel_logged_why, "%s", err.msg);
+        }
+        return NULL;
     }
-    snprintf(host, cap, "%s", addr);
-    char *colon = strrchr(host, ':');
-    *port = 6379;
-    if (colon) {
-        *colon = '\0';
-        *port = atoi(colon + 1);
-    }
-    return 0;
-}
-
-redisAsyncContext *
-redis_client_async_open(const char *addr)
-{
-    char host[256];
-    int port;
-    return parse_addr(addr, host, sizeof host, &port) ? redisAsyncConnectUnix(host)
-                                                      : redisAsyncConnect(host, port);
+    sentinel_logged_why[0] = '\0';
+    return redisAsyncConnect(primary.host, primary.port);
 }
 
 static void
@@ -292,9 +347,10 @@ connect_now(void)
             return;
         }
     }
-    ac = redis_client_async_open(addr_saved);
+    ac = async_open();
     if (!ac || ac->err) {
-        GW_LOG("redis: %s", ac ? ac->errstr : "out of memory");
+        if (ac)
+            GW_LOG("redis: %s", ac->errstr);
         if (ac)
             redisAsyncFree(ac);
         ac = NULL;
@@ -314,9 +370,20 @@ redis_client_set_auth(const redis_auth_t *a)
     auth = a ? *a : (redis_auth_t){0};
 }
 
+void
+redis_client_set_sentinel_auth(const redis_auth_t *a)
+{
+    sentinel_auth = a ? *a : (redis_auth_t){0};
+}
+
 int
 redis_client_start(const char *addr, void (*on_ready)(void))
 {
+    err_t err = {0};
+    if (redis_addr_parse(addr, &where, &err) < 0) {
+        GW_LOG("%s", err.msg);
+        return -1;
+    }
     addr_saved = xstrdup(addr);
     ready_cb = on_ready;
     connect_now();
@@ -344,13 +411,31 @@ redis_client_connected(void)
     return connected;
 }
 
+bool
+redis_client_sentinel(void)
+{
+    return where.kind == REDIS_ADDR_SENTINEL;
+}
+
+void
+redis_client_reconnect(const char *why)
+{
+    drop_connection(why);
+}
+
 static void
 on_reply(redisAsyncContext *c, void *r, void *privdata)
 {
-    (void)c;
     call_t *call = privdata;
     pending--;
     redisReply *reply = r;
+    if (reply && reply->type == REDIS_REPLY_ERROR && redis_reply_readonly(reply->str)) {
+        /* A demoted primary did not run the write: not a failed write but a lost connection,
+         * which every caller already handles (a NULL reply; the event log re-sends). */
+        if (c == ac)
+            drop_connection("the server is a replica now (READONLY)");
+        reply = NULL;
+    }
     if (reply && reply->type == REDIS_REPLY_ERROR)
         GW_LOG("redis: %s", reply->str);
     if (call->cb)
@@ -413,19 +498,14 @@ redis_client_cmd(redis_client_cb cb, void *ud, const char *fmt, ...)
 redisContext *
 redis_client_sync_connect(const char *addr)
 {
-    struct timeval tv = {2, 0};
-    char host[256];
-    int port;
-    redisContext *c = parse_addr(addr, host, sizeof host, &port)
-                          ? redisConnectUnixWithTimeout(host, tv)
-                          : redisConnectWithTimeout(host, port, tv);
-    if (!c || c->err) {
-        if (c)
-            redisFree(c);
-        return NULL;
-    }
+    redis_addr_t a;
     err_t err = {0};
-    if (redis_auth_sync(c, &auth, &err) < 0) {
+    redisContext *c = NULL;
+    if (redis_addr_parse(addr, &a, &err) == 0)
+        c = redis_connect_sync(&a, &sentinel_auth, 2000, &err);
+    if (!c)
+        return NULL;
+    if (redis_auth_sync(c, &auth, &err) < 0 || redis_check_primary(c, &a, &err) < 0) {
         GW_LOG("redis: %s", err.msg);
         redisFree(c);
         return NULL;

@@ -18,7 +18,14 @@ typedef void (*redis_client_cb)(redisReply *reply,
  * for the process's life. NULL, or no password_file: no AUTH. */
 void redis_client_set_auth(const redis_auth_t *a);
 
-/* addr: "unix:/path" or "host:port". on_ready runs after every (re)connection. */
+/* The credentials for the sentinels (redis_sentinel.h), as redis_client_set_auth's. */
+void redis_client_set_sentinel_auth(const redis_auth_t *a);
+
+/* addr: "unix:/path", "host:port" or "sentinel://HOST:PORT[,...]/NAME" (redis_addr.h; -1 and
+ * logged when it is none of them). on_ready runs after every (re)connection. In sentinel mode
+ * each (re)connection asks the sentinels (blocking, at most REDIS_SENTINEL_TIMEOUT_MS per
+ * sentinel to connect and as much to answer) and checks ROLE; a server that answers READONLY
+ * or whose ROLE stops saying master is left, its pending commands answered NULL. */
 int redis_client_start(const char *addr, void (*on_ready)(void));
 void redis_client_stop(void);
 bool redis_client_connected(void);
@@ -29,10 +36,10 @@ int redis_client_cmd(redis_client_cb cb, void *ud, const char *fmt, ...);
 int redis_client_cmdv(redis_client_cb cb, void *ud, int argc, const char **argv,
                       const size_t *lens);
 
-/* A new asynchronous connection to addr, not attached to any loop (for a connection of one's
- * own, e.g. blocking reads), not authenticated yet. NULL or ->err set on failure. */
-struct redisAsyncContext;
-struct redisAsyncContext *redis_client_async_open(const char *addr);
+/* Whether --redis names sentinels. */
+bool redis_client_sentinel(void);
+/* Leaves the connection now (pending commands answered NULL) and makes a new one. */
+void redis_client_reconnect(const char *why);
 
 /* A blocking connection for start-up work (re-attaching sessions) before the loop runs,
  * authenticated as redis_client_set_auth says. Caller frees with redisFree. NULL on failure

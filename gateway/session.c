@@ -251,6 +251,7 @@ on_timer_closed(uv_handle_t *h)
     envd_procs_free(s);
     envd_watchers_free(s);
     free(s);
+    session_memory_freed();
 }
 
 static void
@@ -350,15 +351,6 @@ plugins_check(json_object *plugins, err_t *err)
     return 0;
 }
 
-/* The record is in Redis (or Redis is gone: it is written again on reconnection): its sandbox
- * is taken now (session_sandbox.c). */
-static void
-on_recorded(redisReply *r, void *ud)
-{
-    (void)r;
-    session_take_sandbox(ud);
-}
-
 void
 session_create(json_object *params, const char *owner, const char *create_key, session_ready_cb cb,
                void *ud, char *made, size_t cap)
@@ -398,9 +390,7 @@ session_create(json_object *params, const char *owner, const char *create_key, s
         snprintf(s->create_key, sizeof s->create_key, "%s", create_key);
     session_set_status(s, SESSION_STARTING, NULL);
     session_save(s);
-    /* The sandbox is taken once Redis holds the record: a gateway dying before that leaves no
-     * sandbox behind, and after it a record a peer finds (session_restore.c). */
-    redis_client_cmd(on_recorded, xstrdup(id), "PING"); /* Redis gone: called at once */
+    session_take_sandbox(s);
 }
 
 void
@@ -504,6 +494,8 @@ sessions_tick(void)
         session_flush_last_execute(s);
         session_terms_tick(s, now);
         bool busy = s->act_ch || s->qhead || s->terms || session_ops_running(s);
+        if (!busy && now - s->last_activity >= SESSION_SHRINK_AFTER_S)
+            session_shrink(s);
         bool paused = s->status == SESSION_PAUSED;
         bool idle =
             s->idle_timeout > 0 && !busy && !paused && now - s->last_activity > s->idle_timeout;
@@ -519,6 +511,7 @@ sessions_tick(void)
             session_delete(s, "idle timeout");
         }
     }
+    sessions_trim_heap();
 }
 
 void

@@ -232,12 +232,21 @@ void session_on_stored(gw_session_t *s, uint64_t seq);
 void session_flush_output(gw_session_t *s, bool final);
 void session_arm_flush(gw_session_t *s);
 
+/* session_memory.c: a session idle for SESSION_SHRINK_AFTER_S (nothing running, queued or
+ * open) lets go of what its last work grew (sessions_tick); a session was freed (counted); the
+ * heap's free pages go back to the kernel if one was (sessions_tick, once a second). */
+#define SESSION_SHRINK_AFTER_S   10.0
+#define SESSION_IDLE_EVENTS_KEPT 16
+void session_shrink(gw_session_t *s);
+void session_memory_freed(void);
+void sessions_trim_heap(void);
+
 /* A start that failed: ERROR with msg in the record's "error" (who asked may read it there),
  * the ready callback told, the session deleted with its sandbox. session_sandbox.c. */
 void session_start_failed(gw_session_t *s, int code, const char *msg);
-/* Takes the sandbox of the new session id (owned: freed here), once its record is in Redis:
- * claimed from the pool or started for it. session_sandbox.c. */
-void session_take_sandbox(char *id);
+/* Takes the sandbox of the new session s, whose record session_save has just sent: claimed
+ * from the pool or started for it, never before Redis holds the record. session_sandbox.c. */
+void session_take_sandbox(gw_session_t *s);
 /* Writes the session's record (sp:session:{id}) and its place in the listings. session.c. */
 void session_save(gw_session_t *s);
 

@@ -1,5 +1,6 @@
 /* session_sandbox.c — where a new session's sandbox comes from: a warm one claimed from the
- * pool (the default limits and image), or one started for it; bound to the session in the
+ * pool (the default limits and image), or one started for it, either only once Redis holds the
+ * session's record; bound to the session in the
  * host's record of the sandbox (sandbox/sandbox_host.h) before the session uses it, then its
  * executor link. A start that cannot go on fails the session (session_start_failed). */
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include "gw.h"
 #include "json_util.h"
 #include "pool.h"
+#include "redis_client.h"
 #include "sandbox/sandbox_host.h"
 #include "session_int.h"
 #include "xalloc.h"
@@ -32,6 +34,17 @@ attach_sandbox(gw_session_t *s, const sandbox_t *sb)
     if (s->pending_env) { /* cleared once applied (session_actions.c) */
         session_save_field(s, "env_pending", "1");
         s->env_pending_saved = true;
+    }
+    /* A warm sandbox's link from warming up, still open: the session's now, up already. */
+    exec_link_t *warm = pool_take_link(sb->id);
+    if (warm) {
+        exec_link_free(s->link);
+        s->link = warm;
+        exec_link_rebind(warm, &session_link_cbs, s);
+        if (exec_link_up(warm)) {
+            session_link_cbs.on_up(s);
+            return;
+        }
     }
     exec_link_connect(s->link, s->sb.socket_path, 15000);
 }
@@ -98,24 +111,36 @@ on_claimed(void *ud, const sandbox_t *sb)
 
 /* Custom limits or another image need a sandbox made for them; the pool serves the default
  * ones (env is applied to a warm sandbox once claimed). */
-void
-session_take_sandbox(char *id)
+static bool
+needs_own_sandbox(json_object *params)
 {
-    gw_session_t *s = session_find(id);
-    if (!s || s->deleting) {
-        free(id);
-        return;
-    }
-    json_object *params = s->params;
-    bool custom = json_get(params, "memory") || json_get(params, "cpu") ||
-                  json_get(params, "pids") || json_get(params, "disk") ||
-                  json_get_int(params, "resource_factor", 1) != 1 ||
-                  strcmp(pool_image(params), g_gw.cfg.image) != 0;
-    json_object *env = json_get(params, "env");
+    return json_get(params, "memory") || json_get(params, "cpu") || json_get(params, "pids") ||
+           json_get(params, "disk") || json_get_int(params, "resource_factor", 1) != 1 ||
+           strcmp(pool_image(params), g_gw.cfg.image) != 0;
+}
+
+/* The record is in Redis (or Redis is gone: it is written again on reconnection): a sandbox is
+ * started for the session now. */
+static void
+on_recorded(redisReply *r, void *ud)
+{
+    (void)r;
+    on_claimed(ud, NULL);
+}
+
+void
+session_take_sandbox(gw_session_t *s)
+{
+    /* The sandbox is taken once Redis holds the record: a gateway dying before that leaves no
+     * sandbox behind, and after it a record a peer finds (session_restore.c). A claim is a
+     * script on the connection the record went out on, so Redis runs it after the record's
+     * HSET: sent at once, no round trip waited for. A sandbox started here waits for a PING's
+     * answer instead (Redis gone: answered at once, as the claim is). */
+    json_object *env = json_get(s->params, "env");
     bool own_env =
         env && json_object_is_type(env, json_type_object) && json_object_object_length(env);
-    if (custom)
-        on_claimed(id, NULL);
+    if (!needs_own_sandbox(s->params) && pool_serves(s->profile))
+        pool_claim(s->profile, s->id, own_env, on_claimed, xstrdup(s->id));
     else
-        pool_claim(s->profile, s->id, own_env, on_claimed, id);
+        redis_client_cmd(on_recorded, xstrdup(s->id), "PING");
 }

@@ -43,10 +43,13 @@ session_watch_action(gw_session_t *s, uint64_t seq, session_obs_cb cb, void *ud)
 }
 
 /* Unlinks the watchers of *list waiting for a seq in [lo, hi] and tells each: stored (its own
- * seq), or its observation (e; NULL: the session ended or the event is no longer there).
- * ended: the session is going away, stored waiters get 0. */
+ * seq), or its observation (event event_seq of s's log; 0, or not there: NULL, the session
+ * ended or the event is no longer in memory). ended: the session is going away, stored
+ * waiters get 0. The event is looked up for each watcher: a callback may append events, and
+ * the ring moves when it grows. */
 static void
-settle(struct action_watch **list, uint64_t lo, uint64_t hi, const event_log_entry_t *e, bool ended)
+settle(gw_session_t *s, struct action_watch **list, uint64_t lo, uint64_t hi, uint64_t event_seq,
+       bool ended)
 {
     for (struct action_watch **pp = list; *pp;) {
         struct action_watch *w = *pp;
@@ -57,8 +60,10 @@ settle(struct action_watch **list, uint64_t lo, uint64_t hi, const event_log_ent
         *pp = w->next;
         if (w->stored_cb)
             w->stored_cb(w->ud, ended ? 0 : w->seq);
-        else
+        else {
+            const event_log_entry_t *e = event_seq ? event_log_get(s->log, event_seq) : NULL;
             w->cb(w->ud, e ? e->text : NULL, e ? e->len : 0);
+        }
         free(w);
     }
 }
@@ -66,12 +71,12 @@ settle(struct action_watch **list, uint64_t lo, uint64_t hi, const event_log_ent
 void
 session_stored_up_to(gw_session_t *s, uint64_t stored)
 {
-    settle(&s->store_waits, 0, stored ? stored : UINT64_MAX, NULL, !stored);
+    settle(s, &s->store_waits, 0, stored ? stored : UINT64_MAX, 0, !stored);
 }
 
 void
 session_observed(gw_session_t *s, uint64_t seq, uint64_t event_seq)
 {
-    const event_log_entry_t *e = event_seq ? event_log_get(s->log, event_seq) : NULL;
-    settle(&s->watches, event_seq ? seq : 0, event_seq ? seq : UINT64_MAX, e, !event_seq);
+    settle(s, &s->watches, event_seq ? seq : 0, event_seq ? seq : UINT64_MAX, event_seq,
+           !event_seq);
 }

@@ -99,10 +99,12 @@ static const char CLAIM_LUA[] =
     "if #moved > 0 or #pool > 0 then redis.call('SET', k .. ':taken', me, 'EX', 86400) end\n"
     "return {moved, pool}\n";
 
-/* The dead gateway's host has no live gateway left: its sessions are to be marked ERROR, in two
- * steps around the fence (closing its Redis connections, as for a claim), so that a gateway that
- * was only cut off writes nothing the ERROR events could collide with: everything it wrote is in
- * the stream before them, and once it is back it registers, which the second step checks.
+/* The dead gateway's host has no live gateway left: its sessions are to be marked
+ * ERROR_RUNTIME_DISCONNECTED (their sandboxes are out of reach, not known to have failed: that
+ * host's gateway, back, re-attaches those still running), in two steps around the fence (closing
+ * its Redis connections, as for a claim), so that a gateway that was only cut off writes nothing
+ * the status events could collide with: everything it wrote is in the stream before them, and
+ * once it is back it registers, which the second step checks.
  * Step 1, ARGV: dead, me. Returns 1 when this gateway is to mark it (once: the orphaned mark). */
 static const char ORPHAN_MARK_LUA[] =
     "local k = 'sp:gateway:' .. ARGV[1]\n"
@@ -112,8 +114,8 @@ static const char ORPHAN_MARK_LUA[] =
     "return 1\n";
 
 /* Step 2, ARGV: dead, me, now, message. While it is still dead and the mark still ours: each of
- * its sessions still running becomes ERROR (field, one status event with the next seq,
- * sp:status). Returns how many. */
+ * its sessions neither ended nor in error already becomes ERROR_RUNTIME_DISCONNECTED (field, one
+ * status event with the next seq, sp:status). Returns how many. */
 static const char ORPHAN_WRITE_LUA[] =
     "local d = ARGV[1]\n"
     "local k = 'sp:gateway:' .. d\n"
@@ -123,16 +125,19 @@ static const char ORPHAN_WRITE_LUA[] =
     "for _, s in ipairs(redis.call('SMEMBERS', k .. ':sessions')) do\n"
     "  local h = 'sp:session:{' .. s .. '}'\n"
     "  local st = redis.call('HGET', h, 'status')\n"
-    "  if redis.call('HGET', h, 'gateway') == d and st and st ~= 'STOPPED' and st ~= 'ERROR' then\n"
-    "    redis.call('HSET', h, 'status', 'ERROR')\n"
+    "  if redis.call('HGET', h, 'gateway') == d and st and st ~= 'STOPPED' and\n"
+    "     string.sub(st, 1, 5) ~= 'ERROR' then\n"
+    "    redis.call('HSET', h, 'status', 'ERROR_RUNTIME_DISCONNECTED')\n"
     "    local last = redis.call('XREVRANGE', h .. ':events', '+', '-', 'COUNT', 1)\n"
     "    local seq = 1\n"
     "    if #last == 1 then seq = tonumber(string.match(last[1][1], '%d+$')) + 1 end\n"
     "    local ev = '{\"seq\":' .. seq .. ',\"ts\":' .. ARGV[3] ..\n"
-    "      ',\"type\":\"status\",\"status\":\"ERROR\",\"message\":' .. cjson.encode(ARGV[4]) ..\n"
+    "      ',\"type\":\"status\",\"status\":\"ERROR_RUNTIME_DISCONNECTED\",\"message\":' ..\n"
+    "      cjson.encode(ARGV[4]) ..\n"
     "      ',\"gateway\":' .. cjson.encode(d) .. '}'\n"
     "    redis.call('XADD', h .. ':events', '0-' .. seq, 'e', ev)\n"
-    "    redis.call('PUBLISH', 'sp:status', '{\"session\":\"' .. s .. '\",\"status\":\"ERROR\"}')\n"
+    "    redis.call('PUBLISH', 'sp:status',\n"
+    "               '{\"session\":\"' .. s .. '\",\"status\":\"ERROR_RUNTIME_DISCONNECTED\"}')\n"
     "    n = n + 1\n"
     "  end\n"
     "end\n"
@@ -210,8 +215,9 @@ read_marks(const redisReply *r)
         return MARK_TAKEN;
     }
     if (r->element[1]->type == REDIS_REPLY_STRING) {
-        GW_LOG("%s: %s marked this gateway's sessions ERROR while it was cut off", g_gw.cfg.id,
-               r->element[1]->str);
+        GW_LOG("%s: %s marked this gateway's sessions ERROR_RUNTIME_DISCONNECTED while "
+               "it was cut off",
+               g_gw.cfg.id, r->element[1]->str);
         return MARK_ORPHANED;
     }
     return MARK_NONE;
@@ -436,7 +442,8 @@ on_orphan_marked(redisReply *r, void *ud)
         const char *argv[] = {"EVAL", ORPHAN_WRITE_LUA, "0", o->dead, g_gw.cfg.id, now, msg};
         redisReply *w = redisCommandArgv(rc, 7, argv, NULL);
         if (w && w->type == REDIS_REPLY_INTEGER && w->integer > 0)
-            GW_LOG("%s died and no gateway of its host is left: its %lld sessions are ERROR",
+            GW_LOG("%s died and no gateway of its host is left: its %lld sessions are "
+                   "ERROR_RUNTIME_DISCONNECTED",
                    o->dead, w->integer);
         else if (w && w->type == REDIS_REPLY_ERROR)
             GW_LOG("marking %s's sessions: %s", o->dead, w->str);

@@ -1,6 +1,6 @@
 /* takeover.h — several gateways share one host's sandboxes; when one dies, a live peer on the
  * same host takes its sessions (and its warm pool) over; when a host's last gateway is gone, a
- * gateway elsewhere marks that host's sessions ERROR.
+ * gateway elsewhere marks that host's sessions ERROR_RUNTIME_DISCONNECTED.
  *
  * Every gateway records where it runs in `sp:gateway:ID:info` (host, pid, pid_start, boot, pidns,
  * started) and beats `sp:gateway:ID` (TTL TAKEOVER_TTL_MS, every second). Every TAKEOVER_SCAN_MS it
@@ -13,10 +13,11 @@
  * peer that restarted meanwhile is left alone), which rewrites `gateway` of each session, moves
  * `sp:gateway:D:sessions` into ours, pops its warm pool and leaves `sp:gateway:D:taken`; the
  * sessions are then re-attached as after a restart (session_restore.c) and each gets a status
- * event saying so. A dead peer on a host with no live gateway left gets its sessions marked ERROR
- * (status field, a status event in the stream, sp:status) by the first gateway elsewhere that sees
- * it; they stay in its set, so a gateway starting on that host later takes them back (and a
- * gateway that was only cut off from Redis re-reads them from Redis when it is back).
+ * event saying so. A dead peer on a host with no live gateway left (a node lost) gets its sessions
+ * marked ERROR_RUNTIME_DISCONNECTED (status field, a status event in the stream, sp:status) by the
+ * first gateway elsewhere that sees it; they stay in its set, so a gateway starting on that host
+ * later takes them back (and a gateway that was only cut off from Redis re-reads them from Redis
+ * when it is back).
  *
  * The scripts touch keys of several sessions: they need one Redis (a primary, with or without
  * Sentinel), not Redis Cluster. */
@@ -33,7 +34,7 @@
  * may have expired; peers reconnect and beat within about a second). */
 #define TAKEOVER_SETTLE_MS 2000
 /* A gateway of another host whose heartbeat has been missing this long, with no live gateway
- * left on its host: its sessions are marked ERROR. */
+ * left on its host: its sessions are marked ERROR_RUNTIME_DISCONNECTED. */
 #define TAKEOVER_ORPHAN_MS 10000
 
 /* The default --host-id: /etc/machine-id, else the hostname. */

@@ -74,6 +74,10 @@ typedef struct {
  * many pieces per loop iteration (terminal chunks, stored events) asked each time, and with
  * libuv every ask re-registers the socket with epoll, asked for or not. */
 void ws_want_write(struct lws *wsi);
+/* ws_reply.c: whether a write may go out now, outside WRITEABLE: nothing queued or asked for
+ * ahead of it, no close under way, nothing of a short send still held by lws. lws sends a
+ * write's remainder itself when the socket takes less, so ordering and the bound hold. */
+bool ws_write_now_ok(struct lws *wsi, const pss_t *p);
 
 /* ws_server.c: refuses what the connection asked for: an error message, then close code 1008
  * with the error's code as the reason. Returns 0 (the connection lives until the close is out). */

@@ -9,6 +9,7 @@
 
 #include "gw.h"
 #include "json_util.h"
+#include "ws_guard.h"
 #include "ws_int.h"
 #include "ws_server.h"
 #include "xalloc.h"
@@ -151,6 +152,14 @@ ws_write_text(struct lws *wsi, const char *s, size_t n, enum lws_write_protocol 
     free(b);
     free(fixed);
     return w < (int)n ? -1 : 0;
+}
+
+bool
+ws_write_now_ok(struct lws *wsi, const pss_t *p)
+{
+    const char *reason;
+    return !p->write_asked && !p->replies && !p->close_code && !p->peer_close &&
+           !lws_partial_buffered(wsi) && !ws_guard_failure(wsi, &reason);
 }
 
 void

@@ -8,7 +8,9 @@
  * Plain HTTP requests on the same listener go to http_server.c.
  * Tokens: Sec-WebSocket-Protocol "sandpipe.v1, bearer.<jwt>" or ?token=<jwt>.
  *
- * Writes happen only in SERVER_WRITEABLE, one lws_write each. A client is a cursor (next_seq)
+ * Writes happen in SERVER_WRITEABLE, one lws_write each; the one exception is a terminal's small
+ * interactive output, written as it comes when nothing is ahead of it (ws_terminal.c,
+ * ws_write_now_ok), which saves a POLLOUT round per echo. A client is a cursor (next_seq)
  * over the event log: it never owns a queue of events, so a slow client costs nothing and
  * catches up from memory or Redis. Replies to its requests queue (bounded) ahead of events.
  *

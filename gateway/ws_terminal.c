@@ -19,12 +19,31 @@ pss_of_term_client(gw_term_client_t *tc)
     return (pss_t *)((char *)tc - offsetof(pss_t, term_client));
 }
 
+/* Output this small (an echo, a prompt) goes to the client at once when nothing is ahead of it;
+ * more waits for WRITEABLE as before, so a stream keeps its pace and lws holds at most one
+ * short send's remainder. */
+#define TERM_WRITE_NOW_MAX 4096
+
+/* New output or the end. Interactive output is written straight away: asking lws for
+ * WRITEABLE costs a POLLOUT round per echo (libuv's uv_poll_start re-registers the socket,
+ * four epoll_ctl and a loop iteration), although a socket with nothing queued takes it. */
 static void
 term_wake(gw_term_client_t *tc)
 {
     pss_t *p = pss_of_term_client(tc);
-    if (p->cur && p->cur->wsi)
-        ws_want_write(p->cur->wsi);
+    struct lws *wsi = p->cur ? p->cur->wsi : NULL;
+    if (!wsi)
+        return;
+    int code;
+    const term_ring_t *r = p->term ? session_term_ring(p->term) : NULL;
+    if (r && p->term_sent >= r->start && r->end > p->term_sent &&
+        r->end - p->term_sent <= TERM_WRITE_NOW_MAX && !session_term_ended(p->term, &code) &&
+        ws_write_now_ok(wsi, p)) {
+        if (ws_terminal_write(wsi, p) < 0) /* lws could not send: the connection is over */
+            lws_set_timeout(wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, LWS_TO_KILL_ASYNC);
+        return;
+    }
+    ws_want_write(wsi);
 }
 
 /* Input waits for the executor's credit: lws stops reading this connection (TCP pushes back

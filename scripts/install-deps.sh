@@ -10,6 +10,7 @@ PKGS=(build-essential pkg-config git clang libclang-rt-14-dev clang-format cppch
       nodejs npm chromium) # the web UI's build (npm) and its browser tests (chromium)
 PKGS+=(libzmq3-dev python3-ipykernel python3-matplotlib) # the IPython plugin (plugins/jupyter/)
 PKGS+=(websocketd) # make bench: the peer of the gateway's terminals (bench/run_routing.sh)
+PKGS+=(python3-yaml) # test_k8s_manifests: reads deploy/kubernetes/ (its schemas: npm, tests/k8s/)
 # A Node.js that bundles its own npm (e.g. one whose nodejs package conflicts with Debian's npm)
 # serves as well: then npm is not asked for, here nor in the list .ci/run installs.
 if command -v npm >/dev/null; then

@@ -168,6 +168,8 @@ stop() {
         if mountpoint -q "$d/disk"; then umount -l "$d/disk" 2>/dev/null; fi
         rm -rf "$d"
     done
+    # the host-profile sandboxes' /etc copies (gateway/sandbox/sandbox_etc.h): a tmpfs of their own
+    if mountpoint -q "$RUN/sandboxes/.etc"; then umount -l "$RUN/sandboxes/.etc" 2>/dev/null; fi
     # netd once the sandboxes are gone (their links go with them; it then removes its rules)
     [ -n "$netd_pid" ] && stop_groups "$netd_pid"
     [ ${#pids[@]} -gt 0 ] && stop_groups "${pids[0]}"

@@ -59,26 +59,32 @@ typedef struct {
 #define SANDBOX_UID_WIDTH   65536u /* host uids per sandbox: 0..65535 inside */
 #define SANDBOX_USER_INSIDE 1000u  /* the sandbox user's uid and gid inside */
 
+/* A sandbox's host paths (<state_dir>/<id>/..., its cgroup): room for a state_dir of ~900
+ * bytes, longer ones are refused at the sandbox's start ("state_dir path too long"). PATH_MAX
+ * each made every session carry 16 KiB, most of an idle session's memory in the gateway. */
+#define SANDBOX_PATH_MAX 1024
+
 typedef struct {
     char id[64];
     char provider[16];
-    char image[IMAGE_NAME_MAX + 1]; /* the image it runs ("host": the host's /usr) */
-    pid_t pid;                      /* host pid of the sandbox's top process (bwrap) */
-    uint64_t start_time;            /* pid's start time (/proc/<pid>/stat field 22), so a reused
-                                     * pid is not mistaken for the sandbox; 0 = unknown */
-    char dir[PATH_MAX];             /* host directory of the sandbox: <state_dir>/<id> */
-    char socket_path[PATH_MAX];     /* <dir>/ctl/executor.sock, host-only; derived from dir by
-                                     * sandbox_from_json, never read from a record */
-    char workspace[PATH_MAX];       /* host path of the workspace directory */
-    uid_t uid;                      /* first host uid (= gid) of its block: the sandbox's user where
-                                     * uid_range is 1, root inside where it is SANDBOX_UID_WIDTH;
-                                     * released with the directory (purge) */
+    char image[IMAGE_NAME_MAX + 1];     /* the image it runs ("host": the host's /usr) */
+    pid_t pid;                          /* host pid of the sandbox's top process (bwrap) */
+    uint64_t start_time;                /* pid's start time (/proc/<pid>/stat field 22), so a reused
+                                         * pid is not mistaken for the sandbox; 0 = unknown */
+    char dir[SANDBOX_PATH_MAX];         /* host directory of the sandbox: <state_dir>/<id> */
+    char socket_path[SANDBOX_PATH_MAX]; /* <dir>/ctl/executor.sock, host-only; derived from dir by
+                                         * sandbox_from_json, never read from a record */
+    char workspace[SANDBOX_PATH_MAX];   /* host path of the workspace directory */
+    uid_t uid; /* first host uid (= gid) of its block: the sandbox's user where
+                * uid_range is 1, root inside where it is SANDBOX_UID_WIDTH;
+                * released with the directory (purge) */
     gid_t gid;
     uint32_t uid_range; /* host ids its user namespace maps from uid on (1 or SANDBOX_UID_WIDTH) */
-    char cgroup[PATH_MAX]; /* "sandpipe/<id>", relative to the controllers' roots (or to the
-                            * gateway's own cgroup where those are not writable), "" if none */
-    int cgroup_version;    /* 0 none, 1, 2 */
-    int64_t disk_bytes;    /* size of its own filesystem at <dir>/disk; 0 = none */
+    char cgroup[SANDBOX_PATH_MAX]; /* "sandpipe/<id>", relative to the controllers' roots (or to the
+                                    * gateway's own cgroup where those are not writable), "" if none
+                                    */
+    int cgroup_version;            /* 0 none, 1, 2 */
+    int64_t disk_bytes;            /* size of its own filesystem at <dir>/disk; 0 = none */
     /* The limits it runs under (spec's, where they are enforced: a cgroup or Docker's); 0 =
      * none. Kept so the session shows its real limits (E2B's cpuCount, memoryMB). */
     int64_t memory_bytes;

@@ -5,16 +5,17 @@
  * gateway/session_network.c; its resolv.conf names netd's resolver from the start); uid/gid 1000
  * and hostname "sandbox" inside; a fresh root with /usr read-only, /bin, /lib, /lib64, /sbin as the
  * host has them (symlinks or read-only binds), a curated /etc (no shadow, no private keys) plus
- * generated passwd/group/hosts/hostname, fresh /proc and /dev (read-only, with a size-bounded
- * /dev/shm) under a read-only root; the sandbox's own disk (sandbox_disk.h: its workspace, tmp,
- * var-tmp at /workspace, /tmp, /var/tmp) or, without one, <dir>/workspace and size-bounded tmpfs;
- * the executor ro-bound at /opt/sandpipe/sandpipe-executor, started with --root / (its file
- * operations reach any path the sandbox user may: the sandbox, not the executor, keeps the host
- * out).
+ * generated passwd/group/hosts/hostname (one read-only bind of a copy, sandbox_etc.h), fresh /proc
+ * and /dev (read-only, with a size-bounded /dev/shm) under a read-only root; the sandbox's own disk
+ * (sandbox_disk.h: its workspace, tmp, var-tmp at /workspace, /tmp, /var/tmp) or, without one,
+ * <dir>/workspace and size-bounded tmpfs; the executor ro-bound at /opt/sandpipe/sandpipe-executor,
+ * started with --root / (its file operations reach any path the sandbox user may: the sandbox, not
+ * the executor, keeps the host out).
  *
  * Nothing the sandbox can read names a host path of ours: bwrap's options come from a memfd
  * (`bwrap --args 3`, so /proc/1/cmdline inside shows no state directory or sandbox id), the
- * generated /etc files are memfds copied in by bwrap (--ro-bind-data), and the executor accepts
+ * generated /etc files are in the sandbox's /etc copy (resolv.conf a memfd bwrap copies in,
+ * --ro-bind-data), and the executor accepts
  * on a listening socket the provider made in <dir>/ctl (fd 4, `--listen fd:4`), a directory the
  * sandbox neither sees nor can write. What remains visible is in docs/operations.md (security).
  *
@@ -45,6 +46,7 @@
 #include "net_policy.h"
 #include "provider.h"
 #include "sandbox_disk.h"
+#include "sandbox_etc.h"
 #include "sandbox_root.h"
 #include "sandbox_userns.h"
 #include "seccomp.h"
@@ -88,16 +90,15 @@ static const char *const etc_files[] = {"/etc/alternatives",
                                         "/etc/skel",
                                         NULL};
 
-/* Generated files that replace the host's. */
-static const struct {
-    const char *name, *text;
-} etc_generated[] = {
+/* Generated files that replace the host's (resolv.conf: the mount point of its data bind). */
+static const sandbox_etc_file_t etc_generated[] = {
     {"passwd", "root:x:0:0:root:/root:/bin/bash\n"
                "user:x:" SANDBOX_UID ":" SANDBOX_UID ":sandbox user:/workspace:/bin/bash\n"
                "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"},
     {"group", "root:x:0:\nuser:x:" SANDBOX_UID ":\nnogroup:x:65534:\n"},
     {"hosts", "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost ip6-loopback\n"},
     {"hostname", "sandbox\n"},
+    {"resolv.conf", ""},
 };
 
 typedef struct {
@@ -185,7 +186,7 @@ static const char resolv_conf[] =
     "nameserver " NET_RESOLVER_INSIDE "\noptions timeout:2 attempts:2\n";
 
 /* fds of the bwrap process (provider_spawn places pass[i] at 3 + i). */
-enum { FD_ARGS = 3, FD_LISTEN, FD_ETC, FD_SECCOMP = FD_ETC + 4, FD_RESOLV, FD_USERNS, FD_COUNT };
+enum { FD_ARGS = 3, FD_LISTEN, FD_SECCOMP, FD_RESOLV, FD_USERNS, FD_COUNT };
 
 /* Root inside holds what Docker gives a container's root by default, in the sandbox's own
  * namespaces only: files (chown, modes, any owner), users (setuid for apt's _apt, su), signals,
@@ -254,15 +255,14 @@ tmpfs(argv_t *a, const char *size, const char *where)
 }
 
 /* The host-/usr profile ("host"): /usr and the top directories as the host has them, a curated
- * /etc plus the generated files. */
-static void
-host_root(const sandbox_spec_t *spec, argv_t *a)
+ * /etc plus the generated files (sandbox_etc.h: one directory of copies, one bind). */
+static int
+host_root(const sandbox_spec_t *spec, const sandbox_t *sb, argv_t *a, err_t *err)
 {
-    char fd[16], sudo[PATH_MAX];
+    char fd[16], sudo[PATH_MAX], etc[PATH_MAX], state[PATH_MAX];
     /* The directories bwrap makes are its user's: root inside, where a block is mapped, so
      * they must be open to the sandbox user (bwrap's own are 0700 from the gateway's start). */
-    static const char *const dirs[] = {"/etc", "/opt", "/opt/sandpipe", SANDBOX_TOOLS_BIN,
-                                       "/var", NULL};
+    static const char *const dirs[] = {"/opt", "/opt/sandpipe", SANDBOX_TOOLS_BIN, "/var", NULL};
     for (size_t i = 0; dirs[i]; i++) {
         args(a, "--perms", "0755", NULL);
         args(a, "--dir", dirs[i], NULL);
@@ -282,24 +282,25 @@ host_root(const sandbox_spec_t *spec, argv_t *a)
             args(a, "--ro-bind", top[i], top[i]);
         }
     }
-    for (size_t i = 0; etc_files[i]; i++)
-        args(a, "--ro-bind-try", etc_files[i], etc_files[i]);
+    /* the state directory: <dir>'s parent */
+    const char *slash = strrchr(sb->dir, '/');
+    snprintf(state, sizeof state, "%.*s", slash && slash > sb->dir ? (int)(slash - sb->dir) : 1,
+             slash && slash > sb->dir ? sb->dir : "/");
+    int e = sandbox_etc_dir(state, etc_files, etc_generated,
+                            sizeof etc_generated / sizeof etc_generated[0], etc, sizeof etc, err);
+    if (e < 0)
+        return e;
+    args(a, "--ro-bind", etc, "/etc");
     snprintf(fd, sizeof fd, "%d", FD_RESOLV);
     args(a, "--perms", "0644", NULL);
     args(a, "--ro-bind-data", fd, "/etc/resolv.conf");
-    for (size_t i = 0; i < sizeof etc_generated / sizeof etc_generated[0]; i++) {
-        char dst[64];
-        snprintf(fd, sizeof fd, "%d", FD_ETC + (int)i);
-        snprintf(dst, sizeof dst, "/etc/%s", etc_generated[i].name);
-        args(a, "--perms", "0644", NULL);
-        args(a, "--ro-bind-data", fd, dst);
-    }
     /* sandpipe's sudo over the host's (setuid: no use under no_new_privs), or where PATH
      * finds it last (provider_env.c) when the host has none: /usr is read-only */
     sudo_client_path(spec->executor_path, sudo, sizeof sudo);
     if (sudo[0])
         args(a, "--ro-bind", sudo,
              access("/usr/bin/sudo", F_OK) == 0 ? "/usr/bin/sudo" : SANDBOX_TOOLS_BIN "/sudo");
+    return 0;
 }
 
 /* An image's root filesystem with its own /etc (passwd names uid 1000 openhands) but netd's
@@ -331,9 +332,10 @@ image_root(const sandbox_spec_t *spec, const sandbox_t *sb, argv_t *a)
         args(a, "--ro-bind", p, "/usr/bin/sudo");
 }
 
-/* bwrap's options, all of them read from FD_ARGS (see the file header). */
-static void
-build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, argv_t *a)
+/* bwrap's options, all of them read from FD_ARGS (see the file header). 0 or < 0 with err. */
+static int
+build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, argv_t *a,
+              err_t *err)
 {
     char fd[16];
     if (sb->uid_range > 1) { /* sandbox_userns.h: its block mapped, nested namespaces barred */
@@ -363,10 +365,11 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap
         args(a, "--gid", SANDBOX_UID, NULL);
     }
     args(a, "--hostname", "sandbox", NULL);
+    int e = 0;
     if (spec->rootfs && spec->rootfs[0])
         image_root(spec, sb, a);
-    else
-        host_root(spec, a);
+    else if ((e = host_root(spec, sb, a, err)) < 0)
+        return e;
     args(a, "--proc", "/proc", NULL);
     args(a, "--dev", "/dev", NULL);
     /* A tmpfs is memory charged to the sandbox: bounded, so filling one gives ENOSPC, never an
@@ -399,6 +402,7 @@ build_options(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap
     if (!spec->rootfs || !spec->rootfs[0])
         args(a, "--remount-ro", "/", NULL);
     args(a, "--chdir", "/workspace", NULL);
+    return 0;
 }
 
 /* Makes the fds bwrap reads (FD_ARGS .. FD_COUNT - 1, in that order, into fds[], which the
@@ -409,7 +413,11 @@ make_fds(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, int
          err_t *err)
 {
     argv_t a = {0};
-    build_options(spec, sb, bwrap, &a);
+    int built = build_options(spec, sb, bwrap, &a, err);
+    if (built < 0) {
+        argv_free(&a);
+        return built;
+    }
     size_t len = 0;
     for (size_t i = 0; i < a.n; i++)
         len += strlen(a.v[i]) + 1;
@@ -424,9 +432,6 @@ make_fds(const sandbox_spec_t *spec, const sandbox_t *sb, const char *bwrap, int
     free(blob);
     if (e >= 0)
         e = fds[FD_LISTEN - 3] = provider_listen(sb, err);
-    for (size_t i = 0; e >= 0 && i < sizeof etc_generated / sizeof etc_generated[0]; i++)
-        e = fds[FD_ETC - 3 + (int)i] = memfd_with(etc_generated[i].name, etc_generated[i].text,
-                                                  strlen(etc_generated[i].text), err);
     if (e >= 0)
         e = fds[FD_SECCOMP - 3] = seccomp_filter_fd(err);
     if (e >= 0)

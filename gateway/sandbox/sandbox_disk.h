@@ -13,7 +13,8 @@
  * from it) and outlives the gateway, as the sandbox does: a restarted gateway finds it there.
  * Needs root: where loop devices, mounting or mkfs.ext4 are unavailable (an unprivileged
  * container, a user namespace) create says so with -ENOTSUP and the caller degrades.
- * Synchronous (mkfs.ext4 is one fork/exec, ~10 ms for any size; see docs/benchmarks.md). */
+ * Synchronous (mkfs.ext4 is one fork/exec, ~10 ms for any size, run once per size: the images
+ * after get its bytes from memory, disk_template.h; see docs/benchmarks.md). */
 #ifndef SP_SANDBOX_DISK_H
 #define SP_SANDBOX_DISK_H
 

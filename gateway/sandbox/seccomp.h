@@ -16,9 +16,10 @@
 
 #include "err.h"
 
-/* A sealed memfd (O_CLOEXEC, offset 0) holding the filter as classic BPF for the native
- * architecture and its 32-bit companions (x86 and x32 on x86-64, arm on aarch64), the form
- * bwrap's --seccomp reads. Returns the fd or < 0 with err set. */
+/* A sealed memfd (O_CLOEXEC, offset 0, read-only; compiled once, each call its own open file)
+ * holding the filter as classic BPF for the native architecture and its 32-bit companions (x86 and
+ * x32 on x86-64, arm on aarch64), the form bwrap's --seccomp reads. Returns the fd or < 0 with err
+ * set. */
 int seccomp_filter_fd(err_t *err);
 
 /* The same rules as a Docker seccomp profile (JSON text: defaultAction allow, the architectures

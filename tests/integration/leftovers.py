@@ -23,7 +23,7 @@ import time
 # cgroup.c: the v1 controllers a sandbox gets a group in; v2 is one hierarchy at the mount.
 CGROUP_MOUNT = "/sys/fs/cgroup"
 CGROUP_V1 = ("memory", "pids", "cpu", "cpuacct", "freezer")
-NOT_SANDBOXES = ("uids",)  # <state_dir>/uids: the uid claims (sandbox_uid.c)
+NOT_SANDBOXES = ("uids",)  # <state_dir>/uids: the uid claims (sandbox_uid.c); .etc-*: sandbox_etc.h
 DELETED = " (deleted)"  # what /proc and sysfs append to a path that was removed
 
 
@@ -47,7 +47,8 @@ def sandbox_ids(state_dir):
     """The sandboxes' ids: the directories under state_dir (empty once it is gone)."""
     try:
         return {e.name for e in os.scandir(state_dir)
-                if e.is_dir(follow_symlinks=False) and e.name not in NOT_SANDBOXES}
+                if e.is_dir(follow_symlinks=False) and e.name not in NOT_SANDBOXES
+                and not e.name.startswith(".")}
     except OSError:
         return set()
 

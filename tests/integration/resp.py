@@ -1,11 +1,13 @@
-"""A minimal binary-safe Redis client (RESP2 over a unix socket) for tests that move bytes."""
+"""A minimal binary-safe Redis client (RESP2 over a unix socket or TCP) for tests that move bytes."""
 import socket
 
 
 class Redis:
     def __init__(self, path, timeout=120, user=None, password=None):
-        """user, password: AUTH first (password alone: the default user)."""
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        """path: a unix socket, or (host, port) over TCP. user, password: AUTH first (password
+        alone: the default user)."""
+        tcp = isinstance(path, tuple)
+        self.sock = socket.socket(socket.AF_INET if tcp else socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
         self.sock.connect(path)
         self.buf = b""

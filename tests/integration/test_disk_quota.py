@@ -180,6 +180,66 @@ class NoLoopDevicesTest(StackCase):
         self.assertEqual(session_status(self.st, sid), "READY")
 
 
+class MkfsOncePerSizeTest(StackCase):
+    """mkfs.ext4 runs once per disk size (issue 35): the images after get the bytes it wrote
+    (gateway/sandbox/disk_template.h), each still a filesystem of its own. The gateway's PATH
+    finds a mkfs.ext4 first that counts its runs, then runs the real one."""
+    stack_args = {"pool": 0}
+
+    @classmethod
+    def setUpClass(cls):
+        import shutil
+        import tempfile
+        cls.bin = tempfile.mkdtemp(prefix="sp-mkfs-")
+        cls.runs = os.path.join(cls.bin, "runs")
+        real = shutil.which("mkfs.ext4", path="/usr/sbin:/sbin:/usr/bin:/bin")
+        with open(os.path.join(cls.bin, "mkfs.ext4"), "w") as f:
+            f.write(f'#!/bin/sh\necho "$*" >> {cls.runs}\nexec {real} "$@"\n')
+        os.chmod(os.path.join(cls.bin, "mkfs.ext4"), 0o755)
+        cls.stack_args = {"pool": 0, "wrap": ["env", f"PATH={cls.bin}:{os.environ.get('PATH', '/usr/bin:/bin')}"]}
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            super().tearDownClass()
+        finally:
+            import shutil
+            shutil.rmtree(cls.bin, ignore_errors=True)
+
+    def mkfs_runs(self):
+        try:
+            with open(self.runs) as f:
+                return len(f.read().splitlines())
+        except FileNotFoundError:
+            return 0
+
+    def test_mkfs_runs_once_per_size_and_every_disk_is_its_own(self):
+        sessions = []
+        for i in range(3):
+            sid = self.st.create_session(params={"disk": 64 * MiB})
+            sb = sandbox_of(self.st, sid)
+            need_disk(sb)
+            sessions.append((sid, sb))
+        self.assertEqual(self.mkfs_runs(), 1)
+        for i, (sid, sb) in enumerate(sessions):
+            ws = self.session_ws(sid)
+            _, out, obs = run(ws, f"df -B1 --output=size /workspace | tail -1; ls -A /workspace; "
+                                  f"echo {i} > /workspace/mine; cat /workspace/mine")
+            lines = out.split()
+            self.assertTrue(48 * MiB < int(lines[0]) <= 64 * MiB, out)
+            self.assertEqual(lines[1:], [str(i)], out)  # empty before: nobody else's file
+            self.assertEqual(exit_code(obs), 0, out)
+        _, out, obs = run(self.session_ws(sessions[0][0]), "cat /workspace/mine; head -c 100M /dev/zero > /workspace/x")
+        self.assertIn(ENOSPC, out)
+        self.assertEqual(out.splitlines()[0], "0")
+        sid = self.st.create_session(params={"disk": 128 * MiB})  # another size: mkfs.ext4 again
+        need_disk(sandbox_of(self.st, sid))
+        self.assertEqual(self.mkfs_runs(), 2)
+        _, out, obs = run(self.session_ws(sid), "df -B1 --output=size /workspace | tail -1")
+        self.assertTrue(96 * MiB < int(out) <= 128 * MiB, out)
+
+
 class NoDiskOptionTest(StackCase):
     """--disk 0: no per-sandbox disk by default (no warning: a choice); the same bounded tmpfs.
     With --disk-max a session may still ask for one."""

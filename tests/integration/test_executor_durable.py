@@ -157,3 +157,26 @@ class DurableTest(ExecutorTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HeldOutputTest(ExecutorTest):
+    """A command whose output waits for credit (the gateway grants it once Redis stored the
+    output: a Redis failover or restart holds it) is not a command with no new output: the
+    no-change timeout (2 s here) does not end it while the reader holds it back (4 s)."""
+    executor_args = {"extra_args": ["--no-change-timeout", "2"]}
+    read, ack, stream_to_end = DurableTest.read, DurableTest.ack, DurableTest.stream_to_end
+
+    def test_output_held_for_credit_is_not_no_change(self):
+        c = self.ex.connect()
+        ch = c.open({"op": "action", "id": "h1", "session": "s-h1",
+                     "action": {"action": "run", "timeout": 60,
+                                "args": {"command": "seq 1 %d" % LINES, "blocking": False}}},
+                    auto_credit=False)
+        first, _, close = self.read(ch, until_bytes=200000)  # most of the first window
+        self.assertIsNone(close)
+        time.sleep(4)  # no credit: output held, longer than the no-change timeout
+        self.ack(c, ch, len(first))
+        got, obs = self.stream_to_end(c, ch, first)
+        self.assertEqual(obs["extras"]["metadata"]["exit_code"], 0, obs["extras"]["metadata"])
+        self.assertEqual(got, expected(LINES))
+        c.close()

@@ -86,6 +86,26 @@ class ProtocolTest(ExecutorTest):
         # the output produced while nobody listened is delivered to the next action
         self.assertIn("later", obs["content"])
 
+    def write_calls(self):
+        """The executor's write system calls so far (write, writev: /proc/PID/io's syscw)."""
+        with open("/proc/%d/io" % self.ex.proc.pid) as f:
+            return int(next(l for l in f if l.startswith("syscw:")).split()[1])
+
+    def test_frames_of_one_turn_leave_in_one_write(self):
+        # A download of a small file answers with its size event, its DATA, EOF and CLOSE
+        # in the same turn of the executor's loop: they reach the client in one write (one
+        # wake-up of the gateway), not one write per frame.
+        with open(os.path.join(self.ex.workspace, "small.txt"), "w") as f:
+            f.write("hi\n")
+        n = 20
+        self.c.open({"op": "file.download", "path": "small.txt"}).collect()
+        before = self.write_calls()
+        for _ in range(n):
+            out, _, events, res = self.c.open({"op": "file.download", "path": "small.txt"}).collect()
+            self.assertEqual(out, b"hi\n")
+            self.assertEqual(events[0]["event"], "size")
+        self.assertLess(self.write_calls() - before, 2 * n)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -145,6 +145,27 @@ class GatewayTest(unittest.TestCase):
         self.assertEqual(len(got), int(self.st.redis("XLEN", f"sp:session:{{{sid}}}:events")))
         self.assertIn('"r2', raw)
 
+    def test_an_idle_session_replays_every_event_after_shrinking(self):
+        """An idle session keeps only its newest 16 events in memory (session_memory.c, after
+        10 s with nothing running): a client replaying from the start, or from one of the
+        events let go, still gets every event once, in order, from Redis then memory."""
+        sid = self.st.create_session()
+        ws = self.session_ws(sid)
+        for i in range(12):  # 3 events each, past the 16 kept
+            run_action(ws, f"echo idle{i}", ident=f"i{i}")
+        ws.close()
+        time.sleep(12)  # idle past SESSION_SHRINK_AFTER_S (10 s): the gateway lets them go
+        total = int(self.st.redis("XLEN", f"sp:session:{{{sid}}}:events"))
+        self.assertGreater(total, 36)
+        for since in (0, 5, total - 20, total - 3):
+            replay = self.session_ws(sid, since=since)
+            got = [replay.recv_json()["seq"] for _ in range(total - since)]
+            self.assertEqual(got, list(range(since + 1, total + 1)), f"since={since}")
+            replay.close()
+        ws = self.session_ws(sid, since=total)  # and the ring grows again with new events
+        run_action(ws, "echo after", ident="after")
+        self.assertEqual(int(self.st.redis("XLEN", f"sp:session:{{{sid}}}:events")), total + 3)
+
     def test_viewer_reads_but_cannot_act(self):
         sid = self.st.create_session()
         viewer = self.st.token(sub="dash", role="viewer", session=sid)
@@ -268,6 +289,67 @@ class GatewayTest(unittest.TestCase):
         sandboxes = [self.st.redis("HGET", f"sp:session:{{{s}}}", "sandbox") for s in results]
         ids = [json.loads(x)["id"] for x in sandboxes]
         self.assertEqual(len(set(ids)), 6)  # no sandbox handed out twice
+
+    def test_warm_claim_goes_out_behind_its_record_without_a_round_trip(self):
+        """The sandbox leaves the pool only once Redis holds the session's record (a gateway
+        dying in between leaves no sandbox without one), and the claim waits for no answer to
+        get there: it is sent on the record's connection right behind it (Redis runs them in
+        order), not after a PING's reply (issue 35: one round trip less in every warm claim)."""
+        from resp import Redis
+        from stack import REDIS_ADMIN
+        c = self.st.control()
+        for _ in range(100):  # the pool is full again after the other tests' claims
+            if self.st.call(c, "pool")["result"]["default"]["ready"] >= 1:
+                break
+            time.sleep(0.1)
+        mon = Redis(self.st.redis_sock, 30, user=REDIS_ADMIN, password=self.st.redis_password(REDIS_ADMIN))
+        mon.sock.sendall(b"*1\r\n$7\r\nMONITOR\r\n")
+        self.assertEqual(mon._read(), "OK")
+        r = self.st.call(c, "session.create")
+        self.assertEqual(r["result"]["status"], "READY", r)
+        sid = r["result"]["id"]
+        seen = []  # the gateway's commands, as MONITOR prints them, up to the claim's
+        while not any(line.startswith('"EVAL"') and f'"{sid}"' in line for line in seen):
+            line = mon._read()
+            seen.append(line.split("] ", 1)[1] if "] " in line else line)
+        mon.close()
+        record = next(i for i, line in enumerate(seen)
+                      if line.startswith(f'"HSET" "sp:session:{{{sid}}}" "id"'))
+        between = seen[record + 1:-1]
+        self.assertTrue(all(sid in line for line in between), between)  # its record's, no PING
+        c.close()
+
+    def test_warm_claim_keeps_the_link_its_sandbox_warmed_up_with(self):
+        """The claimed sandbox's executor link is the one the pool opened when it warmed up: the
+        claim waits for no new connection and no HELLO (issue 35). Its executor's sockets are the
+        same before and after the claim, and it takes commands."""
+        c = self.st.control()
+        for _ in range(100):
+            if self.st.call(c, "pool")["result"]["default"]["ready"] >= 1:
+                break
+            time.sleep(0.1)
+        first = json.loads(self.st.redis("LRANGE", f"sp:pool:{{default}}:{self.st.gateway_id}", "0", "0"))
+        pid = executor_pid(first["pid"])
+
+        def sockets():
+            out = set()
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    continue
+                if target.startswith("socket:"):
+                    out.add(target)
+            return out
+        before = sockets()
+        r = self.st.call(c, "session.create")
+        self.assertEqual(r["result"]["status"], "READY", r)
+        self.assertEqual(json.loads(self.st.redis("HGET", f"sp:session:{{{r['result']['id']}}}", "sandbox"))["id"],
+                         first["id"])
+        _, out, _ = run_action(self.session_ws(r["result"]["id"]), "echo claimed")
+        self.assertEqual(out, "claimed\n")
+        self.assertEqual(sockets(), before)  # no connection closed, none accepted
+        c.close()
 
     def test_env_applies_to_a_warm_sandbox(self):
         c = self.st.control()

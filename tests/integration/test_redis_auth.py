@@ -191,7 +191,9 @@ class Permissions(Base):
                    ("LRANGE", "sp:pool:{default}:g", "0", "-1"), ("SCAN", "0"), ("PUBLISH", "sp:status", "x"),
                    ("HINCRBY", "sp:metrics", "x", "1"), ("TIME",),
                    ("XADD", "sp:metrics:history", "MAXLEN", "~", "10", "*", "t", "1"),
-                   ("XREVRANGE", "sp:metrics:history", "+", "-", "COUNT", "1"))
+                   ("XREVRANGE", "sp:metrics:history", "+", "-", "COUNT", "1"),
+                   # with Sentinel: the primary checked, an event held until a replica has it
+                   ("ROLE",), ("WAIT", "1", "100"))
         api = (("EVAL", "return 1", "1", "sp:oh:session:{x}"), ("WATCH", "sp:oh:session:{x}"), ("UNWATCH",),
                ("MULTI",), ("EXEC",), ("DISCARD",), ("HSET", "sp:oh:session:{x}", "a", "b"),
                ("DEL", "sp:oh:runtime:{rt-1}"), ("SET", "sp:oh:runtime:{rt-1}", "x"),
@@ -213,10 +215,18 @@ class Permissions(Base):
                ("ZREM", "sp:e2b:sandboxes", "s-1"), ("ZRANGE", "sp:e2b:sandboxes", "0", "1"),
                ("ZREVRANGE", "sp:e2b:sandboxes", "0", "1"),
                # an E2B sandbox's log: a read-only script over its session's events
-               ("EVAL_RO", "return 1", "1", s + ":events"))
+               ("EVAL_RO", "return 1", "1", s + ":events"),
+               # with Sentinel: the primary checked
+               ("ROLE",))
+        # what a replica and the sentinels send to the Redis servers (redis/users.acl)
+        replica = (("PSYNC", "?", "-1"), ("REPLCONF", "listening-port", "1"), ("PING",))
+        sentinel = (("PING",), ("INFO",), ("ROLE",), ("SLAVEOF", "NO", "ONE"), ("MULTI",), ("EXEC",),
+                    ("CONFIG", "REWRITE"), ("CLIENT", "SETNAME", "sentinel-x"), ("CLIENT", "KILL", "TYPE", "normal"),
+                    ("SUBSCRIBE", "__sentinel__:hello"), ("PUBLISH", "__sentinel__:hello", "x"),
+                    ("SCRIPT", "KILL"))
         admin = self.s.redis_conn(10)
         self.addCleanup(admin.close)
-        for user, cmds in (("gateway", gateway), ("api", api)):
+        for user, cmds in (("gateway", gateway), ("api", api), ("replica", replica), ("sentinel", sentinel)):
             for cmd in cmds:
                 self.assertEqual(admin("ACL", "DRYRUN", user, *cmd), "OK", (user, cmd))
 
@@ -536,7 +546,7 @@ class AclTool(unittest.TestCase):
         self.assertTrue(acl.startswith("user default off "), acl)
         for pw in pws.values():
             self.assertNotIn(pw.strip(), acl)
-        self.assertEqual(len(acl.splitlines()), 3)
+        self.assertEqual(len(acl.splitlines()), 5)  # default, gateway, api, replica, sentinel
 
     def test_refuses_an_open_password_file_and_writes_nothing(self):
         d = tempfile.mkdtemp(prefix="sp-acl-")

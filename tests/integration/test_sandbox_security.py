@@ -202,6 +202,27 @@ class SandboxSecurityTest(unittest.TestCase):
                               "bpf EPERM\nperf_event_open EPERM\nclone3 ENOSYS\n"
                               "io_uring_setup ENOSYS\nptrace 0\nunshare-U 1\nSeccomp:2\n")
 
+    def test_etc_is_one_read_only_copy_of_the_curated_files(self):
+        """/etc is one read-only bind of a copy the gateway made (sandbox_etc.h), not a bind per
+        file (issue 35: those were half of bwrap's start-up): the curated host files with their
+        bytes, the generated passwd, hostname and resolv.conf, no shadow, nothing writable."""
+        sid = self.st.create_session()
+        ws = self.session_ws(sid)
+        _, out, _ = run_action(ws, "awk '$5 == \"/etc\" || $5 ~ \"^/etc/\" {print $5}' /proc/self/mountinfo")
+        self.assertEqual(out.split(), ["/etc", "/etc/resolv.conf"])  # resolv.conf: its data bind
+        _, out, _ = run_action(ws, "cat /etc/hostname; grep -c . /etc/passwd; ls /etc/shadow /etc/ssh 2>&1 | wc -l; "
+                                   "sha256sum < /etc/ssl/certs/ca-certificates.crt; head -1 /etc/resolv.conf; "
+                                   "touch /etc/x /etc/ssl/x 2>&1 | grep -c 'Read-only'")
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "sandbox")
+        self.assertEqual(lines[1], "3")  # root, user, nobody: the generated passwd
+        self.assertEqual(lines[2], "2")  # two "No such file" lines: neither is there
+        import hashlib
+        with open("/etc/ssl/certs/ca-certificates.crt", "rb") as f:
+            self.assertEqual(lines[3].split()[0], hashlib.sha256(f.read()).hexdigest())
+        self.assertTrue(lines[4].startswith("nameserver "), out)
+        self.assertEqual(lines[5], "2")
+
     def test_no_host_state_path_in_what_a_sandbox_reads(self):
         sid = self.st.create_session()
         ws = self.session_ws(sid)

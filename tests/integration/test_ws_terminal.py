@@ -5,6 +5,7 @@ and shells (at most 32 a session); a normal close, the grace running out or the 
 hang the terminal up."""
 import re
 import json
+import subprocess
 import time
 import unittest
 
@@ -295,6 +296,32 @@ class TerminalReattachTest(unittest.TestCase):
                          ["read -s -p \"$(printf 'Pass%s: ' word)\" pw; echo; echo got-${#pw}\r", 8, "echo after\r"])
         self.assertNotIn("hunter2", json.dumps(evs))
         self.assertEqual(evs[1]["origin"], "alice")
+
+    def test_an_echo_goes_out_without_a_writeable_round(self):
+        """A keystroke's echo is written to the client when it comes from the executor, not after
+        asking lws for WRITEABLE: with libuv each ask re-registers the client's socket with epoll
+        (four epoll_ctl and a loop iteration per echo). Every echo still arrives, in order."""
+        sid = self.st.create_session()
+        t = Term(self.st, sid)
+        t.type("echo RE''ADY\r")
+        t.read(lambda y: b"READY\r\n" in y.data)
+        t.read(lambda y: y.data.endswith(b"$ "))  # the next prompt: nothing more is coming
+        trace = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=epoll_ctl", "-o", "/dev/stdout",
+                                  "-p", str(self.st.gw.pid)], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(1)  # attached (strace -qq says nothing when it is)
+            keys = "abcdefghijklmnopqrstuvwxyz" * 2
+            for i, k in enumerate(keys):
+                t.type(k)
+                t.read(lambda y: y.data.endswith(b"$ " + keys[:i + 1].encode()))
+        finally:
+            trace.terminate()
+            calls = trace.communicate(timeout=30)[0].decode().count("epoll_ctl(")
+        t.type("\x15echo DO''NE\r")
+        t.read(lambda y: b"DONE\r\n" in y.data)
+        # before: ~4 per echo (208 here); what is left is the gateway's other work (Redis)
+        self.assertLess(calls, len(keys), calls)
 
     def test_the_session_ending_ends_its_terminals(self):
         c = self.st.control()

@@ -323,6 +323,50 @@ test_the_ring_keeps_the_newest_events_and_redis_the_rest(void **state)
     event_log_free(l);
 }
 
+/* An idle session's log holds a few entries, not the ring's bound: the ring grows with the
+ * events, and shrinks to the newest stored ones when asked; unconfirmed events always stay. */
+static void
+test_the_ring_grows_with_events_and_shrinks_when_idle(void **state)
+{
+    (void)state;
+    event_log_t *l = event_log_new("t-grow", 1, 0, 0, NULL, NULL);
+    assert_int_equal(event_log_ring_capacity(l), 0);
+    append_n(l, 3);
+    assert_int_equal(event_log_ring_capacity(l), EVENT_LOG_RING_MIN);
+    append_n(l, 100); /* 103 held: the next power of two */
+    assert_int_equal(event_log_ring_capacity(l), 128);
+    assert_true(run_until(all_acked, l));
+    for (uint64_t s = 1; s <= 103; s++) /* every event kept its place across the growths */
+        assert_int_equal(event_log_get(l, s)->seq, s);
+    assert_int_equal(event_log_first_in_memory(l), 1);
+
+    event_log_shrink(l, 10);
+    assert_int_equal(event_log_ring_capacity(l), EVENT_LOG_RING_MIN);
+    assert_int_equal(event_log_first_in_memory(l), 94);
+    assert_null(event_log_get(l, 93));
+    for (uint64_t s = 94; s <= 103; s++)
+        assert_int_equal(event_log_get(l, s)->seq, s);
+    redisReply *r = cmd("XLEN sp:session:{t-grow}:events"); /* the rest is in Redis */
+    assert_int_equal(r->integer, 103);
+    freeReplyObject(r);
+
+    /* not yet confirmed (the loop does not run): shrinking keeps them all */
+    append_n(l, 40);
+    event_log_shrink(l, 0);
+    assert_int_equal(event_log_first_in_memory(l), 104);
+    assert_int_equal(event_log_ring_capacity(l), 64);
+    assert_non_null(event_log_peek(l, 104));
+    assert_true(run_until(all_acked, l));
+    assert_int_equal(event_log_get(l, 143)->seq, 143);
+    event_log_shrink(l, 0);
+    assert_int_equal(event_log_first_in_memory(l), 144);
+    assert_int_equal(event_log_ring_capacity(l), EVENT_LOG_RING_MIN);
+    assert_int_equal(append_n(l, 1), 144); /* numbering goes on */
+    assert_true(run_until(all_acked, l));
+    assert_non_null(event_log_get(l, 144));
+    event_log_free(l);
+}
+
 typedef struct {
     int count;
     uint64_t seq[16];
@@ -436,6 +480,7 @@ main(void)
         cmocka_unit_test(test_an_event_redis_already_has_counts_as_stored),
         cmocka_unit_test(test_full_at_the_unconfirmed_bound_until_redis_confirms),
         cmocka_unit_test(test_the_ring_keeps_the_newest_events_and_redis_the_rest),
+        cmocka_unit_test(test_the_ring_grows_with_events_and_shrinks_when_idle),
         cmocka_unit_test(test_fetch_reads_redis_and_reports_what_is_missing),
         cmocka_unit_test(test_a_log_freed_with_writes_in_flight_ignores_their_answers),
         cmocka_unit_test(test_unconfirmed_events_go_again_once_redis_is_back),

@@ -1,11 +1,14 @@
 /* gw_test_seccomp_docker.c — the Docker form of the sandboxes' seccomp rules (seccomp.h): valid
  * JSON Docker reads, the same rules as the BPF bwrap gets (errnos, the CLONE_NEWUSER argument
- * test), built once. */
+ * test), built once; and the BPF bwrap reads, compiled once, each sandbox reading all of it. */
+#include <errno.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -85,6 +88,30 @@ test_profile_is_built_once(void **state)
     assert_ptr_equal(seccomp_docker_profile(), seccomp_docker_profile());
 }
 
+static void
+test_bpf_is_compiled_once_and_each_caller_reads_it_whole(void **state)
+{
+    (void)state;
+    err_t err = {0};
+    int a = seccomp_filter_fd(&err), b = seccomp_filter_fd(&err);
+    assert_true(a >= 0 && b >= 0);
+    struct stat sa, sb;
+    assert_int_equal(fstat(a, &sa), 0);
+    assert_int_equal(fstat(b, &sb), 0);
+    assert_int_equal(sa.st_ino, sb.st_ino); /* one program, compiled once */
+    assert_true(sa.st_size > 0 && sa.st_size % 8 == 0 && sa.st_size <= 65536); /* sock_filters */
+    static char x[65536], y[65536];
+    assert_int_equal(read(a, x, sizeof x), sa.st_size); /* from offset 0, whatever b did */
+    assert_int_equal(read(b, y, sizeof y), sb.st_size);
+    assert_memory_equal(x, y, (size_t)sa.st_size);
+    assert_int_equal(write(a, "x", 1), -1); /* read-only, and sealed */
+    close(a);
+    close(b);
+    int c = seccomp_filter_fd(&err);
+    assert_int_equal(read(c, y, sizeof y), sa.st_size);
+    close(c);
+}
+
 int
 main(void)
 {
@@ -92,6 +119,7 @@ main(void)
         cmocka_unit_test(test_profile_allows_by_default_and_denies_the_rules),
         cmocka_unit_test(test_unshare_and_clone_are_denied_only_with_clone_newuser),
         cmocka_unit_test(test_profile_is_built_once),
+        cmocka_unit_test(test_bpf_is_compiled_once_and_each_caller_reads_it_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -166,6 +167,8 @@ static inline void
 fixture_done(void)
 {
     char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "%s/.etc", g_state); /* the /etc copies' tmpfs (sandbox_etc.h) */
+    umount2(cmd, MNT_DETACH);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_state);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", g_state);

@@ -188,6 +188,33 @@ test_close_with_bad_json_still_frees_channel(void **state)
     rec_done(&r);
 }
 
+/* An idle connection holds no buffer: what a big frame split over reads grew, and what a
+ * request queued, go once they are empty (never while they hold bytes). */
+static void
+test_shrink_lets_go_of_empty_buffers_only(void **state)
+{
+    (void)state;
+    rec_t r;
+    uint32_t ch = rec_open(&r, 1 << 20, "x");
+    assert_true(exec_client_shrink(r.c) > 0); /* the OPEN's, written */
+    static uint8_t big[200 * 1024];
+    buf_t s = BUF_INIT;
+    put(&s, FRAME_DATA, 0, ch, big, sizeof big);
+    feed_ok(r.c, s.data, s.len / 2); /* half a frame is kept until the rest comes */
+    assert_int_equal(exec_client_shrink(r.c), 0);
+    feed_ok(r.c, s.data + s.len / 2, s.len - s.len / 2);
+    assert_non_null(strstr(r.log.data, "data 1 out "));
+    assert_true(exec_client_shrink(r.c) >= s.len / 2); /* the carried half's buffer */
+    assert_int_equal(exec_client_shrink(r.c), 0);
+
+    assert_int_equal(open_ch(r.c, "y"), 2); /* queued: its buffer stays until written */
+    assert_int_equal(exec_client_shrink(r.c), 0);
+    assert_non_null(strstr(drain_out(r.c), "OPEN 2"));
+    assert_true(exec_client_shrink(r.c) > 0);
+    buf_free(&s);
+    rec_done(&r);
+}
+
 static void
 test_free_from_on_close_stops_dispatch(void **state)
 {
@@ -348,6 +375,7 @@ main(void)
         cmocka_unit_test(test_oversized_frame_is_fatal_and_sticky),
         cmocka_unit_test(test_invalid_frame_is_skipped_and_stream_stays_in_sync),
         cmocka_unit_test(test_close_with_bad_json_still_frees_channel),
+        cmocka_unit_test(test_shrink_lets_go_of_empty_buffers_only),
         cmocka_unit_test(test_free_from_on_close_stops_dispatch),
         cmocka_unit_test(test_sends_refused_after_detach),
         cmocka_unit_test(test_ping_and_hello_frames),

@@ -146,7 +146,7 @@ users_acl(void)
     free(text);
     if (!acl)
         fail_msg("redis/users.acl: %s", err.msg);
-    assert_int_equal(users, 3);
+    assert_int_equal(users, 5); /* default, gateway, api, replica, sentinel */
     return acl;
 }
 
@@ -218,6 +218,31 @@ test_users_acl_programs_have_passwords_no_dangerous_commands_and_sp_keys_only(vo
     free(acl);
 }
 
+/* The Sentinel set's users touch no key; a replica may only replicate. */
+static void
+test_users_acl_replica_and_sentinel_have_no_keys_and_their_commands_only(void **state)
+{
+    (void)state;
+    char *acl = users_acl();
+    char *replica = user_line(acl, "replica");
+    assert_non_null(strstr(replica, " on #"));
+    assert_non_null(strstr(replica, " resetkeys resetchannels -@all +psync +replconf +ping "));
+    assert_null(strchr(replica, '~'));
+    assert_null(strchr(replica, '&'));
+    char *sentinel = user_line(acl, "sentinel");
+    assert_non_null(strstr(sentinel, " on #"));
+    assert_non_null(strstr(sentinel, " -@all "));
+    assert_null(strchr(sentinel, '~'));
+    static const char *const never[] = {" +@all ",   " +acl ",   " +keys ",     " +flushall ",
+                                        " +config ", " +debug ", " +shutdown ", " allkeys "};
+    for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
+        if (strstr(sentinel, never[i]))
+            fail_msg("user sentinel may%s", never[i]);
+    free(replica);
+    free(sentinel);
+    free(acl);
+}
+
 int
 main(void)
 {
@@ -227,6 +252,7 @@ main(void)
         cmocka_unit_test(test_malformed_templates_are_refused_with_the_line),
         cmocka_unit_test(test_empty_template_renders_no_user),
         cmocka_unit_test(test_users_acl_default_user_is_off_with_no_password),
+        cmocka_unit_test(test_users_acl_replica_and_sentinel_have_no_keys_and_their_commands_only),
         cmocka_unit_test(
             test_users_acl_programs_have_passwords_no_dangerous_commands_and_sp_keys_only),
     };

@@ -1,0 +1,125 @@
+/* redis_replicated.c — batched WAIT 1 for the event log (redis_replicated.h).
+ *
+ * WAIT's order: it covers every command the connection ran before it. A waiter arrives after
+ * its write was answered, so the WAIT sent next covers it; the one in flight may not. A WAIT
+ * blocks the connection (the commands behind it wait), hence its short timeout; one that timed
+ * out is sent again. */
+#include "redis_replicated.h"
+
+#include <hiredis/hiredis.h>
+#include <stdlib.h>
+
+#include "gw.h"
+#include "redis_client.h"
+#include "xalloc.h"
+
+typedef struct {
+    redis_replicated_cb cb;
+    void *ud;
+} waiter_t;
+
+typedef struct {
+    waiter_t *w;
+    size_t n, cap;
+} batch_t;
+
+static batch_t next;      /* waiting for the next WAIT */
+static bool in_flight;    /* a WAIT (or its ROLE) is out */
+static unsigned timeouts; /* WAITs in a row no replica answered, for the log */
+
+static void send_wait(batch_t *b);
+
+static void
+batch_add(batch_t *b, redis_replicated_cb cb, void *ud)
+{
+    if (b->n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 16;
+        b->w = xrealloc(b->w, b->cap * sizeof *b->w);
+    }
+    b->w[b->n++] = (waiter_t){cb, ud};
+}
+
+/* Answers every waiter of b (and frees b). Waiters may add new ones meanwhile: to next. */
+static void
+batch_done(batch_t *b, bool ok)
+{
+    for (size_t i = 0; i < b->n; i++)
+        b->w[i].cb(b->w[i].ud, ok);
+    free(b->w);
+    free(b);
+}
+
+static batch_t *
+take_next(void)
+{
+    batch_t *b = xmalloc(sizeof *b);
+    *b = next;
+    next = (batch_t){0};
+    return b;
+}
+
+/* The connection went (a NULL reply): the next batch's writes were on it too. */
+static void
+fail_all(batch_t *b)
+{
+    in_flight = false;
+    batch_done(b, false);
+    if (next.n)
+        batch_done(take_next(), false);
+}
+
+/* After a WAIT or ROLE answered: the next batch goes out, if any. */
+static void
+continue_next(void)
+{
+    in_flight = false;
+    if (next.n)
+        send_wait(take_next());
+}
+
+static void
+on_wait(redisReply *r, void *ud)
+{
+    batch_t *b = ud;
+    if (!r) {
+        fail_all(b);
+        return;
+    }
+    if (r->type == REDIS_REPLY_INTEGER && r->integer >= 1) {
+        if (timeouts)
+            GW_LOG("redis: a replica has the writes again (after %u WAITs without one)", timeouts);
+        timeouts = 0;
+        batch_done(b, true);
+        continue_next();
+        return;
+    }
+    /* No replica has them yet (none connected: the one promoted, a primary restarting):
+     * ask again, with the waiters that came meanwhile. Never confirmed without one. */
+    if (timeouts++ % 50 == 0)
+        GW_LOG("redis: no replica has the last writes yet (WAIT %d ms); holding them",
+               REDIS_REPLICATED_WAIT_MS);
+    for (size_t i = 0; i < next.n; i++)
+        batch_add(b, next.w[i].cb, next.w[i].ud);
+    free(next.w);
+    next = (batch_t){0};
+    send_wait(b);
+}
+
+static void
+send_wait(batch_t *b)
+{
+    in_flight = true;
+    redis_client_cmd(on_wait, b, "WAIT 1 %d", REDIS_REPLICATED_WAIT_MS);
+}
+
+void
+redis_replicated(redis_replicated_cb cb, void *ud)
+{
+    if (!redis_client_sentinel()) {
+        cb(ud, true);
+        return;
+    }
+    batch_add(&next, cb, ud);
+    if (!in_flight)
+        send_wait(take_next());
+}

@@ -311,9 +311,69 @@ on_disconnect(const redisAsyncContext *c, int status)
     schedule_retry();
 }
 
-/* A new connection to where (in sentinel mode, to the primary they name now: a blocking ask,
- * REDIS_SENTINEL_TIMEOUT_MS per sentinel to connect and to answer, made on the loop at each
- * (re)connection). NULL when no sentinel named a primary (logged when its reason changes). */
+/* Sentinel mode: the sentinels are asked off the loop, on libuv's thread pool (each given
+ * REDIS_SENTINEL_TIMEOUT_MS to connect and as much to answer, plus a name lookup no timeout
+ * bounds): a sentinel that is gone or frozen never stalls the terminals, links and WebSockets
+ * the loop serves. The answer is used by the next connect_now, then asked again at the next
+ * (re)connection. Only the worker writes the ask; where and sentinel_auth are fixed by then. */
+typedef struct {
+    uv_work_t req;
+    int rc;
+    redis_endpoint_t primary;
+    err_t err;
+} sentinel_ask_t;
+
+static bool asking;        /* an ask is on the thread pool */
+static bool primary_named; /* the last ask named primary: the next connection is to it */
+
+static void
+ask_work(uv_work_t *req)
+{
+    sentinel_ask_t *a = req->data;
+    a->rc = redis_sentinel_ask(&where, &sentinel_auth, &a->primary, &a->err);
+}
+
+static void
+ask_done(uv_work_t *req, int status)
+{
+    sentinel_ask_t *a = req->data;
+    asking = false;
+    if (status == 0 && a->rc == 0) {
+        primary = a->primary;
+        primary_named = true;
+        sentinel_logged_why[0] = '\0';
+    } else {
+        const char *why = status ? "the ask was cancelled" : a->err.msg;
+        if (strcmp(why, sentinel_logged_why)) {
+            GW_LOG("redis: no primary from the sentinels (%s); asking again", why);
+            snprintf(sentinel_logged_why, sizeof sentinel_logged_why, "%s", why);
+        }
+    }
+    free(a);
+    if (stopped || g_gw.stopping)
+        return;
+    if (primary_named)
+        connect_now();
+    else
+        schedule_retry();
+}
+
+static void
+sentinel_ask_start(void)
+{
+    if (asking)
+        return;
+    sentinel_ask_t *a = xcalloc(1, sizeof *a);
+    a->req.data = a;
+    if (uv_queue_work(g_gw.loop, &a->req, ask_work, ask_done) != 0) {
+        free(a);
+        schedule_retry();
+        return;
+    }
+    asking = true;
+}
+
+/* A new connection to where (in sentinel mode, to the primary the last ask named). */
 static redisAsyncContext *
 async_open(void)
 {
@@ -321,21 +381,17 @@ async_open(void)
         return redisAsyncConnectUnix(where.path);
     if (where.kind == REDIS_ADDR_TCP)
         return redisAsyncConnect(where.tcp.host, where.tcp.port);
-    err_t err = {0};
-    if (redis_sentinel_ask(&where, &sentinel_auth, &primary, &err) < 0) {
-        if (strcmp(err.msg, sentinel_logged_why)) {
-            GW_LOG("redis: no primary from the sentinels (%s); asking again", err.msg);
-            snprintf(sentinel_logged_why, sizeof sentinel_logged_why, "%s", err.msg);
-        }
-        return NULL;
-    }
-    sentinel_logged_why[0] = '\0';
+    primary_named = false; /* each (re)connection asks again */
     return redisAsyncConnect(primary.host, primary.port);
 }
 
 static void
 connect_now(void)
 {
+    if (where.kind == REDIS_ADDR_SENTINEL && !primary_named) {
+        sentinel_ask_start(); /* ask_done connects, or schedules the next try */
+        return;
+    }
     if (auth.password_file) {
         /* Read now, before connecting: a file that does not load is a refusal with no
          * connection to drop (hiredis' connect callback may not free its own context). */

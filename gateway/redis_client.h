@@ -23,9 +23,10 @@ void redis_client_set_sentinel_auth(const redis_auth_t *a);
 
 /* addr: "unix:/path", "host:port" or "sentinel://HOST:PORT[,...]/NAME" (redis_addr.h; -1 and
  * logged when it is none of them). on_ready runs after every (re)connection. In sentinel mode
- * each (re)connection asks the sentinels (blocking, at most REDIS_SENTINEL_TIMEOUT_MS per
- * sentinel to connect and as much to answer) and checks ROLE; a server that answers READONLY
- * or whose ROLE stops saying master is left, its pending commands answered NULL. */
+ * each (re)connection asks the sentinels (off the loop, on libuv's thread pool: at most
+ * REDIS_SENTINEL_TIMEOUT_MS per sentinel to connect and as much to answer) and checks ROLE; a
+ * server that answers READONLY or whose ROLE stops saying master is left, its pending commands
+ * answered NULL. */
 int redis_client_start(const char *addr, void (*on_ready)(void));
 void redis_client_stop(void);
 bool redis_client_connected(void);

@@ -7,6 +7,7 @@
 #include "redis_replicated.h"
 
 #include <hiredis/hiredis.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "gw.h"
@@ -82,6 +83,17 @@ on_wait(redisReply *r, void *ud)
 {
     batch_t *b = ud;
     if (!r) {
+        fail_all(b);
+        return;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        /* A server that refuses WAIT ("WAIT cannot be used with replica instances": demoted
+         * under us; NOPERM) will refuse it again: asking at once would spin. Leave it, as for
+         * READONLY: the waiters are answered as for a lost connection, and the event log
+         * re-checks what the next primary holds. */
+        char why[160];
+        snprintf(why, sizeof why, "WAIT refused: %s", r->str);
+        redis_client_reconnect(why);
         fail_all(b);
         return;
     }

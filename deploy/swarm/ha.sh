@@ -27,8 +27,7 @@ current_primary() {
 primary=$(current_primary)
 case "$kind" in
 redis)
-    sandpipe redis-acl --dir /run/secrets --template /opt/sandpipe/users.acl \
-        --template /run/sandpipe/replication.acl --out /tmp/users.acl
+    sandpipe redis-acl --dir /run/secrets --template /opt/sandpipe/users.acl --out /tmp/users.acl
     {
         echo "include /opt/sandpipe/redis.conf"
         echo "bind 0.0.0.0"

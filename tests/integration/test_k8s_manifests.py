@@ -303,7 +303,7 @@ class ManifestsTest(unittest.TestCase):
 
 
 class ReplicationUsersTest(unittest.TestCase):
-    """The ACL the redis pods render (redis/users.acl and replication.acl, by the real `sandpipe
+    """The ACL the redis pods render (redis/users.acl with its users replica and sentinel, by the real `sandpipe
     redis-acl`) loads into a real redis-server, and its replica and sentinel users may run what
     their roles need and nothing of sandpipe's keys."""
 
@@ -312,7 +312,6 @@ class ReplicationUsersTest(unittest.TestCase):
         self.sock = os.path.join(self.tmp, "redis.sock")
         subprocess.run([os.path.join(BUILD, "sandpipe"), "redis-acl", "--generate", "--dir", self.tmp,
                         "--template", os.path.join(ROOT, "redis", "users.acl"),
-                        "--template", os.path.join(K8S, "redis", "replication.acl"),
                         "--out", os.path.join(self.tmp, "users.acl")], check=True, capture_output=True, timeout=10)
         self.redis = subprocess.Popen(["redis-server", "--port", "0", "--unixsocket", self.sock, "--save", "",
                                        "--appendonly", "no", "--dir", self.tmp,

@@ -6,7 +6,7 @@ set -eu
 . /opt/sandpipe/k8s/find-primary.sh
 SELF="$HOSTNAME.$REDIS_SERVICE.$POD_NAMESPACE.svc.cluster.local"
 sandpipe redis-acl --dir /run/sandpipe/redis-auth --template /opt/sandpipe/users.acl \
-    --template /opt/sandpipe/k8s/replication.acl --out /tmp/users.acl
+    --out /tmp/users.acl
 primary=$(find_primary)
 umask 077
 {

@@ -13,12 +13,17 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "xalloc.h"
 
 #define RECHECK_NS 1000000000LL /* the host's files looked at again at most once a second */
 #define DEPTH_MAX  16
 #define COPY_BUF   65536
+#define GRACE_S    60  /* a copy handed out, or a .tmp- being built, this recently is kept */
+#define PRUNE_MAX  256 /* old copies looked at in one pass; the rest wait for the next one */
 
 static int64_t
 now_ns(void)
@@ -250,6 +255,118 @@ store_open(const char *state_dir, char *store, size_t cap, err_t *err)
     return 0;
 }
 
+/* The old copies to remove: entries of the store other than `current`, untouched for GRACE_S. */
+typedef struct {
+    char name[NAME_MAX + 1];
+    bool in_use;
+} old_copy_t;
+
+static size_t
+old_copies(const char *store, const char *current, old_copy_t *old, size_t cap)
+{
+    DIR *d = opendir(store);
+    if (!d)
+        return 0;
+    size_t n = 0;
+    time_t now = time(NULL);
+    struct dirent *de;
+    while (n < cap && (de = readdir(d))) {
+        struct stat st;
+        if (strncmp(de->d_name, SANDBOX_ETC_PREFIX, strlen(SANDBOX_ETC_PREFIX)) != 0 ||
+            strcmp(de->d_name, current) == 0 ||
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+            now - st.st_mtim.tv_sec < GRACE_S)
+            continue;
+        snprintf(old[n].name, sizeof old[n].name, "%s", de->d_name);
+        old[n++].in_use = false;
+    }
+    closedir(d);
+    return n;
+}
+
+/* A mountinfo line's root (4th field) names an old copy as a path component ("/etc-<sig>" on
+ * the store's tmpfs, ".../.etc/etc-<sig>" where the store is a plain directory): in use. */
+static void
+mark_in_use(const char *line, old_copy_t *old, size_t n)
+{
+    char root[PATH_MAX];
+    if (sscanf(line, "%*s %*s %*s %4095s", root) != 1)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(old[i].name);
+        for (const char *p = strstr(root, old[i].name); p; p = strstr(p + 1, old[i].name))
+            if (p > root && p[-1] == '/' && (p[len] == '/' || p[len] == '\0'))
+                old[i].in_use = true;
+    }
+}
+
+/* Every mount namespace's mountinfo read once (by its /proc/PID/ns/mnt inode). false when
+ * /proc cannot be read or a live process's mountinfo cannot: then nothing is known unused. */
+static bool
+scan_mounts(old_copy_t *old, size_t n)
+{
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return false;
+    ino_t *seen = NULL;
+    size_t n_seen = 0, cap_seen = 0, line_cap = 0;
+    char *line = NULL;
+    bool ok = true;
+    struct dirent *de;
+    while (ok && (de = readdir(proc))) {
+        char path[64];
+        struct stat ns;
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%.20s/ns/mnt", de->d_name);
+        bool known = stat(path, &ns) == 0; /* may be refused where mountinfo is not */
+        size_t i = 0;
+        while (known && i < n_seen && seen[i] != ns.st_ino)
+            i++;
+        if (known && i < n_seen)
+            continue;
+        snprintf(path, sizeof path, "/proc/%.20s/mountinfo", de->d_name);
+        FILE *f = fopen(path, "re");
+        if (!f) {
+            /* gone since readdir, or exiting (a zombie has no mount namespace: EINVAL) */
+            ok = errno == ENOENT || errno == ESRCH || errno == EINVAL;
+            continue;
+        }
+        while (getline(&line, &line_cap, f) > 0)
+            mark_in_use(line, old, n);
+        fclose(f);
+        if (!known)
+            continue;
+        if (n_seen == cap_seen) {
+            cap_seen = cap_seen ? 2 * cap_seen : 64;
+            seen = xrealloc(seen, cap_seen * sizeof *seen);
+        }
+        seen[n_seen++] = ns.st_ino;
+    }
+    free(line);
+    free(seen);
+    closedir(proc);
+    return ok;
+}
+
+/* Remove the copies no sandbox binds: run when a version is made and at the first call, as
+ * several gateways share the store. Best effort: an error leaves a copy for the next pass. */
+static void
+prune(const char *store, const char *current)
+{
+    static old_copy_t old[PRUNE_MAX];
+    size_t n = old_copies(store, current, old, PRUNE_MAX);
+    if (n == 0 || !scan_mounts(old, n))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        char path[PATH_MAX + NAME_MAX + 2];
+        if (old[i].in_use)
+            continue;
+        snprintf(path, sizeof path, "%.4095s/%.255s", store, old[i].name);
+        nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+    }
+}
+
 int
 sandbox_etc_dir(const char *state_dir, const char *const host_paths[],
                 const sandbox_etc_file_t *generated, size_t n, char *out, size_t cap, err_t *err)
@@ -269,7 +386,10 @@ sandbox_etc_dir(const char *state_dir, const char *const host_paths[],
         snprintf(out, cap, "%s", path) >= (int)cap)
         return err_set(err, ENAMETOOLONG, "%s: path too long", state_dir);
     struct stat st;
-    if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+    bool made = false;
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW); /* handed out: kept GRACE_S */
+    } else {
         snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
         if (!mkdtemp(tmp))
             return err_set(err, errno, "mkdtemp %s: %s", tmp, strerror(errno));
@@ -280,7 +400,10 @@ sandbox_etc_dir(const char *state_dir, const char *const host_paths[],
             nftw(tmp, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
         if (e < 0)
             return e;
+        made = true;
     }
+    if (made || !last[0])
+        prune(store, path + strlen(store) + 1);
     snprintf(last, sizeof last, "%s", path);
     snprintf(last_state, sizeof last_state, "%s", state_dir);
     checked = now_ns();

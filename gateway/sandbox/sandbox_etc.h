@@ -15,9 +15,22 @@
  * ctime: followed) and the generated texts, looked at again at most once a second: a host file
  * replaced or a directory's entries changed (ca-certificates updated) makes a new copy for the
  * sandboxes started after, while those running keep theirs; a file edited in place deep in a
- * named directory is seen only when its directory changes too. A copy is never removed while
- * the gateway runs (a running sandbox may have it bound; there is one per version of the host's
- * files). Loop-thread only; blocking file system calls (a copy: once per version). */
+ * named directory is seen only when its directory changes too.
+ *
+ * Old copies are removed (else every `ldconfig` leaves one, and after ~100 the tmpfs, which
+ * outlives the gateway, is full and no sandbox starts): when a version is made, and at a
+ * gateway's first call, each etc-* entry of the store but the current one is removed unless a
+ * mount namespace binds it (a root field of some /proc/PID/mountinfo names it: each namespace
+ * read once; a vanished or exiting pid skipped; a live one unreadable, or no /proc, and nothing
+ * is removed this time) or its mtime is under a minute old. The gateway sets a copy's mtime
+ * when it hands it out after its once-a-second look, and a .tmp- being built is written to, so
+ * the minute covers a sandbox given a path and not yet bound, of this gateway or another one
+ * sharing the store (takeover). This relies on the gateways of a store seeing every sandbox in
+ * /proc: they share the host's pid namespace, as they must to find sandboxes by pid. Races that
+ * remain: a bwrap that binds its /etc more than a minute after it was handed the path (a
+ * frozen gateway) finds it gone and fails to start; two gateways pruning at once only remove
+ * the same unused copies. At most 256 old copies are looked at per pass.
+ * Loop-thread only; blocking file system calls (a copy, a walk of /proc: once per version). */
 #ifndef SP_SANDBOX_ETC_H
 #define SP_SANDBOX_ETC_H
 

@@ -2,8 +2,8 @@
  * (gateway/sandbox/sandbox_etc.c), made from this host's real /etc: the named files' bytes and
  * modes, a named symlink followed, symlinks inside a named directory kept as they are, missing
  * names left out, the generated files, root's and not writable by others; the same version gives
- * the same directory, a changed generated file a new one, and the old one is left for the sandboxes
- * that bound it. */
+ * the same directory, a changed generated file a new one, the old one left while recently handed
+ * out; an old copy no mount namespace binds is removed at the next version, one bound is kept. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,8 +16,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox/sandbox_etc.h"
@@ -154,12 +157,89 @@ test_a_path_outside_etc_is_refused(void **s)
     assert_true(sandbox_etc_dir(state, host, NULL, 0, dir, sizeof dir, &err) < 0);
 }
 
+/* dir's copy made for the generated passwd `text` (after the previous call's one-second cache) */
+static void
+version(const char *text, char *dir, size_t cap)
+{
+    const char *const host[] = {"/etc/os-release", NULL};
+    const sandbox_etc_file_t gen[] = {{"passwd", text}};
+    err_t err = {0};
+    sleep(1);
+    assert_int_equal(sandbox_etc_dir(state, host, gen, 1, dir, cap, &err), 0);
+}
+
+/* last handed out two minutes ago: past the grace a copy just handed out is kept for */
+static void
+age(const char *dir)
+{
+    struct timespec old[2] = {{.tv_sec = time(NULL) - 120}, {.tv_sec = time(NULL) - 120}};
+    assert_int_equal(utimensat(AT_FDCWD, dir, old, 0), 0);
+}
+
+/* A child in a mount namespace of its own with dir bound in it, as a sandbox binds its /etc;
+ * it exits when *hold is closed. */
+static pid_t
+bind_in_namespace(const char *dir, int *hold)
+{
+    char target[PATH_MAX];
+    snprintf(target, sizeof target, "%s/pin", state);
+    mkdir(target, 0700);
+    int ready[2], wait_for[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(wait_for), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(ready[0]);
+        close(wait_for[1]);
+        char c = 1;
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount(dir, target, NULL, MS_BIND, NULL) < 0 || write(ready[1], &c, 1) != 1)
+            _exit(1);
+        while (read(wait_for[0], &c, 1) > 0)
+            ;
+        _exit(0);
+    }
+    close(ready[1]);
+    close(wait_for[0]);
+    char c = 0;
+    assert_int_equal(read(ready[0], &c, 1), 1); /* bound */
+    close(ready[0]);
+    *hold = wait_for[1];
+    return pid;
+}
+
+static void
+test_an_old_copy_is_removed_unless_a_mount_namespace_binds_it(void **s)
+{
+    (void)s;
+    char a[PATH_MAX], b[PATH_MAX], c[PATH_MAX], d[PATH_MAX];
+    version("a\n", a, sizeof a);
+    version("b\n", b, sizeof b);
+    int hold = -1, status = 0;
+    pid_t user = bind_in_namespace(a, &hold);
+    age(a);
+    age(b);
+    version("c\n", c, sizeof c);
+    assert_int_equal(access(a, F_OK), 0); /* bound in the child's namespace */
+    assert_int_equal(access(c, F_OK), 0);
+    assert_int_equal(access(b, F_OK), -1);
+    close(hold); /* A's user exits: its namespace, and A's bind, are gone */
+    assert_int_equal(waitpid(user, &status, 0), user);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    version("d\n", d, sizeof d);
+    assert_int_equal(access(a, F_OK), -1);
+    assert_int_equal(access(c, F_OK), 0); /* handed out within the minute */
+    assert_int_equal(access(d, F_OK), 0);
+}
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_copy_of_the_named_host_files_and_the_generated_ones),
         cmocka_unit_test(test_a_path_outside_etc_is_refused),
+        cmocka_unit_test(test_an_old_copy_is_removed_unless_a_mount_namespace_binds_it),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -19,12 +19,11 @@ mkdir -p "$SANDPIPE_SWARM_DIR"
 chmod 700 "$SANDPIPE_SWARM_DIR"
 d=$SANDPIPE_SWARM_DIR
 [ -f "$d/secret" ] || "$SANDPIPE" token --secret-file "$d/secret" --generate >/dev/null
-"$SANDPIPE" redis-acl --generate --dir "$d" --template "$ROOT/redis/users.acl" \
-    --template "$ROOT/deploy/kubernetes/redis/replication.acl"
+"$SANDPIPE" redis-acl --generate --dir "$d" --template "$ROOT/redis/users.acl"
 [ -f "$d/sentinel.password" ] || (umask 077 && openssl rand -hex 32 >"$d/sentinel.password")
 # The gateway's bind of /var/lib/sandpipe needs it on this node (every other node: images.sh).
 mkdir -p /var/lib/sandpipe
 export SANDPIPE_CONFIG_VERSION SANDPIPE_STACK=$stack
-SANDPIPE_CONFIG_VERSION=$(cat "$HERE"/{front,gateway,ha}.sh "$ROOT/deploy/kubernetes/redis/replication.acl" |
+SANDPIPE_CONFIG_VERSION=$(cat "$HERE"/{front,gateway,ha}.sh |
     sha256sum | cut -c1-12)
 exec docker stack deploy --resolve-image never -c "$HERE/stack.yml" "$stack"

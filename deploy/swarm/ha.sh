@@ -27,8 +27,8 @@ current_primary() {
 primary=$(current_primary)
 case "$kind" in
 redis)
-    sandpipe redis-acl --dir /run/secrets --template /opt/sandpipe/users.acl \
-        --template /run/sandpipe/replication.acl --out /tmp/users.acl
+    # users.acl has the users replica and sentinel (their passwords are secrets too)
+    sandpipe redis-acl --dir /run/secrets --template /opt/sandpipe/users.acl --out /tmp/users.acl
     {
         echo "include /opt/sandpipe/redis.conf"
         echo "bind 0.0.0.0"

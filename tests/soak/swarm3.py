@@ -179,8 +179,8 @@ def main():
                 raise RuntimeError(f"{sid} does not answer before the loss\n{run.logs('gateway')}")
         seq0 = {}
         for sid in mine:
-            st, evs = run.api(n1, "GET", f"/api/v1/sessions/{sid}/events?since=0&limit=1000")
-            seq0[sid] = max((e.get("seq", 0) for e in evs), default=0) if st == 200 else 0
+            st, evs = run.api(n1, "GET", f"/api/v1/sessions/{sid}/events?since=0&limit=1")
+            seq0[sid] = evs["last_seq"] if st == 200 else 0
 
         # the node hangs; its gateway killed (delivered when it thaws) so Swarm starts it again
         gw_pid = int(lost.docker("inspect", "-f", "{{.State.Pid}}",
@@ -200,7 +200,7 @@ def main():
                 if sid not in event_at:
                     st, evs = run.api(n1, "GET", f"/api/v1/sessions/{sid}/events?since={seq0[sid]}&type=status",
                                       timeout=10)
-                    if st == 200 and any(e.get("status") == LOST for e in evs):
+                    if st == 200 and any(e.get("status") == LOST for e in evs["events"]):
                         event_at[sid] = time.monotonic() - t_loss
             time.sleep(0.2)
         rest, evt = sorted(rest_at.values()), sorted(event_at.values())

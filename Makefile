@@ -7,6 +7,7 @@
 #   make run        install what is missing, build, start the stack on loopback
 #   make bench      benchmarks (results: docs/benchmarks.md)
 #   make soak       the fault suite, long (kills and restarts; counts must all be 0)
+#   make soak-swarm issue 34's three-node swarm on this machine (opt-in: ~15 min, ~8 GB disk)
 #   make lint       clang-format check + cppcheck
 MODE ?= release
 BUILD := build/$(MODE)
@@ -33,7 +34,7 @@ ALL_LDFLAGS := $(LDFLAGS_MODE) $(LDFLAGS)
 BINS :=
 TESTS_UNIT :=
 
-.PHONY: all test unit integration fuzz-replay bench run lint clean deps soak web e2b-sdk k8s-schemas
+.PHONY: all test unit integration fuzz-replay bench run lint clean deps soak soak-swarm web e2b-sdk k8s-schemas
 all:
 
 include common/module.mk
@@ -69,6 +70,10 @@ test: all web e2b-sdk k8s-schemas
 # the fault suite, long: gateway kills, Redis restarts, executor kills (tests/soak/soak.py)
 soak: all
 	@python3 tests/soak/soak.py
+
+# three dockerd nodes in namespaces, the Swarm stack, a node frozen (tests/soak/swarm3.py)
+soak-swarm: all web
+	@python3 tests/soak/swarm3.py
 
 clean:
 	rm -rf build

@@ -209,7 +209,9 @@ test_shrink_lets_go_of_empty_buffers_only(void **state)
 
     assert_int_equal(open_ch(r.c, "y"), 2); /* queued: its buffer stays until written */
     assert_int_equal(exec_client_shrink(r.c), 0);
-    assert_non_null(strstr(drain_out(r.c), "OPEN 2"));
+    char *out = drain_out(r.c);
+    assert_non_null(strstr(out, "OPEN 2"));
+    free(out);
     assert_true(exec_client_shrink(r.c) > 0);
     buf_free(&s);
     rec_done(&r);

@@ -182,6 +182,12 @@ def main():
             st, evs = run.api(n1, "GET", f"/api/v1/sessions/{sid}/events?since=0&limit=1")
             seq0[sid] = evs["last_seq"] if st == 200 else 0
 
+        # where Redis and the sentinels run: a node's loss that takes the primary or its only
+        # replica holds every write (Sentinel mode's WAIT 1) until a replica is back
+        for svc in ("redis-1", "redis-2", "sentinel-1", "sentinel-2", "sentinel-3"):
+            where = n1.docker("service", "ps", "--filter", "desired-state=running",
+                              "--format", "{{.Node}}", f"{run.name}_{svc}", check=False)
+            print(f"swarm3: {svc} on {where.strip() or '?'}", flush=True)
         # the node hangs; its gateway killed (delivered when it thaws) so Swarm starts it again
         gw_pid = int(lost.docker("inspect", "-f", "{{.State.Pid}}",
                                  lost.docker("ps", "-q", "--filter",

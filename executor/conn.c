@@ -1,9 +1,5 @@
-/* conn.c — client connections: frame I/O, channel table, credits, op dispatch.
- * Reads are decoded in place from `in`. Small frames queue in `out` and leave together at the
- * end of the loop's turn (conn_flush_queued): a command's last output, its observation and a
- * credit grant reach the client in one write and one wake-up, not one each. A large frame
- * (streamed output) is written at once, after what is queued, without copying its payload;
- * whatever the socket does not take waits in `out` for EPOLLOUT. */
+/* conn.c — client connections: reading and decoding frames, the channel table, credits, op
+ * dispatch. Reads are decoded in place from `in`; how frames leave is conn_out.c. */
 #include "conn.h"
 
 #include <stdio.h>
@@ -14,6 +10,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "conn_int.h"
 #include "durable.h"
 #include "env.h"
 #include "executor.h"
@@ -23,147 +20,8 @@
 
 #define READ_CHUNK   (256 * 1024)
 #define MAX_CHANNELS 1024
-/* Frames with a payload up to this are copied into `out` and sent at the turn's end. */
-#define QUEUE_MAX_PAYLOAD 4096
 
-struct conn {
-    watch_t w;
-    buf_t in;
-    buf_t out;
-    size_t out_off; /* bytes of out already written */
-    uint64_t skip;  /* payload bytes of a refused frame still to discard */
-    channel_t *channels;
-    int nchannels;
-    bool need_token;
-    char *token;
-    bool closing;
-    conn_t *next_open, *prev_open; /* the open connections (conn_close_all) */
-};
-
-static conn_t *g_open;
-
-static void conn_close(conn_t *c);
-
-size_t
-conn_pending(const conn_t *c)
-{
-    return c->out.len - c->out_off;
-}
-
-static void
-flush_out(conn_t *c)
-{
-    while (conn_pending(c) > 0) {
-        ssize_t n = write(c->w.fd, c->out.data + c->out_off, conn_pending(c));
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            if (errno == EAGAIN)
-                break;
-            conn_close(c);
-            return;
-        }
-        c->out_off += (size_t)n;
-    }
-    if (conn_pending(c) == 0) {
-        buf_clear(&c->out);
-        c->out_off = 0;
-        loop_watch_set(g_exec.loop, &c->w, EPOLLIN);
-    } else {
-        if (c->out_off > (1u << 20)) {
-            buf_consume(&c->out, c->out_off);
-            c->out_off = 0;
-        }
-        loop_watch_set(g_exec.loop, &c->w, EPOLLIN | EPOLLOUT);
-    }
-}
-
-/* Queues one frame for the turn's end, or writes it now with what is queued before it. */
-static void
-send_frame(conn_t *c, uint8_t type, uint8_t flags, uint32_t channel, const void *p, size_t n)
-{
-    if (c->closing)
-        return;
-    uint8_t hdr[FRAME_HEADER_LEN];
-    frame_encode_header(hdr, type, flags, channel, (uint32_t)n);
-    size_t queued = conn_pending(c), done = 0, total = queued + sizeof hdr + n;
-    /* EPOLLOUT armed: the socket was full, everything waits in order behind it. */
-    if (n > QUEUE_MAX_PAYLOAD && !(c->w.events & EPOLLOUT)) {
-        struct iovec iov[3] = {
-            {c->out.data + c->out_off, queued}, {hdr, sizeof hdr}, {(void *)p, n}};
-        ssize_t w;
-        do
-            w = writev(c->w.fd, iov + (queued ? 0 : 1), queued ? 3 : 2);
-        while (w < 0 && errno == EINTR);
-        if (w > 0)
-            done = (size_t)w;
-        if (done == total) {
-            buf_clear(&c->out);
-            c->out_off = 0;
-            return;
-        }
-    }
-    if (done < queued) {
-        c->out_off += done;
-        buf_append(&c->out, hdr, sizeof hdr);
-        buf_append(&c->out, p, n);
-    } else {
-        buf_clear(&c->out);
-        c->out_off = 0;
-        done -= queued;
-        if (done < sizeof hdr) {
-            buf_append(&c->out, hdr + done, sizeof hdr - done);
-            buf_append(&c->out, p, n);
-        } else {
-            buf_append(&c->out, (const uint8_t *)p + (done - sizeof hdr), sizeof hdr + n - done);
-        }
-    }
-    if (done > 0 || n > QUEUE_MAX_PAYLOAD) /* the socket took less than all: wait for room */
-        loop_watch_set(g_exec.loop, &c->w, EPOLLIN | EPOLLOUT);
-}
-
-void
-conn_flush_queued(void *unused)
-{
-    (void)unused;
-    for (conn_t *c = g_open, *next; c; c = next) {
-        next = c->next_open; /* flush_out may close c */
-        if (conn_pending(c) > 0 && !(c->w.events & EPOLLOUT))
-            flush_out(c);
-    }
-}
-
-/* Every JSON text we send is UTF-8 (docs/protocol.md): names are carried as json_set_name
- * writes them, and anything else that is not UTF-8 (a path in an error message, a working
- * directory) has its bad bytes written as U+FFFD here, the one way out. */
-static void
-send_json_frame(conn_t *c, uint8_t type, uint32_t channel, json_object *obj)
-{
-    size_t len;
-    char *fixed;
-    const char *s = json_valid_text(json_text(obj, &len), &len, &fixed);
-    if (len > FRAME_MAX_PAYLOAD) {
-        /* Never send what a peer must refuse: say what was too big instead. */
-        char msg[160];
-        int n =
-            snprintf(msg, sizeof msg,
-                     "{\"error\":{\"code\":\"too_large\",\"message\":\"a %s of %zu bytes exceeds "
-                     "max_frame (%u)\"}}",
-                     frame_type_name(type), len, FRAME_MAX_PAYLOAD);
-        send_frame(c, type, 0, channel, msg, (size_t)n);
-    } else {
-        send_frame(c, type, 0, channel, s, len);
-    }
-    free(fixed);
-}
-
-static void
-send_error(conn_t *c, uint32_t channel, int code, const char *msg)
-{
-    json_object *e = json_error_new(code, msg);
-    send_json_frame(c, FRAME_ERROR, channel, e);
-    json_object_put(e);
-}
+conn_t *g_open;
 
 /* ---- channels ---- */
 
@@ -203,7 +61,7 @@ send_data(channel_t *ch, uint8_t flags, const void *p, size_t n)
         return;
     while (n > 0) {
         size_t k = n > FRAME_DATA_CHUNK ? FRAME_DATA_CHUNK : n;
-        send_frame(ch->conn, FRAME_DATA, flags, ch->id, b, k);
+        conn_send_frame(ch->conn, FRAME_DATA, flags, ch->id, b, k);
         b += k;
         n -= k;
     }
@@ -228,14 +86,14 @@ void
 chan_send_json(channel_t *ch, json_object *msg)
 {
     if (ch->conn)
-        send_json_frame(ch->conn, FRAME_JSON, ch->id, msg);
+        conn_send_json(ch->conn, FRAME_JSON, ch->id, msg);
 }
 
 void
 chan_send_eof(channel_t *ch)
 {
     if (ch->conn)
-        send_frame(ch->conn, FRAME_EOF, 0, ch->id, NULL, 0);
+        conn_send_frame(ch->conn, FRAME_EOF, 0, ch->id, NULL, 0);
 }
 
 void
@@ -245,7 +103,7 @@ chan_grant(channel_t *ch, size_t n)
     frame_put_u32(b, (uint32_t)n);
     ch->recv_credit += (int64_t)n;
     if (ch->conn)
-        send_frame(ch->conn, FRAME_CREDIT, 0, ch->id, b, 4);
+        conn_send_frame(ch->conn, FRAME_CREDIT, 0, ch->id, b, 4);
 }
 
 void
@@ -276,7 +134,7 @@ chan_send_close(channel_t *ch, json_object *result)
         json_object_put(result);
         return;
     }
-    send_json_frame(ch->conn, FRAME_CLOSE, ch->id, result);
+    conn_send_json(ch->conn, FRAME_CLOSE, ch->id, result);
     json_object_put(result);
     chan_unlink(ch);
     free(ch);
@@ -299,7 +157,7 @@ on_open(conn_t *c, const frame_t *f)
         snprintf(msg, sizeof msg, "channel %u is %s", f->channel,
                  f->channel ? "already open" : "reserved for the connection");
         json_object *e = json_error_new(ERR_PROTO, msg);
-        send_json_frame(c, FRAME_CLOSE, f->channel, e);
+        conn_send_json(c, FRAME_CLOSE, f->channel, e);
         json_object_put(e);
         return;
     }
@@ -343,21 +201,21 @@ on_channel_frame(conn_t *c, const frame_t *f)
         if (f->type != FRAME_CREDIT && f->type != FRAME_CLOSE) {
             char msg[64];
             snprintf(msg, sizeof msg, "channel %u is not open", f->channel);
-            send_error(c, f->channel, ERR_NOT_FOUND, msg);
+            conn_send_error(c, f->channel, ERR_NOT_FOUND, msg);
         }
         return;
     }
     switch (f->type) {
     case FRAME_DATA:
         if ((int64_t)f->len > ch->recv_credit) {
-            send_error(c, f->channel, ERR_PROTO, "DATA beyond the granted credit; dropped");
+            conn_send_error(c, f->channel, ERR_PROTO, "DATA beyond the granted credit; dropped");
             return;
         }
         ch->recv_credit -= f->len;
         if (ch->ops && ch->ops->data)
             ch->ops->data(ch, f->payload, f->len);
         else
-            send_error(c, f->channel, ERR_PROTO, "this channel takes no DATA");
+            conn_send_error(c, f->channel, ERR_PROTO, "this channel takes no DATA");
         break;
     case FRAME_EOF:
         if (ch->ops && ch->ops->eof)
@@ -367,11 +225,11 @@ on_channel_frame(conn_t *c, const frame_t *f)
         err_t err = {0};
         json_object *msg = json_parse((const char *)f->payload, f->len, &err);
         if (!msg) {
-            send_error(c, f->channel, ERR_PROTO, err.msg);
+            conn_send_error(c, f->channel, ERR_PROTO, err.msg);
         } else if (ch->ops && ch->ops->json) {
             ch->ops->json(ch, msg);
         } else {
-            send_error(c, f->channel, ERR_BAD_REQ, "this channel takes no JSON messages");
+            conn_send_error(c, f->channel, ERR_BAD_REQ, "this channel takes no JSON messages");
         }
         json_object_put(msg);
         break;
@@ -395,7 +253,7 @@ on_channel_frame(conn_t *c, const frame_t *f)
         if (chan_find(c, f->channel) == ch)
             chan_close(ch, NULL);
         break;
-    default: send_error(c, f->channel, ERR_PROTO, "frame type not valid on a channel");
+    default: conn_send_error(c, f->channel, ERR_PROTO, "frame type not valid on a channel");
     }
 }
 
@@ -436,7 +294,7 @@ chan_orphan(channel_t *ch, const char *why)
     if (!c)
         return;
     json_object *e = json_error_new(ERR_BUSY, why);
-    send_json_frame(c, FRAME_CLOSE, ch->id, e);
+    conn_send_json(c, FRAME_CLOSE, ch->id, e);
     json_object_put(e);
     chan_unlink(ch);
     make_orphan(ch);
@@ -456,7 +314,7 @@ send_hello(conn_t *c)
     const char *home = env_get(g_exec.base_env, "HOME");
     if (home && home[0] == '/')
         json_set_name(h, "home", home);
-    send_json_frame(c, FRAME_HELLO, 0, h);
+    conn_send_json(c, FRAME_HELLO, 0, h);
     json_object_put(h);
 }
 
@@ -474,8 +332,8 @@ on_frame(conn_t *c, const frame_t *f)
             diff |= (unsigned)(tok[i] ^ c->token[i]);
         json_object_put(h);
         if (diff || a != b) {
-            send_error(c, 0, EACCES, "the first frame must be HELLO with a valid token");
-            flush_out(c);
+            conn_send_error(c, 0, EACCES, "the first frame must be HELLO with a valid token");
+            conn_flush_out(c);
             conn_close(c);
             return;
         }
@@ -485,11 +343,13 @@ on_frame(conn_t *c, const frame_t *f)
     }
     switch (f->type) {
     case FRAME_OPEN: on_open(c, f); break;
-    case FRAME_PING: send_frame(c, FRAME_PONG, 0, 0, f->payload, f->len > 64 ? 64 : f->len); break;
+    case FRAME_PING:
+        conn_send_frame(c, FRAME_PONG, 0, 0, f->payload, f->len > 64 ? 64 : f->len);
+        break;
     case FRAME_HELLO: break; /* nothing to negotiate on unix sockets */
     default:
         if (f->channel == 0)
-            send_error(c, 0, ERR_PROTO, "frame type not valid on channel 0");
+            conn_send_error(c, 0, ERR_PROTO, "frame type not valid on channel 0");
         else
             on_channel_frame(c, f);
     }
@@ -514,7 +374,7 @@ process_input(conn_t *c)
         if (n == 0)
             break;
         if (n < 0) {
-            send_error(c, f.channel, -n, err.msg);
+            conn_send_error(c, f.channel, -n, err.msg);
             off += FRAME_HEADER_LEN;
             c->skip = f.len;
             continue;
@@ -531,7 +391,7 @@ on_io(watch_t *w, uint32_t events)
 {
     conn_t *c = w->data;
     if (events & EPOLLOUT)
-        flush_out(c);
+        conn_flush_out(c);
     if (c->closing)
         return;
     if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
@@ -558,7 +418,7 @@ conn_free(void *p)
     free(c);
 }
 
-static void
+void
 conn_close(conn_t *c)
 {
     if (c->closing)

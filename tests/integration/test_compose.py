@@ -2,7 +2,6 @@
 built here (images/stack.Dockerfile, FROM the local runtime image), `up` starts redis, the gateway
 (Docker provider), the API and nginx, and the stack serves a session end to end through nginx:
 a REST session, a command run in its container, its output; then `down` and no container left."""
-import http.client
 import json
 import os
 import shutil
@@ -15,6 +14,7 @@ import uuid
 from spexec import ROOT
 from stack import BUILD, free_port
 from providers import docker, ensure_docker_image
+from httpjson import http_json
 
 
 def compose(project, env, *args, timeout=1200):
@@ -26,17 +26,7 @@ def compose(project, env, *args, timeout=1200):
 
 
 def request(port, method, path, body=None, token=None, timeout=120):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        hdrs = {"Content-Type": "application/json"}
-        if token:
-            hdrs["Authorization"] = f"Bearer {token}"
-        c.request(method, path, json.dumps(body) if body is not None else None, hdrs)
-        r = c.getresponse()
-        data = r.read()
-        return r.status, json.loads(data) if data[:1] in (b"{", b"[") else data
-    finally:
-        c.close()
+    return http_json("127.0.0.1", port, method, path, body, token, timeout)
 
 
 class ComposeTest(unittest.TestCase):

@@ -8,7 +8,6 @@ the node, the same gateway (its id from the node), which re-attaches the session
 command over REST, the stream read again from where it was, nothing lost or repeated. Then
 `docker stack rm` and everything the stack made is removed (containers, sandboxes, volumes,
 state directory, the test's image tag)."""
-import http.client
 import json
 import os
 import shutil
@@ -22,22 +21,13 @@ from spexec import ROOT
 from stack import BUILD, free_port
 from providers import docker, ensure_docker_image
 from wsclient import WS, HandshakeError
+from httpjson import http_json
 
 SWARM = os.path.join(ROOT, "deploy", "swarm")
 
 
 def request(port, method, path, body=None, token=None, timeout=60):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        hdrs = {"Content-Type": "application/json"}
-        if token:
-            hdrs["Authorization"] = f"Bearer {token}"
-        c.request(method, path, json.dumps(body) if body is not None else None, hdrs)
-        r = c.getresponse()
-        data = r.read()
-        return r.status, json.loads(data) if data[:1] in (b"{", b"[") else data
-    finally:
-        c.close()
+    return http_json("127.0.0.1", port, method, path, body, token, timeout)
 
 
 def swarm_state():

@@ -27,10 +27,10 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 sys.path.insert(0, HERE)
 
+from httpjson import http_json  # noqa: E402
 from providers import ensure_docker_image  # noqa: E402
 from stack import BUILD  # noqa: E402
 from swarm_nodes import Nodes  # noqa: E402
-from test_swarm import request  # noqa: E402
 
 SWARM = os.path.join(ROOT, "deploy", "swarm")
 SESSIONS = 30
@@ -123,17 +123,7 @@ class Run:
 
 
 def request_at(addr, method, path, body, token, timeout):
-    import http.client
-
-    c = http.client.HTTPConnection(addr, PORT, timeout=timeout)
-    try:
-        hdrs = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
-        c.request(method, path, json.dumps(body) if body is not None else None, hdrs)
-        r = c.getresponse()
-        data = r.read()
-        return r.status, json.loads(data) if data[:1] in (b"{", b"[") else data
-    finally:
-        c.close()
+    return http_json(addr, PORT, method, path, body, token, timeout)
 
 
 def answers(run, node, sid, word):

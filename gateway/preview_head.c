@@ -246,7 +246,7 @@ preview_head_parse(const char *in, size_t len, preview_head_t *h, buf_t *app, er
             v++;
         if (is(line, nl, "Cookie")) {
             cookies(h, v, (size_t)(ve - v), app);
-        } else if (is(line, nl, PREVIEW_TOKEN_HDR)) {
+        } else if (is(line, nl, PREVIEW_TOKEN_HDR) || is(line, nl, PREVIEW_E2B_HDR)) {
             add_token(h, v, (size_t)(ve - v), PREVIEW_FROM_HEADER);
         } else if ((nl >= 5 && !strncasecmp(line, "X-SP-", 5)) ||
                    is(line, nl, "X-Forwarded-Prefix")) {

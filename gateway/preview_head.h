@@ -4,8 +4,9 @@
  * nginx adds X-SP-Route-Key (its credential: only nginx may say which session and port) and
  * X-SP-Preview "path|host SESSION PORT" (what the URL named: /preview/S/P/… or P-S.<domain>).
  * The parser takes the preview credential from the path (/preview/S/P/~TOKEN/…, path mode),
- * the query (sp_token=), the X-SP-Preview-Token header or the sp_pv cookie, and builds the head
- * the app gets: the target without the preview prefix and without sp_token, and none of
+ * the query (sp_token=), the X-SP-Preview-Token header (or E2B's e2b-traffic-access-token, which
+ * carries the same token: the trafficAccessToken of E2B's create) or the sp_pv cookie, and builds
+ * the head the app gets: the target without the preview prefix and without sp_token, and none of
  * sandpipe's headers or cookies (the app is the sandbox's: it never sees a sandpipe credential).
  * Everything else passes as it came. */
 #ifndef SP_PREVIEW_HEAD_H
@@ -25,6 +26,7 @@
 #define PREVIEW_COOKIE     "sp_pv"
 #define PREVIEW_QUERY_ARG  "sp_token"
 #define PREVIEW_TOKEN_HDR  "X-SP-Preview-Token"
+#define PREVIEW_E2B_HDR    "e2b-traffic-access-token"
 
 typedef enum { PREVIEW_PATH, PREVIEW_HOST } preview_mode_t;
 typedef enum {

@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "e2b.h"
 #include "envd_token.h"
+#include "preview_token.h"
 #include "json_util.h"
 #include "redis.h"
 
@@ -106,6 +107,15 @@ sandbox_answer(api_req_t *r, json_object *s)
     char tok[ENVD_TOKEN_LEN + 1];
     if (envd_token_make(g_api.secret, g_api.secret_len, json_get_str(d, "sandboxID", ""), tok) == 0)
         json_set_str(o, "envdAccessToken", tok);
+    /* E2B's trafficAccessToken, the credential a client sends in e2b-traffic-access-token to
+     * reach a port through getHost(port): here the owner's preview token (every port of the
+     * sandbox), valid as long as the longest sandbox; connect answers a fresh one. */
+    uint8_t key[32];
+    char ptok[PREVIEW_TOKEN_MAX];
+    if (preview_key_derive(g_api.secret, g_api.secret_len, key) == 0 &&
+        preview_token_mint(key, json_get_str(d, "sandboxID", ""), PREVIEW_KIND_OWNER, 0,
+                           (int64_t)time(NULL) + E2B_TIMEOUT_MAX, ptok, sizeof ptok) == 0)
+        json_set_str(o, "trafficAccessToken", ptok);
     json_set(o, "domain", sandbox_domain(r));
     json_object_put(d);
     return o;

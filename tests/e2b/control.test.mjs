@@ -8,6 +8,7 @@
 // refused (netd answers for them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import {
   Sandbox, SandboxError, SandboxNotFoundError, Template, BuildError,
 } from 'e2b';
@@ -310,5 +311,51 @@ test('snapshots and fork: refused, naming what sandpipe has instead; none to lis
     assert.deepEqual(await Sandbox.listSnapshots().nextItems(), []);
   } finally {
     await sbx.kill();
+  }
+});
+
+// GET of path on the host the SDK names (getHost: "<port>-<id>.<domain>", the stack's preview
+// host names), sent to the stack's nginx on loopback with that Host (*.localhost does not
+// resolve here); headers added as given.
+function viaHost(host, path, headers = {}) {
+  const origin = new URL(SP_URL);
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: origin.hostname, port: origin.port, path, headers: { Host: host, ...headers },
+    }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { body += d; });
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('getHost(port) with trafficAccessToken: the sandbox\'s server answers; no token or another sandbox\'s is refused', async () => {
+  const sbx = await Sandbox.create();
+  const other = await Sandbox.create();
+  try {
+    assert.match(sbx.trafficAccessToken ?? '', /^o0\./, 'create answers a trafficAccessToken');
+    await sbx.files.write('/tmp/www/hello.txt', 'hello from the sandbox\n');
+    await sbx.commands.run('cd /tmp/www && exec python3 -m http.server 8000 --bind 127.0.0.1', { background: true });
+    const host = sbx.getHost(8000);
+    assert.equal(host, `8000-${sbx.sandboxId}.localhost:${new URL(SP_URL).port}`, 'the stack\'s preview domain');
+    const ok = await eventually(async () => {
+      const r = await viaHost(host, '/hello.txt', { 'e2b-traffic-access-token': sbx.trafficAccessToken });
+      return r.status === 200 ? r : null;
+    }, 'the sandbox\'s server answering through getHost(8000)');
+    assert.equal(ok.body, 'hello from the sandbox\n');
+    const none = await viaHost(host, '/hello.txt');
+    assert.equal(none.status, 401, 'no credential');
+    const theirs = await viaHost(host, '/hello.txt', { 'e2b-traffic-access-token': other.trafficAccessToken });
+    assert.equal(theirs.status, 403, 'another sandbox\'s token');
+    const again = await Sandbox.connect(sbx.sandboxId);
+    assert.match(again.trafficAccessToken ?? '', /^o0\./, 'connect answers one too');
+    assert.equal((await viaHost(host, '/hello.txt', { 'e2b-traffic-access-token': again.trafficAccessToken })).status, 200);
+  } finally {
+    await sbx.kill();
+    await other.kill();
   }
 });

@@ -133,6 +133,32 @@ parse(const char *head, preview_head_t *h, buf_t *app)
     return preview_head_parse(head, strlen(head), h, app, &err);
 }
 
+/* E2B's client sends the sandbox's trafficAccessToken in e2b-traffic-access-token (any case):
+ * the same credential as X-SP-Preview-Token, and the app never sees it. */
+static void
+test_e2b_traffic_access_token_is_a_header_credential(void **state)
+{
+    (void)state;
+    preview_head_t h;
+    buf_t app = {0};
+    assert_int_equal(parse("GET /api?q=1 HTTP/1.1\r\n"
+                           "Host: 8000-" SID ".localhost:8080\r\n"
+                           "X-SP-Route-Key: abc\r\n"
+                           "X-SP-Preview: host " SID " 8000\r\n"
+                           "E2B-Traffic-Access-Token: ET\r\n"
+                           "Accept: */*\r\n\r\n",
+                           &h, &app),
+                     0);
+    assert_int_equal(h.ntokens, 1);
+    assert_string_equal(h.tokens[0].tok, "ET");
+    assert_int_equal(h.tokens[0].from, PREVIEW_FROM_HEADER);
+    buf_append(&app, "", 1);
+    assert_string_equal((char *)app.data, "GET /api?q=1 HTTP/1.1\r\n"
+                                          "Host: 8000-" SID ".localhost:8080\r\n"
+                                          "Accept: */*\r\n\r\n");
+    buf_free(&app);
+}
+
 static void
 test_host_form_targets_and_slashes(void **state)
 {
@@ -307,6 +333,7 @@ main(void)
         cmocka_unit_test(test_a_token_says_what_it_was_minted_for_and_nothing_else_passes),
         cmocka_unit_test(test_the_head_gives_the_app_its_own_request_and_no_sandpipe_credential),
         cmocka_unit_test(test_host_form_targets_and_slashes),
+        cmocka_unit_test(test_e2b_traffic_access_token_is_a_header_credential),
         cmocka_unit_test(test_heads_this_listener_does_not_serve_are_refused),
         cmocka_unit_test(test_who_may_open_a_port),
         cmocka_unit_test(test_pages_escape_what_they_quote),

@@ -207,7 +207,7 @@ UPLOAD_FORM_MAX=$(($(bytes_of "$UPLOAD_MAX") + 1048576))
 PREVIEW_SERVER="# no --preview-domain: previews at /preview/S/P/ only"
 PREVIEW_ORIGIN= PREVIEW_FRAME_SRC=
 if [ -n "$PREVIEW_DOMAIN" ]; then
-    PREVIEW_SERVER="include $PREFIX/preview_server.conf;"
+    PREVIEW_SERVER="include $PREFIX/envd_server.conf; include $PREFIX/preview_server.conf;"
     SCHEME=http DEF_PORT=80
     [ "$TLS" = 1 ] && SCHEME=https DEF_PORT=443
     PORT_SUFFIX=":$PORT"
@@ -234,11 +234,12 @@ render() {
 render "$HERE/sandpipe.conf.template" >"$PREFIX/nginx.conf"
 render "$HERE/fastcgi.conf.template" >"$PREFIX/fastcgi.conf"
 render "$HERE/web_headers.conf.template" >"$PREFIX/web_headers.conf"
-for f in ws_proxy http_proxy routed_errors gateway_uri limits preview_lookup; do render "$HERE/$f.conf.template" >"$PREFIX/$f.conf"; done
+for f in ws_proxy http_proxy routed_errors gateway_uri limits preview_lookup json_errors envd_locations; do render "$HERE/$f.conf.template" >"$PREFIX/$f.conf"; done
 if [ -n "$PREVIEW_DOMAIN" ]; then
     render "$HERE/preview_server.conf.template" >"$PREFIX/preview_server.conf"
+    render "$HERE/envd_server.conf.template" >"$PREFIX/envd_server.conf"
 else
-    rm -f "$PREFIX/preview_server.conf"
+    rm -f "$PREFIX/preview_server.conf" "$PREFIX/envd_server.conf"
 fi
 # the route key: readable by whoever starts nginx (its master reads the configuration) alone
 (umask 077 && rm -f "$PREFIX/route_lookup.conf" &&

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import unittest
 
 from apistack import ApiStack
@@ -84,6 +85,38 @@ class E2BTakeover(unittest.TestCase):
         pids = {st.gateway_id: st.gw.pid}
         pids.update({f"gw-test-{i + 2}": p.pid for i, p in enumerate(st.more_gws)})
         run_sdk_test(self, st, "takeover", SP_GATEWAY_PIDS=json.dumps(pids))
+
+
+class E2BEnvdHosts(unittest.TestCase):
+    """The SDK with E2B_API_URL and its key only (no E2B_SANDBOX_URL), as a deployment with TLS
+    and a wildcard domain serves it: envd at https://49983-<id>.<domain>, ports at getHost
+    (tests/e2b/hosts.test.mjs)."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="sp-e2b-tls-")
+        self.cert, key = os.path.join(self.dir, "cert.pem"), os.path.join(self.dir, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                        "-nodes", "-days", "2", "-subj", "/CN=sandpipe test", "-addext",
+                        "subjectAltName=IP:127.0.0.1,DNS:sp.localhost,DNS:*.sp.localhost",
+                        "-keyout", key, "-out", self.cert], check=True, capture_output=True)
+        self.stack = ApiStack(pool=1, tls=(self.cert, key), preview_domain="sp.localhost")
+
+    def tearDown(self):
+        self.stack.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_envd_and_ports_on_their_host_names(self):
+        st = self.stack
+        env = dict(os.environ, E2B_API_URL=f"https://127.0.0.1:{st.http_port}/e2b",
+                   E2B_API_KEY=st.token(sub="alice", role="user"), NODE_EXTRA_CA_CERTS=self.cert,
+                   NODE_OPTIONS="--import ./localhost_dns.mjs")
+        for k in ("E2B_SANDBOX_URL", "E2B_DEBUG", "E2B_DOMAIN"):
+            env.pop(k, None)
+        r = subprocess.run(["node", "--test", "--test-reporter=spec", "hosts.test.mjs"], cwd=E2B,
+                           env=env, capture_output=True, text=True, timeout=300)
+        out = r.stdout + r.stderr
+        print(out)
+        self.assertEqual(r.returncode, 0, f"tests/e2b/hosts.test.mjs failed:\n{out[-6000:]}")
 
 
 if __name__ == "__main__":

@@ -102,22 +102,29 @@ import json, struct, sys
 m = json.dumps({"process": {"cmd": "/bin/bash", "args": ["-c", sys.argv[1]]}}).encode()
 sys.stdout.buffer.write(b"\0" + struct.pack(">I", len(m)) + m)
 PY
-# The pipe-mode command once: its line, as bench_ws drain's, and the CPU time per MiB of each
-# hop it crossed (the gateways, Redis, nginx's workers; from /proc), which a busy machine does
-# not move as it moves MB/s: the same CPU per MiB in this stack as in a fresh one says a slow
-# figure is the machine's, not the stack's.
+# The pipe-mode command once: its line, as bench_ws drain's, the CPU time per MiB of each hop
+# it crossed (the gateways, Redis, nginx's workers; from /proc), which a busy machine does not
+# move as it moves MB/s (the same CPU per MiB in this stack as in a fresh one says a slow figure
+# is the machine's, not the stack's), and how long the gateways waited for a CPU per MiB
+# (/proc/PID/schedstat): on a quiet machine a fraction of their CPU time, several times it when
+# other work holds the cores.
+waited_ns() { # the run-queue wait of the given processes, ns
+    local t=0 p f
+    for p in "$@"; do read -r -a f 2>/dev/null <"/proc/$p/schedstat" && t=$((t + f[1])); done
+    echo "$t"
+}
 pipe_run() {
-    local nw g0 r0 n0 g1 r1 n1 out
+    local nw g0 r0 n0 w0 g1 r1 n1 w1 out
     nw=$(workers_of "$work/nginx")
-    g0=$(ticks_of "$GW" "$GW2") r0=$(ticks_of "$REDIS_PID") n0=$(ticks_of $nw)
+    g0=$(ticks_of "$GW" "$GW2") r0=$(ticks_of "$REDIS_PID") n0=$(ticks_of $nw) w0=$(waited_ns "$GW" "$GW2")
     out=$(curl -s -o /dev/null -w '%{size_download} %{time_total}' --data-binary @"$work/start.connect" \
         -H 'Content-Type: application/connect+json' -H "E2b-Sandbox-Id: $E2B_SID" -H "X-Access-Token: $E2B_ACCESS" \
         "http://127.0.0.1:$HTTP_PORT/process.Process/Start")
-    g1=$(ticks_of "$GW" "$GW2") r1=$(ticks_of "$REDIS_PID") n1=$(ticks_of $nw)
+    g1=$(ticks_of "$GW" "$GW2") r1=$(ticks_of "$REDIS_PID") n1=$(ticks_of $nw) w1=$(waited_ns "$GW" "$GW2")
     awk -v n=$((PEER_MB << 20)) -v mb="$PEER_MB" -v ms=$((1000 / $(getconf CLK_TCK))) \
-        -v g=$((g1 - g0)) -v r=$((r1 - r0)) -v x=$((n1 - n0)) '
-        $1 >= n * 4 / 3 { printf "%d bytes of output (%d of its JSON) in %.3f s = %.1f MB/s; CPU per MiB: gateway %.1f ms, Redis %.1f, nginx %.1f\n",
-            n, $1, $2, n / 1e6 / $2, g * ms / mb, r * ms / mb, x * ms / mb; next }
+        -v g=$((g1 - g0)) -v r=$((r1 - r0)) -v x=$((n1 - n0)) -v w=$((w1 - w0)) '
+        $1 >= n * 4 / 3 { printf "%d bytes of output (%d of its JSON) in %.3f s = %.1f MB/s; CPU per MiB: gateway %.1f ms, Redis %.1f, nginx %.1f; the gateway waited %.1f ms per MiB for a CPU\n",
+            n, $1, $2, n / 1e6 / $2, g * ms / mb, r * ms / mb, x * ms / mb, w / 1e6 / mb; next }
         { print "short: " $1 " bytes of JSON" }' <<<"$out"
 }
 mbs() { sed -n 's/.*= \([0-9.]*\) MB\/s.*/\1/p'; }

@@ -14,11 +14,11 @@ import unittest
 from apistack import ApiStack
 
 LINE = 65536        # each line: 8 digits of its number, filler, "\n"
-LINES = 4096        # 256 MiB in all: far more than anything on the way may hold
+LINES = 2048        # 128 MiB in all: far more than anything on the way may hold
 # What may be produced while nobody reads: the executor's pipe and window (1 MiB each), the
 # follower's queue (1 MiB), the gateway's socket to nginx (2 MiB asked, 4 MiB in the kernel's
 # count) and nginx's to the client (TCP, tcp_wmem's 4 MiB at most), base64 taking a third more
-# on the last three. 32 MiB is well above that and far below the 256 MiB a missing bound lets by.
+# on the last three. 32 MiB is well above that and far below the 128 MiB a missing bound lets by.
 HELD_MAX = 32 << 20
 # Bash builtins only: each line is written, then its number is left in the progress file.
 COMMAND = ("f=$(printf '%0{fill}d' 0); i=0; while [ $i -lt {lines} ]; do i=$((i+1)); "
@@ -113,14 +113,18 @@ class PipeStreamThroughNginx(unittest.TestCase):
         return s
 
     def progress(self):
-        """How many lines the command has written (the progress file), read by a second command."""
-        s = self.stream("cat /tmp/sp-progress 2>/dev/null || echo 0")
-        out = b""
-        while (m := s.message()) is not None:
-            data = m.get("event", {}).get("data", {})
-            if "stdout" in data:
-                out += base64.b64decode(data["stdout"])
-        return int(out.strip() or 0)
+        """How many lines the command has written (its progress file), read by a second command;
+        the file is rewritten after each line, so a read that finds it empty is made again."""
+        for _ in range(100):
+            s = self.stream("cat /tmp/sp-progress 2>/dev/null || echo 0")
+            out = b""
+            while (m := s.message()) is not None:
+                data = m.get("event", {}).get("data", {})
+                if "stdout" in data:
+                    out += base64.b64decode(data["stdout"])
+            if out.strip():
+                return int(out)
+        self.fail("the progress file was empty at every read")
 
     def read_lines(self, s, first):
         """Reads s to its end: every line numbered first, first+1, ... and whole. Returns the
@@ -156,6 +160,7 @@ class PipeStreamThroughNginx(unittest.TestCase):
             if seen == before:
                 break
         self.assertEqual(seen, before, "the command never stopped while nobody read")
+        self.assertGreater(before, 0, "the command wrote nothing")
         self.assertLess(before, LINES, "the whole output went by while nobody read")
         self.assertLessEqual(before * LINE, HELD_MAX,
                              f"{before * LINE >> 20} MiB written while nobody read")

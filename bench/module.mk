@@ -1,5 +1,5 @@
 # Benchmarks: small C clients of the executor protocol; `make bench` runs bench/run.sh.
-BENCH_BINS := $(BUILD)/bench/bench_latency $(BUILD)/bench/bench_stream $(BUILD)/bench/bench_ws
+BENCH_BINS := $(BUILD)/bench/bench_latency $(BUILD)/bench/bench_stream $(BUILD)/bench/bench_ws $(BUILD)/bench/bench_pty
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ -lutil $(PKG_LIBS)

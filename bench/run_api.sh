@@ -78,7 +78,8 @@ read -r -a SID_LIST <<<"$SIDS"
 "$B/sandpipe-gateway" --listen "127.0.0.1:$GW2_PORT" --listen-unix "$work/gw2.sock" --redis "unix:$work/redis.sock" \
     --redis-user gateway --redis-password-file "$work/redis-gateway.password" --provider bwrap \
     --state-dir "$work/sandboxes" --secret-file "$work/secret" --pool 1 --id gw-bench-2 >"$work/gw2.log" 2>&1 &
-pids+=($!)
+GW2=$!
+pids+=($GW2)
 for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$GW2_PORT") 2>/dev/null && break; sleep 0.05; done
 S2=$(python3 - "$GW2_PORT" "$USER_TOKEN" <<'PY'
 import sys

@@ -17,7 +17,9 @@
 #   - the same text from a pipe-mode command (stdout, no PTY: what E2B's commands.run starts),
 #     envd's Start over Connect through nginx, its stream read by curl (not decoded, as
 #     bench_ws drain does not decode websocketd's), next to websocketd's pipe (issue 35); the
-#     streams in BENCH_PEER_ROUNDS rounds, their order rotating, medians of the ratios.
+#     streams in BENCH_PEER_ROUNDS rounds, their order rotating, medians of the ratios; the
+#     pipe-mode command's CPU per MiB in the gateways, Redis and nginx;
+#   - the same text read from a bare PTY (bench/bench_pty.c): the floor of both terminals.
 ROUNDS=${BENCH_API_ROUNDS:-2000}
 echo
 echo "### several gateways behind one nginx (issue 21)"
@@ -100,18 +102,36 @@ import json, struct, sys
 m = json.dumps({"process": {"cmd": "/bin/bash", "args": ["-c", sys.argv[1]]}}).encode()
 sys.stdout.buffer.write(b"\0" + struct.pack(">I", len(m)) + m)
 PY
-pipe_run() { # the pipe-mode command once: its line, as bench_ws drain's
-    curl -s -o /dev/null -w '%{size_download} %{time_total}' --data-binary @"$work/start.connect" \
+# The pipe-mode command once: its line, as bench_ws drain's, the CPU time per MiB of each hop
+# it crossed (the gateways, Redis, nginx's workers; from /proc), which a busy machine does not
+# move as it moves MB/s (the same CPU per MiB in this stack as in a fresh one says a slow figure
+# is the machine's, not the stack's), and how long the gateways waited for a CPU per MiB
+# (/proc/PID/schedstat): on a quiet machine a fraction of their CPU time, several times it when
+# other work holds the cores.
+waited_ns() { # the run-queue wait of the given processes, ns
+    local t=0 p f
+    for p in "$@"; do read -r -a f 2>/dev/null <"/proc/$p/schedstat" && t=$((t + f[1])); done
+    echo "$t"
+}
+pipe_run() {
+    local nw g0 r0 n0 w0 g1 r1 n1 w1 out
+    nw=$(workers_of "$work/nginx")
+    g0=$(ticks_of "$GW" "$GW2") r0=$(ticks_of "$REDIS_PID") n0=$(ticks_of $nw) w0=$(waited_ns "$GW" "$GW2")
+    out=$(curl -s -o /dev/null -w '%{size_download} %{time_total}' --data-binary @"$work/start.connect" \
         -H 'Content-Type: application/connect+json' -H "E2b-Sandbox-Id: $E2B_SID" -H "X-Access-Token: $E2B_ACCESS" \
-        "http://127.0.0.1:$HTTP_PORT/process.Process/Start" |
-        awk -v n=$((PEER_MB << 20)) '$1 >= n * 4 / 3 { printf "%d bytes of output (%d of its JSON) in %.3f s = %.1f MB/s\n", n, $1, $2, n / 1e6 / $2; next }
-            { print "short: " $1 " bytes of JSON" }'
+        "http://127.0.0.1:$HTTP_PORT/process.Process/Start")
+    g1=$(ticks_of "$GW" "$GW2") r1=$(ticks_of "$REDIS_PID") n1=$(ticks_of $nw) w1=$(waited_ns "$GW" "$GW2")
+    awk -v n=$((PEER_MB << 20)) -v mb="$PEER_MB" -v ms=$((1000 / $(getconf CLK_TCK))) \
+        -v g=$((g1 - g0)) -v r=$((r1 - r0)) -v x=$((n1 - n0)) -v w=$((w1 - w0)) '
+        $1 >= n * 4 / 3 { printf "%d bytes of output (%d of its JSON) in %.3f s = %.1f MB/s; CPU per MiB: gateway %.1f ms, Redis %.1f, nginx %.1f; the gateway waited %.1f ms per MiB for a CPU\n",
+            n, $1, $2, n / 1e6 / $2, g * ms / mb, r * ms / mb, x * ms / mb, w / 1e6 / mb; next }
+        { print "short: " $1 " bytes of JSON" }' <<<"$out"
 }
 mbs() { sed -n 's/.*= \([0-9.]*\) MB\/s.*/\1/p'; }
 # BENCH_PEER_ROUNDS (3) rounds, each the four streams in a rotating order, so that a noisy
 # neighbour hits them alike: the figures are the median ratios of the rounds.
-r_pipe=() r_term_pipe=() r_term_pty=()
-orders=("term wsd pty pipe" "wsd pty pipe term" "pty pipe term wsd")
+r_pipe=() r_term_pipe=() r_term_pty=() r_term_floor=() r_pty_floor=()
+orders=("term wsd pty pipe floor" "wsd floor pty pipe term" "pty pipe floor term wsd")
 for round in $(seq "${BENCH_PEER_ROUNDS:-3}"); do
     declare -A got=()
     for run in ${orders[$((round % 3))]}; do
@@ -121,6 +141,7 @@ for round in $(seq "${BENCH_PEER_ROUNDS:-3}"); do
         wsd) got[wsd]=$("$B/bench/bench_ws" drain 127.0.0.1 "$WSD_STREAM" /) ;;
         pty) got[pty]=$("$B/bench/bench_ws" drain 127.0.0.1 "$WSD_PTY" /) ;;
         pipe) got[pipe]=$(pipe_run) ;;
+        floor) got[floor]=$("$B/bench/bench_pty" "$GEN") ;;
         esac
     done
     echo "round $round:"
@@ -128,14 +149,20 @@ for round in $(seq "${BENCH_PEER_ROUNDS:-3}"); do
     echo "  streaming $PEER_MB MiB, websocketd (pipe):                     ${got[wsd]}"
     echo "  streaming $PEER_MB MiB, websocketd + script (PTY, \\n → \\r\\n):  ${got[pty]}"
     echo "  streaming $PEER_MB MiB, a pipe-mode command through nginx (E2B's Start, Connect JSON, read raw): ${got[pipe]}"
+    echo "  streaming $PEER_MB MiB, a bare PTY reader (forkpty, 64 KiB reads: every terminal's floor): ${got[floor]}"
     r_pipe+=("$(ratio "$(mbs <<<"${got[pipe]}")" "$(mbs <<<"${got[wsd]}")")")
     r_term_pipe+=("$(ratio "$(mbs <<<"${got[term]}")" "$(mbs <<<"${got[wsd]}")")")
     r_term_pty+=("$(ratio "$(mbs <<<"${got[term]}")" "$(mbs <<<"${got[pty]}")")")
+    r_term_floor+=("$(ratio "$(mbs <<<"${got[term]}")" "$(mbs <<<"${got[floor]}")")")
+    r_pty_floor+=("$(ratio "$(mbs <<<"${got[pty]}")" "$(mbs <<<"${got[floor]}")")")
     unset got
 done
 echo "  → the terminal: ${r_term_pty[*]}x websocketd's on a PTY, median $(median <<<"${r_term_pty[*]}")x (goal ≥ 2x);" \
     "${r_term_pipe[*]}x websocketd's pipe, median $(median <<<"${r_term_pipe[*]}")x;" \
     "keystroke echo p50 $(ratio "$(p50 <<<"$e_ours")" "$(p50 <<<"$e_wsd")")x websocketd's through nginx," \
     "$(ratio "$(p50 <<<"$e_ours_direct")" "$(p50 <<<"$e_wsd")")x straight"
+echo "  → the PTY floor: the terminal ${r_term_floor[*]}x a bare PTY reader, median $(median <<<"${r_term_floor[*]}")x;" \
+    "websocketd + script ${r_pty_floor[*]}x, median $(median <<<"${r_pty_floor[*]}")x (the terminal's goal of 2x" \
+    "websocketd + script needs websocketd + script under half the floor)"
 echo "  → the pipe-mode command: ${r_pipe[*]}x websocketd's pipe, median $(median <<<"${r_pipe[*]}")x (goal ≥ 0.5x)"
 echo '```'

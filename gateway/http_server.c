@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "buf.h"
 #include "gw.h"
@@ -16,7 +17,8 @@
 #include "json_util.h"
 #include "xalloc.h"
 
-#define HTTP_WRITE_MAX (256 * 1024)
+#define HTTP_WRITE_MAX     (256 * 1024)
+#define HTTP_STREAM_SNDBUF (2 << 20) /* a streamed answer's socket send buffer */
 /* Room left before an answer's body for its head: head and body leave in one write (one TCP
  * segment for nginx to read, no wake-up between them). */
 #define HTTP_HEAD_MAX 1024
@@ -105,6 +107,14 @@ http_stream_head(http_req_t *h, int status, const char *ctype, unsigned long lon
     h->answered = h->streaming = true;
     h->status = status;
     h->stream_total = total;
+    if (h->wsi) {
+        /* a stream's pieces (HTTP_WRITE_MAX) leave whole and the reader (nginx) may fall behind
+         * by a few of them before the gateway waits: the default unix socket buffer (~200 KiB)
+         * took less than one piece, the rest copied and sent on a later WRITEABLE */
+        int sndbuf = HTTP_STREAM_SNDBUF;
+        (void)setsockopt(lws_get_socket_fd(h->wsi), SOL_SOCKET, SO_SNDBUF, &sndbuf,
+                         sizeof sndbuf); /* best effort */
+    }
     snprintf(h->extra, sizeof h->extra, "content-type: %s\r\n%s", ctype, extra ? extra : "");
     http_body_flow(h, true);
     if (h->wsi)

@@ -297,6 +297,49 @@ class SentinelTest(unittest.TestCase):
         log = st.gateway_log()
         self.assertIn("primary 127.0.0.1:%d" % new, log)
 
+    def test_replica_frozen_mid_stream_holds_events_a_bounded_time_then_stores_them_alone(self):
+        """The only replica frozen (SIGSTOP, as a node's loss leaves it: its connection stays
+        open, it never answers): the primary stays, and no WAIT can be answered. The gateway
+        holds events for REDIS_REPLICATED_ALONE_MS, asks the sentinels again (a new connection),
+        and since they still name the primary, stores on it alone: the stream completes (lost
+        0, dup 0), the log says so and sp:metrics counts them; once the replica is thawed a
+        probe finds it and WAIT is back."""
+        st = self.st
+        primary, replica = st.redis_ports
+        frozen = {}
+
+        def freeze_replica(sid):
+            t0 = time.monotonic()
+            st.redis_procs[replica].send_signal(signal.SIGSTOP)
+            frozen["at"] = t0
+            return {}
+
+        try:
+            self.stream_while(freeze_replica, n_lines=200, pause="0.02")
+            t_done = time.monotonic() - frozen["at"]
+            self.assertEqual(st.primary_port(), primary)
+            log = st.gateway_log()
+            self.assertIn("events are stored on it alone", log)
+            self.assertIn("no replica has confirmed a write for", log)
+            deadline = time.monotonic() + 10  # the gateway's counters are flushed once a second
+            stored_alone = 0
+            while time.monotonic() < deadline and not stored_alone:
+                stored_alone = int(st.ask(primary, "HGET", "sp:metrics", "events_unreplicated") or 0)
+                time.sleep(0.1)
+            self.assertGreater(stored_alone, 0)
+        finally:
+            st.redis_procs[replica].send_signal(signal.SIGCONT)
+        print(f"  replica frozen: the stream complete {t_done:.1f}s after the freeze, "
+              f"{stored_alone} events stored on the primary alone", file=sys.stderr)
+        # Thawed, the replica answers the next probe: events wait for it again.
+        deadline = time.monotonic() + 30
+        probe_sid = st.create_session()
+        f = fs.Follower(st, probe_sid, since=0)
+        while time.monotonic() < deadline and "a replica has the writes again" not in st.gateway_log():
+            fs.submit_run(f, "true", "p")
+            time.sleep(0.2)
+        self.assertIn("a replica has the writes again after", st.gateway_log())
+
     def test_demoted_primary_answering_readonly_is_left_for_the_new_one(self):
         st = self.st
         old = st.redis_ports[0]

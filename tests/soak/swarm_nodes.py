@@ -5,7 +5,11 @@ machine) in a network namespace of its own too (never the host's, where make tes
 worlds use the same range), a mount namespace (a tmpfs over /run: the node's docker.sock, exec-root and containerd,
 which dockerd starts itself since no /run/containerd/containerd.sock is there; its own
 /var/lib/sandpipe, the host's image store bound read-only into it), a UTS namespace (the node's
-hostname: Swarm's {{.Node.Hostname}}, so each gateway has an id of its own), a data root of its
+hostname: Swarm's {{.Node.Hostname}}, so each gateway has an id of its own), an /etc/resolv.conf
+naming the bridge's address, where no DNS answers (Docker's embedded DNS forwards a name the swarm
+does not know, a lost node's task's, upstream: the host's nameserver, unreachable from a node, made
+each such lookup wait 20 s, and a sentinel's resolve-hostnames blocked into TILT and never failed
+over; refused at once, as a real upstream's NXDOMAIN comes), a data root of its
 own and a freezer cgroup holding dockerd, containerd, the shims and the containers (their
 --cgroup-parent): freezing it stops the whole node at once, as a machine that hangs.
 
@@ -41,7 +45,7 @@ def sh(*cmd, check=True, timeout=120):
 # The node's processes are in the freezer cgroup already (joined before ip netns exec).
 NODE_SCRIPT = r"""
 set -eu
-dir=$1 host=$2 cg=$3 images=$4 cgroups=$5
+dir=$1 host=$2 cg=$3 images=$4 cgroups=$5 hostaddr=$6
 mount --make-rprivate /
 mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup
 echo "$cgroups" | while read -r type opts target; do
@@ -53,6 +57,8 @@ mkdir -p "$dir/sandpipe/images" "$dir/docker"
 [ -z "$images" ] || mount --rbind -o ro "$images" "$dir/sandpipe/images"
 mkdir -p /var/lib/sandpipe
 mount --rbind "$dir/sandpipe" /var/lib/sandpipe
+echo "nameserver $hostaddr" >"$dir/resolv.conf"
+mount --bind "$dir/resolv.conf" /etc/resolv.conf
 mount -t tmpfs -o mode=755 tmpfs /run
 ip link set lo up
 exec dockerd --data-root "$dir/docker" --exec-root /run/docker --pidfile /run/docker.pid \
@@ -161,7 +167,7 @@ class Nodes:
             n.proc = subprocess.Popen(["sh", "-c", 'echo $$ >"$0/cgroup.procs" && exec "$@"', n.cgroup,
                                        "ip", "netns", "exec", n.netns, "unshare", "-m", "-u", "sh", "-c",
                                        NODE_SCRIPT, "node", n.dir, n.hostname, n.cgroup, self.images,
-                                       host_cgroups()], stdin=subprocess.DEVNULL)
+                                       host_cgroups(), HOST_ADDR], stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
         for n in self.nodes:
             while True:

@@ -6,10 +6,11 @@ worlds use the same range), a mount namespace (a tmpfs over /run: the node's doc
 which dockerd starts itself since no /run/containerd/containerd.sock is there; its own
 /var/lib/sandpipe, the host's image store bound read-only into it), a UTS namespace (the node's
 hostname: Swarm's {{.Node.Hostname}}, so each gateway has an id of its own), an /etc/resolv.conf
-naming the bridge's address, where no DNS answers (Docker's embedded DNS forwards a name the swarm
+naming the bridge's address, where Nodes.enter() answers every DNS question NXDOMAIN at once, as
+a real upstream answers a name it does not know (Docker's embedded DNS forwards a name the swarm
 does not know, a lost node's task's, upstream: the host's nameserver, unreachable from a node, made
 each such lookup wait 20 s, and a sentinel's resolve-hostnames blocked into TILT and never failed
-over; refused at once, as a real upstream's NXDOMAIN comes), a data root of its
+over), a data root of its
 own and a freezer cgroup holding dockerd, containerd, the shims and the containers (their
 --cgroup-parent): freezing it stops the whole node at once, as a machine that hangs.
 
@@ -22,7 +23,9 @@ import ctypes
 import os
 import shutil
 import signal
+import socket
 import subprocess
+import threading
 import time
 import uuid
 
@@ -72,6 +75,20 @@ def host_cgroups():
     with open("/proc/self/mounts") as f:
         return "\n".join(f"{t} {o} {m}" for _, m, t, o, *_ in (line.split() for line in f)
                          if t in ("cgroup", "cgroup2") and m.startswith("/sys/fs/cgroup/"))
+
+
+def answer_nxdomain(sock):
+    """The nodes' upstream DNS: NXDOMAIN to every question (the question echoed, no record)."""
+    while True:
+        q, peer = sock.recvfrom(4096)
+        if len(q) < 12:
+            continue
+        end = 12
+        while end < len(q) and q[end]:
+            end += 1 + q[end]
+        question = q[12:end + 5]
+        flags = bytes([0x80 | (q[2] & 0x79), 0x80 | 3])  # a response, RD kept, RA, NXDOMAIN
+        sock.sendto(q[:2] + flags + b"\x00\x01" + b"\x00" * 6 + question, peer)
 
 
 class Node:
@@ -191,6 +208,9 @@ class Nodes:
                 raise OSError(ctypes.get_errno(), f"setns {self.netns}")
         finally:
             os.close(fd)
+        dns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # made in the namespace just entered
+        dns.bind((HOST_ADDR, 53))
+        threading.Thread(target=answer_nxdomain, args=(dns,), daemon=True).start()
 
     def remove(self):
         for n in self.nodes:

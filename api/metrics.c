@@ -68,6 +68,13 @@ print_gateway_counters(buf_t *b, const redisReply *h)
                "# HELP sandpipe_events_total Events appended to the sessions' logs.\n"
                "# TYPE sandpipe_events_total counter\nsandpipe_events_total %lld\n",
                metric_field(h, "events"));
+    buf_printf(b,
+               "# HELP sandpipe_events_unreplicated_total Events stored on a Redis primary that "
+               "had no replica to confirm them (Sentinel mode, after the hold: operations.md "
+               "\"Redis\").\n"
+               "# TYPE sandpipe_events_unreplicated_total counter\n"
+               "sandpipe_events_unreplicated_total %lld\n",
+               metric_field(h, "events_unreplicated"));
 }
 
 void

@@ -262,11 +262,16 @@ on_replicated(void *ud, bool ok)
     ack_t *a = ud;
     event_log_t *l = a->ref->log;
     if (l && ok) {
+        uint64_t n = 0;
         for (uint64_t s = a->upto ? l->acked + 1 : a->seq; s <= a->seq; s++) {
             event_log_entry_t *e = slot(l, s);
-            if (e && e->written)
+            if (e && e->written && !e->stored) {
                 e->stored = true;
+                n++;
+            }
         }
+        if (redis_replicated_alone()) /* on the primary's word only (redis_replicated.h) */
+            metrics_events_unreplicated(n);
         advance(l);
     } else if (l) {
         l->stalled = true;

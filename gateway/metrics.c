@@ -8,7 +8,7 @@
 
 static const double bounds[METRICS_ACTION_NBUCKETS] = METRICS_ACTION_BUCKETS;
 static uint64_t buckets[METRICS_ACTION_NBUCKETS + 1], sum_us, output, up, down, refused_tcp,
-    refused_dns, events;
+    refused_dns, events, unreplicated;
 
 /* ARGV: step (ms), length. Copies sp:metrics into sp:metrics:history (stream id: Redis' clock,
  * field "t" the same in ms) unless its last copy is less than a step old. */
@@ -37,6 +37,12 @@ void
 metrics_events(uint64_t n)
 {
     events += n;
+}
+
+void
+metrics_events_unreplicated(uint64_t n)
+{
+    unreplicated += n;
 }
 
 void
@@ -91,6 +97,7 @@ metrics_flush(void)
     flush_one("net_refused_tcp", &refused_tcp);
     flush_one("net_refused_dns", &refused_dns);
     flush_one("events", &events);
+    flush_one("events_unreplicated", &unreplicated);
     char step[16], len[16];
     snprintf(step, sizeof step, "%d", METRICS_HISTORY_STEP_S * 1000);
     snprintf(len, sizeof len, "%d", METRICS_HISTORY_LEN);

@@ -31,6 +31,9 @@
 void metrics_action_done(double seconds);
 /* n events appended to a session's log (field "events"). */
 void metrics_events(uint64_t n);
+/* n events stored on a Redis primary with no replica to confirm them (field
+ * "events_unreplicated"; redis_replicated.h). */
+void metrics_events_unreplicated(uint64_t n);
 void metrics_output(size_t bytes);
 void metrics_transfer(bool upload, size_t bytes);
 /* A connection (tcp) or a name (dns) netd refused a sandbox of this gateway: fields

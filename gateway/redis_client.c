@@ -557,10 +557,26 @@ redis_client_sync_connect(const char *addr)
     redis_addr_t a;
     err_t err = {0};
     redisContext *c = NULL;
-    if (redis_addr_parse(addr, &a, &err) == 0)
-        c = redis_connect_sync(&a, &sentinel_auth, 2000, &err);
-    if (!c)
+    if (redis_addr_parse(addr, &a, &err) == 0) {
+        /* Sentinel mode, connected: straight to the primary the shared connection is on (its
+         * ROLE checked below). Asking the sentinels here, on the loop, would wait for their
+         * name lookups, unbounded: a lost node's sentinel's took ~20 s in make soak-swarm,
+         * long enough for this gateway's own heartbeat and its executor links to time out. */
+        redis_addr_t direct = a;
+        bool same = a.kind == REDIS_ADDR_SENTINEL && where.kind == REDIS_ADDR_SENTINEL &&
+                    !strcmp(addr, addr_saved ? addr_saved : "") && connected;
+        if (same) {
+            direct.kind = REDIS_ADDR_TCP;
+            direct.tcp = primary;
+        }
+        c = redis_connect_sync(&direct, &sentinel_auth, 2000, &err);
+        if (!c && same) /* that primary is gone: the sentinels, then */
+            c = redis_connect_sync(&a, &sentinel_auth, 2000, &err);
+    }
+    if (!c) {
+        GW_LOG("redis: %s", err.msg);
         return NULL;
+    }
     if (redis_auth_sync(c, &auth, &err) < 0 || redis_check_primary(c, &a, &err) < 0) {
         GW_LOG("redis: %s", err.msg);
         redisFree(c);

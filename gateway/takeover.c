@@ -143,6 +143,13 @@ static const char ORPHAN_WRITE_LUA[] =
     "end\n"
     "return n\n";
 
+/* Step 1 undone, ARGV: dead, me: step 2 could not run (no connection for it), so that a
+ * later scan, here or elsewhere, marks them (the mark alone would stop every peer for good). */
+static const char ORPHAN_RELEASE_LUA[] =
+    "local k = 'sp:gateway:' .. ARGV[1] .. ':orphaned'\n"
+    "if redis.call('GET', k) == ARGV[2] then redis.call('DEL', k) end\n"
+    "return 0\n";
+
 #define POOL_PREFIX "sp:pool:{default}:"
 
 /* ---- who we are ---- */
@@ -432,7 +439,12 @@ on_orphan_marked(redisReply *r, void *ud)
     orphan_t *o = ud;
     redisContext *rc = NULL;
     if (r && r->type == REDIS_REPLY_INTEGER && r->integer == 1 && !g_gw.stopping &&
-        (rc = redis_client_sync_connect(g_gw.cfg.redis))) {
+        !(rc = redis_client_sync_connect(g_gw.cfg.redis))) {
+        GW_LOG("takeover: %s's sessions not marked yet (no connection for it); trying again",
+               o->dead);
+        const char *argv[] = {"EVAL", ORPHAN_RELEASE_LUA, "0", o->dead, g_gw.cfg.id};
+        redis_client_cmdv(NULL, NULL, 5, argv, NULL);
+    } else if (rc) {
         fence(rc, o->dead);
         char now[32], msg[300];
         snprintf(now, sizeof now, "%.6f", gw_wall());
@@ -447,6 +459,8 @@ on_orphan_marked(redisReply *r, void *ud)
                    o->dead, w->integer);
         else if (w && w->type == REDIS_REPLY_ERROR)
             GW_LOG("marking %s's sessions: %s", o->dead, w->str);
+        else if (!w)
+            GW_LOG("marking %s's sessions: %s", o->dead, rc->errstr[0] ? rc->errstr : "no answer");
         freeReplyObject(w);
         redisFree(rc);
     }

@@ -23,6 +23,24 @@ d=$SANDPIPE_SWARM_DIR
 [ -f "$d/sentinel.password" ] || (umask 077 && openssl rand -hex 32 >"$d/sentinel.password")
 # The gateway's bind of /var/lib/sandpipe needs it on this node (every other node: images.sh).
 mkdir -p /var/lib/sandpipe
+# The three Redis servers go to three nodes (stack.yml's constraints): each sandpipe.redis-N
+# label is put on the node that holds the fewest so far, once (a later deploy keeps it, and the
+# server's volume on that node). One node: all three there.
+redis_labels() { docker node inspect -f '{{range $k, $v := .Spec.Labels}}{{$k}} {{end}}' "$1"; }
+mapfile -t nodes < <(docker node ls --format '{{.ID}} {{.Status}} {{.Availability}}' |
+    awk '$2 == "Ready" && $3 == "Active" {print $1}')
+for i in 1 2 3; do
+    best= fewest=4
+    for n in "${nodes[@]}"; do
+        labels=$(redis_labels "$n")
+        case " $labels" in *" sandpipe.redis-$i "*) best= && break ;; esac
+        held=$( (grep -o 'sandpipe\.redis-[0-9]' <<<"$labels" || true) | wc -l)
+        if [ "$held" -lt "$fewest" ]; then best=$n fewest=$held; fi
+    done
+    if [ -n "$best" ]; then
+        docker node update --label-add "sandpipe.redis-$i=true" "$best" >/dev/null
+    fi
+done
 export SANDPIPE_CONFIG_VERSION SANDPIPE_STACK=$stack
 SANDPIPE_CONFIG_VERSION=$(cat "$HERE"/{front,gateway,ha}.sh "$ROOT/redis/users.acl" |
     sha256sum | cut -c1-12)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The Swarm stack's Redis with Sentinel (deploy/swarm/stack.yml): one entry point for both kinds
 # of task, mounted as a Swarm config into the stack's image (no image of its own).
-#   ha.sh redis NAME     a Redis node (NAME: its service, redis-1 or redis-2)
+#   ha.sh redis NAME     a Redis node (NAME: its service, redis-1..3)
 #   ha.sh sentinel NAME  a sentinel (sentinel-1..3)
 # Both ask the sentinels first who the primary is now: a task restarted after a failover (on any
 # node, with or without its data) comes back as a replica of the current primary, never as a

@@ -272,6 +272,27 @@ class ManifestsTest(unittest.TestCase):
                 addrs += options(command_of(c)).get("--redis", [])
         self.assertEqual(addrs, [want, want])  # the gateway's and the API's
 
+    def test_the_sentinels_want_their_password_and_every_client_gives_it(self):
+        """As in deploy/swarm: the sentinels answer nobody without sentinel.password (requirepass),
+        give it to each other, and the pods' own lookups, the gateway and the API give it."""
+        secret = "/run/sandpipe/redis-auth/sentinel.password"
+        self.assertIn("sentinel.password", self.by_kind["Secret"]["sandpipe-redis-auth"]["data"])
+        scripts = self.by_kind["ConfigMap"]["redis-scripts"]["data"]
+        conf = scripts["start-sentinel.sh"]
+        self.assertRegex(conf, r"(?m)^requirepass \$\(cat " + re.escape(secret) + r"\)$")
+        self.assertRegex(conf, r"(?m)^sentinel sentinel-pass \$\(cat " + re.escape(secret) + r"\)$")
+        asks = [line for line in scripts["find-primary.sh"].splitlines() if "redis-cli" in line]
+        self.assertTrue(asks)
+        for line in asks:
+            self.assertIn(f"REDISCLI_AUTH=$(cat {secret})", line)
+        given = []
+        for _, tpl in pod_specs(self.objs):
+            for c in containers(tpl["spec"]):
+                opts = options(command_of(c))
+                if "--redis" in opts:
+                    given.append((command_of(c)[0], opts.get("--redis-sentinel-password-file")))
+        self.assertEqual(sorted(given), [("sandpipe-api", [secret]), ("sandpipe-gateway", [secret])])
+
     def test_nginx_reaches_the_gateway_service(self):
         svc = self.by_kind["Service"]["gateway"]
         port = svc["spec"]["ports"][0]["port"]

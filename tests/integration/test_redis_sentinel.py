@@ -13,6 +13,10 @@ the sentinels' own users for their clients and for each other). The gateway and 
     not confirmed reach the new primary, and count as stored, not lost.
   - a demoted primary (SENTINEL FAILOVER: the sentinels send it REPLICAOF, it stays up and
     answers READONLY to writes): the gateway and the API follow, the stream whole again.
+  - the only replica frozen: events held REDIS_REPLICATED_ALONE_MS, then stored on the primary
+    alone (logged, counted), the stream whole; a probe finds the replica once it is thawed.
+A killed primary comes back as a replica of the new one at once (as deploy/swarm's ha.sh starts
+it), not as a primary for the sentinels to convert 10-20 s later: the same checks, half the time.
 """
 import os
 import signal
@@ -51,7 +55,10 @@ class SentinelStack(FaultStack):
             self.start_sentinel(port)
         self.wait_sentinels_agree()
 
-    def start_redis_server(self, port, replica_of=None):
+    def start_redis_server(self, port, replica_of=None, follow=None):
+        """follow: the port of the primary a restarted server replicates from at once (as
+        deploy/swarm's ha.sh starts one: the sentinels asked first), rather than coming back as a
+        primary for the sentinels to convert (which takes them 10-20 s: their INFO period)."""
         d = os.path.join(self.tmp, f"redis-{port}")
         os.makedirs(d, exist_ok=True)
         conf = os.path.join(d, "redis.conf")
@@ -64,7 +71,8 @@ class SentinelStack(FaultStack):
             with open(os.open(conf, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
                 f.write("\n".join(lines) + "\n")
         with open(os.path.join(d, "log"), "a") as log:  # the child keeps its own descriptor
-            p = subprocess.Popen(["redis-server", conf], stdout=log, stderr=subprocess.STDOUT)
+            p = subprocess.Popen(["redis-server", conf, *(["--replicaof", "127.0.0.1", str(follow)] if follow else [])],
+                                 stdout=log, stderr=subprocess.STDOUT)
         self.extra_redis.append(p)
         self.redis_procs[port] = p
         self.wait_answers(port)
@@ -201,7 +209,7 @@ class SentinelTest(unittest.TestCase):
         self.st = SentinelStack(pool=1)
         self.addCleanup(self.st.stop)
 
-    def stream_while(self, fault, n_lines=400, pause="0.01"):
+    def stream_while(self, fault, n_lines=200, pause="0.01"):
         """A session streams n_lines paced lines; at about a fifth of them fault() runs (it returns
         the seconds to print). Returns (round, sid) once the history is audited (lost 0, dup 0,
         seqs increasing, never reused: fault_audit)."""
@@ -269,9 +277,9 @@ class SentinelTest(unittest.TestCase):
                 replica.send_signal(signal.SIGCONT)
             new = st.wait_primary_not(old, timeout=DOWN_AFTER_MS / 1000 + 30)
             t_switch = time.monotonic()
-            # The old primary comes back at once (as an orchestrator restarts it): the
-            # sentinels make it a replica of the new one, and events wait for a replica.
-            st.start_redis_server(old)
+            # The old primary comes back at once, as a replica of the new one (as ha.sh
+            # restarts one); events wait for a replica meanwhile.
+            st.start_redis_server(old, follow=new)
             deadline = t_switch + 30
             while time.monotonic() < deadline and (st.stream_top(new, sid) or 0) <= top_before:
                 time.sleep(0.01)
@@ -296,6 +304,49 @@ class SentinelTest(unittest.TestCase):
         self.assertIn(f"name=sp-gw:{st.gateway_id}", st.gateway_clients(new))
         log = st.gateway_log()
         self.assertIn("primary 127.0.0.1:%d" % new, log)
+
+    def test_replica_frozen_mid_stream_holds_events_a_bounded_time_then_stores_them_alone(self):
+        """The only replica frozen (SIGSTOP, as a node's loss leaves it: its connection stays
+        open, it never answers): the primary stays, and no WAIT can be answered. The gateway
+        holds events for REDIS_REPLICATED_ALONE_MS, asks the sentinels again (a new connection),
+        and since they still name the primary, stores on it alone: the stream completes (lost
+        0, dup 0), the log says so and sp:metrics counts them; once the replica is thawed a
+        probe finds it and WAIT is back."""
+        st = self.st
+        primary, replica = st.redis_ports
+        frozen = {}
+
+        def freeze_replica(sid):
+            t0 = time.monotonic()
+            st.redis_procs[replica].send_signal(signal.SIGSTOP)
+            frozen["at"] = t0
+            return {}
+
+        try:
+            self.stream_while(freeze_replica, n_lines=200, pause="0.02")
+            t_done = time.monotonic() - frozen["at"]
+            self.assertEqual(st.primary_port(), primary)
+            log = st.gateway_log()
+            self.assertIn("events are stored on it alone", log)
+            self.assertIn("no replica has confirmed a write for", log)
+            deadline = time.monotonic() + 10  # the gateway's counters are flushed once a second
+            stored_alone = 0
+            while time.monotonic() < deadline and not stored_alone:
+                stored_alone = int(st.ask(primary, "HGET", "sp:metrics", "events_unreplicated") or 0)
+                time.sleep(0.1)
+            self.assertGreater(stored_alone, 0)
+        finally:
+            st.redis_procs[replica].send_signal(signal.SIGCONT)
+        print(f"  replica frozen: the stream complete {t_done:.1f}s after the freeze, "
+              f"{stored_alone} events stored on the primary alone", file=sys.stderr)
+        # Thawed, the replica answers the next probe: events wait for it again.
+        deadline = time.monotonic() + 30
+        probe_sid = st.create_session()
+        f = fs.Follower(st, probe_sid, since=0)
+        while time.monotonic() < deadline and "a replica has the writes again" not in st.gateway_log():
+            fs.submit_run(f, "true", "p")
+            time.sleep(0.2)
+        self.assertIn("a replica has the writes again after", st.gateway_log())
 
     def test_demoted_primary_answering_readonly_is_left_for_the_new_one(self):
         st = self.st

@@ -154,7 +154,7 @@ class SwarmTest(unittest.TestCase):
             gw = health["gateways"][0]["id"]
             self.assertTrue(gw.startswith(s.gateway_prefix + "-"), health)
             # the gateway and the API found the primary through the sentinels, which know it
-            # and its replica
+            # and its two replicas
             sentinel = s.containers("sentinel-1")[0]
             with open(f"{s.dir}/sentinel.password") as f:
                 auth = "REDISCLI_AUTH=" + f.read().strip()
@@ -163,10 +163,10 @@ class SwarmTest(unittest.TestCase):
                 info = docker("exec", "-e", auth, sentinel, "redis-cli", "-p", "26379", "--raw",
                               "SENTINEL", "master", "sandpipe")
                 fields = dict(zip(info.split("\n")[::2], info.split("\n")[1::2]))
-                if fields.get("num-slaves") == "1" or time.monotonic() > deadline:
+                if fields.get("num-slaves") == "2" or time.monotonic() > deadline:
                     break
                 time.sleep(1)
-            self.assertEqual((fields["ip"], fields["num-slaves"]), ("redis-1", "1"), info)
+            self.assertEqual((fields["ip"], fields["num-slaves"]), ("redis-1", "2"), info)
             self.assertIn("sentinel://", s.logs("gateway", tail=200))
             token = s.token()
             st, sess = request(s.port, "POST", "/api/v1/sessions", {}, token)

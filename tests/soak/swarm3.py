@@ -11,9 +11,14 @@ node. Then:
     sessions is ERROR_RUNTIME_DISCONNECTED in REST and has that status event in its events,
     whether every other session still answers a command, where new sessions land;
   - node 3 back, its gateway killed while frozen so that Swarm's agent starts the task again:
-    the gateway live again, its sessions whose sandboxes still run READY again and answering.
+    the gateway live again, its sessions whose sandboxes still run READY again and answering;
+  - the same again for the node the sentinels name as holding the Redis primary (each node
+    holds one of the three Redis: node 3 a replica, unless it held the primary, then the first
+    round is on node 2), with the failover's times: sentinel switch, and the first event of a
+    survivor's running command stored after the freeze (and its output whole at the end).
 Prints each count and time; exits 1 if an item-3 outcome is not what operations.md states.
-Everything made is removed (stack, nodes, namespaces, bridge, directories, image tag)."""
+Everything made is removed (stack, nodes, namespaces, bridge, directories, image tag). The
+test's HTTP runs in the nodes' bridge's network namespace (swarm_nodes.Nodes.enter)."""
 import json
 import os
 import subprocess
@@ -55,6 +60,30 @@ class Run:
         print(f"  {'ok  ' if ok else 'FAIL'} {what}", flush=True)
         if not ok:
             self.failures.append(what)
+
+    def sentinel_primary(self, avoid=None):
+        """The Redis service the sentinels name as the primary (redis-N), asked on a node not
+        avoid; None if none answers."""
+        with open(f"{self.dir}/sentinel.password") as f:
+            auth = "REDISCLI_AUTH=" + f.read().strip()
+        for n in self.nodes.nodes:
+            if n is avoid:
+                continue
+            rows = n.docker("ps", "--filter", f"label=com.docker.stack.namespace={self.name}", "--format",
+                            '{{.ID}} {{.Label "com.docker.swarm.service.name"}}', check=False).splitlines()
+            for c in [r.split()[0] for r in rows if "_sentinel-" in r]:
+                out = n.docker("exec", "-e", auth, c, "timeout", "2", "redis-cli", "-p", "26379", "--raw",
+                               "SENTINEL", "get-master-addr-by-name", "sandpipe", check=False, timeout=10)
+                if out.startswith("redis-"):
+                    return out.split()[0]
+        return None
+
+    def node_of(self, service, ask=None):
+        """The node (swarm_nodes.Node) running service's task, as the manager ask (node 1)
+        says."""
+        host = (ask or self.nodes.nodes[0]).docker("service", "ps", "--filter", "desired-state=running",
+                                          "--format", "{{.Node}}", f"{self.name}_{service}", check=False)
+        return next((n for n in self.nodes.nodes if n.hostname == host.strip()), None)
 
     def api(self, node, method, path, body=None, timeout=60):
         return request_at(node.addr, method, path, body, self.token, timeout)
@@ -135,12 +164,153 @@ def answers(run, node, sid, word):
     return st == 200 and f"{word}-42" in json.dumps(ev)
 
 
+def events(run, node, sid, since, kind=""):
+    """Every event after since (paged), or None if the API did not answer 200."""
+    out = []
+    while True:
+        st, r = run.api(node, "GET", f"/api/v1/sessions/{sid}/events?since={since}&limit=1000&type={kind}",
+                        timeout=10)
+        if st != 200:
+            return None
+        out += r["events"]
+        if not r.get("more"):
+            return out
+        since = r["next_since"]
+
+
+STREAM_LINES = 300  # a survivor's command during the loss: one line every 0.1 s
+
+
+def lose(run, lost, via, owner, gateways, what):
+    """One item-3 round: lost frozen (its gateway killed meanwhile), its sessions' status, the
+    others', new sessions, a survivor's running command (its first event stored after the
+    freeze, its output whole), the sentinels' switch if the primary was there, then thawed and
+    re-attached. Requests go through via's nginx. New sessions are added to owner."""
+    victim = f"gw-{lost.hostname}"
+    mine = [s for s, g in owner.items() if g == victim]
+    others = [s for s, g in owner.items() if g != victim]
+    print(f"swarm3: round '{what}': node {lost.index} ({len(mine)} sessions on {victim}), "
+          f"requests through node {via.index}", flush=True)
+    for sid in owner:
+        if not answers(run, via, sid, "before"):
+            raise RuntimeError(f"{sid} does not answer before the loss\n{run.logs('gateway')}")
+    seq0 = {}
+    for sid in mine:
+        st, evs = run.api(via, "GET", f"/api/v1/sessions/{sid}/events?since=0&limit=1")
+        seq0[sid] = evs["last_seq"] if st == 200 else 0
+    for svc in ("redis-1", "redis-2", "redis-3", "sentinel-1", "sentinel-2", "sentinel-3"):
+        n = run.node_of(svc, via)
+        print(f"swarm3:   {svc} on node {n.index if n else '?'}", flush=True)
+    primary_before = run.sentinel_primary()
+    primary_lost = run.node_of(primary_before or "redis-1", via) is lost
+    print(f"swarm3:   the sentinels name {primary_before} the primary "
+          f"({'on' if primary_lost else 'not on'} the node lost)", flush=True)
+    # a survivor's command streams through the loss
+    streamer = others[0]
+    st, queued = run.api(via, "POST", f"/api/v1/sessions/{streamer}/actions",
+                         {"action": "run", "args": {"command": f"for i in $(seq 1 {STREAM_LINES}); "
+                                                               "do echo l$i; sleep 0.1; done"}})
+    if st != 202:
+        raise RuntimeError(f"streaming command: {st} {queued}")
+    action = queued["seq"]
+    time.sleep(2)
+    gw_pid = int(lost.docker("inspect", "-f", "{{.State.Pid}}",
+                             lost.docker("ps", "-q", "--filter",
+                                         f"label=com.docker.swarm.service.name={run.name}_gateway")))
+    st, r = run.api(via, "GET", f"/api/v1/sessions/{streamer}/events?since=0&limit=1")
+    stream_seq = r["last_seq"]
+    t_loss = time.monotonic()
+    lost.freeze()
+    os.kill(gw_pid, 9)  # delivered at the thaw: Swarm starts the task again
+    rest_at, event_at, switch_at, first_event_at = {}, {}, None, None
+    deadline = time.monotonic() + 120
+    while (len(event_at) < len(mine) or first_event_at is None or
+           (switch_at is None and primary_lost)) and time.monotonic() < deadline:
+        if switch_at is None and primary_lost:
+            p = run.sentinel_primary(avoid=lost)
+            if p and p != primary_before:
+                switch_at = time.monotonic() - t_loss
+                print(f"swarm3:   the sentinels switched to {p} at {switch_at:.1f} s", flush=True)
+        if first_event_at is None:
+            try:
+                st, r = run.api(via, "GET", f"/api/v1/sessions/{streamer}/events?since={stream_seq}&limit=1",
+                                timeout=5)
+                if st == 200 and r["events"]:
+                    first_event_at = time.monotonic() - t_loss
+            except OSError:
+                pass
+        for sid in mine:
+            try:
+                if sid not in rest_at:
+                    st, rec = run.api(via, "GET", f"/api/v1/sessions/{sid}", timeout=5)
+                    if st == 200 and rec.get("status") == LOST:
+                        rest_at[sid] = time.monotonic() - t_loss
+                if sid not in event_at:
+                    evs = events(run, via, sid, seq0[sid], "status")
+                    if evs and any(e.get("status") == LOST for e in evs):
+                        event_at[sid] = time.monotonic() - t_loss
+            except OSError:
+                pass
+        time.sleep(0.2)
+    rest, evt = sorted(rest_at.values()), sorted(event_at.values())
+    print(f"swarm3:   node loss to {LOST}: REST {len(rest)}/{len(mine)} (first {rest[0] if rest else 0:.1f} s,"
+          f" last {rest[-1] if rest else 0:.1f} s), status event {len(evt)}/{len(mine)}"
+          f" (last {evt[-1] if evt else 0:.1f} s)", flush=True)
+    print(f"swarm3:   a survivor's running command: its first event stored after the freeze at "
+          f"{first_event_at if first_event_at is not None else -1:.1f} s"
+          + (f" ({first_event_at - switch_at:.1f} s after the sentinels' switch)"
+             if switch_at is not None and first_event_at is not None else ""), flush=True)
+    run.check(len(rest) == len(mine) and len(evt) == len(mine), f"{what}: all {len(mine)} lost sessions {LOST}")
+    run.check(first_event_at is not None, f"{what}: a survivor's output stored during the loss")
+    still = sum(answers(run, via, sid, "during") for sid in others)
+    run.check(still == len(others), f"{what}: other sessions answering: {still}/{len(others)}")
+    landed = {}
+    for _ in range(6):
+        st, s = run.api(via, "POST", "/api/v1/sessions", {}, timeout=120)
+        key = s.get("gateway") if st == 201 else f"error {st}"
+        landed[key] = landed.get(key, 0) + 1
+        if st == 201:
+            owner[s["id"]] = s["gateway"]
+    run.check(victim not in landed and all(g in gateways for g in landed), f"{what}: 6 new sessions landed: {landed}")
+    # the survivor's command, whole: every line once, in order
+    deadline = time.monotonic() + STREAM_LINES * 0.1 + 120
+    text = None
+    while time.monotonic() < deadline:
+        evs = events(run, via, streamer, action) or []
+        if any(e.get("type") == "observation" and e.get("action") == action for e in evs):
+            text = "".join(e.get("data", "") for e in evs if e.get("type") == "output" and e.get("action") == action)
+            break
+        time.sleep(1)
+    lines = text.split() if text else []
+    run.check(lines == [f"l{i}" for i in range(1, STREAM_LINES + 1)],
+              f"{what}: the survivor's {STREAM_LINES} lines stored whole ({len(lines)} stored, "
+              f"{len(set(lines))} distinct)")
+
+    # the node back: its gateway task starts again and re-attaches what still runs there
+    t_back = time.monotonic()
+    lost.freeze(False)
+    run.health(via, 3)
+    back, deadline = {}, time.monotonic() + 180
+    while len(back) < len(mine) and time.monotonic() < deadline:
+        for sid in mine:
+            if sid not in back:
+                st, rec = run.api(via, "GET", f"/api/v1/sessions/{sid}", timeout=10)
+                if st == 200 and rec.get("status") == "READY":
+                    back[sid] = time.monotonic() - t_back
+        time.sleep(0.5)
+    again = sum(answers(run, via, sid, "after") for sid in back)
+    print(f"swarm3:   node back: READY again {len(back)}/{len(mine)} (last {max(back.values(), default=0):.1f} s),"
+          f" answering {again}/{len(back)}", flush=True)
+    run.check(len(back) == len(mine) and again == len(back), f"{what}: lost node's sessions re-attached")
+
+
 def main():
     run = Run()
-    n1, lost = run.nodes.nodes[0], run.nodes.nodes[2]
+    n1 = run.nodes.nodes[0]
     try:
         t = time.monotonic()
         run.nodes.start()
+        run.nodes.enter()
         run.images()
         print(f"swarm3: nodes up, images in each: {time.monotonic() - t:.0f} s", flush=True)
         run.swarm()
@@ -161,74 +331,17 @@ def main():
         per = {g: sum(1 for o in owner.values() if o == g) for g in gateways}
         print(f"swarm3: {SESSIONS} sessions per node: {per}", flush=True)
         run.check(max(per.values()) - min(per.values()) <= 1, f"balance within one session: {per}")
-        victim = f"gw-{lost.hostname}"
-        mine = [s for s, g in owner.items() if g == victim]
-        others = [s for s, g in owner.items() if g != victim]
-        for sid in owner:
-            if not answers(run, n1, sid, "before"):
-                raise RuntimeError(f"{sid} does not answer before the loss\n{run.logs('gateway')}")
-        seq0 = {}
-        for sid in mine:
-            st, evs = run.api(n1, "GET", f"/api/v1/sessions/{sid}/events?since=0&limit=1")
-            seq0[sid] = evs["last_seq"] if st == 200 else 0
-
-        # where Redis and the sentinels run: a node's loss that takes the primary or its only
-        # replica holds every write (Sentinel mode's WAIT 1) until a replica is back
-        for svc in ("redis-1", "redis-2", "sentinel-1", "sentinel-2", "sentinel-3"):
-            where = n1.docker("service", "ps", "--filter", "desired-state=running",
-                              "--format", "{{.Node}}", f"{run.name}_{svc}", check=False)
-            print(f"swarm3: {svc} on {where.strip() or '?'}", flush=True)
-        # the node hangs; its gateway killed (delivered when it thaws) so Swarm starts it again
-        gw_pid = int(lost.docker("inspect", "-f", "{{.State.Pid}}",
-                                 lost.docker("ps", "-q", "--filter",
-                                             f"label=com.docker.swarm.service.name={run.name}_gateway")))
-        t_loss = time.monotonic()
-        lost.freeze()
-        os.kill(gw_pid, 9)
-        print(f"swarm3: node 3 frozen ({len(mine)} sessions on {victim})", flush=True)
-        rest_at, event_at, deadline = {}, {}, time.monotonic() + 120
-        while len(event_at) < len(mine) and time.monotonic() < deadline:
-            for sid in mine:
-                if sid not in rest_at:
-                    st, rec = run.api(n1, "GET", f"/api/v1/sessions/{sid}", timeout=10)
-                    if st == 200 and rec.get("status") == LOST:
-                        rest_at[sid] = time.monotonic() - t_loss
-                if sid not in event_at:
-                    st, evs = run.api(n1, "GET", f"/api/v1/sessions/{sid}/events?since={seq0[sid]}&type=status",
-                                      timeout=10)
-                    if st == 200 and any(e.get("status") == LOST for e in evs["events"]):
-                        event_at[sid] = time.monotonic() - t_loss
-            time.sleep(0.2)
-        rest, evt = sorted(rest_at.values()), sorted(event_at.values())
-        print(f"swarm3: node loss to {LOST}: REST {len(rest)}/{len(mine)} (first {rest[0] if rest else 0:.1f} s,"
-              f" last {rest[-1] if rest else 0:.1f} s), status event {len(evt)}/{len(mine)}"
-              f" (last {evt[-1] if evt else 0:.1f} s)", flush=True)
-        run.check(len(rest) == len(mine) and len(evt) == len(mine), f"all {len(mine)} lost sessions {LOST}")
-        still = sum(answers(run, n1, sid, "during") for sid in others)
-        run.check(still == len(others), f"other sessions answering: {still}/{len(others)}")
-        landed = {}
-        for _ in range(6):
-            st, s = run.api(n1, "POST", "/api/v1/sessions", {}, timeout=120)
-            landed[s.get("gateway") if st == 201 else f"error {st}"] = landed.get(
-                s.get("gateway") if st == 201 else f"error {st}", 0) + 1
-        run.check(victim not in landed and all(g in gateways for g in landed), f"6 new sessions landed: {landed}")
-
-        # the node back: its gateway task starts again and re-attaches what still runs there
-        t_back = time.monotonic()
-        lost.freeze(False)
-        run.health(n1, 3)
-        back, deadline = {}, time.monotonic() + 180
-        while len(back) < len(mine) and time.monotonic() < deadline:
-            for sid in mine:
-                if sid not in back:
-                    st, rec = run.api(n1, "GET", f"/api/v1/sessions/{sid}", timeout=10)
-                    if st == 200 and rec.get("status") == "READY":
-                        back[sid] = time.monotonic() - t_back
-            time.sleep(0.5)
-        again = sum(answers(run, n1, sid, "after") for sid in back)
-        print(f"swarm3: node back: READY again {len(back)}/{len(mine)} (last {max(back.values(), default=0):.1f} s),"
-              f" answering {again}/{len(back)}", flush=True)
-        run.check(len(back) == len(mine) and again == len(back), "lost node's sessions re-attached")
+        # the sentinels need their view of the replicas (INFO every 10 s) before a loss
+        deadline = time.monotonic() + 60
+        while run.sentinel_primary() is None and time.monotonic() < deadline:
+            time.sleep(1)
+        primary_node = run.node_of(run.sentinel_primary() or "redis-1")
+        replica_node = next(n for n in reversed(run.nodes.nodes) if n is not primary_node)
+        via = next(n for n in run.nodes.nodes if n is not replica_node)
+        lose(run, replica_node, via, owner, gateways, "a Redis replica's node")
+        primary_node = run.node_of(run.sentinel_primary() or "redis-1")
+        via = next(n for n in run.nodes.nodes if n is not primary_node)
+        lose(run, primary_node, via, owner, gateways, "the Redis primary's node")
     finally:
         run.remove()
     print("swarm3: " + ("FAILED: " + "; ".join(run.failures) if run.failures else "all item-3 outcomes as stated"))

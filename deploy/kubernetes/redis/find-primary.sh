@@ -5,7 +5,7 @@
 # Sourced with REDIS_SERVICE and POD_NAMESPACE set (the StatefulSet's env).
 find_primary() {
     for i in 0 1 2; do
-        p=$(redis-cli -h "redis-$i.$REDIS_SERVICE.$POD_NAMESPACE.svc.cluster.local" -p 26379 \
+        p=$(REDISCLI_AUTH=$(cat /run/sandpipe/redis-auth/sentinel.password) redis-cli -h "redis-$i.$REDIS_SERVICE.$POD_NAMESPACE.svc.cluster.local" -p 26379 \
             --raw SENTINEL get-master-addr-by-name sandpipe 2>/dev/null | head -n 1)
         [ -n "$p" ] && { echo "$p"; return; }
     done

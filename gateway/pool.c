@@ -203,8 +203,10 @@ kept_remove(kept_link_t *k, bool free_link)
 static void
 on_kept_down(void *ud, const char *why)
 {
-    (void)why;
-    kept_remove(ud, true);
+    kept_link_t *k = ud;
+    GW_LOG("pool: warm sandbox %s: its executor's link went down (%s): not claimed warm", k->sb.id,
+           why);
+    kept_remove(k, true);
 }
 
 static const exec_link_cbs_t kept_cbs = {.on_down = on_kept_down};

@@ -351,6 +351,30 @@ class GatewayTest(unittest.TestCase):
         self.assertEqual(sockets(), before)  # no connection closed, none accepted
         c.close()
 
+    def test_warm_sandbox_whose_executor_died_is_not_handed_out(self):
+        """A claim takes a warm sandbox as the pool made it while its link is up (no socket
+        tried): one whose executor died while it waited is not given to a session; the session
+        gets another and takes commands."""
+        c = self.st.control()
+        for _ in range(100):
+            if self.st.call(c, "pool")["result"]["default"]["ready"] >= 1:
+                break
+            time.sleep(0.1)
+        first = json.loads(self.st.redis("LRANGE", f"sp:pool:{{default}}:{self.st.gateway_id}", "0", "0"))
+        os.kill(executor_pid(first["pid"]), signal.SIGKILL)
+        for _ in range(100):  # the gateway saw its link go
+            if f"pool: warm sandbox {first['id']}: its executor's link went down" in self.st.gateway_log():
+                break
+            time.sleep(0.1)
+        r = self.st.call(c, "session.create")
+        self.assertEqual(r["result"]["status"], "READY", r)
+        sid = r["result"]["id"]
+        self.assertNotEqual(json.loads(self.st.redis("HGET", f"sp:session:{{{sid}}}", "sandbox"))["id"], first["id"])
+        _, out, _ = run_action(self.session_ws(sid), "echo alive")
+        self.assertEqual(out, "alive\n")
+        self.st.call(c, "session.delete", {"session": sid})
+        c.close()
+
     def test_env_applies_to_a_warm_sandbox(self):
         c = self.st.control()
         claims = self.st.call(c, "pool")["result"]["default"]["claims"]

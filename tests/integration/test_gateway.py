@@ -9,7 +9,7 @@ import threading
 import time
 import unittest
 
-from stack import Stack, executor_pid, run_action
+from stack import Stack, act, executor_pid, run_action
 from wsclient import BINARY, CLOSE, TEXT, WS, HandshakeError
 
 
@@ -46,6 +46,25 @@ class GatewayTest(unittest.TestCase):
         self.assertEqual((m["type"], m["status"]), ("status", "STOPPED"))
         self.assertEqual(self.st.redis("HGET", f"sp:session:{{{s['id']}}}", "status"), "STOPPED")
         self.assertEqual(self.st.call(c, "session.get", {"session": s["id"]})["error"]["code"], "not_found")
+
+    def test_first_action_runs_with_the_sessions_plugins(self):
+        # READY does not wait for the executor's answer to the session's `plugins` op: an action
+        # queued before the sandbox is up goes out right behind the op on the same connection,
+        # which the executor reads in order, so it runs with the session's list (no jupyter:
+        # upstream's refusal). A warm claim and a sandbox of its own alike.
+        c = self.st.control()
+        for params in ({}, {"pids": 512}):
+            r = self.st.call(c, "session.create", dict(params, plugins=["browser"], early=True))
+            sid = r["result"]["id"]
+            try:
+                ws = self.session_ws(sid)
+                _, _, obs = act(ws, {"action": "run_ipython", "args": {"code": "1+1"}}, timeout=60)
+                self.assertEqual(obs["content"], "JupyterRequirement not found. Unable to run IPython action.")
+                status = self.st.call(c, "session.get", {"session": sid})["result"]["plugin_status"]
+                self.assertEqual(status["jupyter"]["state"], "disabled", status)
+                self.assertEqual(status["browser"]["state"], "not_started", status)
+            finally:
+                self.st.call(c, "session.delete", {"session": sid})
 
     def test_action_streams_output_then_observation(self):
         sid = self.st.create_session()

@@ -1,7 +1,8 @@
 /* bench_latency.c — `echo hi` round trip through the executor socket (run action → CLOSE with
  * the observation), and the same command typed into a bare interactive bash on a PTY (the
  * floor any PTY-based executor sits on), measured in the same run, their rounds alternating.
- * usage: bench_latency SOCKET [N] */
+ * usage: bench_latency SOCKET [N [SOCKET...]]: further sockets are other executors (an A/B),
+ * measured in the same alternation. */
 #include <fcntl.h>
 #include <signal.h>
 #include <poll.h>
@@ -148,32 +149,53 @@ bare_round(int master)
     return now_us() - t0;
 }
 
-/* The rounds of both alternate, so that a busy moment of a shared machine falls on both alike. */
+/* The rounds of all alternate (each executor given, then the floor), so that a busy moment of
+ * a shared machine falls on all alike; more than one socket is an A/B of executor builds. */
 int
 main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_latency SOCKET [N]\n");
+        fprintf(stderr, "usage: bench_latency SOCKET [N [SOCKET...]]\n");
         return 2;
     }
     int n = argc > 2 ? atoi(argv[2]) : 2000;
-    int fd = executor_connect(argv[1]);
+    int nexec = argc > 3 ? argc - 2 : 1;
+    const char **paths = calloc((size_t)nexec, sizeof *paths);
+    int *fds = calloc((size_t)nexec, sizeof *fds);
+    double **ours = calloc((size_t)nexec, sizeof *ours);
+    for (int e = 0; e < nexec; e++) {
+        paths[e] = e == 0 ? argv[1] : argv[2 + e];
+        fds[e] = executor_connect(paths[e]);
+        ours[e] = calloc((size_t)n, sizeof **ours);
+    }
     pid_t pid;
     int master = bare_start(&pid);
-    double *ours = calloc((size_t)n, sizeof *ours), *bare = calloc((size_t)n, sizeof *bare);
+    double *bare = calloc((size_t)n, sizeof *bare);
     for (int i = -20; i < n; i++) { /* 20 warm-up rounds (the first starts the shell) */
-        double a = executor_round(fd), b = bare_round(master);
-        if (i >= 0) {
-            ours[i] = a;
-            bare[i] = b;
+        for (int e = 0; e < nexec; e++) {
+            double a = executor_round(fds[e]);
+            if (i >= 0)
+                ours[e][i] = a;
         }
+        double b = bare_round(master);
+        if (i >= 0)
+            bare[i] = b;
     }
-    double p_ours = report("executor echo hi", ours, n);
     double p_bare = report("bare bash on a PTY (floor)", bare, n);
-    printf("  -> executor p50 / floor p50: %.2fx (rounds alternating)\n", p_ours / p_bare);
+    for (int e = 0; e < nexec; e++) {
+        char name[64];
+        snprintf(name, sizeof name, nexec > 1 ? "executor %d echo hi" : "executor echo hi", e + 1);
+        double p_ours = report(name, ours[e], n);
+        printf("  -> %s p50 / floor p50: %.2fx (rounds alternating)%s%s\n",
+               nexec > 1 ? name : "executor", p_ours / p_bare, nexec > 1 ? " " : "",
+               nexec > 1 ? paths[e] : "");
+        free(ours[e]);
+        close(fds[e]);
+    }
     free(ours);
+    free(fds);
+    free(paths);
     free(bare);
-    close(fd);
     kill(pid, 9);
     return 0;
 }

@@ -5,6 +5,7 @@
  * -> `pending` (output not yet delivered; bash_session.c delivers it). The PTY is read only
  * while pending+scan stay under PENDING_MAX and no completed prompt awaits delivery. */
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "bash_session_int.h"
+#include "clock.h"
 #include "env.h"
 #include "executor.h"
 #include "pty.h"
@@ -70,22 +72,28 @@ find_python_uncached(const char *path)
     return xstrdup("");
 }
 
-/* Resolves `python` in PATH like `which python`. The last answer is cached per PATH value:
- * this runs after every command. */
+/* An answer of shell_find_python is reused for the same PATH this long, then looked up again:
+ * a python installed or removed shows within it, and a burst of commands costs no system call
+ * each (the lookup was an access() per command even when nothing changed). */
+#define PYTHON_FRESH_NS 1000000000u
+
+/* Resolves `python` in PATH like `which python`, after every command; see PYTHON_FRESH_NS. */
 char *
 shell_find_python(const char *path)
 {
     static char *cached_path, *cached_py;
+    static uint64_t resolved_at;
     if (!path)
         return xstrdup("");
-    if (cached_path && strcmp(cached_path, path) == 0 &&
-        (!*cached_py || access(cached_py, X_OK) == 0))
+    uint64_t now = clock_mono_ns();
+    if (cached_path && strcmp(cached_path, path) == 0 && now - resolved_at < PYTHON_FRESH_NS)
         return xstrdup(cached_py);
     char *found = find_python_uncached(path);
     free(cached_path);
     free(cached_py);
     cached_path = xstrdup(path);
     cached_py = xstrdup(found);
+    resolved_at = now;
     return found;
 }
 
@@ -336,6 +344,8 @@ shell_scan(bash_session_t *s)
     }
 }
 
+#define INTERACTIVE_READ 1024
+
 static void
 read_pty(bash_session_t *s)
 {
@@ -344,6 +354,12 @@ read_pty(bash_session_t *s)
         if (n > 0) {
             buf_advance(&s->scan, (size_t)n);
             shell_scan(s);
+            /* A small read (an echo, a line, a prompt) took all there was: the watch is
+             * level-triggered, so more reports itself, and a read only to see EAGAIN would be
+             * one more system call per wake-up. Streaming output comes in reads of a full tty
+             * buffer (4 KiB) and keeps reading. */
+            if (n < INTERACTIVE_READ)
+                break;
             continue;
         }
         if (n < 0 && errno == EINTR)

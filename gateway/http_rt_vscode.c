@@ -45,6 +45,21 @@ has_preview_domain(const http_req_t *h)
 
 /* ---- connection_token ---- */
 
+typedef struct {
+    void *req; /* the request's id, as route_resolve's ud */
+    route_t r;
+} token_wait_t;
+
+static void on_token_route(void *ud, const route_t *r);
+
+static void
+on_plugins_known(void *ud)
+{
+    token_wait_t *w = ud;
+    on_token_route(w->req, &w->r);
+    free(w);
+}
+
 static void
 on_token_route(void *ud, const route_t *r)
 {
@@ -57,6 +72,13 @@ on_token_route(void *ud, const route_t *r)
     gw_session_t *s = http_rt_here(h, r);
     if (!s)
         return;
+    if (session_plugins_awaited(s)) { /* a session just READY: its executor's word first */
+        token_wait_t *w = xmalloc(sizeof *w);
+        w->req = ud;
+        w->r = *r;
+        session_when_plugins_known(s, on_plugins_known, w);
+        return;
+    }
     /* The key opens VS Code, which is a shell: only for a caller who may change the session. */
     const char *state = session_plugin_state(s, "vscode");
     bool can = r->rt_key[0] && has_preview_domain(h) && http_may_write(&c, r) && state[0] &&

@@ -31,7 +31,7 @@ static int nwarming;
  * (its read buffer) per warm sandbox, as a session of it would hold. */
 typedef struct kept_link {
     struct kept_link *next;
-    char id[sizeof(((sandbox_t *)0)->id)];
+    sandbox_t sb; /* as this gateway made it: a claim of it reads no host record */
     exec_link_t *link;
 } kept_link_t;
 
@@ -203,22 +203,32 @@ kept_remove(kept_link_t *k, bool free_link)
 static void
 on_kept_down(void *ud, const char *why)
 {
-    (void)why;
-    kept_remove(ud, true);
+    kept_link_t *k = ud;
+    GW_LOG("pool: warm sandbox %s: its executor's link went down (%s): not claimed warm", k->sb.id,
+           why);
+    kept_remove(k, true);
 }
 
 static const exec_link_cbs_t kept_cbs = {.on_down = on_kept_down};
 
+static kept_link_t *
+kept_find(const char *sandbox_id)
+{
+    for (kept_link_t *k = kept_links; k; k = k->next)
+        if (strcmp(k->sb.id, sandbox_id) == 0)
+            return k;
+    return NULL;
+}
+
 exec_link_t *
 pool_take_link(const char *sandbox_id)
 {
-    for (kept_link_t *k = kept_links; k; k = k->next)
-        if (strcmp(k->id, sandbox_id) == 0) {
-            exec_link_t *l = k->link;
-            kept_remove(k, false);
-            return l;
-        }
-    return NULL;
+    kept_link_t *k = kept_find(sandbox_id);
+    if (!k)
+        return NULL;
+    exec_link_t *l = k->link;
+    kept_remove(k, false);
+    return l;
 }
 
 static void
@@ -226,7 +236,7 @@ on_warm_up(void *ud)
 {
     warming_t *w = ud;
     kept_link_t *k = xcalloc(1, sizeof *k);
-    snprintf(k->id, sizeof k->id, "%s", w->sb.id);
+    k->sb = w->sb;
     k->link = w->link;
     w->link = NULL;
     exec_link_rebind(k->link, &kept_cbs, k);
@@ -325,9 +335,19 @@ on_pop(redisReply *r, void *ud)
     bool got = false;
     if (r && r->type == REDIS_REPLY_STRING) {
         json_object *o = json_tokener_parse(r->str);
+        /* One this gateway warmed, its link still up: the sandbox is as made and its executor
+         * alive (the link goes when it does), so neither its host record is read back nor its
+         * socket tried. Redis' word is only the id looked up. Others (left by an earlier run of
+         * this gateway) are checked as before. */
+        kept_link_t *k = kept_find(json_get_str(o, "id", ""));
         const provider_t *p;
-        got = o && sandbox_from_record(o, g_gw.cfg.state_dir, NULL, &sb, &err) == 0 &&
-              (p = provider_find(sb.provider)) && p->alive(&sb);
+        if (k) {
+            sb = k->sb;
+            got = true;
+        } else {
+            got = o && sandbox_from_record(o, g_gw.cfg.state_dir, NULL, &sb, &err) == 0 &&
+                  (p = provider_find(sb.provider)) && p->alive(&sb);
+        }
         json_object_put(o);
     }
     claims++;

@@ -257,6 +257,7 @@ on_timer_closed(uv_handle_t *h)
 static void
 session_free(gw_session_t *s)
 {
+    session_plugins_known(s); /* its waiters read it while it is whole */
     for (gw_session_t **pp = &g_gw.sessions; *pp; pp = &(*pp)->next)
         if (*pp == s) {
             *pp = s->next;

@@ -103,6 +103,13 @@ json_object *session_describe(const gw_session_t *s);
 /* A plugin's state as its executor last told it ("running", "unavailable", ...; "" not yet
  * known). session_plugins.c. */
 const char *session_plugin_state(const gw_session_t *s, const char *plugin);
+/* Calls cb(ud) once the executor's first word on the session's plugins is in (at once when it
+ * is, or no link asks): the session is READY before it, so a request that answers from a
+ * plugin's state waits for it. Also called when the link goes down or the session ends (then
+ * before anything of it is freed): cb reads the state then, "" if still unknown. */
+typedef void (*session_plugins_cb)(void *ud);
+void session_when_plugins_known(gw_session_t *s, session_plugins_cb cb, void *ud);
+bool session_plugins_awaited(const gw_session_t *s);
 /* Sets s's max_lifetime (seconds from its creation, 0: none; sessions_tick ends it past that)
  * and its record's, which a gateway taking s over reads. */
 void session_set_max_lifetime(gw_session_t *s, int seconds);

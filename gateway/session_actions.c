@@ -87,10 +87,8 @@ on_link_json(void *ud, uint32_t ch, json_object *msg)
         on_attached(s, msg);
     else if (kind == &session_kind_plugins && ch == s->plugins_ch) {
         session_plugins_json(s, msg);
-        if (s->plugins_pending) {
-            s->plugins_pending = false;
-            session_link_ready(s);
-        }
+        if (s->plugins_pending)
+            session_plugins_known(s);
     } else if (kind && *kind == CH_ONESHOT)
         session_oneshot_json((oneshot_t *)kind, msg);
     else if (kind && *kind == CH_TERM)
@@ -176,10 +174,7 @@ on_link_close(void *ud, uint32_t ch, json_object *res)
         GW_LOG("session %s: plugins channel closed: %s", s->id,
                json_get_str(json_get(res, "error"), "message", "by the executor"));
         s->plugins_ch = 0;
-        if (s->plugins_pending) {
-            s->plugins_pending = false;
-            session_link_ready(s);
-        }
+        session_plugins_known(s);
         return;
     }
     if (ch == s->act_ch) {
@@ -266,10 +261,10 @@ on_link_up(void *ud)
         GW_LOG("session %s: network: %s", s->id, nerr.msg);
     }
     session_terms_reattach(s); /* the executor kept them: take them back first */
-    /* First the session's plugins: the executor knows them before any action, and the session
-     * is READY with their states known (session_link_ready follows the first answer). */
-    if (session_plugins_open(s) < 0)
-        session_link_ready(s);
+    /* First the session's plugins: the executor reads them before any action sent after them
+     * on this connection; READY does not wait for its answer (session_plugins.c). */
+    session_plugins_open(s);
+    session_link_ready(s);
 }
 
 void
@@ -326,7 +321,7 @@ on_link_down(void *ud, const char *why)
         return;
     GW_LOG("session %s: executor link down: %s", s->id, why);
     s->plugins_ch = 0;
-    s->plugins_pending = false;
+    session_plugins_known(s);
     if (s->act_ch) {
         /* The executor keeps the action (it is durable): take it over from what is stored once
          * the link is back, not from what is in events: those not yet stored may never be (this
@@ -432,7 +427,7 @@ void
 session_start_next_action(gw_session_t *s)
 {
     exec_client_t *c = s->link ? exec_link_client(s->link) : NULL;
-    if (s->act_ch || !c || s->env_applying || s->plugins_pending)
+    if (s->act_ch || !c || s->env_applying)
         return;
     if (s->reattach_seq) {
         uint64_t seq = s->reattach_seq;

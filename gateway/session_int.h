@@ -101,7 +101,8 @@ struct gw_session {
     char create_key[CREATE_KEY_MAX + 1]; /* the API's key for this create, "" if none */
     oneshot_t *oneshots;
     uint32_t plugins_ch;  /* the executor's `plugins` channel, 0 if none (session_plugins.c) */
-    bool plugins_pending; /* link up, its first answer awaited: actions wait */
+    bool plugins_pending; /* link up, its first answer awaited (session_when_plugins_known) */
+    struct plugins_wait *plugins_waits;
     json_object *plugin_status; /* its last word: each plugin's state */
     struct action_watch *watches;
     struct action_watch *store_waits; /* session_when_stored */
@@ -211,6 +212,9 @@ extern chan_kind_t session_kind_plugins;
 json_object *session_plugins_default(void);
 /* Opens the channel on a link just up (plugins_pending set); < 0 if it could not. */
 int session_plugins_open(gw_session_t *s);
+/* Its first answer is in, or will not come (the channel closed, the link went down, the
+ * session ends): plugins_pending cleared and the waiters called. */
+void session_plugins_known(gw_session_t *s);
 void session_plugins_json(gw_session_t *s, json_object *msg);
 
 /* session_file_watch.c: the link is READY (watches lost with it open again), the link is down

@@ -1,17 +1,59 @@
 /* session_plugins.c — a session's plugins on its executor: the session's list goes to the
  * executor with the `plugins` op as soon as the link is up (before any action, on the same
- * connection, so no action runs with the wrong list); the channel then stays open and brings
- * each change of a plugin's state, kept in the session (its JSON's plugin_status, the
+ * connection, which the executor reads in order, so no action runs with the wrong list). The
+ * session is READY without awaiting the answer (a round trip less in a claim); what answers
+ * from a plugin's state waits for it (session_when_plugins_known). The channel stays open and
+ * brings each change of a plugin's state, kept in the session (its JSON's plugin_status, the
  * plugin_status field of sp:session:{ID}) and told in the event stream as a plugin_status
  * event per plugin whose state, pid or reason changed. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gw.h"
 #include "json_util.h"
 #include "session_int.h"
+#include "xalloc.h"
 
 chan_kind_t session_kind_plugins = CH_PLUGINS;
+
+struct plugins_wait {
+    struct plugins_wait *next;
+    session_plugins_cb cb;
+    void *ud;
+};
+
+void
+session_when_plugins_known(gw_session_t *s, session_plugins_cb cb, void *ud)
+{
+    if (!s->plugins_pending) {
+        cb(ud);
+        return;
+    }
+    struct plugins_wait *w = xmalloc(sizeof *w);
+    w->cb = cb;
+    w->ud = ud;
+    w->next = s->plugins_waits;
+    s->plugins_waits = w;
+}
+
+bool
+session_plugins_awaited(const gw_session_t *s)
+{
+    return s->plugins_pending;
+}
+
+void
+session_plugins_known(gw_session_t *s)
+{
+    s->plugins_pending = false;
+    while (s->plugins_waits) { /* a callback may add a waiter: it is called at once */
+        struct plugins_wait *w = s->plugins_waits;
+        s->plugins_waits = w->next;
+        w->cb(w->ud);
+        free(w);
+    }
+}
 
 json_object *
 session_plugins_default(void)

@@ -61,9 +61,22 @@ ws_conn_ref_del(uint64_t id)
         }
 }
 
+/* On the control connection, where replies are all there is to write, one this small goes out
+ * at once when nothing is ahead of it (as a terminal's echo does, ws_terminal.c): asking lws for
+ * WRITEABLE costs a POLLOUT round, a loop iteration and four epoll_ctl, on every
+ * session.create's answer. Larger ones, or any behind others, wait for WRITEABLE in order. A
+ * session's or terminal's connection keeps queueing: its WRITEABLE also moves its events or
+ * output on after the reply. */
+#define REPLY_WRITE_NOW_MAX 16384
+
 void
 ws_queue_text(struct lws *wsi, pss_t *p, const char *text, size_t len)
 {
+    if (p->kind == K_CONTROL && len <= REPLY_WRITE_NOW_MAX && ws_write_now_ok(wsi, p)) {
+        if (ws_write_text(wsi, text, len, LWS_WRITE_TEXT) < 0) /* the connection is over */
+            lws_set_timeout(wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, LWS_TO_KILL_ASYNC);
+        return;
+    }
     reply_t *r = xcalloc(1, sizeof *r);
     r->text = xstrndup(text, len);
     r->len = len;

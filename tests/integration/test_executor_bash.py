@@ -35,6 +35,20 @@ class BashTest(ExecutorTest):
         self.assertEqual(m["suffix"], "\n[The command completed with exit code 0.]")
         self.assertEqual(m["working_dir"], self.ex.ws_inside)
 
+    def test_python_installed_later_shows_in_metadata(self):
+        # py_interpreter_path is `which python` after each command, as upstream's PS1 has it:
+        # a python that appears in PATH later is reported, with PATH itself unchanged.
+        bindir = os.path.join(self.ex.ws_inside, "later-bin")
+        _, obs = self.run_cmd(f"mkdir -p {bindir} && export PATH={bindir}:$PATH")
+        self.assertNotEqual(self.meta(obs)["py_interpreter_path"], f"{bindir}/python")
+        self.run_cmd(f"printf '#!/bin/sh\\n' > {bindir}/python && chmod +x {bindir}/python")
+        seen = None
+        deadline = time.monotonic() + 20
+        while seen != f"{bindir}/python" and time.monotonic() < deadline:
+            seen = self.meta(self.run_cmd("true")[1])["py_interpreter_path"]
+            time.sleep(0.1)
+        self.assertEqual(seen, f"{bindir}/python")
+
     def test_exit_codes(self):
         _, obs = self.run_cmd("false")
         self.assertEqual(self.meta(obs)["exit_code"], 1)

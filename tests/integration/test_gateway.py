@@ -9,7 +9,7 @@ import threading
 import time
 import unittest
 
-from stack import Stack, executor_pid, run_action
+from stack import Stack, act, executor_pid, run_action
 from wsclient import BINARY, CLOSE, TEXT, WS, HandshakeError
 
 
@@ -46,6 +46,47 @@ class GatewayTest(unittest.TestCase):
         self.assertEqual((m["type"], m["status"]), ("status", "STOPPED"))
         self.assertEqual(self.st.redis("HGET", f"sp:session:{{{s['id']}}}", "status"), "STOPPED")
         self.assertEqual(self.st.call(c, "session.get", {"session": s["id"]})["error"]["code"], "not_found")
+
+    def test_first_action_runs_with_the_sessions_plugins(self):
+        # READY does not wait for the executor's answer to the session's `plugins` op: an action
+        # queued before the sandbox is up goes out right behind the op on the same connection,
+        # which the executor reads in order, so it runs with the session's list (no jupyter:
+        # upstream's refusal). A warm claim and a sandbox of its own alike.
+        c = self.st.control()
+        for params in ({}, {"pids": 512}):
+            r = self.st.call(c, "session.create", dict(params, plugins=["browser"], early=True))
+            sid = r["result"]["id"]
+            try:
+                ws = self.session_ws(sid)
+                _, _, obs = act(ws, {"action": "run_ipython", "args": {"code": "1+1"}}, timeout=60)
+                self.assertEqual(obs["content"], "JupyterRequirement not found. Unable to run IPython action.")
+                status = self.st.call(c, "session.get", {"session": sid})["result"]["plugin_status"]
+                self.assertEqual(status["jupyter"]["state"], "disabled", status)
+                self.assertEqual(status["browser"]["state"], "not_started", status)
+            finally:
+                self.st.call(c, "session.delete", {"session": sid})
+
+    def test_control_answers_keep_their_order(self):
+        # Small answers on the control connection go out at once when nothing is ahead of them
+        # (ws_reply.c): requests sent back to back are still answered in order (the create
+        # whenever it is READY), and the error for a message that is not JSON after the answer
+        # before it.
+        c = self.st.control()
+        for i, (method, params) in enumerate([("session.create", {}), ("pool", {}), ("session.list", {}),
+                                               ("no.such", {}), ("pool", {})], start=1):
+            c.send_json({"id": i, "method": method, "params": params})
+        got = [c.recv_json(60) for _ in range(5)]
+        at_once = [m for m in got if m["id"] != 1]  # the create answers when READY, any time
+        self.assertEqual([m["id"] for m in at_once], [2, 3, 4, 5], got)
+        self.assertEqual([m["type"] for m in at_once], ["result", "result", "error", "result"], got)
+        created = next(m for m in got if m["id"] == 1)
+        self.assertEqual(created["result"]["status"], "READY")
+        self.st.call(c, "session.delete", {"session": created["result"]["id"]})
+        c.send_json({"id": 7, "method": "pool"})
+        c.send_frame(TEXT, b"not json")
+        self.assertEqual(c.recv_json(10)["id"], 7)
+        self.assertEqual(c.recv_json(10)["type"], "error")
+        c.close()
 
     def test_action_streams_output_then_observation(self):
         sid = self.st.create_session()
@@ -349,6 +390,30 @@ class GatewayTest(unittest.TestCase):
         _, out, _ = run_action(self.session_ws(r["result"]["id"]), "echo claimed")
         self.assertEqual(out, "claimed\n")
         self.assertEqual(sockets(), before)  # no connection closed, none accepted
+        c.close()
+
+    def test_warm_sandbox_whose_executor_died_is_not_handed_out(self):
+        """A claim takes a warm sandbox as the pool made it while its link is up (no socket
+        tried): one whose executor died while it waited is not given to a session; the session
+        gets another and takes commands."""
+        c = self.st.control()
+        for _ in range(100):
+            if self.st.call(c, "pool")["result"]["default"]["ready"] >= 1:
+                break
+            time.sleep(0.1)
+        first = json.loads(self.st.redis("LRANGE", f"sp:pool:{{default}}:{self.st.gateway_id}", "0", "0"))
+        os.kill(executor_pid(first["pid"]), signal.SIGKILL)
+        for _ in range(100):  # the gateway saw its link go
+            if f"pool: warm sandbox {first['id']}: its executor's link went down" in self.st.gateway_log():
+                break
+            time.sleep(0.1)
+        r = self.st.call(c, "session.create")
+        self.assertEqual(r["result"]["status"], "READY", r)
+        sid = r["result"]["id"]
+        self.assertNotEqual(json.loads(self.st.redis("HGET", f"sp:session:{{{sid}}}", "sandbox"))["id"], first["id"])
+        _, out, _ = run_action(self.session_ws(sid), "echo alive")
+        self.assertEqual(out, "alive\n")
+        self.st.call(c, "session.delete", {"session": sid})
         c.close()
 
     def test_env_applies_to_a_warm_sandbox(self):

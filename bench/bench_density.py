@@ -10,7 +10,9 @@ answered `echo hi`, Redis memory per session, and the gateway's descriptors per 
 Bounded: creation stops early when MemAvailable falls under BENCH_DENSITY_MIN_AVAIL_GIB
 (default 4) or after BENCH_DENSITY_MAX_S (default 3600 s), and says so; every sandbox is
 destroyed and checked for by the stack on the way out. BENCH_DENSITY_DISK=0: sandboxes without
-a disk of their own (the gateway's --disk 0)."""
+a disk of their own (the gateway's --disk 0). BENCH_DENSITY_GATEWAY: another build's
+sandpipe-gateway to run instead of $MODE's (an A/B against an older commit). Also counted: the
+executor links the gateway found dead while creating (its log), each a sign of a stalled loop."""
 import collections
 import concurrent.futures as cf
 import os
@@ -111,8 +113,11 @@ def raise_limits():
 
 def main():
     old_pid_max = raise_limits()
+    other = os.environ.get("BENCH_DENSITY_GATEWAY")
     st = ApiStack(pool=int(os.environ.get("BENCH_DENSITY_POOL", "4")), workers=8,
-                  extra=["--disk", DISK] if DISK else [])
+                  extra=["--disk", DISK] if DISK else [],
+                  # the stack's gateway path is dropped, other's run with its options
+                  wrap=["sh", "-c", 'shift; exec "$0" "$@"', other] if other else [])
     ids = []
     try:
         tok = st.token(role="admin")
@@ -165,6 +170,10 @@ def main():
         with cf.ThreadPoolExecutor(CLIENTS) as ex:
             ok = sum(ex.map(echo, ids))
         print(f"answered `echo hi`: {ok} of {n} ({time.monotonic() - t1:.0f} s for all)")
+        log = st.gateway_log()
+        print(f"executor links found dead while creating: "
+              f"{log.count('executor stopped answering heartbeats')} (heartbeats), "
+              f"{log.count('did not come up')} (pool sandboxes that did not come up)")
         time.sleep(12)  # idle sessions let go of what their work grew after 10 s
         procs, _ = sandbox_processes(st.state_dir)
         sb_pss = sum(pss(p) for p in procs)

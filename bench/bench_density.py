@@ -11,13 +11,16 @@ Bounded: creation stops early when MemAvailable falls under BENCH_DENSITY_MIN_AV
 (default 4) or after BENCH_DENSITY_MAX_S (default 3600 s), and says so; every sandbox is
 destroyed and checked for by the stack on the way out. BENCH_DENSITY_DISK=0: sandboxes without
 a disk of their own (the gateway's --disk 0). BENCH_DENSITY_GATEWAY: another build's
-sandpipe-gateway to run instead of $MODE's (an A/B against an older commit). Also counted: the
-executor links the gateway found dead while creating (its log), each a sign of a stalled loop."""
+sandpipe-gateway to run instead of $MODE's (an A/B against an older commit). Also reported, as
+signs of a stalled loop: the executor links the gateway found dead (its log), and the lowest
+remaining TTL of its heartbeat key in Redis (5 s when refreshed; PTTL asked every 100 ms) while
+creating and while deleting."""
 import collections
 import concurrent.futures as cf
 import os
 import resource
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "integration"))
@@ -111,6 +114,28 @@ def raise_limits():
     return old
 
 
+class HeartbeatWatch:
+    """The lowest PTTL of the gateway's heartbeat key per phase, asked every 100 ms on a
+    connection of its own (a key gone counts as 0)."""
+
+    def __init__(self, st):
+        self.conn, self.key = st.redis_conn(timeout=10), f"sp:gateway:{st.gateway_id}"
+        self.phase, self.low, self.done = None, {}, threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.done.wait(0.1):
+            ttl, phase = self.conn("PTTL", self.key), self.phase
+            if phase:
+                self.low[phase] = min(self.low.get(phase, 5000), max(int(ttl), 0))
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        self.conn.close()
+
+
 def main():
     old_pid_max = raise_limits()
     other = os.environ.get("BENCH_DENSITY_GATEWAY")
@@ -127,6 +152,8 @@ def main():
         stop_why = None
         failed = collections.Counter()  # a sandbox that did not start in time on a loaded host
         max_failed = max(10, N // 50)
+        hb = HeartbeatWatch(st)
+        hb.phase = "creating"
         t0 = time.monotonic()
 
         def create(_):
@@ -147,6 +174,7 @@ def main():
                 elif time.monotonic() - t0 > MAX_S:
                     stop_why = f"{MAX_S:.0f} s spent creating"
         t_create = time.monotonic() - t0
+        hb.phase = None
         n = len(ids)
         print(f"sessions created over REST: {n} of {N} in {t_create:.0f} s, "
               f"{n / t_create:.1f} sessions/s ({CLIENTS} clients at a time, warm pool of {st.pool}, "
@@ -196,8 +224,13 @@ def main():
                 return 0
 
         t2 = time.monotonic()
+        hb.phase = "deleting"
         with cf.ThreadPoolExecutor(CLIENTS) as ex:
             statuses = collections.Counter(ex.map(delete, ids))
+        hb.stop()
+        print(f"the gateway's heartbeat key (TTL 5000 ms), lowest PTTL seen: "
+              f"{hb.low.get('creating', '-')} ms while creating, "
+              f"{hb.low.get('deleting', '-')} ms while deleting")
         deleted = statuses[200] + statuses[204]
         t_del = time.monotonic() - t2
         ids = []

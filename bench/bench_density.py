@@ -84,12 +84,31 @@ def mib(b):
     return b / (1 << 20)
 
 
+def raise_sysctl(name, want):
+    """Sets /proc/sys/<name> to want where it is lower; returns the value to put back, or None."""
+    path = "/proc/sys/" + name.replace(".", "/")
+    with open(path) as f:
+        old = int(f.read())
+    if old >= want:
+        print(f", {name} {old}", end="")
+        return None
+    try:
+        with open(path, "w") as f:
+            f.write(str(want))
+    except OSError:
+        print(f", {name} {old} (read-only here)", end="")
+        return None
+    print(f", {name} {old} -> {want} (put back after)", end="")
+    return old
+
+
 def raise_limits():
     """What thousands of sandboxes need of this host (docs/operations.md, "Limits"): descriptors
-    for the gateway (it raises its soft limit to the hard one) and pids for the sandboxes'
-    processes. Returns the pid_max to put back, or None."""
+    for the gateway (it raises its soft limit to the hard one), pids for the sandboxes' processes
+    and a PTY each for their bash (every sandbox's devpts counts against kernel.pty.max less
+    kernel.pty.reserve: 3,072 by default). Returns {sysctl: value to put back}."""
     if os.geteuid() != 0:
-        return None
+        return {}
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = max(hard, 1 << 20)
     with open("/proc/sys/fs/nr_open") as f:
@@ -99,18 +118,15 @@ def raise_limits():
     except (ValueError, OSError):  # no CAP_SYS_RESOURCE (a container): the hard limit stays
         pass
     print(f"limits: the gateway's descriptors {resource.getrlimit(resource.RLIMIT_NOFILE)[1]}", end="")
-    with open("/proc/sys/kernel/pid_max") as f:
-        old = int(f.read())
-    if old >= PID_MAX_WANTED:
-        print(f", kernel.pid_max {old}")
-        return None
-    try:
-        with open("/proc/sys/kernel/pid_max", "w") as f:
-            f.write(str(PID_MAX_WANTED))
-    except OSError:
-        print(f", kernel.pid_max {old} (read-only here)")
-        return None
-    print(f", kernel.pid_max {old} -> {PID_MAX_WANTED} (put back after)")
+    with open("/proc/sys/kernel/pty/reserve") as f:
+        reserve = int(f.read())
+    old = {}
+    for name, value in (("kernel.pid_max", PID_MAX_WANTED),
+                        ("kernel.pty.max", min(reserve + 2 * N + 4096, 1 << 20))):
+        was = raise_sysctl(name, value)
+        if was is not None:
+            old[name] = was
+    print()
     return old
 
 
@@ -137,7 +153,7 @@ class HeartbeatWatch:
 
 
 def main():
-    old_pid_max = raise_limits()
+    old_limits = raise_limits()
     other = os.environ.get("BENCH_DENSITY_GATEWAY")
     st = ApiStack(pool=int(os.environ.get("BENCH_DENSITY_POOL", "4")), workers=8,
                   extra=["--disk", DISK] if DISK else [],
@@ -244,9 +260,9 @@ def main():
         return 0 if ok == n and deleted == n and not stop_why else 1
     finally:
         st.stop()  # every sandbox destroyed, and checked for
-        if old_pid_max:
-            with open("/proc/sys/kernel/pid_max", "w") as f:
-                f.write(str(old_pid_max))
+        for name, value in old_limits.items():
+            with open("/proc/sys/" + name.replace(".", "/"), "w") as f:
+                f.write(str(value))
 
 
 def _try(fn, arg):

@@ -10,12 +10,17 @@ answered `echo hi`, Redis memory per session, and the gateway's descriptors per 
 Bounded: creation stops early when MemAvailable falls under BENCH_DENSITY_MIN_AVAIL_GIB
 (default 4) or after BENCH_DENSITY_MAX_S (default 3600 s), and says so; every sandbox is
 destroyed and checked for by the stack on the way out. BENCH_DENSITY_DISK=0: sandboxes without
-a disk of their own (the gateway's --disk 0)."""
+a disk of their own (the gateway's --disk 0). BENCH_DENSITY_GATEWAY: another build's
+sandpipe-gateway to run instead of $MODE's (an A/B against an older commit). Also reported, as
+signs of a stalled loop: the executor links the gateway found dead (its log), and the lowest
+remaining TTL of its heartbeat key in Redis (5 s when refreshed; PTTL asked every 100 ms) while
+creating and while deleting."""
 import collections
 import concurrent.futures as cf
 import os
 import resource
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "integration"))
@@ -79,12 +84,31 @@ def mib(b):
     return b / (1 << 20)
 
 
+def raise_sysctl(name, want):
+    """Sets /proc/sys/<name> to want where it is lower; returns the value to put back, or None."""
+    path = "/proc/sys/" + name.replace(".", "/")
+    with open(path) as f:
+        old = int(f.read())
+    if old >= want:
+        print(f", {name} {old}", end="")
+        return None
+    try:
+        with open(path, "w") as f:
+            f.write(str(want))
+    except OSError:
+        print(f", {name} {old} (read-only here)", end="")
+        return None
+    print(f", {name} {old} -> {want} (put back after)", end="")
+    return old
+
+
 def raise_limits():
     """What thousands of sandboxes need of this host (docs/operations.md, "Limits"): descriptors
-    for the gateway (it raises its soft limit to the hard one) and pids for the sandboxes'
-    processes. Returns the pid_max to put back, or None."""
+    for the gateway (it raises its soft limit to the hard one), pids for the sandboxes' processes
+    and a PTY each for their bash (every sandbox's devpts counts against kernel.pty.max less
+    kernel.pty.reserve: 3,072 by default). Returns {sysctl: value to put back}."""
     if os.geteuid() != 0:
-        return None
+        return {}
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = max(hard, 1 << 20)
     with open("/proc/sys/fs/nr_open") as f:
@@ -94,25 +118,47 @@ def raise_limits():
     except (ValueError, OSError):  # no CAP_SYS_RESOURCE (a container): the hard limit stays
         pass
     print(f"limits: the gateway's descriptors {resource.getrlimit(resource.RLIMIT_NOFILE)[1]}", end="")
-    with open("/proc/sys/kernel/pid_max") as f:
-        old = int(f.read())
-    if old >= PID_MAX_WANTED:
-        print(f", kernel.pid_max {old}")
-        return None
-    try:
-        with open("/proc/sys/kernel/pid_max", "w") as f:
-            f.write(str(PID_MAX_WANTED))
-    except OSError:
-        print(f", kernel.pid_max {old} (read-only here)")
-        return None
-    print(f", kernel.pid_max {old} -> {PID_MAX_WANTED} (put back after)")
+    with open("/proc/sys/kernel/pty/reserve") as f:
+        reserve = int(f.read())
+    old = {}
+    for name, value in (("kernel.pid_max", PID_MAX_WANTED),
+                        ("kernel.pty.max", min(reserve + 2 * N + 4096, 1 << 20))):
+        was = raise_sysctl(name, value)
+        if was is not None:
+            old[name] = was
+    print()
     return old
 
 
+class HeartbeatWatch:
+    """The lowest PTTL of the gateway's heartbeat key per phase, asked every 100 ms on a
+    connection of its own (a key gone counts as 0)."""
+
+    def __init__(self, st):
+        self.conn, self.key = st.redis_conn(timeout=10), f"sp:gateway:{st.gateway_id}"
+        self.phase, self.low, self.done = None, {}, threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.done.wait(0.1):
+            ttl, phase = self.conn("PTTL", self.key), self.phase
+            if phase:
+                self.low[phase] = min(self.low.get(phase, 5000), max(int(ttl), 0))
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        self.conn.close()
+
+
 def main():
-    old_pid_max = raise_limits()
+    old_limits = raise_limits()
+    other = os.environ.get("BENCH_DENSITY_GATEWAY")
     st = ApiStack(pool=int(os.environ.get("BENCH_DENSITY_POOL", "4")), workers=8,
-                  extra=["--disk", DISK] if DISK else [])
+                  extra=["--disk", DISK] if DISK else [],
+                  # the stack's gateway path is dropped, other's run with its options
+                  wrap=["sh", "-c", 'shift; exec "$0" "$@"', other] if other else [])
     ids = []
     try:
         tok = st.token(role="admin")
@@ -122,6 +168,8 @@ def main():
         stop_why = None
         failed = collections.Counter()  # a sandbox that did not start in time on a loaded host
         max_failed = max(10, N // 50)
+        hb = HeartbeatWatch(st)
+        hb.phase = "creating"
         t0 = time.monotonic()
 
         def create(_):
@@ -142,6 +190,7 @@ def main():
                 elif time.monotonic() - t0 > MAX_S:
                     stop_why = f"{MAX_S:.0f} s spent creating"
         t_create = time.monotonic() - t0
+        hb.phase = None
         n = len(ids)
         print(f"sessions created over REST: {n} of {N} in {t_create:.0f} s, "
               f"{n / t_create:.1f} sessions/s ({CLIENTS} clients at a time, warm pool of {st.pool}, "
@@ -165,6 +214,10 @@ def main():
         with cf.ThreadPoolExecutor(CLIENTS) as ex:
             ok = sum(ex.map(echo, ids))
         print(f"answered `echo hi`: {ok} of {n} ({time.monotonic() - t1:.0f} s for all)")
+        log = st.gateway_log()
+        print(f"executor links found dead while creating: "
+              f"{log.count('executor stopped answering heartbeats')} (heartbeats), "
+              f"{log.count('did not come up')} (pool sandboxes that did not come up)")
         time.sleep(12)  # idle sessions let go of what their work grew after 10 s
         procs, _ = sandbox_processes(st.state_dir)
         sb_pss = sum(pss(p) for p in procs)
@@ -187,8 +240,13 @@ def main():
                 return 0
 
         t2 = time.monotonic()
+        hb.phase = "deleting"
         with cf.ThreadPoolExecutor(CLIENTS) as ex:
             statuses = collections.Counter(ex.map(delete, ids))
+        hb.stop()
+        print(f"the gateway's heartbeat key (TTL 5000 ms), lowest PTTL seen: "
+              f"{hb.low.get('creating', '-')} ms while creating, "
+              f"{hb.low.get('deleting', '-')} ms while deleting")
         deleted = statuses[200] + statuses[204]
         t_del = time.monotonic() - t2
         ids = []
@@ -202,9 +260,9 @@ def main():
         return 0 if ok == n and deleted == n and not stop_why else 1
     finally:
         st.stop()  # every sandbox destroyed, and checked for
-        if old_pid_max:
-            with open("/proc/sys/kernel/pid_max", "w") as f:
-                f.write(str(old_pid_max))
+        for name, value in old_limits.items():
+            with open("/proc/sys/" + name.replace(".", "/"), "w") as f:
+                f.write(str(value))
 
 
 def _try(fn, arg):

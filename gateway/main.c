@@ -24,7 +24,7 @@
 #include "redis_client.h"
 #include "sandbox/sandbox_disk.h"
 #include "sandbox/sandbox_root.h"
-#include "sandbox_log.h"
+#include "sandbox_start.h"
 #include "net_policy.h"
 #include "session.h"
 #include "session_network.h"
@@ -78,6 +78,7 @@ on_stop(uv_signal_t *h, int signo)
     uv_timer_stop(&tick);
     takeover_stop();
     sessions_shutdown();
+    sandbox_start_stop(); /* those not begun: answered; running ones finish (main drains them) */
     session_network_stop();
     pool_stop();
     redis_client_stop();
@@ -303,7 +304,8 @@ main(int argc, char **argv)
     }
 
     g_gw.loop = uv_default_loop();
-    provider_log_sink = sandbox_log_watch; /* sandboxes' output into our log, bounded */
+    /* sandboxes' output into our log, bounded (through a start's thread: sandbox_start.h) */
+    provider_log_sink = sandbox_start_log_sink;
     g_gw.started = gw_now();
     lws_set_log_level(LLL_ERR | LLL_WARN, NULL);
     static void *foreign[1];
@@ -348,6 +350,10 @@ main(int argc, char **argv)
         lws_context_destroy(g_gw.lws);
         uv_run(g_gw.loop, UV_RUN_NOWAIT);
     }
+    /* A start still on a worker: its sandbox is handed to whoever asked (a session gone
+     * discards it, the pool records it) rather than left half made. */
+    while (sandbox_start_running() > 0)
+        uv_run(g_gw.loop, UV_RUN_ONCE);
     GW_LOG("stopped");
     return 0; /* the loop may still hold handles lws left open: the process ends them */
 }

@@ -11,6 +11,7 @@
 #include "gw.h"
 #include "json_util.h"
 #include "redis_client.h"
+#include "sandbox_start.h"
 #include "sandbox/sandbox_disk.h"
 #include "sandbox/sandbox_host.h"
 #include "xalloc.h"
@@ -93,26 +94,35 @@ log_warning(const sandbox_t *sb)
 }
 
 /* A sandbox just made: its host record first (sandbox_host.h), nobody's yet; without one no
- * restart could find it again, so it is not used. */
+ * restart could find it again, so it is not used. code: the provider's when it failed. */
 static void
-made(pool_made_cb cb, void *ud, const sandbox_t *sb, const char *error)
+made(pool_made_cb cb, void *ud, const sandbox_t *sb, int code, const char *error)
 {
     err_t err = {0};
     if (sb && sandbox_host_save(sb, "", &err) < 0) {
         provider_discard(sb);
         sb = NULL;
+        code = err.code;
         error = err.msg;
     }
     if (sb)
         log_warning(sb);
-    cb(ud, sb, sb ? 0 : EIO, error ? error : "the sandbox did not start");
+    cb(ud, sb, sb ? 0 : code ? code : EIO, error ? error : "the sandbox did not start");
 }
 
 static void
 on_made(void *ud, const sandbox_t *sb, const char *error)
 {
     made_t *m = ud;
-    made(m->cb, m->ud, sb, error);
+    made(m->cb, m->ud, sb, EIO, error);
+    free(m);
+}
+
+static void
+on_started(void *ud, const sandbox_t *sb, int code, const char *msg)
+{
+    made_t *m = ud;
+    made(m->cb, m->ud, sb, code, msg);
     free(m);
 }
 
@@ -157,19 +167,16 @@ pool_start_sandbox(const char *profile, json_object *params, pool_made_cb cb, vo
     const provider_t *p = provider_find(pname);
     if (!p)
         return err_set(err, ERR_BAD_REQ, "unknown provider \"%s\"", pname);
-    if (p->create_async) {
-        made_t *m = xmalloc(sizeof *m);
-        m->cb = cb;
-        m->ud = ud;
-        if ((e = p->create_async(&spec, on_made, m, err)) < 0)
-            free(m);
-        return e;
-    }
-    sandbox_t sb;
-    if ((e = p->create(&spec, &sb, err)) < 0)
-        return e;
-    made(cb, ud, &sb, NULL);
-    return 0;
+    made_t *m = xmalloc(sizeof *m);
+    m->cb = cb;
+    m->ud = ud;
+    /* a provider that waits on a daemon starts on the loop; the others' blocking create runs
+     * on a worker (sandbox_start.h): either way cb comes later, on the loop */
+    e = p->create_async ? p->create_async(&spec, on_made, m, err)
+                        : sandbox_start(p, &spec, on_started, m, err);
+    if (e < 0)
+        free(m);
+    return e;
 }
 
 static void

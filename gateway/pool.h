@@ -33,8 +33,8 @@ exec_link_t *pool_take_link(const char *sandbox_id);
 /* A started sandbox (borrowed), or NULL with code and msg. */
 typedef void (*pool_made_cb)(void *ud, const sandbox_t *sb, int code, const char *msg);
 /* Starts a sandbox now for profile with params' limits/env/image (borrowed; may be NULL); cb
- * once: before this returns for synchronous providers, later for docker. Returns < 0 with err
- * set (and no cb) when it cannot begin. */
+ * once, later, on the loop (bwrap and local on a worker thread meanwhile: sandbox_start.h;
+ * docker through its daemon). Returns < 0 with err set (and no cb) when it cannot begin. */
 int pool_start_sandbox(const char *profile, json_object *params, pool_made_cb cb, void *ud,
                        err_t *err);
 /* The image params ask for ("image"), else the gateway's default (borrowed). */

@@ -2,6 +2,8 @@
 #include "disk_template.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,6 +25,8 @@ typedef struct {
 
 static template_t kept[DISK_TEMPLATE_MAX];
 static uint64_t clock_ticks;
+/* kept and clock_ticks: sandboxes start on several threads (gateway/sandbox_start.h) */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static template_t *
 find(int64_t bytes)
@@ -57,8 +61,8 @@ write_all(int fd, const uint8_t *p, size_t len, off_t at)
     return 0;
 }
 
-int
-disk_template_apply(int img, int64_t bytes)
+static int
+apply(int img, int64_t bytes)
 {
     template_t *t = bytes > 0 ? find(bytes) : NULL;
     if (!t)
@@ -71,6 +75,15 @@ disk_template_apply(int img, int64_t bytes)
             return e;
     }
     return 1;
+}
+
+int
+disk_template_apply(int img, int64_t bytes)
+{
+    pthread_mutex_lock(&lock);
+    int r = apply(img, bytes);
+    pthread_mutex_unlock(&lock);
+    return r;
 }
 
 /* img's data segments (SEEK_DATA .. SEEK_HOLE) and their bytes into t; 0 or -errno. */
@@ -114,7 +127,16 @@ void
 disk_template_keep(int img, int64_t bytes)
 {
     template_t t = {.bytes = bytes};
-    if (bytes <= 0 || find(bytes) || read_segments(img, bytes, &t) < 0) {
+    pthread_mutex_lock(&lock);
+    bool known = find(bytes) != NULL;
+    pthread_mutex_unlock(&lock);
+    if (bytes <= 0 || known || read_segments(img, bytes, &t) < 0) {
+        release(&t);
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    if (find(bytes)) { /* another start kept it meanwhile */
+        pthread_mutex_unlock(&lock);
         release(&t);
         return;
     }
@@ -125,11 +147,14 @@ disk_template_keep(int img, int64_t bytes)
     release(slot);
     t.used = ++clock_ticks;
     *slot = t;
+    pthread_mutex_unlock(&lock);
 }
 
 void
 disk_template_clear(void)
 {
+    pthread_mutex_lock(&lock);
     for (size_t i = 0; i < DISK_TEMPLATE_MAX; i++)
         release(&kept[i]);
+    pthread_mutex_unlock(&lock);
 }

@@ -36,6 +36,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,27 +216,36 @@ sudo_client_path(const char *executor, char *out, size_t n)
 }
 
 /* bwrap >= 0.8 can cap user namespaces inside the sandbox at the kernel level too
- * (--disable-userns); asked once per bwrap path. */
+ * (--disable-userns); asked once per bwrap path. Starts run on several threads
+ * (gateway/sandbox_start.h): the answer is kept under a lock, the question asked outside it
+ * (two starts may both ask; they get the same answer). */
 static bool
 can_disable_userns(const char *bwrap)
 {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     static char checked[PATH_MAX];
     static bool can;
-    if (strcmp(checked, bwrap) == 0)
-        return can;
-    snprintf(checked, sizeof checked, "%s", bwrap);
-    can = false;
+    pthread_mutex_lock(&lock);
+    bool known = strcmp(checked, bwrap) == 0, answer = can;
+    pthread_mutex_unlock(&lock);
+    if (known)
+        return answer;
+    answer = false;
     char cmd[PATH_MAX + 32], line[128] = "";
     if (strchr(bwrap, '\''))
-        return can;
+        return answer;
     snprintf(cmd, sizeof cmd, "'%s' --version 2>/dev/null", bwrap);
     FILE *f = popen(cmd, "re");
     unsigned major = 0, minor = 0;
     if (f && fgets(line, sizeof line, f) && sscanf(line, "bubblewrap %u.%u", &major, &minor) == 2)
-        can = major > 0 || minor >= 8;
+        answer = major > 0 || minor >= 8;
     if (f)
         pclose(f);
-    return can;
+    pthread_mutex_lock(&lock);
+    snprintf(checked, sizeof checked, "%s", bwrap);
+    can = answer;
+    pthread_mutex_unlock(&lock);
+    return answer;
 }
 
 /* A quarter of the memory limit (1 GiB without one, 1 MiB at least) for each bounded tmpfs. */

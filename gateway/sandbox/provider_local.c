@@ -15,9 +15,8 @@
 static int
 local_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
 {
-    static bool warned;
-    if (!warned) {
-        warned = true;
+    static bool warned; /* starts run on several threads (gateway/sandbox_start.h) */
+    if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED)) {
         fprintf(stderr, "sandpipe: WARNING: local provider: NO ISOLATION, development only\n");
     }
     memset(out, 0, sizeof *out);

@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,9 +368,9 @@ prune(const char *store, const char *current)
     }
 }
 
-int
-sandbox_etc_dir(const char *state_dir, const char *const host_paths[],
-                const sandbox_etc_file_t *generated, size_t n, char *out, size_t cap, err_t *err)
+static int
+etc_dir(const char *state_dir, const char *const host_paths[], const sandbox_etc_file_t *generated,
+        size_t n, char *out, size_t cap, err_t *err)
 {
     static char last[PATH_MAX + 64], last_state[PATH_MAX];
     static int64_t checked;
@@ -408,4 +409,17 @@ sandbox_etc_dir(const char *state_dir, const char *const host_paths[],
     snprintf(last_state, sizeof last_state, "%s", state_dir);
     checked = now_ns();
     return 0;
+}
+
+int
+sandbox_etc_dir(const char *state_dir, const char *const host_paths[],
+                const sandbox_etc_file_t *generated, size_t n, char *out, size_t cap, err_t *err)
+{
+    /* starts run on several threads (gateway/sandbox_start.h): one makes or checks the copy,
+     * the others wait for its answer */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    int e = etc_dir(state_dir, host_paths, generated, n, out, cap, err);
+    pthread_mutex_unlock(&lock);
+    return e;
 }

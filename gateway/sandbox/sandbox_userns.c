@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 /* The child: becomes the block's first uid for good, makes the namespace (so that uid owns it),
- * forbids namespaces below it, says so, and waits until the parent has the fd. Async-signal-safe
- * calls only. */
+ * forbids namespaces below it, says so, and waits until the parent has the fd (a byte, or the
+ * pipe's end if the parent is gone). Async-signal-safe calls only. */
 static void __attribute__((noreturn)) holder(uid_t uid, gid_t gid, int ready_fd, int wait_fd)
 {
     char status = 'x';
@@ -86,7 +86,14 @@ sandbox_userns_open(uid_t uid, gid_t gid, uint32_t count, err_t *err)
         if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
             e = err_set(err, errno, "%s: %s", path, strerror(errno));
     }
-    close(hold[1]); /* the holder may go: the fd keeps the namespace */
+    /* The holder may go (the fd keeps the namespace): told with a byte, not by the pipe's end
+     * alone, because a child another start forked meanwhile (gateway/sandbox_start.h) may hold
+     * a copy of hold[1]; two holders each keeping the other's pipe open never ended. */
+    if (status) { /* it said so, and now waits in read: the byte cannot meet a closed pipe */
+        ssize_t told = write(hold[1], "x", 1);
+        (void)told;
+    }
+    close(hold[1]);
     close(ready[0]);
     if (pid > 0)
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)

@@ -4,6 +4,7 @@
 #include "seccomp.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdbool.h>
@@ -173,11 +174,19 @@ seccomp_filter_fd(err_t *err)
 {
     /* Compiled once: the rules never change in a gateway's life. Each caller gets its own read
      * of the sealed memfd (a new open file, at offset 0, read-only), which nobody can change. */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* starts run on several threads */
     static int compiled = -1;
-    if (compiled < 0 && (compiled = compile(err)) < 0)
-        return compiled;
+    pthread_mutex_lock(&lock);
+    if (compiled < 0)
+        compiled = compile(err);
+    int have = compiled;
+    if (compiled < 0)
+        compiled = -1; /* asked again by the next start */
+    pthread_mutex_unlock(&lock);
+    if (have < 0)
+        return have;
     char path[48];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", compiled);
+    snprintf(path, sizeof path, "/proc/self/fd/%d", have);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     return fd >= 0 ? fd : err_set(err, errno, "seccomp filter: %s: %s", path, strerror(errno));
 }

@@ -1,0 +1,162 @@
+/* sandbox_start.c — providers' creates on libuv's thread pool (sandbox_start.h).
+ *
+ * Why the thread pool and not a vfork-like child waited for through a pidfd: the blocking part
+ * is not the fork alone but the whole create (directories, uid claim, cgroup, disk mount, user
+ * namespace holder, the two forks and the exec), all written as plain blocking calls; running
+ * that code unchanged on a worker keeps every guarantee it makes (and its one error path) and
+ * takes all of it off the loop. The loop hands a job over and gets it back; nothing else is
+ * shared but the providers' caches, which guard themselves. */
+#include "sandbox_start.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "gw.h"
+#include "sandbox_log.h"
+#include "xalloc.h"
+
+typedef struct start_job {
+    uv_work_t req;
+    struct start_job *next; /* waiting for a free slot */
+    const provider_t *p;
+    sandbox_spec_t spec; /* its strings and env are the job's own copies */
+    sandbox_started_fn done;
+    void *ud;
+    /* written by the worker, read on the loop after it */
+    sandbox_t sb;
+    err_t err;
+    int result;
+    int log_fd; /* the sandbox's output pipe, for sandbox_log_watch on the loop */
+} start_job_t;
+
+static start_job_t *waiting, **waiting_tail = &waiting;
+static int running;
+
+/* The job whose create runs on this thread (provider_log_sink's caller), else NULL. */
+static __thread start_job_t *current;
+
+static char *
+dup_or_null(const char *s)
+{
+    return s ? xstrdup(s) : NULL;
+}
+
+static void
+job_free(start_job_t *j)
+{
+    free((char *)j->spec.id);
+    free((char *)j->spec.profile);
+    free((char *)j->spec.image);
+    free((char *)j->spec.rootfs);
+    free((char *)j->spec.state_dir);
+    free((char *)j->spec.executor_path);
+    json_object_put(j->spec.env);
+    if (j->log_fd >= 0)
+        close(j->log_fd);
+    free(j);
+}
+
+void
+sandbox_start_log_sink(const char *sandbox_id, int fd)
+{
+    if (!current) {
+        sandbox_log_watch(sandbox_id, fd);
+        return;
+    }
+    if (current->log_fd >= 0)
+        close(current->log_fd);
+    current->log_fd = fd;
+}
+
+static void
+on_work(uv_work_t *req)
+{
+    start_job_t *j = req->data;
+    current = j;
+    j->result = j->p->create(&j->spec, &j->sb, &j->err);
+    current = NULL;
+}
+
+static void run_next(void);
+
+static void
+on_work_done(uv_work_t *req, int status)
+{
+    start_job_t *j = req->data;
+    running--;
+    if (status < 0 && j->result >= 0) /* never cancelled; said for completeness */
+        j->result = err_set(&j->err, EIO, "sandbox start: %s", uv_strerror(status));
+    if (j->result >= 0 && j->log_fd >= 0) {
+        sandbox_log_watch(j->sb.id, j->log_fd);
+        j->log_fd = -1;
+    }
+    if (j->result >= 0)
+        j->done(j->ud, &j->sb, 0, NULL);
+    else
+        j->done(j->ud, NULL, j->err.code ? j->err.code : EIO,
+                j->err.msg[0] ? j->err.msg : "the sandbox did not start");
+    job_free(j);
+    run_next();
+}
+
+static void
+run_next(void)
+{
+    while (running < SANDBOX_STARTS_MAX && waiting) {
+        start_job_t *j = waiting;
+        waiting = j->next;
+        if (!waiting)
+            waiting_tail = &waiting;
+        running++;
+        j->req.data = j;
+        uv_queue_work(g_gw.loop, &j->req, on_work, on_work_done); /* fails for NULL work only */
+    }
+}
+
+int
+sandbox_start(const provider_t *p, const sandbox_spec_t *spec, sandbox_started_fn done, void *ud,
+              err_t *err)
+{
+    if (g_gw.stopping)
+        return err_set(err, ERR_BUSY, "the gateway is stopping");
+    json_object *env = NULL;
+    if (spec->env && json_object_deep_copy(spec->env, &env, NULL) < 0)
+        return err_set(err, ENOMEM, "sandbox start: cannot copy its env");
+    start_job_t *j = xcalloc(1, sizeof *j);
+    j->p = p;
+    j->spec = *spec;
+    j->spec.id = dup_or_null(spec->id);
+    j->spec.profile = dup_or_null(spec->profile);
+    j->spec.image = dup_or_null(spec->image);
+    j->spec.rootfs = dup_or_null(spec->rootfs);
+    j->spec.state_dir = dup_or_null(spec->state_dir);
+    j->spec.executor_path = dup_or_null(spec->executor_path);
+    j->spec.env = env;
+    j->done = done;
+    j->ud = ud;
+    j->log_fd = -1;
+    *waiting_tail = j;
+    waiting_tail = &j->next;
+    run_next();
+    return 0;
+}
+
+void
+sandbox_start_stop(void)
+{
+    while (waiting) {
+        start_job_t *j = waiting;
+        waiting = j->next;
+        j->done(j->ud, NULL, ERR_BUSY, "the gateway is stopping");
+        job_free(j);
+    }
+    waiting_tail = &waiting;
+}
+
+int
+sandbox_start_running(void)
+{
+    return running;
+}

@@ -461,6 +461,13 @@ redis_client_stop(void)
     connected = false;
 }
 
+void
+redis_client_flush(void)
+{
+    if (ac)
+        redis_uv_flush(ac);
+}
+
 bool
 redis_client_connected(void)
 {

@@ -30,6 +30,9 @@ void redis_client_set_sentinel_auth(const redis_auth_t *a);
 int redis_client_start(const char *addr, void (*on_ready)(void));
 void redis_client_stop(void);
 bool redis_client_connected(void);
+/* Writes the commands queued in this loop iteration now (redis_uv_flush): before a reply that
+ * reports what they store goes out at once. */
+void redis_client_flush(void);
 
 /* printf-style command (hiredis %s/%b/%lld). cb may be NULL. Returns 0, or -1 when not
  * connected (cb is then called with NULL before returning). */

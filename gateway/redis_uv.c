@@ -57,6 +57,14 @@ on_flush(uv_prepare_t *h)
     p->flushing = false;
 }
 
+void
+redis_uv_flush(redisAsyncContext *ac)
+{
+    redis_uv_t *p = ac ? ac->ev.data : NULL;
+    if (p && p->ac && uv_is_active((uv_handle_t *)&p->flush))
+        on_flush(&p->flush);
+}
+
 static void
 add_read(void *ud)
 {

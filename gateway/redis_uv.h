@@ -15,5 +15,9 @@
 /* Attaches ac to loop (REDIS_OK, or REDIS_ERR: ac already attached, or libuv refused the fd).
  * Freed with ac (its cleanup hook). */
 int redis_uv_attach(redisAsyncContext *ac, uv_loop_t *loop);
+/* Writes now what this iteration queued for ac (else done just before the loop waits): for a
+ * caller about to tell a client of a state whose write is queued, so that Redis has the bytes
+ * first and a gateway killed right after loses nothing the client was told. */
+void redis_uv_flush(redisAsyncContext *ac);
 
 #endif

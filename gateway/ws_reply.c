@@ -9,6 +9,7 @@
 
 #include "gw.h"
 #include "json_util.h"
+#include "redis_client.h"
 #include "ws_guard.h"
 #include "ws_int.h"
 #include "ws_server.h"
@@ -73,6 +74,9 @@ void
 ws_queue_text(struct lws *wsi, pss_t *p, const char *text, size_t len)
 {
     if (p->kind == K_CONTROL && len <= REPLY_WRITE_NOW_MAX && ws_write_now_ok(wsi, p)) {
+        /* what the reply reports (a status, a record) reaches Redis' socket before the client
+         * hears of it, as when replies waited for WRITEABLE behind the loop's Redis flush */
+        redis_client_flush();
         if (ws_write_text(wsi, text, len, LWS_WRITE_TEXT) < 0) /* the connection is over */
             lws_set_timeout(wsi, PENDING_TIMEOUT_KILLED_BY_PARENT, LWS_TO_KILL_ASYNC);
         return;

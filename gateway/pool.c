@@ -34,6 +34,7 @@ typedef struct kept_link {
     struct kept_link *next;
     sandbox_t sb; /* as this gateway made it: a claim of it reads no host record */
     exec_link_t *link;
+    bool unlisted; /* its RPUSH failed: discarded at the next tick (on_pushed) */
 } kept_link_t;
 
 static kept_link_t *kept_links;
@@ -238,6 +239,39 @@ pool_take_link(const char *sandbox_id)
     return l;
 }
 
+/* The RPUSH listing a warm sandbox failed (Redis gone or refusing): nobody can claim it, so it
+ * would wait here for ever with its sandbox running. Marked, and discarded at the next tick
+ * (this may run inside the link's own HELLO callback, when the push fails at once); the pool
+ * warms another once Redis is back. A push Redis took whose answer was lost names a sandbox
+ * gone by then: the claim finds it dead and takes another. */
+static void
+on_pushed(redisReply *r, void *ud)
+{
+    char *id = ud;
+    kept_link_t *k = r && r->type != REDIS_REPLY_ERROR ? NULL : kept_find(id);
+    if (k) {
+        GW_LOG("pool: warm sandbox %s was not listed in Redis (%s): discarded", id,
+               r ? r->str : "no connection");
+        k->unlisted = true;
+    }
+    free(id);
+}
+
+static void
+discard_unlisted(void)
+{
+    for (kept_link_t *k = kept_links, *next; k; k = next) {
+        next = k->next;
+        if (!k->unlisted)
+            continue;
+        sandbox_t sb = k->sb;
+        kept_remove(k, true);
+        provider_discard(&sb);
+        if (ready_count > 0)
+            ready_count--;
+    }
+}
+
 static void
 on_warm_up(void *ud)
 {
@@ -252,11 +286,11 @@ on_warm_up(void *ud)
     char key[160];
     pool_key(key, sizeof key, POOL_PROFILE);
     json_object *o = sandbox_to_json(&w->sb);
-    redis_client_cmd(NULL, NULL, "RPUSH %s %s", key,
-                     json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-    json_object_put(o);
     if (ready_count >= 0)
         ready_count++;
+    redis_client_cmd(on_pushed, xstrdup(w->sb.id), "RPUSH %s %s", key,
+                     json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+    json_object_put(o);
     warming_remove(w);
 }
 
@@ -314,6 +348,7 @@ on_len(redisReply *r, void *ud)
 void
 pool_tick(void)
 {
+    discard_unlisted();
     if (g_gw.cfg.pool_size <= 0 || g_gw.stopping)
         return;
     char key[160];

@@ -10,7 +10,7 @@ import tempfile
 import time
 import unittest
 
-from stack import Stack, run_action
+from stack import Stack, run_action, sandbox_processes
 
 WRAPPER = """#!/bin/sh
 # The first --version only: waits until the test writes the FIFO (mkdir is the atomic "first").
@@ -22,7 +22,10 @@ exec {bwrap} "$@"
 """
 
 
-class SandboxStartOffLoopTest(unittest.TestCase):
+class HeldStart(unittest.TestCase):
+    """A stack whose first sandbox start waits in the wrapper until release()."""
+    pool = 0
+
     def setUp(self):
         real = shutil.which("bwrap")
         self.assertIsNotNone(real, "bwrap is not installed")
@@ -35,7 +38,7 @@ class SandboxStartOffLoopTest(unittest.TestCase):
             f.write(WRAPPER.format(dir=self.dir, bwrap=real))
         os.chmod(wrapper, 0o755)
         # --root-inside off: the provider asks bwrap --version for such sandboxes (the hold)
-        self.st = Stack(provider="bwrap", pool=0, extra=["--root-inside", "off"],
+        self.st = Stack(provider="bwrap", pool=self.pool, extra=["--root-inside", "off"],
                         wrap=["env", f"PATH={self.dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"])
 
     def release(self):
@@ -59,6 +62,9 @@ class SandboxStartOffLoopTest(unittest.TestCase):
             self.assertLess(time.monotonic(), deadline, "the first start never asked bwrap --version")
             time.sleep(0.05)
 
+
+
+class SandboxStartOffLoopTest(HeldStart):
     def test_second_sandbox_starts_and_answers_while_first_start_is_held(self):
         held = self.st.control()
         held.send_json({"id": 1, "method": "session.create", "params": {}})
@@ -90,6 +96,44 @@ class SandboxStartOffLoopTest(unittest.TestCase):
             self.assertEqual(self.st.redis("HGET", f"sp:session:{{{s}}}", "status"), "READY")
         for w in (ws, ws1, held, c):
             w.close()
+
+
+class WarmSandboxNotListedTest(HeldStart):
+    """A warm sandbox whose listing in Redis fails (Redis gone when it came up) is discarded, not
+    kept running for ever where no claim can find it; once Redis is back the pool warms one
+    that is listed. The pool's first start is held (the wrapper) while Redis is stopped."""
+    pool = 1
+
+    def eventually(self, check, what, timeout=60):
+        deadline = time.monotonic() + timeout
+        while True:
+            v = check()
+            if v:
+                return v
+            self.assertLess(time.monotonic(), deadline, f"never happened: {what}\n{self.st.gateway_log()[-3000:]}")
+            time.sleep(0.1)
+
+    def test_unlisted_warm_sandbox_is_discarded_and_the_pool_warms_a_listed_one(self):
+        self.wait_reached()  # the pool's first warm sandbox is starting, held
+        self.st.redis_proc.terminate()
+        self.st.redis_proc.wait(5)
+        self.assertTrue(self.release())
+        self.eventually(lambda: "was not listed in Redis" in self.st.gateway_log(),
+                        "the warm sandbox's failed listing noticed")
+        self.eventually(lambda: not sandbox_processes(self.st.state_dir)[1],
+                        "the unlisted warm sandbox destroyed")
+        self.st.start_redis()
+        key = f"sp:pool:{{default}}:{self.st.gateway_id}"
+        self.eventually(lambda: self.st.redis("LLEN", key) == "1", "a warm sandbox listed again")
+        self.assertEqual(len(sandbox_processes(self.st.state_dir)[1]), 1, "only the listed one runs")
+        c = self.st.control()
+        r = self.st.call(c, "session.create", {}, timeout=60)
+        self.assertEqual(r.get("type"), "result", r)
+        ws = self.st.ws(f"/ws/sessions/{r['result']['id']}")
+        _, out, _ = run_action(ws, "echo claimed")
+        self.assertEqual(out, "claimed\n")
+        ws.close()
+        c.close()
 
 
 class SandboxStartErrorTest(unittest.TestCase):

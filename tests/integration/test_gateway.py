@@ -26,6 +26,15 @@ class GatewayTest(unittest.TestCase):
         path = f"/ws/sessions/{sid}" + (f"?since={since}" if since is not None else "")
         return self.st.ws(path, token)
 
+    def wait_warm(self, c):
+        """Waits (bounded) until the pool holds a warm sandbox again after the other tests'
+        claims; its record, the first listed."""
+        for _ in range(100):
+            if self.st.call(c, "pool")["result"]["default"]["ready"] >= 1:
+                break
+            time.sleep(0.1)
+        return json.loads(self.st.redis("LRANGE", f"sp:pool:{{default}}:{self.st.gateway_id}", "0", "0"))
+
     def test_session_lifecycle_and_status_events(self):
         c = self.st.control()
         r = self.st.call(c, "session.create", {"idle_timeout": 300})
@@ -339,10 +348,7 @@ class GatewayTest(unittest.TestCase):
         from resp import Redis
         from stack import REDIS_ADMIN
         c = self.st.control()
-        for _ in range(100):  # the pool is full again after the other tests' claims
-            if self.st.call(c, "pool")["result"]["default"]["ready"] >= 1:
-                break
-            time.sleep(0.1)
+        self.wait_warm(c)
         mon = Redis(self.st.redis_sock, 30, user=REDIS_ADMIN, password=self.st.redis_password(REDIS_ADMIN))
         mon.sock.sendall(b"*1\r\n$7\r\nMONITOR\r\n")
         self.assertEqual(mon._read(), "OK")
@@ -365,11 +371,7 @@ class GatewayTest(unittest.TestCase):
         claim waits for no new connection and no HELLO (issue 35). Its executor's sockets are the
         same before and after the claim, and it takes commands."""
         c = self.st.control()
-        for _ in range(100):
-            if self.st.call(c, "pool")["result"]["default"]["ready"] >= 1:
-                break
-            time.sleep(0.1)
-        first = json.loads(self.st.redis("LRANGE", f"sp:pool:{{default}}:{self.st.gateway_id}", "0", "0"))
+        first = self.wait_warm(c)
         pid = executor_pid(first["pid"])
 
         def sockets():
@@ -397,11 +399,7 @@ class GatewayTest(unittest.TestCase):
         tried): one whose executor died while it waited is not given to a session; the session
         gets another and takes commands."""
         c = self.st.control()
-        for _ in range(100):
-            if self.st.call(c, "pool")["result"]["default"]["ready"] >= 1:
-                break
-            time.sleep(0.1)
-        first = json.loads(self.st.redis("LRANGE", f"sp:pool:{{default}}:{self.st.gateway_id}", "0", "0"))
+        first = self.wait_warm(c)
         os.kill(executor_pid(first["pid"]), signal.SIGKILL)
         for _ in range(100):  # the gateway saw its link go
             if f"pool: warm sandbox {first['id']}: its executor's link went down" in self.st.gateway_log():

@@ -2,7 +2,6 @@
 socket with the users of make run, gateways with bwrap sandboxes; all stopped by pid and the
 sandboxes destroyed by stop(). Loopback and unix sockets only."""
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -12,13 +11,7 @@ REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 B = os.path.join(REPO, "build", os.environ.get("MODE", "release"))
 sys.path.insert(0, os.path.join(REPO, "tests", "integration"))
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+from stack import free_port  # noqa: E402,F401 (the tests' own; echo_nginx_ab.py takes it from here)
 
 
 class AbStack:

@@ -242,8 +242,8 @@ pool_take_link(const char *sandbox_id)
 /* The RPUSH listing a warm sandbox failed (Redis gone or refusing): nobody can claim it, so it
  * would wait here for ever with its sandbox running. Marked, and discarded at the next tick
  * (this may run inside the link's own HELLO callback, when the push fails at once); the pool
- * warms another once Redis is back. A push Redis took whose answer was lost names a sandbox
- * gone by then: the claim finds it dead and takes another. */
+ * warms another once Redis is back. A push Redis took whose answer was lost: a claim before
+ * the tick takes it (and clears the mark, on_pop), one after finds it dead and takes another. */
 static void
 on_pushed(redisReply *r, void *ud)
 {
@@ -386,6 +386,7 @@ on_pop(redisReply *r, void *ud)
         if (k) {
             sb = k->sb;
             got = true;
+            k->unlisted = false; /* its push was taken after all, only the answer was lost */
         } else {
             got = o && sandbox_from_record(o, g_gw.cfg.state_dir, NULL, &sb, &err) == 0 &&
                   (p = provider_find(sb.provider)) && p->alive(&sb);

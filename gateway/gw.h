@@ -1,5 +1,6 @@
 /* gw.h — the gateway's process-wide state and configuration (defined in gw.c, filled by main.c).
- * One uv loop; libwebsockets and hiredis attach to it. No threads. */
+ * One uv loop; libwebsockets and hiredis attach to it. Blocking sandbox starts and destroys
+ * run on libuv's thread pool (work_queue.h); nothing else leaves the loop. */
 #ifndef SP_GW_H
 #define SP_GW_H
 

@@ -24,6 +24,7 @@
 #include "redis_client.h"
 #include "sandbox/sandbox_disk.h"
 #include "sandbox/sandbox_root.h"
+#include "sandbox_destroy.h"
 #include "sandbox_start.h"
 #include "net_policy.h"
 #include "session.h"
@@ -210,6 +211,10 @@ main(int argc, char **argv)
      * large blocks, which faults every page in again for each chunk. */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
     mallopt(M_TRIM_THRESHOLD, 4 << 20);
+    /* libuv's pool (4 threads by default, made at its first job) holds up to
+     * SANDBOX_STARTS_MAX starts and SANDBOX_DESTROYS_MAX destroys: room beside them for the
+     * Sentinel lookups and zip uploads. An operator's own setting stays. */
+    setenv("UV_THREADPOOL_SIZE", "8", 0);
     gw_config_t *cfg = &g_gw.cfg;
     gw_options_t o;
     int rc = gw_options_parse(argc, argv, &o);
@@ -351,8 +356,9 @@ main(int argc, char **argv)
         uv_run(g_gw.loop, UV_RUN_NOWAIT);
     }
     /* A start still on a worker: its sandbox is handed to whoever asked (a session gone
-     * discards it, the pool records it) rather than left half made. */
-    while (sandbox_start_running() > 0)
+     * discards it, the pool records it) rather than left half made; a destroy asked for is
+     * carried out (its session's record says STOPPED already). */
+    while (sandbox_start_running() > 0 || sandbox_destroy_pending() > 0)
         uv_run(g_gw.loop, UV_RUN_ONCE);
     GW_LOG("stopped");
     return 0; /* the loop may still hold handles lws left open: the process ends them */

@@ -213,15 +213,31 @@ op_session_get(const ops_call_t *c)
     ops_ok(c->reply, session_describe(c->s));
 }
 
+/* A delete is answered once the sandbox is gone: after the answer none of its processes runs. */
+typedef struct {
+    ops_reply_t *to;
+    json_object *described;
+} deleting_t;
+
+static void
+on_deleted(void *ud)
+{
+    deleting_t *d = ud;
+    ops_ok(d->to, d->described);
+    ops_reply_free(d->to);
+    free(d);
+}
+
 static void
 op_session_delete(const ops_call_t *c)
 {
-    json_object *d = session_describe(c->s);
+    deleting_t *d = xcalloc(1, sizeof *d);
+    d->described = session_describe(c->s);
+    json_set_str(d->described, "status", session_status_text(SESSION_STOPPED));
+    d->to = ops_reply_keep(c->reply);
     char why[64];
     snprintf(why, sizeof why, "deleted %s", c->reply->via->actor);
-    session_delete(c->s, why);
-    json_set_str(d, "status", session_status_text(SESSION_STOPPED));
-    ops_ok(c->reply, d);
+    session_delete_then(c->s, why, on_deleted, d);
 }
 
 static void

@@ -11,6 +11,7 @@
 #include "gw.h"
 #include "json_util.h"
 #include "redis_client.h"
+#include "sandbox_destroy.h"
 #include "sandbox_start.h"
 #include "sandbox/sandbox_disk.h"
 #include "sandbox/sandbox_host.h"
@@ -101,7 +102,7 @@ made(pool_made_cb cb, void *ud, const sandbox_t *sb, int code, const char *error
 {
     err_t err = {0};
     if (sb && sandbox_host_save(sb, "", &err) < 0) {
-        provider_discard(sb);
+        sandbox_discard(sb);
         sb = NULL;
         code = err.code;
         error = err.msg;
@@ -266,7 +267,7 @@ discard_unlisted(void)
             continue;
         sandbox_t sb = k->sb;
         kept_remove(k, true);
-        provider_discard(&sb);
+        sandbox_discard(&sb);
         if (ready_count > 0)
             ready_count--;
     }
@@ -299,7 +300,7 @@ on_warm_down(void *ud, const char *why)
 {
     warming_t *w = ud;
     GW_LOG("pool: sandbox %s did not come up: %s", w->sb.id, why);
-    provider_discard(&w->sb);
+    sandbox_discard(&w->sb);
     warming_remove(w);
 }
 
@@ -510,8 +511,8 @@ pool_adopt(const char *record)
         redis_client_cmd(NULL, NULL, "RPUSH %s %s", key, record);
         if (ready_count >= 0)
             ready_count++;
-    } else if (p->destroy(&sb, true, &err) < 0) {
-        GW_LOG("pool: a peer's warm sandbox %s: destroy: %s", sb.id, err.msg);
+    } else {
+        sandbox_destroy(p, &sb, NULL, NULL);
     }
     json_object_put(o);
 }

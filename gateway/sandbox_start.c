@@ -8,18 +8,18 @@
  * shared but the providers' caches, which guard themselves. */
 #include "sandbox_start.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <uv.h>
 
 #include "gw.h"
 #include "sandbox_log.h"
+#include "work_queue.h"
 #include "xalloc.h"
 
 typedef struct start_job {
-    uv_work_t req;
-    struct start_job *next; /* waiting for a free slot */
+    work_item_t item; /* first: the queue's item is the job */
     const provider_t *p;
     sandbox_spec_t spec; /* its strings and env are the job's own copies */
     sandbox_started_fn done;
@@ -31,8 +31,7 @@ typedef struct start_job {
     int log_fd; /* the sandbox's output pipe, for sandbox_log_watch on the loop */
 } start_job_t;
 
-static start_job_t *waiting, **waiting_tail = &waiting;
-static int running;
+static work_queue_t starts = WORK_QUEUE_INIT(SANDBOX_STARTS_MAX);
 
 /* The job whose create runs on this thread (provider_log_sink's caller), else NULL. */
 static __thread start_job_t *current;
@@ -71,23 +70,18 @@ sandbox_start_log_sink(const char *sandbox_id, int fd)
 }
 
 static void
-on_work(uv_work_t *req)
+on_work(work_item_t *it)
 {
-    start_job_t *j = req->data;
+    start_job_t *j = (start_job_t *)it;
     current = j;
     j->result = j->p->create(&j->spec, &j->sb, &j->err);
     current = NULL;
 }
 
-static void run_next(void);
-
 static void
-on_work_done(uv_work_t *req, int status)
+on_work_done(work_item_t *it)
 {
-    start_job_t *j = req->data;
-    running--;
-    if (status < 0 && j->result >= 0) /* never cancelled; said for completeness */
-        j->result = err_set(&j->err, EIO, "sandbox start: %s", uv_strerror(status));
+    start_job_t *j = (start_job_t *)it;
     if (j->result >= 0 && j->log_fd >= 0) {
         sandbox_log_watch(j->sb.id, j->log_fd);
         j->log_fd = -1;
@@ -98,21 +92,6 @@ on_work_done(uv_work_t *req, int status)
         j->done(j->ud, NULL, j->err.code ? j->err.code : EIO,
                 j->err.msg[0] ? j->err.msg : "the sandbox did not start");
     job_free(j);
-    run_next();
-}
-
-static void
-run_next(void)
-{
-    while (running < SANDBOX_STARTS_MAX && waiting) {
-        start_job_t *j = waiting;
-        waiting = j->next;
-        if (!waiting)
-            waiting_tail = &waiting;
-        running++;
-        j->req.data = j;
-        uv_queue_work(g_gw.loop, &j->req, on_work, on_work_done); /* fails for NULL work only */
-    }
 }
 
 int
@@ -137,26 +116,22 @@ sandbox_start(const provider_t *p, const sandbox_spec_t *spec, sandbox_started_f
     j->done = done;
     j->ud = ud;
     j->log_fd = -1;
-    *waiting_tail = j;
-    waiting_tail = &j->next;
-    run_next();
+    work_queue_push(&starts, &j->item, on_work, on_work_done);
     return 0;
 }
 
 void
 sandbox_start_stop(void)
 {
-    while (waiting) {
-        start_job_t *j = waiting;
-        waiting = j->next;
+    for (work_item_t *it; (it = work_queue_take_waiting(&starts));) {
+        start_job_t *j = (start_job_t *)it;
         j->done(j->ud, NULL, ERR_BUSY, "the gateway is stopping");
         job_free(j);
     }
-    waiting_tail = &waiting;
 }
 
 int
 sandbox_start_running(void)
 {
-    return running;
+    return starts.running;
 }

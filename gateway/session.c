@@ -18,6 +18,7 @@
 #include "json_util.h"
 #include "redis_client.h"
 #include "sandbox/sandbox_host.h"
+#include "sandbox_destroy.h"
 #include "session_int.h"
 #include "session_ports.h"
 #include "session_network.h"
@@ -394,22 +395,47 @@ session_create(json_object *params, const char *owner, const char *create_key, s
     session_take_sandbox(s);
 }
 
+/* A deleted session's sandbox is gone: the session leaves its gateway's set only now, so that a
+ * gateway killed during the destroy finds it STOPPED in its set and destroys the sandbox again
+ * (session_restore.c). */
+typedef struct {
+    char id[64];
+    session_deleted_cb done;
+    void *ud;
+} deleted_t;
+
+static void
+on_destroyed(void *ud, int code, const char *msg)
+{
+    (void)code;
+    (void)msg; /* logged by sandbox_destroy; the session ends all the same */
+    deleted_t *d = ud;
+    redis_client_cmd(NULL, NULL, "SREM sp:gateway:%s:sessions %s", g_gw.cfg.id, d->id);
+    if (d->done)
+        d->done(d->ud);
+    free(d);
+}
+
 void
 session_delete(gw_session_t *s, const char *reason)
 {
-    if (s->deleting)
+    session_delete_then(s, reason, NULL, NULL);
+}
+
+void
+session_delete_then(gw_session_t *s, const char *reason, session_deleted_cb done, void *ud)
+{
+    if (s->deleting) {
+        if (done)
+            done(ud); /* the first delete's destroy is under way */
         return;
+    }
     s->deleting = true;
     session_set_status(s, SESSION_STOPPED, reason);
-    err_t err = {0};
     if (s->sb.id[0])
         session_network_detach(s);
-    if (s->prov && s->sb.id[0] && s->prov->destroy(&s->sb, true, &err) < 0)
-        GW_LOG("session %s: destroy: %s", s->id, err.msg);
-    char gkey[128], key[128];
-    snprintf(gkey, sizeof gkey, "sp:gateway:%s:sessions", g_gw.cfg.id);
+    char key[128];
     snprintf(key, sizeof key, "sp:session:{%s}", s->id);
-    redis_client_cmd(NULL, NULL, "SREM %s %s", gkey, s->id);
     redis_client_cmd(NULL, NULL, "HSET %s ended %f", key, gw_wall());
     /* A stopped session's record and history are kept for the retention, then expire; its
      * place in the listing goes with them (sessions_tick). */
@@ -423,7 +449,16 @@ session_delete(gw_session_t *s, const char *reason)
         s->ready_cb = NULL;
         cb(s->ready_ud, NULL, ERR_NOT_FOUND, reason ? reason : "deleted");
     }
+    deleted_t *d = xcalloc(1, sizeof *d);
+    snprintf(d->id, sizeof d->id, "%s", s->id);
+    d->done = done;
+    d->ud = ud;
+    bool has_sandbox = s->prov && s->sb.id[0];
+    if (has_sandbox)
+        sandbox_destroy(s->prov, &s->sb, on_destroyed, d);
     session_free(s);
+    if (!has_sandbox)
+        on_destroyed(d, 0, NULL);
 }
 
 void

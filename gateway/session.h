@@ -178,8 +178,12 @@ void session_watch_action(gw_session_t *s, uint64_t seq, session_obs_cb cb, void
  * action with it. session_watch.c. */
 typedef void (*session_stored_cb)(void *ud, uint64_t seq);
 void session_when_stored(gw_session_t *s, uint64_t seq, session_stored_cb cb, void *ud);
-/* Stops and destroys the session (status STOPPED). */
+/* Stops the session (status STOPPED, at once) and destroys its sandbox (off the loop:
+ * sandbox_destroy.h); s is freed on return. session_delete_then calls done on the loop once the
+ * sandbox is gone (a delete's answer: after it no process of the sandbox runs). */
 void session_delete(gw_session_t *s, const char *reason);
+typedef void (*session_deleted_cb)(void *ud);
+void session_delete_then(gw_session_t *s, const char *reason, session_deleted_cb done, void *ud);
 
 void session_subscribe(gw_session_t *s, gw_sub_t *sub);
 void session_unsubscribe(gw_session_t *s, gw_sub_t *sub);

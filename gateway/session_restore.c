@@ -10,6 +10,7 @@
 #include "json_util.h"
 #include "redis_client.h"
 #include "net_policy.h"
+#include "sandbox_destroy.h"
 #include "sandbox/sandbox_host.h"
 #include "session_int.h"
 #include "session_ports.h"
@@ -246,11 +247,11 @@ restore_one(redisContext *rc, const char *id, const char *from)
     const provider_t *sbp = has_sb ? provider_find(sb.provider) : NULL;
     if (starting && sbp && !why[0] && !sbp->alive(&sb))
         snprintf(why, sizeof why, "the session did not start: %s and its sandbox is gone", who);
-    if (why[0]) {
-        if (sbp && sbp->destroy(&sb, true, &err) < 0)
-            GW_LOG("restore: session %s: destroy: %s", id, err.msg);
+    if (why[0])
         fail_start(rc, id, next_seq, why);
-    }
+    /* stopped with its sandbox still on the host: the gateway died during its destroy */
+    if (sbp && (why[0] || status == SESSION_STOPPED))
+        sandbox_destroy(sbp, &sb, NULL, NULL);
     if (!has_sb || why[0] || status == SESSION_STOPPED) {
         freeReplyObject(h);
         freeReplyObject(last);

@@ -12,6 +12,7 @@
 #include "json_util.h"
 #include "pool.h"
 #include "redis_client.h"
+#include "sandbox_destroy.h"
 #include "sandbox/sandbox_host.h"
 #include "session_int.h"
 #include "xalloc.h"
@@ -22,7 +23,7 @@ attach_sandbox(gw_session_t *s, const sandbox_t *sb)
     /* the host's record says whose it is now: a restart re-attaches it to this session only */
     err_t err = {0};
     if (sandbox_host_save(sb, s->id, &err) < 0) {
-        provider_discard(sb);
+        sandbox_discard(sb);
         session_start_failed(s, err.code, err.msg);
         return;
     }
@@ -70,7 +71,7 @@ on_fresh(void *ud, const sandbox_t *sb, int code, const char *msg)
     gw_session_t *s = session_find(id);
     free(id);
     if (!s || s->deleting) {
-        provider_discard(sb);
+        sandbox_discard(sb);
         return;
     }
     if (!sb)
@@ -87,7 +88,7 @@ on_claimed(void *ud, const sandbox_t *sb)
     free(id);
     if (!s || s->deleting) {
         if (sb) /* the record holds it (pool_claim): the session's end is the sandbox's */
-            provider_discard(sb);
+            sandbox_discard(sb);
         return;
     }
     if (sb) {

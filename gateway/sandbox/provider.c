@@ -42,15 +42,6 @@ provider_find(const char *name)
     return NULL;
 }
 
-void
-provider_discard(const sandbox_t *sb)
-{
-    const provider_t *p = sb ? provider_find(sb->provider) : NULL;
-    err_t ignored = {0};
-    if (p)
-        p->destroy(sb, true, &ignored);
-}
-
 /* ---- layout ---- */
 
 bool
@@ -448,6 +439,39 @@ rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
     return 0;
 }
 
+/* Removes dir's entries and dir, its ctl/ (the host's record of the sandbox: sandbox_host.h)
+ * last: a gateway killed during a purge of many files still finds the record after its
+ * restart, and with it the sandbox to destroy again. An entry on another filesystem (a mount
+ * still there) is left, as FTW_MOUNT leaves it: the caller finds dir not empty. */
+static void
+purge_dir(const char *dir)
+{
+    struct stat top, st;
+    if (lstat(dir, &top) < 0)
+        return;
+    DIR *d = S_ISDIR(top.st_mode) ? opendir(dir) : NULL;
+    if (!d) {
+        unlink(dir); /* not a directory (never followed) */
+        return;
+    }
+    char path[PATH_MAX];
+    for (struct dirent *de; (de = readdir(d));) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+            !strcmp(de->d_name, PROVIDER_CTL_DIR) ||
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path ||
+            lstat(path, &st) < 0 || st.st_dev != top.st_dev)
+            continue;
+        if (S_ISDIR(st.st_mode)) /* FTW_PHYS: links the sandbox left are removed, never followed */
+            nftw(path, rm_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+        else
+            unlink(path);
+    }
+    closedir(d);
+    if (snprintf(path, sizeof path, "%s/" PROVIDER_CTL_DIR, dir) < (int)sizeof path)
+        nftw(path, rm_entry, 8, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+    rmdir(dir);
+}
+
 int
 provider_generic_destroy(const sandbox_t *sb, bool purge, err_t *err)
 {
@@ -474,9 +498,7 @@ provider_generic_destroy(const sandbox_t *sb, bool purge, err_t *err)
     if (sb->dir[0] == '/' && (e = sandbox_disk_remove(sb->dir, purge, err)) < 0)
         return e;
     if (purge && sb->dir[0] == '/' && strlen(sb->dir) > 1) {
-        /* FTW_PHYS: symlinks the sandbox left are removed, never followed. */
-        if (nftw(sb->dir, rm_entry, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0 && errno != ENOENT)
-            return err_set(err, errno, "purge %s: %s", sb->dir, strerror(errno));
+        purge_dir(sb->dir);
         if (access(sb->dir, F_OK) == 0)
             return err_set(err, ENOTEMPTY, "purge %s: could not remove everything", sb->dir);
         /* The uid goes back to the range only with the last file it owned. */

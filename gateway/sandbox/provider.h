@@ -105,6 +105,10 @@ struct provider {
     int (*create_async)(const sandbox_spec_t *spec, provider_done_fn done, void *ud, err_t *err);
     /* Kills every process of the sandbox and removes its cgroup and, if purge, its directory. */
     int (*destroy)(const sandbox_t *sb, bool purge, err_t *err);
+    /* destroy only begins the removal and must run on the gateway's loop (docker: its daemon
+     * answers later); false: it blocks until the sandbox is gone, and is thread-safe (the
+     * gateway runs it on a worker thread: sandbox_destroy.h). */
+    bool destroy_async;
     /* 1 if the sandbox still runs (its executor answers), 0 if not. */
     int (*alive)(const sandbox_t *sb);
     /* Freezes / thaws every process (cgroup freezer); -ENOTSUP where impossible. */
@@ -128,9 +132,6 @@ extern const provider_t provider_local;
 extern const provider_t provider_docker;
 
 const provider_t *provider_find(const char *name);
-/* Destroys and purges sb through its own provider (nothing when the record names none): a
- * sandbox nothing will use. Errors are dropped: what stays is the start-up clean-up's. */
-void provider_discard(const sandbox_t *sb);
 
 /* sandbox_t as JSON, and where the host keeps it: sandbox_host.h. */
 

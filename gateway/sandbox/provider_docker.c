@@ -532,6 +532,7 @@ const provider_t provider_docker = {
     .create = docker_create,
     .create_async = docker_create_async,
     .destroy = docker_destroy,
+    .destroy_async = true,
     .alive = docker_alive,
     .pause = docker_pause,
     .resume = docker_resume,

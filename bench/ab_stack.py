@@ -37,8 +37,9 @@ class AbStack:
         self.procs.append(p)
         return p
 
-    def gateway(self, binary, name, pool, unix=None):
-        """Starts a gateway; returns its TCP port (and listens on unix too when given)."""
+    def gateway(self, binary, name, pool, unix=None, executor=None):
+        """Starts a gateway (with this build's executor unless given); returns its TCP port (and
+        listens on unix too when given)."""
         port = free_port()
         state = f"{self.work}/{name}"
         self.state_dirs.append(state)
@@ -46,7 +47,7 @@ class AbStack:
                     "--redis", f"unix:{self.redis_sock}", "--redis-user", "gateway",
                     "--redis-password-file", f"{self.work}/redis-gateway.password", "--provider", "bwrap",
                     "--state-dir", state, "--secret-file", f"{self.work}/secret", "--pool", str(pool),
-                    "--id", name, "--executor", f"{B}/sandpipe-executor"], log=f"{self.work}/{name}.log")
+                    "--id", name, "--executor", executor or f"{B}/sandpipe-executor"], log=f"{self.work}/{name}.log")
         return port
 
     def stop(self):

@@ -10,8 +10,8 @@
  *                                                   answered, TOTAL actions in all: actions/s
  * Any WebSocket server (a terminal, websocketd), PATH as it is:
  *   bench_ws echo  HOST PORT PATH N text|binary     a keystroke ("a") → its echo, p50/p90/p99
- *     [PORT PATH text|binary]...                    more targets on HOST, their rounds
- *                                                   alternating with the first's
+ *     [PORT PATH text|binary]...                    more targets on HOST (12 in all), their
+ *                                                   rounds alternating with the first's
  *   bench_ws drain HOST PORT PATH [SEND]            sends SEND (binary) if given, then counts
  *                                                   binary payload bytes until the server closes
  */
@@ -357,6 +357,7 @@ discard_after(ws_t *w, useconds_t us)
 }
 
 /* One target of echo mode: a WebSocket, whether it is a terminal (binary), its round trips. */
+#define ECHO_TARGETS_MAX 12
 typedef struct {
     const char *path;
     int port;
@@ -409,12 +410,25 @@ echo_mode(const char *host, echo_target_t *ts, int nt, int n)
             discard_after(&t->w, 300000);
         }
     }
-    for (int i = -20; i < n; i++)
-        for (int k = 0; k < nt; k++) {
-            double us = echo_round(&ts[k], i);
-            if (i >= 0)
-                ts[k].v[i] = us;
+    /* each round in its own order (a shuffle): a target measured always right after the same
+     * other one pays for what that one leaves behind (its shell's wake-ups, a CPU's idle
+     * state), which was worth 15 us to one of two identical gateways in a fixed order */
+    int order[ECHO_TARGETS_MAX];
+    unsigned seed = 35;
+    for (int k = 0; k < nt; k++)
+        order[k] = k;
+    for (int i = -20; i < n; i++) {
+        for (int k = nt - 1; k > 0; k--) {
+            int j = rand_r(&seed) % (k + 1), x = order[k];
+            order[k] = order[j];
+            order[j] = x;
         }
+        for (int k = 0; k < nt; k++) {
+            double us = echo_round(&ts[order[k]], i);
+            if (i >= 0)
+                ts[order[k]].v[i] = us;
+        }
+    }
     for (int k = 0; k < nt; k++) {
         double *v = ts[k].v;
         qsort(v, (size_t)n, sizeof *v, cmp_double);
@@ -455,10 +469,10 @@ main(int argc, char **argv)
 {
     if (argc >= 7 && !strcmp(argv[1], "echo")) {
         /* echo HOST PORT PATH N MODE [PORT PATH MODE]...: targets alternate round by round */
-        echo_target_t ts[8] = {
+        echo_target_t ts[ECHO_TARGETS_MAX] = {
             {.port = atoi(argv[3]), .path = argv[4], .binary = !strcmp(argv[6], "binary")}};
         int nt = 1;
-        for (int a = 7; a + 2 < argc && nt < 8; a += 3)
+        for (int a = 7; a + 2 < argc && nt < ECHO_TARGETS_MAX; a += 3)
             ts[nt++] = (echo_target_t){.port = atoi(argv[a]),
                                        .path = argv[a + 1],
                                        .binary = !strcmp(argv[a + 2], "binary")};

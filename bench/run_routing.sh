@@ -10,6 +10,8 @@
 #     cheapest authenticated Redis read (GET /api/v1/sessions/{id} through nginx): where the lookup
 #     runs;
 #   - websocketd (Debian's) serving `cat` as the peer of the session's terminal: keystroke echo
+#     next to websocketd serving an interactive bash (readline on) on a PTY of its own (script(1)
+#     relays it as the executor relays ours: the fair peer, paying for the PTY and the shell),
 #     (BENCH_ECHO_ROUNDS, 2000) and streaming throughput of the same generated text
 #     (BENCH_PEER_MB, 256 MiB) through a PTY and the gateway, next to websocketd's pipe and to
 #     websocketd serving the same command on a PTY of its own (script(1): the same kernel line
@@ -73,26 +75,33 @@ GEN="yes 0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxy
 WSD_ECHO=$(free_port)
 WSD_STREAM=$(free_port)
 WSD_PTY=$(free_port)
+WSD_BASH=$(free_port)
 websocketd --port "$WSD_ECHO" --address 127.0.0.1 --loglevel error cat >/dev/null 2>&1 &
 pids+=($!)
 websocketd --port "$WSD_STREAM" --address 127.0.0.1 --loglevel error --binary sh -c "$GEN" >/dev/null 2>&1 &
 pids+=($!)
 websocketd --port "$WSD_PTY" --address 127.0.0.1 --loglevel error --binary script -qfec "$GEN" /dev/null >/dev/null 2>&1 &
 pids+=($!)
-for p in "$WSD_ECHO" "$WSD_STREAM" "$WSD_PTY"; do
+websocketd --port "$WSD_BASH" --address 127.0.0.1 --loglevel error --binary env TERM=xterm-256color \
+    script -qfc "bash --norc --noprofile -i" /dev/null >/dev/null 2>&1 &
+pids+=($!)
+for p in "$WSD_ECHO" "$WSD_STREAM" "$WSD_PTY" "$WSD_BASH"; do
     for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break; sleep 0.05; done
 done
 ER=${BENCH_ECHO_ROUNDS:-2000}
 TERM_PATH="/ws/sessions/$S2/terminal?token=$USER_TOKEN"
-# the three alternate keystroke by keystroke (a busy moment of the machine falls on all alike)
+# the four alternate keystroke by keystroke, in a shuffled order (a busy moment of the machine
+# falls on all alike)
 e_all=$("$B/bench/bench_ws" echo 127.0.0.1 "$HTTP_PORT" "$TERM_PATH" "$ER" binary \
-    "$GW2_PORT" "$TERM_PATH" binary "$WSD_ECHO" / text)
+    "$GW2_PORT" "$TERM_PATH" binary "$WSD_ECHO" / text "$WSD_BASH" / binary)
 e_ours=$(sed -n 1p <<<"$e_all")
 e_ours_direct=$(sed -n 2p <<<"$e_all")
 e_wsd=$(sed -n 3p <<<"$e_all")
+e_wsd_bash=$(sed -n 4p <<<"$e_all")
 echo "terminal through nginx:   ${e_ours#keystroke echo * }"
 echo "terminal straight:        ${e_ours_direct#keystroke echo * }"
 echo "websocketd cat:           ${e_wsd#keystroke echo * }"
+echo "websocketd bash on a PTY: ${e_wsd_bash#keystroke echo * }"
 # A sandbox made through E2B's control API, its Start RPC's envelope (Connect's 5-byte prefix).
 read -r E2B_SID E2B_ACCESS < <(curl -sf -X POST -H "X-API-Key: $USER_TOKEN" -H 'Content-Type: application/json' \
     -d '{}' "http://127.0.0.1:$HTTP_PORT/e2b/v2/sandboxes" |
@@ -160,7 +169,8 @@ done
 echo "  → the terminal: ${r_term_pty[*]}x websocketd's on a PTY, median $(median <<<"${r_term_pty[*]}")x (goal ≥ 2x);" \
     "${r_term_pipe[*]}x websocketd's pipe, median $(median <<<"${r_term_pipe[*]}")x;" \
     "keystroke echo p50 $(ratio "$(p50 <<<"$e_ours")" "$(p50 <<<"$e_wsd")")x websocketd's through nginx," \
-    "$(ratio "$(p50 <<<"$e_ours_direct")" "$(p50 <<<"$e_wsd")")x straight"
+    "$(ratio "$(p50 <<<"$e_ours_direct")" "$(p50 <<<"$e_wsd")")x straight;" \
+    "$(ratio "$(p50 <<<"$e_ours_direct")" "$(p50 <<<"$e_wsd_bash")")x websocketd's bash on a PTY straight"
 echo "  → the PTY floor: the terminal ${r_term_floor[*]}x a bare PTY reader, median $(median <<<"${r_term_floor[*]}")x;" \
     "websocketd + script ${r_pty_floor[*]}x, median $(median <<<"${r_pty_floor[*]}")x (the terminal's goal of 2x" \
     "websocketd + script needs websocketd + script under half the floor)"

@@ -79,7 +79,8 @@ on_stop(uv_signal_t *h, int signo)
     uv_timer_stop(&tick);
     takeover_stop();
     sessions_shutdown();
-    sandbox_start_stop(); /* those not begun: answered; running ones finish (main drains them) */
+    sandbox_start_stop();   /* those not begun: answered; running ones finish (main drains them) */
+    sandbox_destroy_stop(); /* sessions' not begun: left to the restart (sandbox_destroy.h) */
     session_network_stop();
     pool_stop();
     redis_client_stop();
@@ -356,8 +357,8 @@ main(int argc, char **argv)
         uv_run(g_gw.loop, UV_RUN_NOWAIT);
     }
     /* A start still on a worker: its sandbox is handed to whoever asked (a session gone
-     * discards it, the pool records it) rather than left half made; a destroy asked for is
-     * carried out (its session's record says STOPPED already). */
+     * discards it, the pool records it) rather than left half made; destroys begun, and
+     * discards, are carried out. */
     while (sandbox_start_running() > 0 || sandbox_destroy_pending() > 0)
         uv_run(g_gw.loop, UV_RUN_ONCE);
     GW_LOG("stopped");

@@ -220,10 +220,18 @@ typedef struct {
 } deleting_t;
 
 static void
-on_deleted(void *ud)
+on_deleted(void *ud, int code, const char *msg)
 {
     deleting_t *d = ud;
-    ops_ok(d->to, d->described);
+    if (!code) {
+        ops_ok(d->to, d->described);
+    } else {
+        char why[400];
+        snprintf(why, sizeof why, "the session is STOPPED but its sandbox was not destroyed: %s",
+                 msg ? msg : "?");
+        ops_fail(d->to, err_name(code == ERR_BUSY ? ERR_BUSY : ERR_FAILED), why);
+        json_object_put(d->described);
+    }
     ops_reply_free(d->to);
     free(d);
 }

@@ -512,7 +512,7 @@ pool_adopt(const char *record)
         if (ready_count >= 0)
             ready_count++;
     } else {
-        sandbox_destroy(p, &sb, NULL, NULL);
+        sandbox_destroy(p, &sb, NULL, NULL, false);
     }
     json_object_put(o);
 }

@@ -116,7 +116,7 @@ sandbox_start(const provider_t *p, const sandbox_spec_t *spec, sandbox_started_f
     j->done = done;
     j->ud = ud;
     j->log_fd = -1;
-    work_queue_push(&starts, &j->item, on_work, on_work_done);
+    work_queue_push(&starts, &j->item, on_work, on_work_done, false);
     return 0;
 }
 

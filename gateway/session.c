@@ -396,24 +396,43 @@ session_create(json_object *params, const char *owner, const char *create_key, s
 }
 
 /* A deleted session's sandbox is gone: the session leaves its gateway's set only now, so that a
- * gateway killed during the destroy finds it STOPPED in its set and destroys the sandbox again
- * (session_restore.c). */
-typedef struct {
+ * gateway killed during the destroy (or whose destroy failed) finds it STOPPED in its set and
+ * destroys the sandbox again (session_restore.c). */
+typedef struct deleted {
     char id[64];
     session_deleted_cb done;
     void *ud;
+    struct deleted *next; /* waiting for the sandbox a claim or start brings (session_taking) */
 } deleted_t;
+
+static deleted_t *awaiting_sandbox;
 
 static void
 on_destroyed(void *ud, int code, const char *msg)
 {
-    (void)code;
-    (void)msg; /* logged by sandbox_destroy; the session ends all the same */
     deleted_t *d = ud;
-    redis_client_cmd(NULL, NULL, "SREM sp:gateway:%s:sessions %s", g_gw.cfg.id, d->id);
+    if (!code)
+        redis_client_cmd(NULL, NULL, "SREM sp:gateway:%s:sessions %s", g_gw.cfg.id, d->id);
     if (d->done)
-        d->done(d->ud);
+        d->done(d->ud, code, msg);
     free(d);
+}
+
+void
+session_sandbox_orphaned(const char *id, const sandbox_t *sb)
+{
+    deleted_t *d = NULL;
+    for (deleted_t **pp = &awaiting_sandbox; *pp; pp = &(*pp)->next)
+        if (!strcmp((*pp)->id, id)) {
+            d = *pp;
+            *pp = d->next;
+            break;
+        }
+    const provider_t *p = sb ? provider_find(sb->provider) : NULL;
+    if (p)
+        sandbox_destroy(p, sb, d ? on_destroyed : NULL, d, d && d->done);
+    else if (d)
+        on_destroyed(d, 0, NULL);
 }
 
 void
@@ -427,7 +446,7 @@ session_delete_then(gw_session_t *s, const char *reason, session_deleted_cb done
 {
     if (s->deleting) {
         if (done)
-            done(ud); /* the first delete's destroy is under way */
+            done(ud, 0, NULL); /* the first delete's destroy is under way */
         return;
     }
     s->deleting = true;
@@ -453,11 +472,17 @@ session_delete_then(gw_session_t *s, const char *reason, session_deleted_cb done
     snprintf(d->id, sizeof d->id, "%s", s->id);
     d->done = done;
     d->ud = ud;
-    bool has_sandbox = s->prov && s->sb.id[0];
-    if (has_sandbox)
-        sandbox_destroy(s->prov, &s->sb, on_destroyed, d);
+    bool no_sandbox = false;
+    if (s->prov && s->sb.id[0]) {
+        sandbox_destroy(s->prov, &s->sb, on_destroyed, d, done != NULL);
+    } else if (s->taking) { /* its sandbox is on the way: destroyed when it comes */
+        d->next = awaiting_sandbox;
+        awaiting_sandbox = d;
+    } else {
+        no_sandbox = true;
+    }
     session_free(s);
-    if (!has_sandbox)
+    if (no_sandbox)
         on_destroyed(d, 0, NULL);
 }
 

@@ -182,7 +182,9 @@ void session_when_stored(gw_session_t *s, uint64_t seq, session_stored_cb cb, vo
  * sandbox_destroy.h); s is freed on return. session_delete_then calls done on the loop once the
  * sandbox is gone (a delete's answer: after it no process of the sandbox runs). */
 void session_delete(gw_session_t *s, const char *reason);
-typedef void (*session_deleted_cb)(void *ud);
+/* code 0: the sandbox is gone; else the destroy failed (msg), the session is STOPPED all the
+ * same and stays in its gateway's set, so that the gateway's restart destroys it again. */
+typedef void (*session_deleted_cb)(void *ud, int code, const char *msg);
 void session_delete_then(gw_session_t *s, const char *reason, session_deleted_cb done, void *ud);
 
 void session_subscribe(gw_session_t *s, gw_sub_t *sub);

@@ -91,6 +91,7 @@ struct gw_session {
     int reconnects;
     unsigned term_counter; /* terminal ids t1, t2, ... */
     bool deleting;
+    bool taking;              /* a claim or start of its sandbox is under way (session_sandbox.c) */
     bool net_attached;        /* netd gave its sandbox a link (session_network.c) */
     bool idle_pause;          /* idle_action "pause": an idle session is frozen, not deleted */
     bool connect_on_resume;   /* restored while paused: the executor link waits for the thaw */
@@ -251,6 +252,9 @@ void session_start_failed(gw_session_t *s, int code, const char *msg);
 /* Takes the sandbox of the new session s, whose record session_save has just sent: claimed
  * from the pool or started for it, never before Redis holds the record. session_sandbox.c. */
 void session_take_sandbox(gw_session_t *s);
+/* The sandbox (or NULL: none came) a claim or start brought for session id, deleted meanwhile:
+ * destroyed, and the delete answered once it is gone (session.c). */
+void session_sandbox_orphaned(const char *id, const sandbox_t *sb);
 /* Writes the session's record (sp:session:{id}) and its place in the listings. session.c. */
 void session_save(gw_session_t *s);
 

@@ -163,7 +163,6 @@ fail_start(redisContext *rc, const char *id, uint64_t seq, const char *why)
     json_object_put(e);
     freeReplyObject(redisCommand(rc, "PUBLISH sp:status {\"session\":\"%s\",\"status\":\"%s\"}", id,
                                  session_status_text(SESSION_ERROR)));
-    freeReplyObject(redisCommand(rc, "SREM sp:gateway:%s:sessions %s", g_gw.cfg.id, id));
     if (g_gw.cfg.retention > 0) {
         freeReplyObject(redisCommand(rc, "EXPIRE sp:session:{%s} %d", id, g_gw.cfg.retention));
         freeReplyObject(
@@ -171,6 +170,17 @@ fail_start(redisContext *rc, const char *id, uint64_t seq, const char *why)
         freeReplyObject(redisCommand(rc, "ZADD sp:sessions:ended %s %s", ended, id));
     }
     GW_LOG("restore: session %s: %s", id, why);
+}
+
+/* A session that ended while its gateway was away, its sandbox now gone: out of the set. */
+static void
+on_destroyed(void *ud, int code, const char *msg)
+{
+    (void)msg; /* logged; the next restart tries again */
+    char *id = ud;
+    if (!code)
+        redis_client_cmd(NULL, NULL, "SREM sp:gateway:%s:sessions %s", g_gw.cfg.id, id);
+    free(id);
 }
 
 /* Re-attaches session id from its record (this gateway owns it in Redis; from: the gateway it
@@ -249,13 +259,15 @@ restore_one(redisContext *rc, const char *id, const char *from)
         snprintf(why, sizeof why, "the session did not start: %s and its sandbox is gone", who);
     if (why[0])
         fail_start(rc, id, next_seq, why);
-    /* stopped with its sandbox still on the host: the gateway died during its destroy */
-    if (sbp && (why[0] || status == SESSION_STOPPED))
-        sandbox_destroy(sbp, &sb, NULL, NULL);
     if (!has_sb || why[0] || status == SESSION_STOPPED) {
         freeReplyObject(h);
         freeReplyObject(last);
-        freeReplyObject(redisCommand(rc, "SREM sp:gateway:%s:sessions %s", g_gw.cfg.id, id));
+        /* A sandbox still on the host (stopped: the gateway died or stopped during its
+         * destroy) is destroyed; the session leaves the set once it is gone. */
+        if (sbp)
+            sandbox_destroy(sbp, &sb, on_destroyed, xstrdup(id), false);
+        else
+            freeReplyObject(redisCommand(rc, "SREM sp:gateway:%s:sessions %s", g_gw.cfg.id, id));
         return NULL;
     }
     gw_session_t *s = session_alloc(id, owner, profile, next_seq);

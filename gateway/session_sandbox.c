@@ -69,11 +69,13 @@ on_fresh(void *ud, const sandbox_t *sb, int code, const char *msg)
 {
     char *id = ud;
     gw_session_t *s = session_find(id);
-    free(id);
     if (!s || s->deleting) {
-        sandbox_discard(sb);
+        session_sandbox_orphaned(id, sb);
+        free(id);
         return;
     }
+    free(id);
+    s->taking = false;
     if (!sb)
         session_start_failed(s, code, msg);
     else
@@ -85,12 +87,14 @@ on_claimed(void *ud, const sandbox_t *sb)
 {
     char *id = ud;
     gw_session_t *s = session_find(id);
-    free(id);
     if (!s || s->deleting) {
-        if (sb) /* the record holds it (pool_claim): the session's end is the sandbox's */
-            sandbox_discard(sb);
+        /* a claimed one: the record holds it (pool_claim), the session's end is the sandbox's */
+        session_sandbox_orphaned(id, sb);
+        free(id);
         return;
     }
+    free(id);
+    s->taking = false;
     if (sb) {
         /* A warm sandbox started with the default env: the session's own comes once its
          * executor answers (bash.env, before READY). */
@@ -104,8 +108,10 @@ on_claimed(void *ud, const sandbox_t *sb)
      * have been deleted meanwhile). */
     err_t err = {0};
     char *again = xstrdup(s->id);
+    s->taking = true;
     if (pool_start_sandbox(s->profile, s->params, on_fresh, again, &err) < 0) {
         free(again);
+        s->taking = false;
         session_start_failed(s, err.code, err.msg);
     }
 }
@@ -140,6 +146,7 @@ session_take_sandbox(gw_session_t *s)
     json_object *env = json_get(s->params, "env");
     bool own_env =
         env && json_object_is_type(env, json_type_object) && json_object_object_length(env);
+    s->taking = true;
     if (!needs_own_sandbox(s->params) && pool_serves(s->profile))
         pool_claim(s->profile, s->id, own_env, on_claimed, xstrdup(s->id));
     else

@@ -37,17 +37,20 @@ run_next(work_queue_t *q)
 }
 
 void
-work_queue_push(work_queue_t *q, work_item_t *it, work_fn work, work_fn done)
+work_queue_push(work_queue_t *q, work_item_t *it, work_fn work, work_fn done, bool urgent)
 {
     it->q = q;
     it->work = work;
     it->done = done;
-    it->next = NULL;
-    if (q->tail)
-        q->tail->next = it;
-    else
-        q->head = it;
-    q->tail = it;
+    it->urgent = urgent;
+    work_item_t **at = urgent ? (q->urgent_tail ? &q->urgent_tail->next : &q->head)
+                              : (q->tail ? &q->tail->next : &q->head);
+    it->next = *at;
+    *at = it;
+    if (!it->next)
+        q->tail = it;
+    if (urgent)
+        q->urgent_tail = it;
     q->waiting++;
     run_next(q);
 }
@@ -61,6 +64,8 @@ work_queue_take_waiting(work_queue_t *q)
     q->head = it->next;
     if (!q->head)
         q->tail = NULL;
+    if (q->urgent_tail == it)
+        q->urgent_tail = NULL;
     q->waiting--;
     it->next = NULL;
     return it;

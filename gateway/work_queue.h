@@ -8,6 +8,7 @@
 #ifndef SP_WORK_QUEUE_H
 #define SP_WORK_QUEUE_H
 
+#include <stdbool.h>
 #include <uv.h>
 
 typedef struct work_item work_item_t;
@@ -16,6 +17,7 @@ typedef void (*work_fn)(work_item_t *it);
 struct work_item {
     uv_work_t req;
     work_item_t *next; /* waiting for a free slot */
+    bool urgent;       /* waits ahead of the others (someone waits for it) */
     struct work_queue *q;
     work_fn work; /* on a pool thread */
     work_fn done; /* on the loop, once work returned (it may free the item) */
@@ -26,6 +28,7 @@ typedef struct work_queue {
     int running; /* on threads now */
     int waiting; /* queued behind them */
     work_item_t *head, *tail;
+    work_item_t *urgent_tail; /* the last urgent one waiting (they come first, in order) */
 } work_queue_t;
 
 #define WORK_QUEUE_INIT(n)                                                                         \
@@ -34,8 +37,9 @@ typedef struct work_queue {
     }
 
 /* Runs work(it) on a pool thread as soon as the queue has a free slot, then done(it) on the
- * loop; never calls either from within this call. */
-void work_queue_push(work_queue_t *q, work_item_t *it, work_fn work, work_fn done);
+ * loop; never calls either from within this call. An urgent item waits ahead of those that
+ * are not. */
+void work_queue_push(work_queue_t *q, work_item_t *it, work_fn work, work_fn done, bool urgent);
 
 /* The first item still waiting (not begun), taken off the queue; NULL if none. */
 work_item_t *work_queue_take_waiting(work_queue_t *q);

@@ -91,8 +91,7 @@ on_listed(void *ud, long status, json_object *body, const char *error)
             continue;
         GW_LOG("docker: removing %s (sandbox %s, %s), left by an earlier run without a session",
                json_get_str(c, "Id", "?"), sb.id, json_get_str(c, "State", "?"));
-        err_t err = {0};
-        provider_docker.destroy(&sb, true, &err);
+        docker_discard(&sb);
     }
 }
 

@@ -439,10 +439,25 @@ rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
     return 0;
 }
 
+static bool
+only_ctl_left(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool only = true;
+    for (struct dirent *de; only && (de = readdir(d));)
+        only = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+               !strcmp(de->d_name, PROVIDER_CTL_DIR);
+    closedir(d);
+    return only;
+}
+
 /* Removes dir's entries and dir, its ctl/ (the host's record of the sandbox: sandbox_host.h)
  * last: a gateway killed during a purge of many files still finds the record after its
- * restart, and with it the sandbox to destroy again. An entry on another filesystem (a mount
- * still there) is left, as FTW_MOUNT leaves it: the caller finds dir not empty. */
+ * restart, and with it the sandbox to destroy again; while anything else is left (an entry on
+ * another filesystem, a mount still there, as FTW_MOUNT leaves it; a name too long) ctl/ stays
+ * too, and the caller finds dir not empty. */
 static void
 purge_dir(const char *dir)
 {
@@ -467,6 +482,8 @@ purge_dir(const char *dir)
             unlink(path);
     }
     closedir(d);
+    if (!only_ctl_left(dir))
+        return; /* the record stays with what is left: a later destroy finds both */
     if (snprintf(path, sizeof path, "%s/" PROVIDER_CTL_DIR, dir) < (int)sizeof path)
         nftw(path, rm_entry, 8, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
     rmdir(dir);

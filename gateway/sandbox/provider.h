@@ -95,6 +95,8 @@ typedef struct {
 typedef struct provider provider_t;
 /* create_async's answer: sb (borrowed) once started, or NULL and why. */
 typedef void (*provider_done_fn)(void *ud, const sandbox_t *sb, const char *error);
+/* remove's answer: code 0 once removed, else why. */
+typedef void (*provider_removed_fn)(void *ud, int code, const char *error);
 struct provider {
     const char *name;
     /* Starts the sandbox; returns when the process is started (not necessarily ready). */
@@ -103,12 +105,15 @@ struct provider {
      * and calls done once, later (spec is not kept). Returns < 0 (err set, no done) when it
      * could not begin. NULL: create is used. */
     int (*create_async)(const sandbox_spec_t *spec, provider_done_fn done, void *ud, err_t *err);
-    /* Kills every process of the sandbox and removes its cgroup and, if purge, its directory. */
+    /* Kills every process of the sandbox and removes its cgroup and, if purge, its directory
+     * (after remove, where there is one: what stays on the host). Blocks until done; safe on
+     * a worker thread while others start sandboxes (the gateway runs it on one:
+     * sandbox_destroy.h). */
     int (*destroy)(const sandbox_t *sb, bool purge, err_t *err);
-    /* destroy only begins the removal and must run on the gateway's loop (docker: its daemon
-     * answers later); false: it blocks until the sandbox is gone, and is thread-safe (the
-     * gateway runs it on a worker thread: sandbox_destroy.h). */
-    bool destroy_async;
+    /* For sandboxes a daemon runs (docker): asks it to remove the sandbox, without blocking
+     * the loop; done on the loop once it did (code 0) or failed, never from within this call.
+     * Returns < 0 (err set, no done) when it could not ask. NULL: destroy does all. */
+    int (*remove)(const sandbox_t *sb, provider_removed_fn done, void *ud, err_t *err);
     /* 1 if the sandbox still runs (its executor answers), 0 if not. */
     int (*alive)(const sandbox_t *sb);
     /* Freezes / thaws every process (cgroup freezer); -ENOTSUP where impossible. */

@@ -299,8 +299,7 @@ start_failed(handoff_t *h, const char *why)
     void *ud = h->ud;
     sandbox_t sb = h->sb;
     handoff_free(h);
-    err_t err = {0};
-    provider_docker.destroy(&sb, true, &err);
+    docker_discard(&sb);
     done(ud, NULL, why);
 }
 
@@ -419,7 +418,8 @@ docker_create(const sandbox_spec_t *spec, sandbox_t *out, err_t *err)
 
 typedef struct {
     sandbox_t sb;
-    bool purge;
+    provider_removed_fn done;
+    void *ud;
 } removal_t;
 
 static void
@@ -427,28 +427,24 @@ on_removed(void *ud, long status, json_object *body, const char *error)
 {
     (void)body;
     removal_t *r = ud;
-    if (status != 204 && status != 404)
-        GW_LOG("sandbox %s: docker remove: %s", r->sb.id, error ? error : "failed");
-    sandbox_t plain = r->sb; /* Docker removed its cgroup and processes: the directory remains */
-    plain.cgroup_version = 0;
-    plain.cgroup[0] = '\0';
-    plain.pid = 0;
-    err_t err = {0};
-    if (provider_generic_destroy(&plain, r->purge, &err) < 0)
-        GW_LOG("sandbox %s: %s", r->sb.id, err.msg);
+    if (status == 204 || status == 404)
+        r->done(r->ud, 0, NULL);
+    else
+        r->done(r->ud, EIO, error && *error ? error : "docker did not remove the container");
     free(r);
 }
 
-/* Asynchronous: the container is removed (force: killed first), then the directory. */
+/* The container removed (force: killed first); the directory is destroy's. */
 static int
-docker_destroy(const sandbox_t *sb, bool purge, err_t *err)
+docker_remove(const sandbox_t *sb, provider_removed_fn done, void *ud, err_t *err)
 {
     handoff_t *h = handoff_find(sb->id);
     if (h && h->started) /* one still starting is freed by its own answer */
         handoff_free(h);
     removal_t *r = xcalloc(1, sizeof *r);
     r->sb = *sb;
-    r->purge = purge;
+    r->done = done;
+    r->ud = ud;
     char path[160], name[80];
     container_name(sb, name, sizeof name);
     snprintf(path, sizeof path, "/containers/%s?force=1&v=1", name);
@@ -457,6 +453,42 @@ docker_destroy(const sandbox_t *sb, bool purge, err_t *err)
         return err_set(err, EIO, "docker: cannot send the remove request");
     }
     return 0;
+}
+
+/* What stays on the host once Docker removed the container (its cgroup and processes with it):
+ * the directory. Blocking, thread-safe. */
+static int
+docker_destroy(const sandbox_t *sb, bool purge, err_t *err)
+{
+    sandbox_t plain = *sb;
+    plain.cgroup_version = 0;
+    plain.cgroup[0] = '\0';
+    plain.pid = 0;
+    return provider_generic_destroy(&plain, purge, err);
+}
+
+static void
+on_discarded(void *ud, int code, const char *error)
+{
+    sandbox_t *sb = ud;
+    err_t err = {0};
+    if (code)
+        GW_LOG("sandbox %s: docker remove: %s", sb->id, error);
+    else if (docker_destroy(sb, true, &err) < 0)
+        GW_LOG("sandbox %s: %s", sb->id, err.msg);
+    free(sb);
+}
+
+void
+docker_discard(const sandbox_t *sb)
+{
+    sandbox_t *copy = xmalloc(sizeof *copy);
+    *copy = *sb;
+    err_t err = {0};
+    if (docker_remove(copy, on_discarded, copy, &err) < 0) {
+        GW_LOG("sandbox %s: %s", sb->id, err.msg);
+        free(copy);
+    }
 }
 
 static int
@@ -532,7 +564,7 @@ const provider_t provider_docker = {
     .create = docker_create,
     .create_async = docker_create_async,
     .destroy = docker_destroy,
-    .destroy_async = true,
+    .remove = docker_remove,
     .alive = docker_alive,
     .pause = docker_pause,
     .resume = docker_resume,

@@ -7,6 +7,7 @@ another session's command is answered well inside that."""
 import json
 import os
 import select
+import subprocess
 import time
 import unittest
 
@@ -49,9 +50,9 @@ class SlowDestroy(unittest.TestCase):
         self.pid = sb["pid"]  # the sandbox's top process on the host
         return sid, sb["id"], d
 
-    def top_gone(self):
+    def top_gone(self, pid=None):
         try:
-            return open(f"/proc/{self.pid}/stat").read().rsplit(")", 1)[1].split()[0] in "ZX"
+            return open(f"/proc/{pid or self.pid}/stat").read().rsplit(")", 1)[1].split()[0] in "ZX"
         except FileNotFoundError:
             return True
 
@@ -108,6 +109,38 @@ class DestroyInterruptedTest(SlowDestroy):
         self.assertEqual(self.st.redis("HGET", f"sp:session:{{{sid}}}", "status"), "STOPPED")
         r = self.st.call(self.c, "session.create", {}, timeout=60)
         self.assertEqual(r["result"]["status"], "READY", r)
+
+
+class DestroyFailsTest(SlowDestroy):
+    def test_a_failed_destroy_is_told_keeps_the_record_and_is_retried_at_the_restart(self):
+        """A purge that cannot remove everything (here a filesystem the host mounted inside the
+        sandbox's workspace, which the purge never enters) fails the delete with why; the
+        session is STOPPED but stays in its gateway's set and keeps its host record (ctl/), so
+        the next start of the gateway destroys it for good."""
+        sid = self.st.create_session()
+        sb = json.loads(self.st.redis("HGET", f"sp:session:{{{sid}}}", "sandbox"))
+        d = os.path.join(self.st.state_dir, sb["id"])
+        mnt = os.path.join(d, "workspace", "mnt")
+        os.mkdir(mnt)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "sp-test", mnt], check=True)
+        try:
+            r = self.st.call(self.c, "session.delete", {"session": sid}, timeout=60)
+            self.assertEqual(r.get("type"), "error", r)
+            self.assertEqual(r["error"]["code"], "failed", r)
+            self.assertIn("not destroyed", r["error"]["message"])
+            self.assertEqual(self.st.redis("HGET", f"sp:session:{{{sid}}}", "status"), "STOPPED")
+            self.assertEqual(self.st.redis("SISMEMBER", f"sp:gateway:{self.st.gateway_id}:sessions", sid), "1")
+            self.assertTrue(os.path.isdir(os.path.join(d, "ctl")), "the host record went with a failed purge")
+            self.assertTrue(self.top_gone(sb["pid"]), "the sandbox's processes outlived its delete")
+        finally:
+            subprocess.run(["umount", mnt], check=True)
+        self.st.kill_gateway()
+        self.c.close()
+        self.st.start_gateway()
+        self.c = self.st.control()
+        self.eventually(lambda: not os.path.exists(d), "the failed destroy carried out at the restart")
+        self.eventually(lambda: self.st.redis("SISMEMBER", f"sp:gateway:{self.st.gateway_id}:sessions", sid) == "0",
+                        "the session left the gateway's set")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ session answers commands. The hold is a real one the test controls: bwrap on the
 is a wrapper whose first `bwrap --version` (the provider asks it once, during its first start
 of a sandbox without root inside) waits on a FIFO until the test writes it."""
 import os
+import select
 import shutil
 import stat
 import tempfile
@@ -95,6 +96,35 @@ class SandboxStartOffLoopTest(HeldStart):
         for s in (first, second):
             self.assertEqual(self.st.redis("HGET", f"sp:session:{{{s}}}", "status"), "READY")
         for w in (ws, ws1, held, c):
+            w.close()
+
+
+class DeleteDuringStartTest(HeldStart):
+    """A session deleted while its sandbox is still starting is answered once that sandbox has
+    come and gone: after the answer none of its processes runs (a delete's promise), not when
+    the session record changed while the sandbox was still on its way."""
+
+    def test_delete_while_starting_is_answered_after_the_sandbox_is_destroyed(self):
+        held = self.st.control()
+        held.send_json({"id": 1, "method": "session.create", "params": {}})
+        self.wait_reached()
+        c = self.st.control()
+        sessions = self.st.call(c, "session.list")["result"]["sessions"]
+        self.assertEqual([s["status"] for s in sessions], ["STARTING_RUNTIME"], sessions)
+        sid = sessions[0]["id"]
+        c.send_json({"id": 2, "method": "session.delete", "params": {"session": sid}})
+        # Its sandbox is still on the way (held in the wrapper): no answer yet.
+        self.assertEqual(select.select([c.sock], [], [], 1.0)[0], [], "answered while its sandbox was starting")
+        self.assertTrue(self.release())
+        r = c.recv_json(60)
+        self.assertEqual((r.get("id"), r.get("type")), (2, "result"), r)
+        self.assertEqual(r["result"]["status"], "STOPPED")
+        procs, _ = sandbox_processes(self.st.state_dir)
+        self.assertEqual(procs, set(), "the deleted session's sandbox runs after the delete's answer")
+        r = held.recv_json(60)
+        self.assertEqual(r.get("type"), "error", r)
+        self.assertEqual(self.st.redis("SISMEMBER", f"sp:gateway:{self.st.gateway_id}:sessions", sid), "0")
+        for w in (held, c):
             w.close()
 
 

@@ -402,7 +402,7 @@ typedef struct deleted {
     char id[64];
     session_deleted_cb done;
     void *ud;
-    struct deleted *next; /* waiting for the sandbox a claim or start brings (session_taking) */
+    struct deleted *next; /* waiting for the sandbox a claim or start brings (s->taking) */
 } deleted_t;
 
 static deleted_t *awaiting_sandbox;

@@ -1,6 +1,7 @@
 /* bench_latency.c — `echo hi` round trip through the executor socket (run action → CLOSE with
  * the observation), and the same command typed into a bare interactive bash on a PTY (the
- * floor any PTY-based executor sits on), measured in the same run, their rounds alternating.
+ * floor any PTY-based executor sits on), measured in the same run, their rounds alternating
+ * in a shuffled order.
  * usage: bench_latency SOCKET [N [SOCKET...]]: further sockets are other executors (an A/B),
  * measured in the same alternation. */
 #include <fcntl.h>
@@ -171,22 +172,34 @@ main(int argc, char **argv)
     pid_t pid;
     int master = bare_start(&pid);
     double *bare = calloc((size_t)n, sizeof *bare);
+    /* Each round in its own order (a shuffle; index nexec is the floor): one measured always
+     * right after the same other pays for what that one leaves behind (a shell's wake-ups, a
+     * CPU's idle state), which in bench_ws's fixed order favoured the first of two identical
+     * gateways by 11-50 us. */
+    int *order = calloc((size_t)nexec + 1, sizeof *order);
+    unsigned seed = 35;
+    for (int k = 0; k <= nexec; k++)
+        order[k] = k;
     for (int i = -20; i < n; i++) { /* 20 warm-up rounds (the first starts the shell) */
-        for (int e = 0; e < nexec; e++) {
-            double a = executor_round(fds[e]);
-            if (i >= 0)
-                ours[e][i] = a;
+        for (int k = nexec; k > 0; k--) {
+            int j = rand_r(&seed) % (k + 1), x = order[k];
+            order[k] = order[j];
+            order[j] = x;
         }
-        double b = bare_round(master);
-        if (i >= 0)
-            bare[i] = b;
+        for (int k = 0; k <= nexec; k++) {
+            int e = order[k];
+            double t = e < nexec ? executor_round(fds[e]) : bare_round(master);
+            if (i >= 0)
+                (e < nexec ? ours[e] : bare)[i] = t;
+        }
     }
+    free(order);
     double p_bare = report("bare bash on a PTY (floor)", bare, n);
     for (int e = 0; e < nexec; e++) {
         char name[64];
         snprintf(name, sizeof name, nexec > 1 ? "executor %d echo hi" : "executor echo hi", e + 1);
         double p_ours = report(name, ours[e], n);
-        printf("  -> %s p50 / floor p50: %.2fx (rounds alternating)%s%s\n",
+        printf("  -> %s p50 / floor p50: %.2fx (rounds alternating, shuffled)%s%s\n",
                nexec > 1 ? name : "executor", p_ours / p_bare, nexec > 1 ? " " : "",
                nexec > 1 ? paths[e] : "");
         free(ours[e]);

@@ -12,9 +12,10 @@ Bounded: creation stops early when MemAvailable falls under BENCH_DENSITY_MIN_AV
 destroyed and checked for by the stack on the way out. BENCH_DENSITY_DISK=0: sandboxes without
 a disk of their own (the gateway's --disk 0). BENCH_DENSITY_GATEWAY: another build's
 sandpipe-gateway to run instead of $MODE's (an A/B against an older commit). Also reported, as
-signs of a stalled loop: the executor links the gateway found dead (its log), and the lowest
+signs of a stalled loop: the executor links the gateway found dead (its log), the lowest
 remaining TTL of its heartbeat key in Redis (5 s when refreshed; PTTL asked every 100 ms) while
-creating and while deleting."""
+creating and while deleting, and the latency of one session's `echo hi` over REST, repeated
+while all the others are deleted."""
 import collections
 import concurrent.futures as cf
 import os
@@ -239,11 +240,31 @@ def main():
             except OSError:
                 return 0
 
+        # One session stays while the others are deleted: its `echo hi` over REST, one after
+        # the other, is what every other user of the gateway feels of the destroys.
+        probe_sid, stop_probe, lat = ids[0], threading.Event(), []
+
+        def probe():
+            while not stop_probe.is_set():
+                t = time.monotonic()
+                if echo(probe_sid):
+                    lat.append((time.monotonic() - t) * 1000)
+
         t2 = time.monotonic()
         hb.phase = "deleting"
+        prober = threading.Thread(target=probe)
+        prober.start()
         with cf.ThreadPoolExecutor(CLIENTS) as ex:
-            statuses = collections.Counter(ex.map(delete, ids))
+            statuses = collections.Counter(ex.map(delete, ids[1:]))
+        stop_probe.set()
+        prober.join()
+        statuses[delete(probe_sid)] += 1
         hb.stop()
+        lat.sort()
+        if lat:
+            print(f"another session's `echo hi` over REST while the others were deleted: "
+                  f"n={len(lat)} p50={lat[len(lat) // 2]:.1f} ms p99={lat[len(lat) * 99 // 100]:.1f} ms "
+                  f"max={lat[-1]:.1f} ms")
         print(f"the gateway's heartbeat key (TTL 5000 ms), lowest PTTL seen: "
               f"{hb.low.get('creating', '-')} ms while creating, "
               f"{hb.low.get('deleting', '-')} ms while deleting")

@@ -68,8 +68,19 @@ class ComposeTest(unittest.TestCase):
             self.assertIn("openhands", text)
             self.assertIn("Python 3.", text)
             self.assertIn("/home/openhands", text)
-            st, _ = request(port, "DELETE", f"/api/v1/sessions/{s['id']}", None, token)
-            self.assertIn(st, (200, 204))
+            # where its sandbox lives on the host: the source of its /workspace bind
+            st, ev = request(port, "POST", f"/api/v1/sessions/{s['id']}/actions?wait=true",
+                             {"action": "run", "args": {"command": "grep ' /workspace ' /proc/self/mountinfo"}},
+                             token)
+            self.assertEqual(st, 200, ev)
+            src = ev["observation"]["content"].split()[3]
+            sb_dir = os.path.dirname(src)
+            self.assertTrue(sb_dir.startswith("/var/lib/sandpipe/compose/") and os.path.isdir(sb_dir), src)
+            st, body = request(port, "DELETE", f"/api/v1/sessions/{s['id']}", None, token)
+            self.assertIn(st, (200, 204), (body, compose(project, env, "logs", "--tail", "50", "gateway")))
+            # answered once its container and its directory are gone (the gateway runs without
+            # CAP_SYS_ADMIN: its destroy must not stop at an unmount it cannot make)
+            self.assertFalse(os.path.exists(sb_dir), "the deleted session's sandbox directory is left on the host")
             # a session with a network: netd's link into its container (never a Docker bridge),
             # and neither Redis on the compose network nor the host's Docker bridge answers it
             rid = compose(project, env, "ps", "-q", "redis").strip()

@@ -290,6 +290,18 @@ class Stack:
         with open(os.path.join(self.tmp, "gateway.log")) as f:
             return f.read()
 
+    def eventually(self, check, what, timeout=60, step=0.02):
+        """check()'s first true value, asked every step seconds; AssertionError naming what
+        never happened (with the gateway's log) after timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            v = check()
+            if v:
+                return v
+            if time.monotonic() >= deadline:
+                raise AssertionError(f"never happened: {what}\n{self.gateway_log()[-3000:]}")
+            time.sleep(step)
+
     def token(self, sub="alice", role="user", session=None, exp_in=3600):
         return jwt(self.secret, sub=sub, role=role, session=session, exp_in=exp_in)
 

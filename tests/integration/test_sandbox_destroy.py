@@ -8,7 +8,6 @@ import json
 import os
 import select
 import subprocess
-import time
 import unittest
 
 from stack import Stack, act, run_action, sandbox_processes
@@ -25,14 +24,8 @@ class SlowDestroy(unittest.TestCase):
         self.c.close()
         self.st.stop()
 
-    def eventually(self, check, what, timeout=120):
-        deadline = time.monotonic() + timeout
-        while True:
-            v = check()
-            if v:
-                return v
-            self.assertLess(time.monotonic(), deadline, f"never happened: {what}\n{self.st.gateway_log()[-3000:]}")
-            time.sleep(0.02)
+    def eventually(self, check, what):
+        return self.st.eventually(check, what, timeout=120)
 
     def session_with_many_files(self):
         """A session whose sandbox wrote FILES files; its id and its directory on the host."""

@@ -134,14 +134,8 @@ class WarmSandboxNotListedTest(HeldStart):
     that is listed. The pool's first start is held (the wrapper) while Redis is stopped."""
     pool = 1
 
-    def eventually(self, check, what, timeout=60):
-        deadline = time.monotonic() + timeout
-        while True:
-            v = check()
-            if v:
-                return v
-            self.assertLess(time.monotonic(), deadline, f"never happened: {what}\n{self.st.gateway_log()[-3000:]}")
-            time.sleep(0.1)
+    def eventually(self, check, what):
+        return self.st.eventually(check, what, step=0.1)
 
     def test_unlisted_warm_sandbox_is_discarded_and_the_pool_warms_a_listed_one(self):
         self.wait_reached()  # the pool's first warm sandbox is starting, held

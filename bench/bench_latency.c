@@ -172,20 +172,13 @@ main(int argc, char **argv)
     pid_t pid;
     int master = bare_start(&pid);
     double *bare = calloc((size_t)n, sizeof *bare);
-    /* Each round in its own order (a shuffle; index nexec is the floor): one measured always
-     * right after the same other pays for what that one leaves behind (a shell's wake-ups, a
-     * CPU's idle state), which in bench_ws's fixed order favoured the first of two identical
-     * gateways by 11-50 us. */
+    /* each round in its own order (shuffle, bench_stats.h); index nexec is the floor */
     int *order = calloc((size_t)nexec + 1, sizeof *order);
     unsigned seed = 35;
     for (int k = 0; k <= nexec; k++)
         order[k] = k;
     for (int i = -20; i < n; i++) { /* 20 warm-up rounds (the first starts the shell) */
-        for (int k = nexec; k > 0; k--) {
-            int j = rand_r(&seed) % (k + 1), x = order[k];
-            order[k] = order[j];
-            order[j] = x;
-        }
+        shuffle(order, nexec + 1, &seed);
         for (int k = 0; k <= nexec; k++) {
             int e = order[k];
             double t = e < nexec ? executor_round(fds[e]) : bare_round(master);

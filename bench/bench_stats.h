@@ -1,5 +1,6 @@
 /* bench_stats.h — what the benchmark clients share: a monotonic clock in microseconds,
- * percentiles of a sorted sample, and a sample that grows as a thread measures. Header-only
+ * percentiles of a sorted sample, a sample that grows as a thread measures, and a shuffle for
+ * rounds that alternate. Header-only
  * (static inline). */
 #ifndef SP_BENCH_STATS_H
 #define SP_BENCH_STATS_H
@@ -31,6 +32,20 @@ static inline double
 pct(const double *v, size_t n, int p)
 {
     return n ? v[n * (size_t)p / 100 < n ? n * (size_t)p / 100 : n - 1] : 0;
+}
+
+/* Puts order[0..n) in a new random order (Fisher-Yates; seed is the caller's, for runs that
+ * repeat). Alternating rounds take their order from it: a target measured always right after
+ * the same other one pays for what that one leaves behind (its shell's wake-ups, a CPU's idle
+ * state), which in a fixed order favoured the first of two identical gateways by 11-50 us. */
+static inline void
+shuffle(int *order, int n, unsigned *seed)
+{
+    for (int k = n - 1; k > 0; k--) {
+        int j = rand_r(seed) % (k + 1), x = order[k];
+        order[k] = order[j];
+        order[j] = x;
+    }
 }
 
 /* A sample that grows as it is measured: one per thread, so no locking. */

@@ -410,19 +410,12 @@ echo_mode(const char *host, echo_target_t *ts, int nt, int n)
             discard_after(&t->w, 300000);
         }
     }
-    /* each round in its own order (a shuffle): a target measured always right after the same
-     * other one pays for what that one leaves behind (its shell's wake-ups, a CPU's idle
-     * state), which was worth 15 us to one of two identical gateways in a fixed order */
-    int order[ECHO_TARGETS_MAX];
+    int order[ECHO_TARGETS_MAX]; /* each round in its own order (shuffle, bench_stats.h) */
     unsigned seed = 35;
     for (int k = 0; k < nt; k++)
         order[k] = k;
     for (int i = -20; i < n; i++) {
-        for (int k = nt - 1; k > 0; k--) {
-            int j = rand_r(&seed) % (k + 1), x = order[k];
-            order[k] = order[j];
-            order[j] = x;
-        }
+        shuffle(order, nt, &seed);
         for (int k = 0; k < nt; k++) {
             double us = echo_round(&ts[order[k]], i);
             if (i >= 0)

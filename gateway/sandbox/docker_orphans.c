@@ -15,6 +15,7 @@
 #include "gw.h"
 #include "json_util.h"
 #include "provider.h"
+#include "sandbox_destroy.h"
 
 #define LIST_TIMEOUT_MS 60000
 
@@ -91,7 +92,7 @@ on_listed(void *ud, long status, json_object *body, const char *error)
             continue;
         GW_LOG("docker: removing %s (sandbox %s, %s), left by an earlier run without a session",
                json_get_str(c, "Id", "?"), sb.id, json_get_str(c, "State", "?"));
-        docker_discard(&sb);
+        sandbox_destroy(&provider_docker, &sb, NULL, NULL, false);
     }
 }
 

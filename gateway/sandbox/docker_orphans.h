@@ -6,8 +6,6 @@
 
 #include <stdbool.h>
 
-#include "provider.h"
-
 /* This gateway process's mark (label sandpipe.run on every container it creates): random, made
  * on the first call. */
 const char *docker_life_id(void);
@@ -16,9 +14,5 @@ const char *docker_life_id(void);
  * removes, with their directories, those of an earlier run that no longer run or whose sandbox
  * owned() says nobody holds (provider_t.cleanup). */
 void docker_orphans_clean(const char *gateway_id, bool (*owned)(const char *sandbox_id));
-
-/* provider_docker.c: removes sb's container, then its directory (on the loop, errors logged):
- * a start that failed, an orphan. */
-void docker_discard(const sandbox_t *sb);
 
 #endif

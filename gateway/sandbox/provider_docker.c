@@ -43,6 +43,7 @@
 #include "json_util.h"
 #include "net_policy.h"
 #include "provider.h"
+#include "sandbox_destroy.h"
 #include "sandbox_disk.h"
 #include "seccomp.h"
 #include "xalloc.h"
@@ -299,7 +300,7 @@ start_failed(handoff_t *h, const char *why)
     void *ud = h->ud;
     sandbox_t sb = h->sb;
     handoff_free(h);
-    docker_discard(&sb);
+    sandbox_destroy(&provider_docker, &sb, NULL, NULL, false);
     done(ud, NULL, why);
 }
 
@@ -465,30 +466,6 @@ docker_destroy(const sandbox_t *sb, bool purge, err_t *err)
     plain.cgroup[0] = '\0';
     plain.pid = 0;
     return provider_generic_destroy(&plain, purge, err);
-}
-
-static void
-on_discarded(void *ud, int code, const char *error)
-{
-    sandbox_t *sb = ud;
-    err_t err = {0};
-    if (code)
-        GW_LOG("sandbox %s: docker remove: %s", sb->id, error);
-    else if (docker_destroy(sb, true, &err) < 0)
-        GW_LOG("sandbox %s: %s", sb->id, err.msg);
-    free(sb);
-}
-
-void
-docker_discard(const sandbox_t *sb)
-{
-    sandbox_t *copy = xmalloc(sizeof *copy);
-    *copy = *sb;
-    err_t err = {0};
-    if (docker_remove(copy, on_discarded, copy, &err) < 0) {
-        GW_LOG("sandbox %s: %s", sb->id, err.msg);
-        free(copy);
-    }
 }
 
 static int

@@ -419,6 +419,14 @@ on_destroyed(void *ud, int code, const char *msg)
 }
 
 void
+session_sandbox_destroy(const char *id, const provider_t *p, const sandbox_t *sb)
+{
+    deleted_t *d = xcalloc(1, sizeof *d);
+    snprintf(d->id, sizeof d->id, "%s", id);
+    sandbox_destroy(p, sb, on_destroyed, d, false);
+}
+
+void
 session_sandbox_orphaned(const char *id, const sandbox_t *sb)
 {
     deleted_t *d = NULL;

@@ -255,6 +255,9 @@ void session_take_sandbox(gw_session_t *s);
 /* The sandbox (or NULL: none came) a claim or start brought for session id, deleted meanwhile:
  * destroyed, and the delete answered once it is gone (session.c). */
 void session_sandbox_orphaned(const char *id, const sandbox_t *sb);
+/* Destroys sb, the sandbox of session id that ended while no gateway held it (a restore); the
+ * session leaves its gateway's set once the sandbox is gone (session.c). */
+void session_sandbox_destroy(const char *id, const provider_t *p, const sandbox_t *sb);
 /* Writes the session's record (sp:session:{id}) and its place in the listings. session.c. */
 void session_save(gw_session_t *s);
 

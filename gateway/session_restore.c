@@ -10,7 +10,6 @@
 #include "json_util.h"
 #include "redis_client.h"
 #include "net_policy.h"
-#include "sandbox_destroy.h"
 #include "sandbox/sandbox_host.h"
 #include "session_int.h"
 #include "session_ports.h"
@@ -172,17 +171,6 @@ fail_start(redisContext *rc, const char *id, uint64_t seq, const char *why)
     GW_LOG("restore: session %s: %s", id, why);
 }
 
-/* A session that ended while its gateway was away, its sandbox now gone: out of the set. */
-static void
-on_destroyed(void *ud, int code, const char *msg)
-{
-    (void)msg; /* logged; the next restart tries again */
-    char *id = ud;
-    if (!code)
-        redis_client_cmd(NULL, NULL, "SREM sp:gateway:%s:sessions %s", g_gw.cfg.id, id);
-    free(id);
-}
-
 /* Re-attaches session id from its record (this gateway owns it in Redis; from: the gateway it
  * is taken from, NULL after a restart). NULL when there is nothing to re-attach (stopped, or no
  * valid sandbox record: then it leaves our set; a start never finished is marked ERROR). */
@@ -265,7 +253,7 @@ restore_one(redisContext *rc, const char *id, const char *from)
         /* A sandbox still on the host (stopped: the gateway died or stopped during its
          * destroy) is destroyed; the session leaves the set once it is gone. */
         if (sbp)
-            sandbox_destroy(sbp, &sb, on_destroyed, xstrdup(id), false);
+            session_sandbox_destroy(id, sbp, &sb);
         else
             freeReplyObject(redisCommand(rc, "SREM sp:gateway:%s:sessions %s", g_gw.cfg.id, id));
         return NULL;

@@ -29,10 +29,8 @@ class GatewayTest(unittest.TestCase):
     def wait_warm(self, c):
         """Waits (bounded) until the pool holds a warm sandbox again after the other tests'
         claims; its record, the first listed."""
-        for _ in range(100):
-            if self.st.call(c, "pool")["result"]["default"]["ready"] >= 1:
-                break
-            time.sleep(0.1)
+        self.st.eventually(lambda: self.st.call(c, "pool")["result"]["default"]["ready"] >= 1,
+                           "a warm sandbox in the pool", timeout=10, step=0.1)
         return json.loads(self.st.redis("LRANGE", f"sp:pool:{{default}}:{self.st.gateway_id}", "0", "0"))
 
     def test_session_lifecycle_and_status_events(self):

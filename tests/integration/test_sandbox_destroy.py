@@ -24,9 +24,6 @@ class SlowDestroy(unittest.TestCase):
         self.c.close()
         self.st.stop()
 
-    def eventually(self, check, what):
-        return self.st.eventually(check, what, timeout=120)
-
     def session_with_many_files(self):
         """A session whose sandbox wrote FILES files; its id and its directory on the host."""
         sid = self.st.create_session()
@@ -85,7 +82,7 @@ class DestroyInterruptedTest(SlowDestroy):
         sid, sbid, d = self.session_with_many_files()
         self.c.send_json({"id": 8, "method": "session.delete", "params": {"session": sid}})
         # The destroy kills the sandbox's processes first, then purges its files: killed there.
-        self.eventually(self.top_gone, "the sandbox's processes killed")
+        self.st.eventually(self.top_gone, "the sandbox's processes killed", timeout=120)
         self.st.kill_gateway()
         self.assertTrue(os.path.isdir(os.path.join(d, "ctl")),
                         "the destroy was over before the gateway could be killed during it")
@@ -96,9 +93,9 @@ class DestroyInterruptedTest(SlowDestroy):
         self.st.start_gateway()
         self.c = self.st.control()
         # The restart finds the session STOPPED with its sandbox still there: destroyed again.
-        self.eventually(lambda: not os.path.exists(d), "the interrupted destroy carried out after the restart")
-        self.eventually(lambda: self.st.redis("SISMEMBER", f"sp:gateway:{self.st.gateway_id}:sessions", sid) == "0",
-                        "the session left the gateway's set")
+        self.st.eventually(lambda: not os.path.exists(d), "the interrupted destroy carried out after the restart", timeout=120)
+        self.st.eventually(lambda: self.st.redis("SISMEMBER", f"sp:gateway:{self.st.gateway_id}:sessions", sid) == "0",
+                           "the session left the gateway's set", timeout=120)
         self.assertEqual(self.st.redis("HGET", f"sp:session:{{{sid}}}", "status"), "STOPPED")
         r = self.st.call(self.c, "session.create", {}, timeout=60)
         self.assertEqual(r["result"]["status"], "READY", r)
@@ -131,9 +128,9 @@ class DestroyFailsTest(SlowDestroy):
         self.c.close()
         self.st.start_gateway()
         self.c = self.st.control()
-        self.eventually(lambda: not os.path.exists(d), "the failed destroy carried out at the restart")
-        self.eventually(lambda: self.st.redis("SISMEMBER", f"sp:gateway:{self.st.gateway_id}:sessions", sid) == "0",
-                        "the session left the gateway's set")
+        self.st.eventually(lambda: not os.path.exists(d), "the failed destroy carried out at the restart", timeout=120)
+        self.st.eventually(lambda: self.st.redis("SISMEMBER", f"sp:gateway:{self.st.gateway_id}:sessions", sid) == "0",
+                           "the session left the gateway's set", timeout=120)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ import select
 import shutil
 import stat
 import tempfile
-import time
 import unittest
 
 from stack import Stack, run_action, sandbox_processes
@@ -58,11 +57,8 @@ class HeldStart(unittest.TestCase):
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def wait_reached(self):
-        deadline = time.monotonic() + 60
-        while not os.path.exists(os.path.join(self.dir, "reached")):
-            self.assertLess(time.monotonic(), deadline, "the first start never asked bwrap --version")
-            time.sleep(0.05)
-
+        self.st.eventually(lambda: os.path.exists(os.path.join(self.dir, "reached")),
+                           "the first start asked bwrap --version", step=0.05)
 
 
 class SandboxStartOffLoopTest(HeldStart):
@@ -134,21 +130,18 @@ class WarmSandboxNotListedTest(HeldStart):
     that is listed. The pool's first start is held (the wrapper) while Redis is stopped."""
     pool = 1
 
-    def eventually(self, check, what):
-        return self.st.eventually(check, what, step=0.1)
-
     def test_unlisted_warm_sandbox_is_discarded_and_the_pool_warms_a_listed_one(self):
         self.wait_reached()  # the pool's first warm sandbox is starting, held
         self.st.redis_proc.terminate()
         self.st.redis_proc.wait(5)
         self.assertTrue(self.release())
-        self.eventually(lambda: "was not listed in Redis" in self.st.gateway_log(),
+        self.st.eventually(lambda: "was not listed in Redis" in self.st.gateway_log(),
                         "the warm sandbox's failed listing noticed")
-        self.eventually(lambda: not sandbox_processes(self.st.state_dir)[1],
+        self.st.eventually(lambda: not sandbox_processes(self.st.state_dir)[1],
                         "the unlisted warm sandbox destroyed")
         self.st.start_redis()
         key = f"sp:pool:{{default}}:{self.st.gateway_id}"
-        self.eventually(lambda: self.st.redis("LLEN", key) == "1", "a warm sandbox listed again")
+        self.st.eventually(lambda: self.st.redis("LLEN", key) == "1", "a warm sandbox listed again")
         self.assertEqual(len(sandbox_processes(self.st.state_dir)[1]), 1, "only the listed one runs")
         c = self.st.control()
         r = self.st.call(c, "session.create", {}, timeout=60)

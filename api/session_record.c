@@ -56,6 +56,13 @@ api_session_from_hash(const redisReply *h)
     json_set_int(o, "idle_timeout", v && v->str ? atoll(v->str) : 0);
     v = hash_field(h, "max_lifetime");
     json_set_int(o, "max_lifetime", v && v->str ? atoll(v->str) : 0);
+    /* what its idle timeout and its lifetime's end do, and what a request resuming it gives */
+    v = hash_field(h, "idle_action");
+    json_set_str(o, "idle_action", v && v->str && !strcmp(v->str, "pause") ? "pause" : "stop");
+    v = hash_field(h, "lifetime_action");
+    json_set_str(o, "lifetime_action", v && v->str && !strcmp(v->str, "pause") ? "pause" : "stop");
+    v = hash_field(h, "auto_resume");
+    json_set_int(o, "auto_resume", v && v->str && atoll(v->str) > 0 ? atoll(v->str) : 0);
     v = hash_field(h, "plugins");
     json_object *plugins = NULL;
     if (v && v->str) {

@@ -156,17 +156,18 @@ envd_session(http_req_t *h, const char *sid, bool stream)
                                     "(create and connect answer it)");
         return NULL;
     }
-    gw_session_t *s = envd_running(sid, m, sizeof m);
+    gw_session_t *s = envd_running(sid, true, m, sizeof m);
     if (!s)
         refuse(h, stream, ENVD_UNAVAILABLE, m);
     return s;
 }
 
 gw_session_t *
-envd_running(const char *sid, char *why, size_t cap)
+envd_running(const char *sid, bool wake, char *why, size_t cap)
 {
     gw_session_t *s = session_find(sid);
-    session_status_t st = s ? session_status(s) : SESSION_STOPPED;
+    /* E2B's autoResume: a call holding the sandbox's token resumes it */
+    session_status_t st = wake ? session_wake(s) : s ? session_status(s) : SESSION_STOPPED;
     if (st == SESSION_READY)
         return s;
     if (st == SESSION_PAUSED)
@@ -320,7 +321,7 @@ envd_health(http_req_t *h, const char *sid)
 {
     /* no token: it tells only whether a sandbox of this id runs, as E2B's proxy does */
     char why[200];
-    if (envd_running(sid, why, sizeof why))
+    if (envd_running(sid, false, why, sizeof why)) /* asking is no use of it */
         http_answer(h, 204, "text/plain", "", 0);
     else
         envd_http_fail(h, 502, "%s", why); /* the SDK's isRunning() reads 502 as false */

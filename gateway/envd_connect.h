@@ -61,8 +61,9 @@ json_object *envd_request(http_req_t *h, bool stream);
  * in its end). */
 gw_session_t *envd_session(http_req_t *h, const char *sid, bool stream);
 /* The session of sandbox sid if it runs here (READY), else NULL with why (cap bytes): paused,
- * not running, not ready. */
-gw_session_t *envd_running(const char *sid, char *why, size_t cap);
+ * not running, not ready. wake: the caller holds the sandbox's credential, so a paused session
+ * with auto_resume is resumed for it (session_wake). */
+gw_session_t *envd_running(const char *sid, bool wake, char *why, size_t cap);
 
 /* The Linux user a call names (Authorization: Basic base64("<user>:"), which E2B's SDK sends
  * when the caller named one; not a credential) into out, "" when none. -1 when the header is

@@ -72,7 +72,7 @@ envd_files_session(http_req_t *h, const char *sid, const char *op)
         envd_http_fail(h, 401, "%s", why);
         return NULL;
     }
-    gw_session_t *s = envd_running(sid, why, sizeof why);
+    gw_session_t *s = envd_running(sid, true, why, sizeof why);
     if (!s) /* 502: the SDK's word for a sandbox that is not running (TimeoutError) */
         envd_http_fail(h, 502, "%s", why);
     return s;

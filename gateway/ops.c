@@ -275,16 +275,23 @@ op_session_resume(const ops_call_t *c)
     ops_reply_free(to);
 }
 
-/* Sets the session's max_lifetime (seconds from its creation; 0: none) and keeps it in its
- * record, so a gateway taking the session over enforces the same end: the E2B API's timeout,
- * which setTimeout moves. */
+/* Sets the session's max_lifetime (seconds from its creation; 0: none) and, when given, its
+ * lifetime_action (what that end does), and keeps them in its record, so a gateway taking the
+ * session over enforces the same end: the E2B API's timeout, which setTimeout moves. */
 static void
 op_session_set_lifetime(const ops_call_t *c)
 {
-    json_object *v = json_get(c->args, "max_lifetime");
+    json_object *v = json_get(c->args, "max_lifetime"), *a = json_get(c->args, "lifetime_action");
     if (!v || !json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0 ||
         json_object_get_int64(v) > INT32_MAX) {
         ops_fail(c->reply, "bad_request", "max_lifetime must be an integer of seconds, 0 or more");
+        return;
+    }
+    err_t err = {0};
+    if (a && session_set_lifetime_action(
+                 c->s, json_object_is_type(a, json_type_string) ? json_object_get_string(a) : "",
+                 &err) < 0) {
+        ops_fail(c->reply, err_name(err.code), err.msg);
         return;
     }
     session_set_max_lifetime(c->s, (int)json_object_get_int64(v));

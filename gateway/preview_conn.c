@@ -352,6 +352,12 @@ on_app_close(void *ud, json_object *res)
 static void
 connect_app(pv_conn_t *c, gw_session_t *s)
 {
+    session_status_t st = session_wake(s); /* E2B's autoResume: a request let in resumes it */
+    if (st != SESSION_READY) {
+        page(c, 503, "Session not ready", "Session %s is %s: reload in a moment.", c->head.sid,
+             session_status_text(st));
+        return;
+    }
     json_object *req = json_object_new_object();
     json_set_str(req, "op", "port.connect");
     json_set_int(req, "port", c->head.port);
@@ -486,6 +492,8 @@ start(pv_conn_t *c)
     reading(c, false);
     gw_session_t *s = session_find(c->head.sid);
     session_status_t st = s ? session_status(s) : SESSION_STOPPED;
+    if (st == SESSION_PAUSED && session_auto_resumes(s))
+        st = SESSION_READY; /* resumed once the request is let in (connect_app) */
     if (!s)
         page(c, 404, "No such session",
              "Session %s does not exist or has ended, so port %u has nothing to show.", c->head.sid,

@@ -186,8 +186,8 @@ session_describe(const gw_session_t *s)
     json_set_int(o, "last_seq", (int64_t)event_log_acked_seq(s->log));
     json_set_int(o, "queued_actions", s->queued + (s->act_ch ? 1 : 0));
     json_set_int(o, "idle_timeout", s->idle_timeout);
-    json_set_str(o, "idle_action", s->idle_pause ? "pause" : "stop");
     json_set_int(o, "max_lifetime", s->max_lifetime);
+    session_lifecycle_describe(s, o);
     json_set(o, "idle_seconds", json_object_new_double(gw_now() - s->last_activity));
     json_object *plugins = json_get(s->params, "plugins");
     json_set(o, "plugins", plugins ? json_object_get(plugins) : session_plugins_default());
@@ -296,19 +296,21 @@ session_create_key_ok(const char *key)
 void
 session_save(gw_session_t *s)
 {
-    char key[128], created[64], idle[32], life[32];
+    char key[128], created[64], idle[32], life[32], resume[32];
     snprintf(key, sizeof key, "sp:session:{%s}", s->id);
     snprintf(created, sizeof created, "%.6f", s->created);
     snprintf(idle, sizeof idle, "%d", s->idle_timeout);
     snprintf(life, sizeof life, "%d", s->max_lifetime);
+    snprintf(resume, sizeof resume, "%d", s->auto_resume);
     json_object *sb = sandbox_to_json(&s->sb);
     json_object *plugins = json_get(s->params, "plugins"), *net = json_get(s->params, "network");
     redis_client_cmd(NULL, NULL,
                      "HSET %s id %s owner %s gateway %s status %s profile %s created %s "
-                     "idle_timeout %s idle_action %s max_lifetime %s sandbox %s plugins %s "
-                     "network %s",
+                     "idle_timeout %s idle_action %s max_lifetime %s lifetime_action %s "
+                     "auto_resume %s sandbox %s plugins %s network %s",
                      key, s->id, s->owner, g_gw.cfg.id, session_status_text(s->status), s->profile,
                      created, idle, s->idle_pause ? "pause" : "stop", life,
+                     s->lifetime_pause ? "pause" : "stop", resume,
                      json_object_to_json_string_ext(sb, JSON_C_TO_STRING_PLAIN),
                      plugins ? json_object_to_json_string_ext(plugins, JSON_C_TO_STRING_PLAIN)
                              : "[\"agent_skills\",\"jupyter\",\"browser\"]",
@@ -368,6 +370,7 @@ session_create(json_object *params, const char *owner, const char *create_key, s
     char rootfs[PATH_MAX];
     if (provider_env_check(json_get(params, "env"), &err) < 0 || /* before a sandbox is taken */
         plugins_check(json_get(params, "plugins"), &err) < 0 ||
+        session_lifecycle_check(params, &err) < 0 ||
         (image && !json_object_is_type(image, json_type_string) &&
          err_set(&err, ERR_BAD_REQ, "image must be a string") < 0) ||
         image_resolve(g_gw.cfg.image_store, pool_image(params), rootfs, sizeof rootfs, &err) < 0) {
@@ -385,7 +388,7 @@ session_create(json_object *params, const char *owner, const char *create_key, s
         json_object_object_add(s->params, "plugins", session_plugins_default());
     s->idle_timeout = (int)json_get_int(params, "idle_timeout", s->idle_timeout);
     s->max_lifetime = (int)json_get_int(params, "max_lifetime", s->max_lifetime);
-    s->idle_pause = !strcmp(json_get_str(params, "idle_action", "stop"), "pause");
+    session_lifecycle_set(s, params);
     s->ready_cb = cb;
     s->ready_ud = ud;
     if (create_key && create_key[0])
@@ -569,7 +572,7 @@ sessions_tick(void)
         bool idle =
             s->idle_timeout > 0 && !busy && !paused && now - s->last_activity > s->idle_timeout;
         if (s->max_lifetime > 0 && wall - s->created > s->max_lifetime) {
-            session_delete(s, "maximum lifetime reached");
+            session_lifetime_end(s);
         } else if (idle && s->idle_pause) {
             err_t err = {0};
             if (s->status == SESSION_READY && session_pause(s, "idle timeout", &err) < 0) {

@@ -77,7 +77,8 @@ typedef void (*session_ready_cb)(void *ud, gw_session_t *s, int code, const char
 bool session_create_key_ok(const char *key);
 
 /* Creates a session from params {"profile","env","memory","cpu","pids","idle_timeout",
- * "idle_action" ("stop" or "pause"),"max_lifetime","plugins"} for owner; cb runs once it is READY
+ * "idle_action","max_lifetime","lifetime_action","auto_resume" (session_lifecycle_check),
+ * "plugins"} for owner; cb runs once it is READY
  * (or failed: s NULL), maybe before this returns. id (cap bytes; may be NULL) gets the new
  * session's id, "" when params were refused before one was made. create_key: the API's (NULL or
  * "": none). No sandbox is taken before Redis holds the session's record. */
@@ -168,6 +169,16 @@ int session_pause(gw_session_t *s, const char *reason, err_t *err);
 /* Also 1 for a session restored while paused (a restart, a takeover): its executor link is
  * only made now, and cb(ud, ...) runs once it is READY, or with why it is not. */
 int session_resume(gw_session_t *s, session_ready_cb cb, void *ud, err_t *err);
+/* A session's lifecycle (session_lifecycle.c): params' "idle_action" and "lifetime_action"
+ * ("stop" or "pause": what its idle timeout and its max_lifetime do) and "auto_resume" (seconds:
+ * a paused session resumed by a request that needs its sandbox lives that long more; 0 never).
+ * check: 0 or -1 with err (ERR_BAD_REQ naming the field). */
+int session_lifecycle_check(json_object *params, err_t *err);
+int session_set_lifetime_action(gw_session_t *s, const char *action, err_t *err);
+/* A request that needs s's sandbox is about to be served: a PAUSED session with auto_resume is
+ * resumed (its end auto_resume seconds from now). Its status after that; STOPPED for NULL. */
+session_status_t session_wake(gw_session_t *s);
+bool session_auto_resumes(const gw_session_t *s); /* PAUSED, and session_wake would resume it */
 /* Calls cb once action seq has its observation, with the event's stored JSON text (borrowed),
  * or with NULL when the session ends first. For callers that wait for an action's result (the
  * API's execute_action) without reading the stream. session_watch.c. */

@@ -182,7 +182,8 @@ restore_one(redisContext *rc, const char *id, const char *from)
                *plugin_status = NULL, *terms = NULL, *network = NULL, *public_ports = NULL;
     session_status_t status = SESSION_NEW;
     int idle = g_gw.cfg.idle_timeout, life = g_gw.cfg.max_lifetime;
-    bool idle_pause = false, env_pending = false;
+    bool idle_pause = false, lifetime_pause = false, env_pending = false;
+    int auto_resume = 0;
     double created = gw_wall();
     for (size_t k = 0; h && h->type == REDIS_REPLY_ARRAY && k + 1 < h->elements; k += 2) {
         const char *f = h->element[k]->str, *v = h->element[k + 1]->str;
@@ -200,6 +201,10 @@ restore_one(redisContext *rc, const char *id, const char *from)
             life = atoi(v);
         else if (!strcmp(f, "idle_action"))
             idle_pause = !strcmp(v, "pause");
+        else if (!strcmp(f, "lifetime_action"))
+            lifetime_pause = !strcmp(v, "pause");
+        else if (!strcmp(f, "auto_resume"))
+            auto_resume = atoi(v) > 0 ? atoi(v) : 0;
         else if (!strcmp(f, "created"))
             created = atof(v);
         else if (!strcmp(f, "plugins"))
@@ -263,6 +268,8 @@ restore_one(redisContext *rc, const char *id, const char *from)
     s->idle_timeout = idle;
     s->max_lifetime = life;
     s->idle_pause = idle_pause;
+    s->lifetime_pause = lifetime_pause;
+    s->auto_resume = auto_resume;
     s->created = created;
     session_ports_public_parse(s, public_ports);
     s->params = json_object_new_object();

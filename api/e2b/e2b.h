@@ -18,7 +18,8 @@
 #define E2B_TIMEOUT_DEFAULT        300      /* seconds, E2B's own default */
 #define E2B_TIMEOUT_MAX            86400    /* seconds: E2B's longest (24 h) */
 #define E2B_DEFAULT_TEMPLATE       "base"
-#define E2B_RESUME_TIMEOUT_DEFAULT 15 /* seconds: resume's and refreshes' default and least */
+#define E2B_AUTO_RESUME_MIN        300 /* seconds an auto-resumed sandbox lives at least */
+#define E2B_RESUME_TIMEOUT_DEFAULT 15  /* seconds: resume's and refreshes' default and least */
 
 /* Verifies X-API-Key (a sandpipe token) into r->claims; write: refuses a viewer (403). Replies
  * and returns -1 when it cannot. */

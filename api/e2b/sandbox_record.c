@@ -152,6 +152,11 @@ e2b_detail(json_object *s)
     json_object *md = json_get(s, "e2b_metadata");
     json_set(o, "metadata", md ? json_object_get(md) : json_object_new_object());
     e2b_network_describe(json_get(s, "network"), o);
+    json_object *lc = json_object_new_object(); /* what its timeout does, and what resumes it */
+    json_set_str(lc, "onTimeout",
+                 !strcmp(json_get_str(s, "lifetime_action", "stop"), "pause") ? "pause" : "kill");
+    json_set(lc, "autoResume", json_object_new_boolean(json_get_int(s, "auto_resume", 0) > 0));
+    json_set(o, "lifecycle", lc);
     return o;
 }
 

@@ -63,13 +63,7 @@ timeout_field(api_req_t *r, json_object *body, long long def)
 static const char *
 unserved_field(json_object *body)
 {
-    json_object *resume = json_get(body, "autoResume"), *v;
-    if (json_get_bool(body, "autoPause", false))
-        return "lifecycle onTimeout 'pause' is not supported by sandpipe: a sandbox ends at its "
-               "timeout (pause() it before, or extend it with setTimeout)";
-    if (json_get_bool(resume, "enabled", false))
-        return "lifecycle autoResume is not supported by sandpipe: connect() resumes a paused "
-               "sandbox";
+    json_object *v;
     if ((v = json_get(body, "volumeMounts")) && json_object_is_type(v, json_type_array) &&
         json_object_array_length(v) > 0)
         return "volumeMounts are not supported by sandpipe: a sandbox has its own disk only";
@@ -78,6 +72,33 @@ unserved_field(json_object *body)
     if ((v = json_get(body, "iam")) && !json_object_is_type(v, json_type_null))
         return "iam (workload identity tokens) is not supported by sandpipe";
     return NULL;
+}
+
+/* E2B's lifecycle (autoPause: onTimeout 'pause'; autoResume {enabled}) as the session's
+ * lifetime_action and auto_resume (session_lifecycle.c) in p: 0, or -1 after a 400 reply. An
+ * auto-resumed sandbox lives max(5 minutes, its timeout) from the resume, as E2B's. Memory is
+ * always kept (a frozen cgroup), so autoPauseMemory false asks for less than it gets. */
+static int
+lifecycle_params(api_req_t *r, json_object *body, long long timeout, json_object *p)
+{
+    bool pause = json_get_bool(body, "autoPause", false);
+    bool resume = json_get_bool(json_get(body, "autoResume"), "enabled", false);
+    if (resume && !pause) {
+        api_failf(r, ERR_BAD_REQ, "autoResume can only be enabled when onTimeout is 'pause'");
+        return -1;
+    }
+    if (resume && !json_get_bool(body, "autoPauseMemory", true)) {
+        api_failf(r, ERR_BAD_REQ,
+                  "autoResume needs a pause that keeps memory "
+                  "(autoPauseMemory false: resume with connect())");
+        return -1;
+    }
+    if (pause)
+        json_set_str(p, "lifetime_action", "pause");
+    if (resume)
+        json_set_int(p, "auto_resume",
+                     timeout > E2B_AUTO_RESUME_MIN ? timeout : E2B_AUTO_RESUME_MIN);
+    return 0;
 }
 
 /* The domain of a sandbox's host names as the SDK builds them (getHost(port) is
@@ -179,6 +200,12 @@ api_e2b_create(api_req_t *r, char **params)
         json_set(p, "env", json_object_get(env_vars));
     json_set_int(p, "max_lifetime", timeout > 0 ? timeout : 1);
     json_set_int(p, "idle_timeout", 0);
+    if (lifecycle_params(r, body, timeout, p) < 0) {
+        json_object_put(p);
+        json_object_put(network);
+        json_object_put(body);
+        return;
+    }
     if (network)
         json_set(p, "network", network);
     json_object *req = json_object_new_object();
@@ -256,18 +283,26 @@ e2b_gateway_op(api_req_t *r, const char *sid, const char *op, json_object *extra
     return res;
 }
 
-/* The session's max_lifetime set to seconds (0: none) by its gateway: true, or false once it
- * answered r with why not. */
+/* The session's max_lifetime set to seconds (0: none) by its gateway, and its lifetime_action
+ * to action unless NULL: true, or false once it answered r with why not. */
 static bool
-set_lifetime(api_req_t *r, const char *sid, long long seconds)
+set_lifetime_action(api_req_t *r, const char *sid, long long seconds, const char *action)
 {
     json_object *extra = json_object_new_object();
     json_set_int(extra, "max_lifetime", seconds);
+    if (action)
+        json_set_str(extra, "lifetime_action", action);
     json_object *res = e2b_gateway_op(r, sid, "session.set_lifetime", extra, NULL);
     if (!res)
         return false;
     json_object_put(res);
     return true;
+}
+
+static bool
+set_lifetime(api_req_t *r, const char *sid, long long seconds)
+{
+    return set_lifetime_action(r, sid, seconds, NULL);
 }
 
 void
@@ -341,16 +376,17 @@ api_e2b_pause(api_req_t *r, char **params)
         api_reply_raw(r, 204, "application/json", "", 0);
 }
 
-/* Resumes sid (loaded as s, paused) and gives it an end timeout seconds from now: true, or
- * false once r was answered with why not. */
+/* Resumes sid (loaded as s, paused) and gives it an end timeout seconds from now, which pauses
+ * it again when action is "pause" (NULL: the action it has): true, or false once r was
+ * answered with why not. */
 static bool
-resume(api_req_t *r, const char *sid, json_object *s, long long timeout)
+resume(api_req_t *r, const char *sid, json_object *s, long long timeout, const char *action)
 {
     json_object *res = e2b_gateway_op(r, sid, "session.resume", NULL, NULL);
     if (!res)
         return false;
     json_object_put(res);
-    return set_lifetime(r, sid, lifetime_until(s, timeout));
+    return set_lifetime_action(r, sid, lifetime_until(s, timeout), action);
 }
 
 /* Moves a running sandbox's end to timeout seconds from now unless it is later already (E2B's
@@ -379,14 +415,14 @@ api_e2b_connect(api_req_t *r, char **params)
         return;
     /* connect resumes a paused sandbox (201, its end now + timeout), extends a running one */
     bool paused = !strcmp(e2b_state(s), "paused");
-    if (paused ? resume(r, params[0], s, timeout) : extend(r, params[0], s, timeout))
+    if (paused ? resume(r, params[0], s, timeout, NULL) : extend(r, params[0], s, timeout))
         api_reply_json(r, paused ? 201 : 200, sandbox_answer(r, s));
     json_object_put(s);
 }
 
 /* POST /sandboxes/{id}/resume {timeout?, autoPause?}: the deprecated resume, connect's resuming
- * half: 201 with the sandbox, its end timeout seconds on (E2B's default here: 15); 409 when it
- * runs already. */
+ * half: 201 with the sandbox, its end timeout seconds on (E2B's default here: 15), where it is
+ * paused again with autoPause true, ends with false (absent: as before); 409 when it runs. */
 void
 api_e2b_resume(api_req_t *r, char **params)
 {
@@ -396,22 +432,20 @@ api_e2b_resume(api_req_t *r, char **params)
     if (!body)
         return;
     long long timeout = timeout_field(r, body, E2B_RESUME_TIMEOUT_DEFAULT);
-    bool auto_pause = json_get_bool(body, "autoPause", false);
+    /* autoPause given: what this run's timeout does (absent: what the sandbox had) */
+    json_object *ap = json_get(body, "autoPause");
+    const char *action = !ap || json_object_is_type(ap, json_type_null) ? NULL
+                         : json_get_bool(body, "autoPause", false)      ? "pause"
+                                                                        : "stop";
     json_object_put(body);
     if (timeout < 0)
         return;
-    if (auto_pause) {
-        api_failf(r, ERR_NOT_IMPLEMENTED,
-                  "autoPause is not supported by sandpipe: a sandbox ends "
-                  "at its timeout");
-        return;
-    }
     json_object *s = load_or_fail(r, params[0]);
     if (!s)
         return;
     if (strcmp(e2b_state(s), "paused") != 0)
         api_failf(r, ERR_CONFLICT, "Sandbox %.100s is already running", params[0]);
-    else if (resume(r, params[0], s, timeout))
+    else if (resume(r, params[0], s, timeout, action))
         api_reply_json(r, 201, sandbox_answer(r, s));
     json_object_put(s);
 }

@@ -8,10 +8,10 @@
 // refused (netd answers for them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import {
   Sandbox, SandboxError, SandboxNotFoundError, Template, BuildError,
 } from 'e2b';
+import { eventually, viaHost } from './helpers.mjs';
 
 const SP_URL = process.env.SP_URL;
 const E2B_URL = process.env.E2B_API_URL;
@@ -36,18 +36,6 @@ async function e2b(method, path, body, key = KEY) {
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
-}
-
-// Resolves once check() returns a value, trying again while it does not (bounded, no timing
-// assertion: only how long to keep looking).
-async function eventually(check, what, ms = 20_000) {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() - t0 > ms) throw new Error(`never happened: ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 // The interfaces the sandbox has besides lo (what /proc/net/dev lists).
@@ -314,24 +302,6 @@ test('snapshots and fork: refused, naming what sandpipe has instead; none to lis
   }
 });
 
-// GET of path on the host the SDK names (getHost: "<port>-<id>.<domain>", the stack's preview
-// host names), sent to the stack's nginx on loopback with that Host (*.localhost does not
-// resolve here); headers added as given.
-function viaHost(host, path, headers = {}) {
-  const origin = new URL(SP_URL);
-  return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: origin.hostname, port: origin.port, path, headers: { Host: host, ...headers },
-    }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => { body += d; });
-      res.on('end', () => resolve({ status: res.statusCode, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 test('getHost(port) with trafficAccessToken: the sandbox\'s server answers; no token or another sandbox\'s is refused', async () => {
   const sbx = await Sandbox.create();

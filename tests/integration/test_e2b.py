@@ -57,6 +57,10 @@ class E2BSdk(unittest.TestCase):
     def test_lifecycle(self):
         self.run_sdk_test("lifecycle")
 
+    def test_persistence(self):
+        """lifecycle onTimeout 'pause' and autoResume (tests/e2b/persistence.test.mjs)."""
+        self.run_sdk_test("persistence")
+
     def test_commands(self):
         self.run_sdk_test("commands")
 

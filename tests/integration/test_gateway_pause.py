@@ -151,5 +151,40 @@ class PauseRestartTest(StackCase):
         self.assertEqual(session_hash(self.st, sid, "status"), "READY")
 
 
+class LifetimePauseTest(StackCase):
+    stack_args = {"pool": 0}
+
+    def test_lifetime_action_pause_survives_a_restart_and_pauses_at_the_end(self):
+        """lifetime_action "pause" and auto_resume (E2B's onTimeout 'pause', autoResume) are in
+        the session's record: a gateway killed and restarted still pauses the session at its
+        max_lifetime (no end after that) instead of deleting it; bad values are refused."""
+        sid = self.st.create_session(params={"max_lifetime": 4, "lifetime_action": "pause",
+                                             "auto_resume": 60})
+        ws = self.session_ws(sid)
+        run(ws, "y=9")
+        self.st.kill_gateway(signal.SIGKILL)
+        self.st.start_gateway()
+        c = self.ws("/ws/control")
+        got = self.st.call(c, "session.get", {"session": sid})["result"]
+        self.assertEqual((got["lifetime_action"], got["auto_resume"]), ("pause", 60))
+        got = self.st.eventually(
+            lambda: (lambda r: r if r["status"] == "PAUSED" else None)(
+                self.st.call(c, "session.get", {"session": sid})["result"]),
+            "the session paused at its max_lifetime", timeout=30, step=0.2)
+        self.assertEqual(got["max_lifetime"], 0, "no end while paused")
+        self.assertEqual(freezer_state(sandbox_of(self.st, sid)), "FROZEN")
+        self.assertEqual(session_hash(self.st, sid, "lifetime_action"), "pause")
+        self.assertEqual(self.st.call(c, "session.resume", {"session": sid})["result"]["status"], "READY")
+        ws = self.session_ws(sid)
+        _, out, _ = run(ws, "echo $y")
+        self.assertEqual(out, "9\n")
+        for bad, field in (({"lifetime_action": "sleep"}, "lifetime_action"),
+                           ({"idle_action": "halt"}, "idle_action"),
+                           ({"auto_resume": -1}, "auto_resume")):
+            r = self.st.call(c, "session.create", bad)
+            self.assertEqual(r["error"]["code"], "bad_request", r)
+            self.assertIn(field, r["error"]["message"])
+
+
 if __name__ == "__main__":
     unittest.main()

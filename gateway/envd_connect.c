@@ -157,9 +157,25 @@ envd_session(http_req_t *h, const char *sid, bool stream)
         return NULL;
     }
     gw_session_t *s = envd_running(sid, true, m, sizeof m);
-    if (!s)
+    if (!s && !envd_wait_woken(h, sid))
         refuse(h, stream, ENVD_UNAVAILABLE, m);
     return s;
+}
+
+/* Runs h's route again (its session's auto-resume is through): served now, or answered why
+ * not. A request whose client went away meanwhile is gone. */
+static void
+redispatch(uint64_t id)
+{
+    http_req_t *h = http_find(id);
+    if (h && !h->answered)
+        http_dispatch(h);
+}
+
+bool
+envd_wait_woken(http_req_t *h, const char *sid)
+{
+    return session_when_woken(session_find(sid), redispatch, h->id) == 0;
 }
 
 gw_session_t *

@@ -64,6 +64,9 @@ gw_session_t *envd_session(http_req_t *h, const char *sid, bool stream);
  * not running, not ready. wake: the caller holds the sandbox's credential, so a paused session
  * with auto_resume is resumed for it (session_wake). */
 gw_session_t *envd_running(const char *sid, bool wake, char *why, size_t cap);
+/* After envd_running(sid, true) found no running session: whether h waits for the session's
+ * auto-resume to connect (true: its route runs again then, and answers). */
+bool envd_wait_woken(http_req_t *h, const char *sid);
 
 /* The Linux user a call names (Authorization: Basic base64("<user>:"), which E2B's SDK sends
  * when the caller named one; not a credential) into out, "" when none. -1 when the header is

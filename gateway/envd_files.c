@@ -73,7 +73,7 @@ envd_files_session(http_req_t *h, const char *sid, const char *op)
         return NULL;
     }
     gw_session_t *s = envd_running(sid, true, why, sizeof why);
-    if (!s) /* 502: the SDK's word for a sandbox that is not running (TimeoutError) */
+    if (!s && !envd_wait_woken(h, sid)) /* 502: the SDK's word for a sandbox not running */
         envd_http_fail(h, 502, "%s", why);
     return s;
 }

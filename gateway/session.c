@@ -98,6 +98,8 @@ session_set_status(gw_session_t *s, session_status_t to, const char *msg)
         return;
     }
     s->status = to;
+    if (to != SESSION_STARTED)
+        session_woken_release(s);
     session_save_field(s, "status", st);
     json_object *e = session_event_new("status");
     json_set_str(e, "status", st);
@@ -259,6 +261,7 @@ static void
 session_free(gw_session_t *s)
 {
     session_plugins_known(s); /* its waiters read it while it is whole */
+    session_woken_release(s);
     for (gw_session_t **pp = &g_gw.sessions; *pp; pp = &(*pp)->next)
         if (*pp == s) {
             *pp = s->next;

@@ -179,6 +179,12 @@ int session_set_lifetime_action(gw_session_t *s, const char *action, err_t *err)
  * resumed (its end auto_resume seconds from now). Its status after that; STOPPED for NULL. */
 session_status_t session_wake(gw_session_t *s);
 bool session_auto_resumes(const gw_session_t *s); /* PAUSED, and session_wake would resume it */
+/* A session that session_wake resumed but whose executor link is still being made (one
+ * restored while paused connects once thawed): cb(id) runs once it is READY, failed or gone,
+ * for the caller to serve its request then. 0, or -1 (not such a session, or 256 wait already:
+ * answer now). */
+typedef void (*session_woken_cb)(uint64_t id);
+int session_when_woken(gw_session_t *s, session_woken_cb cb, uint64_t id);
 /* Calls cb once action seq has its observation, with the event's stored JSON text (borrowed),
  * or with NULL when the session ends first. For callers that wait for an action's result (the
  * API's execute_action) without reading the stream. session_watch.c. */

@@ -91,11 +91,13 @@ struct gw_session {
     int reconnects;
     unsigned term_counter; /* terminal ids t1, t2, ... */
     bool deleting;
-    bool taking;              /* a claim or start of its sandbox is under way (session_sandbox.c) */
-    bool net_attached;        /* netd gave its sandbox a link (session_network.c) */
-    bool idle_pause;          /* idle_action "pause": an idle session is frozen, not deleted */
-    bool lifetime_pause;      /* lifetime_action "pause": so is one past its max_lifetime */
-    int auto_resume;          /* seconds a request-resumed session lives; 0: no such resume */
+    bool taking;         /* a claim or start of its sandbox is under way (session_sandbox.c) */
+    bool net_attached;   /* netd gave its sandbox a link (session_network.c) */
+    bool idle_pause;     /* idle_action "pause": an idle session is frozen, not deleted */
+    bool lifetime_pause; /* lifetime_action "pause": so is one past its max_lifetime */
+    int auto_resume;     /* seconds a request-resumed session lives; 0: no such resume */
+    struct woken_waiter *woken; /* requests waiting for an auto-resume's link (lifecycle.c) */
+    int n_woken;
     bool connect_on_resume;   /* restored while paused: the executor link waits for the thaw */
     bool env_applying;        /* bash.env of a warm sandbox in flight: actions wait */
     json_object *pending_env; /* env for a warm sandbox, exported once its executor is up */
@@ -167,6 +169,9 @@ json_object *session_event_new(const char *type);
 void session_lifecycle_set(gw_session_t *s, json_object *params);
 void session_lifecycle_describe(const gw_session_t *s, json_object *o);
 void session_lifetime_end(gw_session_t *s);
+/* s's status left STARTED, or s ends: the requests waiting for its auto-resume are called back
+ * (on the next loop round, never inside the caller's state change). */
+void session_woken_release(gw_session_t *s);
 void session_save_field(gw_session_t *s, const char *field, const char *value);
 /* Moves s to status st (a change session_status_may_become allows; others are logged and
  * ignored): saved in Redis, a status event, a note on sp:status. */

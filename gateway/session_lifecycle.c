@@ -7,13 +7,21 @@
  * session's record, so a gateway taking the session over does the same. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gw.h"
 #include "json_util.h"
 #include "session_int.h"
+#include "xalloc.h"
 
-#define AUTO_RESUME_MAX (365 * 86400)
+#define AUTO_RESUME_MAX   (365 * 86400)
+#define WOKEN_WAITERS_MAX 256
+
+struct woken_waiter {
+    session_woken_cb cb;
+    uint64_t id;
+};
 
 /* Whether field f of params, when present, is "stop" or "pause". */
 static int
@@ -110,4 +118,53 @@ session_wake(gw_session_t *s)
     int64_t life = (int64_t)(gw_wall() - s->created) + 1 + s->auto_resume;
     session_set_max_lifetime(s, life < INT32_MAX ? (int)life : INT32_MAX);
     return s->status;
+}
+
+int
+session_when_woken(gw_session_t *s, session_woken_cb cb, uint64_t id)
+{
+    if (!s || s->status != SESSION_STARTED || !s->resuming || s->n_woken >= WOKEN_WAITERS_MAX)
+        return -1;
+    s->woken = xrealloc(s->woken, (size_t)(s->n_woken + 1) * sizeof *s->woken);
+    s->woken[s->n_woken++] = (struct woken_waiter){cb, id};
+    return 0;
+}
+
+/* The waiters of one release, called back from a timer of their own: the session may be gone
+ * by then, which they find out themselves. */
+typedef struct {
+    uv_timer_t timer;
+    int n;
+    struct woken_waiter w[];
+} woken_release_t;
+
+static void
+on_release_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+static void
+on_release(uv_timer_t *t)
+{
+    woken_release_t *r = t->data;
+    for (int i = 0; i < r->n; i++)
+        r->w[i].cb(r->w[i].id);
+    uv_close((uv_handle_t *)t, on_release_closed);
+}
+
+void
+session_woken_release(gw_session_t *s)
+{
+    if (!s->n_woken)
+        return;
+    woken_release_t *r = xmalloc(sizeof *r + (size_t)s->n_woken * sizeof r->w[0]);
+    r->n = s->n_woken;
+    memcpy(r->w, s->woken, (size_t)s->n_woken * sizeof r->w[0]);
+    free(s->woken);
+    s->woken = NULL;
+    s->n_woken = 0;
+    uv_timer_init(g_gw.loop, &r->timer);
+    r->timer.data = r;
+    uv_timer_start(&r->timer, on_release, 0, 0);
 }

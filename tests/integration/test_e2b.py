@@ -76,7 +76,8 @@ class E2BSdk(unittest.TestCase):
 
 class E2BTakeover(unittest.TestCase):
     """Two gateways behind one nginx: the one that owns a sandbox is killed with SIGKILL while an
-    SDK's command runs (tests/e2b/takeover.test.mjs)."""
+    SDK's command runs (tests/e2b/takeover.test.mjs), or while sandboxes with autoResume are
+    paused (tests/e2b/takeover_paused.test.mjs)."""
 
     def setUp(self):
         self.stack = ApiStack(pool=1, gateways=2)
@@ -84,11 +85,18 @@ class E2BTakeover(unittest.TestCase):
     def tearDown(self):
         self.stack.stop()
 
-    def test_command_outlives_its_gateway(self):
+    def run_with_pids(self, name):
+        """The SDK test name, told the pid of each gateway ({gateway id: pid}) to kill."""
         st = self.stack
         pids = {st.gateway_id: st.gw.pid}
         pids.update({f"gw-test-{i + 2}": p.pid for i, p in enumerate(st.more_gws)})
-        run_sdk_test(self, st, "takeover", SP_GATEWAY_PIDS=json.dumps(pids))
+        run_sdk_test(self, st, name, SP_GATEWAY_PIDS=json.dumps(pids))
+
+    def test_command_outlives_its_gateway(self):
+        self.run_with_pids("takeover")
+
+    def test_paused_sandbox_auto_resumes_on_the_peer(self):
+        self.run_with_pids("takeover_paused")
 
 
 class E2BEnvdHosts(unittest.TestCase):

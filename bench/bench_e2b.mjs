@@ -6,7 +6,9 @@
 //   2. Sandbox.create() to the end of a first command, from the warm pool;
 //   3. 256 MiB of stdout streamed to the SDK against the same stream read raw (fetch, no
 //      decoding: what the server side delivers) and the same bytes through a pipe inside the
-//      sandbox (the floor).
+//      sandbox (the floor);
+//   4. files.read of a paused sandbox with autoResume (the read resumes it) against the same
+//      read of it running.
 // Prints JSON.
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -19,6 +21,7 @@ const { WebSocket } = require('undici');
 
 const N_ECHO = Number(process.env.N_ECHO || 300);
 const N_CREATE = Number(process.env.N_CREATE || 10);
+const N_RESUME = Number(process.env.N_RESUME || 50);
 const STREAM = 256 * 1024 * 1024;
 const ms = () => Number(process.hrtime.bigint()) / 1e6;
 const stats = (xs) => {
@@ -107,5 +110,24 @@ const out = {};
   }
   out.create = stats(create);
   out.create_to_first_command = stats(total);
+}
+{
+  // 4. autoResume: files.read of a paused sandbox (the call resumes it: a cgroup thaw, then the
+  //    read) against the same read of it running, alternated in one loop
+  const sbx = await Sandbox.create({ lifecycle: { onTimeout: 'pause', autoResume: true } });
+  await sbx.files.write('/tmp/r.txt', 'r');
+  const paused = [], running = [];
+  for (let i = 0; i < N_RESUME; i++) {
+    await sbx.pause();
+    let t0 = ms();
+    if (await sbx.files.read('/tmp/r.txt') !== 'r') throw new Error('read after the pause');
+    paused.push(ms() - t0);
+    t0 = ms();
+    await sbx.files.read('/tmp/r.txt');
+    running.push(ms() - t0);
+  }
+  out.read_resuming = stats(paused);
+  out.read_running = stats(running);
+  await sbx.kill();
 }
 console.log(JSON.stringify(out));

@@ -44,6 +44,10 @@ def main():
     print(f"| 256 MiB of stdout to `onStdout` | {o['stream_sdk_mbs']:.0f} MB/s | the same stream read raw "
           f"(fetch, not decoded): {o['stream_raw_mbs']:.0f} MB/s | {o['stream_sdk_mbs'] / o['stream_raw_mbs']:.2f}× |")
     print(f"| the same bytes through a pipe inside the sandbox (the floor) | | {o['stream_pipe_mbs']:.0f} MB/s | |")
+    rr, rn = o["read_resuming"], o["read_running"]
+    print(f"| `files.read` of a paused sandbox with `autoResume` (the read resumes it), median (p99), "
+          f"n={rr['n']} | {rr['median']:.2f} ms ({rr['p99']:.2f}) | the same read of it running: "
+          f"{rn['median']:.2f} ms ({rn['p99']:.2f}) | {rr['median'] / rn['median']:.2f}× |")
 
 
 if __name__ == "__main__":

@@ -356,16 +356,30 @@ find(const char *id)
     return NULL;
 }
 
+/* The newest terminal with an id (one that outlives its connection) whose shell is pid. */
+static terminal_t *
+find_pid(int64_t pid)
+{
+    for (terminal_t *t = terminals; t && pid > 0; t = t->next) /* newest first */
+        if (!t->released && t->id[0] && t->pid == pid)
+            return t;
+    return NULL;
+}
+
 void
 terminal_op_attach(channel_t *ch, json_object *req)
 {
-    terminal_t *t = find(json_get_str(req, "id", ""));
+    /* by id, or by pid (E2B's connect by pid: the newest kept terminal of that shell) */
+    int64_t pid = json_get_int(req, "pid", 0);
+    terminal_t *t = json_get(req, "pid") ? find_pid(pid) : find(json_get_str(req, "id", ""));
     if (!t) {
         chan_close_error(ch, ERR_NOT_FOUND,
                          "no such terminal (it ended, was closed, or its grace ran out)");
         return;
     }
-    int64_t off = json_get_int(req, "offset", 0);
+    /* live: from what it writes next */
+    int64_t off =
+        json_get_bool(req, "live", false) ? (int64_t)t->out.end : json_get_int(req, "offset", 0);
     if (off < 0 || (uint64_t)off > t->out.end) {
         char m[96];
         snprintf(m, sizeof m, "offset must be from 0 to %" PRIu64, t->out.end);

@@ -20,7 +20,7 @@
 #define TERMINAL_KEEP   (1024 * 1024) /* output kept per terminal, by offset */
 
 void terminal_op_open(channel_t *ch, json_object *req);
-/* {"op":"terminal.attach","id","offset"} (docs/protocol.md). */
+/* {"op":"terminal.attach","id"|"pid","offset"|"live"} (docs/protocol.md). */
 void terminal_op_attach(channel_t *ch, json_object *req);
 
 #endif

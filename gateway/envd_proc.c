@@ -232,6 +232,8 @@ on_close(void *ud, json_object *res)
 {
     envd_proc_t *p = ud;
     p->st = NULL;
+    if (p->adopting && envd_proc_adopt_terminal(p, json_get(res, "error")))
+        return; /* no such process: the executor may have a PTY of that pid */
     p->ended = true;
     p->ended_at = gw_now();
     buf_free(&p->input);
@@ -288,19 +290,27 @@ envd_proc_free(envd_proc_t *p)
     free(p);
 }
 
+/* Opens req on p's session with p's callbacks and a window wider than the channel's default:
+ * a stream of output is not held to one window per round trip through the gateway. */
 int
-envd_proc_open(envd_proc_t *p, json_object *req, err_t *err)
+envd_proc_reopen(envd_proc_t *p, json_object *req, err_t *err)
 {
     p->st = session_stream_open(p->s, req, &proc_cbs, on_close, p, false, err);
-    if (!p->st) {
-        envd_proc_free(p);
+    if (!p->st)
         return -1;
-    }
-    /* a window wider than the channel's default: a stream of output is not held to one
-     * window per round trip through the gateway */
     size_t w = session_stream_recv_window(p->st);
     if (w < ENVD_PROC_WINDOW)
         session_stream_grant(p->st, ENVD_PROC_WINDOW - w);
+    return 0;
+}
+
+int
+envd_proc_open(envd_proc_t *p, json_object *req, err_t *err)
+{
+    if (envd_proc_reopen(p, req, err) < 0) {
+        envd_proc_free(p);
+        return -1;
+    }
     p->next = p->s->envd_procs;
     p->s->envd_procs = p;
     return 0;
@@ -413,6 +423,12 @@ envd_proc_start(gw_session_t *s, json_object *start, const char *user, envd_foll
         json_set_int(req, "rows", rows > 0 && rows < 10000 ? rows : 24);
         json_object *te = json_get(envs, "TERM");
         json_set_str(req, "term", te ? json_object_get_string(te) : "xterm-256color");
+        /* an id: the executor keeps it when this gateway goes, for the one that takes the
+         * sandbox over (terminal.attach by pid: envd_proc_adopt.c) */
+        char id[40];
+        gw_random_id(id, sizeof id, "e2b-");
+        json_set_str(req, "id", id);
+        json_set_int(req, "grace", g_gw.cfg.term_grace > 0 ? g_gw.cfg.term_grace : 1);
     } else {
         json_set_str(req, "op", "proc.spawn");
         json_set_bool(req, "stdin", json_get_bool(start, "stdin", false));

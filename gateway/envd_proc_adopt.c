@@ -134,6 +134,27 @@ envd_proc_lookup(gw_session_t *s, json_object *sel, envd_found_cb cb, void *ud)
     p->waiters = wt;
 }
 
+bool
+envd_proc_adopt_terminal(envd_proc_t *p, json_object *error)
+{
+    const char *code = json_get_str(error, "code", "not_found");
+    if (p->adopt_tried_pty || !p->pid || strcmp(code, "not_found") != 0)
+        return false;
+    p->adopt_tried_pty = true;
+    json_object *req = json_object_new_object();
+    json_set_str(req, "op", "terminal.attach");
+    json_set_int(req, "pid", p->pid);
+    json_set_bool(req, "live", true);
+    err_t err = {0};
+    int rc = envd_proc_reopen(p, req, &err);
+    json_object_put(req);
+    if (rc < 0)
+        return false;
+    p->pty = true; /* input goes to its PTY, its output is "pty" */
+    p->stdin_open = true;
+    return true;
+}
+
 static json_object *
 process_info(json_object *config, uint32_t pid, const char *tag)
 {

@@ -29,6 +29,7 @@ struct envd_proc {
     uint64_t unrecorded; /* output bytes the event log had no room for */
     /* being taken up from the executor (envd_proc_lookup): who waits for it */
     bool adopting;
+    bool adopt_tried_pty; /* the take-up asked the executor's terminals too */
     struct waiter *waiters;
 };
 
@@ -43,6 +44,8 @@ struct waiter {
  * window, and lists p there. 0, or -1 with err: p is freed. */
 int envd_proc_open(envd_proc_t *p, json_object *req, err_t *err);
 void envd_proc_free(envd_proc_t *p); /* not listed, or just unlisted */
+/* Opens req for p again (p listed already, its last op closed): 0, or -1 with err. */
+int envd_proc_reopen(envd_proc_t *p, json_object *req, err_t *err);
 /* Forgets ended processes kept past ENVD_ENDED_KEEP; counts those still running. */
 int envd_proc_prune(gw_session_t *s);
 
@@ -53,6 +56,10 @@ void envd_proc_adopted(envd_proc_t *p, const err_t *err);
 void envd_proc_take_status(envd_proc_t *p, json_object *st);
 /* Unlists and frees p (a take-up that found nothing). */
 void envd_proc_forget(envd_proc_t *p);
+/* A take-up by pid whose proc.attach found no process (error: the executor's): tries the
+ * executor's terminals (a PTY it kept when its gateway went) on p's session. True: p waits on
+ * that now; false: nothing more to try. */
+bool envd_proc_adopt_terminal(envd_proc_t *p, json_object *error);
 
 /* envd_proc_record.c */
 void envd_proc_record_start(envd_proc_t *p);

@@ -72,6 +72,8 @@ extern gw_t g_gw;
 double gw_now(void);
 /* Wall clock seconds (for timestamps in events). */
 double gw_wall(void);
+/* prefix and 16 random hex digits into out (cap bytes): session ids, E2B PTYs' terminal ids. */
+void gw_random_id(char *out, size_t cap, const char *prefix);
 
 #define GW_LOG(fmt, ...) fprintf(stderr, "sandpipe-gateway: " fmt "\n", ##__VA_ARGS__)
 

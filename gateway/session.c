@@ -4,7 +4,6 @@
  * session_term.c; restarts: session_restore.c. */
 #include "session.h"
 
-#include <sys/random.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -27,16 +26,6 @@
 chan_kind_t session_kind_action = CH_ACTION;
 
 /* ---- small helpers ---- */
-
-static void
-random_id(char *out, size_t cap, const char *prefix)
-{
-    uint8_t r[8];
-    if (getrandom(r, sizeof r, 0) != sizeof r)
-        memset(r, 0, sizeof r);
-    snprintf(out, cap, "%s%02x%02x%02x%02x%02x%02x%02x%02x", prefix, r[0], r[1], r[2], r[3], r[4],
-             r[5], r[6], r[7]);
-}
 
 json_object *
 session_event_new(const char *type)
@@ -381,7 +370,7 @@ session_create(json_object *params, const char *owner, const char *create_key, s
         return;
     }
     char id[64];
-    random_id(id, sizeof id, "s-");
+    gw_random_id(id, sizeof id, "s-");
     if (made && cap)
         snprintf(made, cap, "%s", id);
     const char *profile = json_get_str(params, "profile", "default");

@@ -62,6 +62,37 @@ class TerminalKeepTest(ExecutorTest):
         c2.close()
         c3.close()
 
+    def test_attach_by_pid_from_what_comes_next(self):
+        """terminal.attach by the shell's pid (E2B's connect by pid) with live: the kept
+        terminal, from its next output; an unknown pid, or one of a terminal without an id
+        (which ends with its connection), is not_found."""
+        c = self.ex.connect()
+        ch = c.open({"op": "terminal", "cols": 80, "rows": 24, "argv": ["bash", "--norc", "-i"],
+                     "id": "e2b-k9", "grace": 60})
+        pid = ch.next().json()["pid"]
+        plain = c.open({"op": "terminal", "cols": 80, "rows": 24, "argv": ["bash", "--norc", "-i"]})
+        plain_pid = plain.next().json()["pid"]
+        ch.send(b"Y=by-pid; echo old-$((2+3))\r")
+        out, _, _ = ch.read(lambda b: b"old-5\r\n" in b)
+        c.close()
+        c2 = self.ex.connect()
+        ch2 = c2.open({"op": "terminal.attach", "pid": pid, "live": True})
+        ev = ch2.next().json()
+        self.assertEqual((ev["event"], ev["pid"]), ("attached", pid), ev)
+        self.assertEqual(ev["offset"], ev["end"], "live: from what it writes next")
+        self.assertGreaterEqual(ev["end"], len(out))
+        ch2.send(b"echo $Y\r")
+        more, _, _ = ch2.read(lambda b: b"by-pid\r\n" in b)
+        self.assertNotIn(b"old-5", more, "nothing from before the attach")
+        for gone in (plain_pid, 999999):
+            g = c2.open({"op": "terminal.attach", "pid": gone, "live": True})
+            f = g.next()
+            self.assertEqual((f.type, f.json()["error"]["code"]), (CLOSE, "not_found"))
+        ch2.send(b"exit 0\r")
+        _, _, closed = ch2.read(lambda b: False)
+        self.assertEqual(closed["exit_code"], 0)
+        c2.close()
+
     def test_output_and_exit_while_orphaned_wait_for_the_attach(self):
         go = os.path.join(self.ex.workspace, "go-k2")
         c = self.ex.connect()

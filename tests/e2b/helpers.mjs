@@ -1,8 +1,18 @@
-// What several of the SDK's test files share: waiting (bounded) and reaching a sandbox's port
-// the way getHost names it.
+// What several of the SDK's test files share: a sandbox's session, waiting (bounded) and
+// reaching a sandbox's port the way getHost names it.
 import http from 'node:http';
+import assert from 'node:assert/strict';
 
 const SP_URL = process.env.SP_URL;
+
+// The sandpipe session behind sandbox id, from sandpipe's own REST API (the user's token).
+export async function session(id) {
+  const res = await fetch(`${SP_URL}/api/v1/sessions/${encodeURIComponent(id)}`, {
+    headers: { Authorization: `Bearer ${process.env.SP_USER_TOKEN}` },
+  });
+  assert.equal(res.status, 200, `GET /api/v1/sessions/${id}: ${res.status}`);
+  return res.json();
+}
 
 // Resolves once check() returns a value, trying again while it does not (bounded, no timing
 // assertion: only how long to keep looking).

@@ -5,19 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Sandbox, SandboxError, SandboxNotFoundError, AuthenticationError } from 'e2b';
+import { session } from './helpers.mjs';
 
 const SP_URL = process.env.SP_URL;
-const SP_USER_TOKEN = process.env.SP_USER_TOKEN;
 const run = Math.random().toString(36).slice(2); // this run's sandboxes, for the filters
-
-// The sandpipe session behind sandbox id, from sandpipe's own REST API.
-async function session(id) {
-  const res = await fetch(`${SP_URL}/api/v1/sessions/${encodeURIComponent(id)}`, {
-    headers: { Authorization: `Bearer ${SP_USER_TOKEN}` },
-  });
-  assert.equal(res.status, 200, `GET /api/v1/sessions/${id}: ${res.status}`);
-  return res.json();
-}
 
 const seconds = (a, b) => (b.getTime() - a.getTime()) / 1000;
 

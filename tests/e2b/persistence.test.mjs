@@ -7,20 +7,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Sandbox } from 'e2b';
-import { eventually, viaHost } from './helpers.mjs';
+import { eventually, session, viaHost } from './helpers.mjs';
 
 const SP_URL = process.env.SP_URL;
 const E2B_URL = process.env.E2B_API_URL;
 const KEY = process.env.E2B_API_KEY;
 const TOKEN = process.env.SP_USER_TOKEN;
-
-async function session(id) {
-  const res = await fetch(`${SP_URL}/api/v1/sessions/${encodeURIComponent(id)}`, {
-    headers: { Authorization: `Bearer ${TOKEN}` },
-  });
-  assert.equal(res.status, 200, `GET /api/v1/sessions/${id}: ${res.status}`);
-  return res.json();
-}
 
 async function post(url, headers, body) {
   const res = await fetch(url, {

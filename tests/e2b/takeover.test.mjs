@@ -9,16 +9,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Sandbox } from 'e2b';
+import { session } from './helpers.mjs';
 
-const SP_URL = process.env.SP_URL;
-const SP_USER_TOKEN = process.env.SP_USER_TOKEN;
 const PIDS = JSON.parse(process.env.SP_GATEWAY_PIDS);
-
-async function session(id) {
-  const res = await fetch(`${SP_URL}/api/v1/sessions/${id}`, { headers: { Authorization: `Bearer ${SP_USER_TOKEN}` } });
-  assert.equal(res.status, 200);
-  return res.json();
-}
 
 // Calls f until it resolves (the sandbox is being taken over meanwhile), at most ms.
 async function retry(f, what, ms = 60_000) {

@@ -7,17 +7,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Sandbox } from 'e2b';
-import { eventually } from './helpers.mjs';
+import { eventually, session } from './helpers.mjs';
 
 const SP_URL = process.env.SP_URL;
-const SP_USER_TOKEN = process.env.SP_USER_TOKEN;
 const PIDS = JSON.parse(process.env.SP_GATEWAY_PIDS);
-
-async function session(id) {
-  const res = await fetch(`${SP_URL}/api/v1/sessions/${id}`, { headers: { Authorization: `Bearer ${SP_USER_TOKEN}` } });
-  assert.equal(res.status, 200);
-  return res.json();
-}
 
 test('paused sandboxes with autoResume, taken over after a kill -9, are resumed by the next call, which is served', async () => {
   const lifecycle = { onTimeout: 'pause', autoResume: true };

@@ -197,7 +197,8 @@ typedef void (*session_stored_cb)(void *ud, uint64_t seq);
 void session_when_stored(gw_session_t *s, uint64_t seq, session_stored_cb cb, void *ud);
 /* Stops the session (status STOPPED, at once) and destroys its sandbox (off the loop:
  * sandbox_destroy.h); s is freed on return. session_delete_then calls done on the loop once the
- * sandbox is gone (a delete's answer: after it no process of the sandbox runs). */
+ * sandbox is gone (a delete's answer: after it no process of the sandbox runs). In
+ * session_delete.c. */
 void session_delete(gw_session_t *s, const char *reason);
 /* code 0: the sandbox is gone; else the destroy failed (msg), the session is STOPPED all the
  * same and stays in its gateway's set, so that the gateway's restart destroys it again. */

@@ -172,6 +172,9 @@ void session_lifetime_end(gw_session_t *s);
 /* s's status left STARTED, or s ends: the requests waiting for its auto-resume are called back
  * (on the next loop round, never inside the caller's state change). */
 void session_woken_release(gw_session_t *s);
+/* Unlists s and frees it with what it holds (its subscribers, terminals, queued actions and
+ * oneshots told it ended); its sandbox is not touched. */
+void session_free(gw_session_t *s);
 void session_save_field(gw_session_t *s, const char *field, const char *value);
 /* Moves s to status st (a change session_status_may_become allows; others are logged and
  * ignored): saved in Redis, a status event, a note on sp:status. */
@@ -265,10 +268,10 @@ void session_start_failed(gw_session_t *s, int code, const char *msg);
  * from the pool or started for it, never before Redis holds the record. session_sandbox.c. */
 void session_take_sandbox(gw_session_t *s);
 /* The sandbox (or NULL: none came) a claim or start brought for session id, deleted meanwhile:
- * destroyed, and the delete answered once it is gone (session.c). */
+ * destroyed, and the delete answered once it is gone (session_delete.c). */
 void session_sandbox_orphaned(const char *id, const sandbox_t *sb);
 /* Destroys sb, the sandbox of session id that ended while no gateway held it (a restore); the
- * session leaves its gateway's set once the sandbox is gone (session.c). */
+ * session leaves its gateway's set once the sandbox is gone (session_delete.c). */
 void session_sandbox_destroy(const char *id, const provider_t *p, const sandbox_t *sb);
 /* Writes the session's record (sp:session:{id}) and its place in the listings. session.c. */
 void session_save(gw_session_t *s);
